@@ -51,8 +51,8 @@ opcodes! {
     Addc = "addc", 3..=3;
     And = "and", 3..=3;
     Atom = "atom", 3..=4;
-    Bar = "bar", 0..=2;
-    Barrier = "barrier", 0..=2;
+    Bar = "bar", 0..=4;
+    Barrier = "barrier", 0..=4;
     Bfe = "bfe", 4..=4;
     Bfi = "bfi", 5..=5;
     Bfind = "bfind", 2..=2;
@@ -80,7 +80,7 @@ opcodes! {
     Ld = "ld", 2..=3;
     Ldu = "ldu", 2..=2;
     Lg2 = "lg2", 2..=2;
-    Lop3 = "lop3", 5..=5;
+    Lop3 = "lop3", 5..=6;
     Mad = "mad", 4..=4;
     Mad24 = "mad24", 4..=4;
     Madc = "madc", 4..=4;
@@ -126,6 +126,12 @@ opcodes! {
     Trap = "trap", 0..=0;
     Vote = "vote", 2..=3;
     Xor = "xor", 3..=3;
+    // reconverge extensions: the explicit reconvergence-stack instructions of seed 001, inserted by the
+    // SSY pass of the simulator (never emitted by CUDA compilers).
+    Ssy = "ssy", 1..=1;
+    Sync = "sync", 0..=0;
+    Pbk = "pbk", 1..=1;
+    Brk = "brk", 0..=0;
 }
 
 impl Opcode {
@@ -133,7 +139,16 @@ impl Opcode {
     ///
     /// `call` does not: calls are straight-line instructions in the CFG.
     pub fn is_terminator(&self) -> bool {
-        matches!(self, Opcode::Bra | Opcode::Brx | Opcode::Ret | Opcode::Exit | Opcode::Trap)
+        matches!(
+            self,
+            Opcode::Bra | Opcode::Brx | Opcode::Ret | Opcode::Exit | Opcode::Trap | Opcode::Sync | Opcode::Brk
+        )
+    }
+
+    /// Whether this is one of reconverge's explicit reconvergence-stack instructions (`ssy`, `sync`,
+    /// `pbk`, `brk`), which only the SSY pass inserts.
+    pub fn is_stack_op(&self) -> bool {
+        matches!(self, Opcode::Ssy | Opcode::Sync | Opcode::Pbk | Opcode::Brk)
     }
 }
 
@@ -588,7 +603,7 @@ pub struct Inst {
 impl Inst {
     /// Whether the instruction carries the known modifier `m`.
     pub fn has(&self, m: KnownModifier) -> bool {
-        self.mods.iter().any(|x| *x == Modifier::Known(m))
+        self.mods.contains(&Modifier::Known(m))
     }
 
     /// The first state-space modifier, if any (`ld.global` → `Global`).

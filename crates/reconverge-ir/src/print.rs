@@ -5,7 +5,6 @@ use crate::inst::{AddrBase, Imm, Inst, Operand, Symbol};
 use crate::module::{
     FuncKind, Function, InitValue, Initializer, Item, Module, RegDecl, SrcLoc, Variable,
 };
-use crate::types::StateSpace;
 use cranelift_entity::{EntityRef, SecondaryMap};
 use std::fmt::Write;
 
@@ -13,7 +12,9 @@ use std::fmt::Write;
 pub fn print_module(m: &Module) -> String {
     let mut out = String::new();
     let _ = writeln!(out, ".version {}.{}", m.version.0, m.version.1);
-    let _ = writeln!(out, ".target {}", m.target.join(", "));
+    if !m.target.is_empty() {
+        let _ = writeln!(out, ".target {}", m.target.join(", "));
+    }
     let _ = writeln!(out, ".address_size {}", m.address_size);
     if !m.files.is_empty() {
         out.push('\n');
@@ -98,32 +99,23 @@ fn variable_decl(m: &Module, f: Option<&Function>, v: &Variable) -> String {
         let _ = write!(s, ".{} ", l.as_str());
     }
     let _ = write!(s, ".{}", v.space.as_str());
-    if v.space == StateSpace::Param {
-        // `.param .type .ptr .space .align N name`
-        let _ = write!(s, " .{}", v.ty.as_str());
-        if let Some(p) = v.ptr {
-            s.push_str(" .ptr");
-            if let Some(sp) = p.space {
-                let _ = write!(s, " .{}", sp.as_str());
-            }
-            if let Some(a) = p.align {
-                let _ = write!(s, " .align {a}");
-            }
+    // `.space [.align A] [.vN] .type [.ptr [.space] [.align P]] name`: the variable's own alignment comes
+    // before the type, a kernel pointer parameter's pointee attributes after it.
+    if let Some(a) = v.align {
+        let _ = write!(s, " .align {a}");
+    }
+    if let Some(n) = v.vector {
+        let _ = write!(s, " .v{n}");
+    }
+    let _ = write!(s, " .{}", v.ty.as_str());
+    if let Some(p) = v.ptr {
+        s.push_str(" .ptr");
+        if let Some(sp) = p.space {
+            let _ = write!(s, " .{}", sp.as_str());
         }
-        if let Some(a) = v.align {
+        if let Some(a) = p.align {
             let _ = write!(s, " .align {a}");
         }
-        if let Some(n) = v.vector {
-            let _ = write!(s, " .v{n}");
-        }
-    } else {
-        if let Some(a) = v.align {
-            let _ = write!(s, " .align {a}");
-        }
-        if let Some(n) = v.vector {
-            let _ = write!(s, " .v{n}");
-        }
-        let _ = write!(s, " .{}", v.ty.as_str());
     }
     let _ = write!(s, " {}", v.name);
     for d in &v.dims {
@@ -264,7 +256,7 @@ fn write_reg_decls(s: &mut String, f: &Function) {
     while i < regs.len() {
         let r = regs[i];
         let vec = r.vector.map(|n| format!(".v{n} ")).unwrap_or_default();
-        if let Some(prefix) = r.name.strip_suffix('0').filter(|p| !p.ends_with(|c: char| c.is_ascii_digit())) {
+        if let Some(prefix) = r.name.strip_suffix('0').filter(|p| !p.ends_with(|c: char| c.is_ascii_digit()) && is_ident(p)) {
             let mut n = 1;
             while i + n < regs.len()
                 && regs[i + n].ty == r.ty
@@ -279,6 +271,17 @@ fn write_reg_decls(s: &mut String, f: &Function) {
             let _ = writeln!(s, "\t.reg {vec}.{} \t{};", r.ty.as_str(), r.name);
             i += 1;
         }
+    }
+}
+
+/// Whether `s` lexes as one PTX identifier (`[a-zA-Z][a-zA-Z0-9_$]*` or `[_$%][a-zA-Z0-9_$]+`), so that
+/// `s<N>` declares registers `s0`..`s{N-1}`.
+fn is_ident(s: &str) -> bool {
+    let rest = |t: &str| t.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '$');
+    match s.chars().next() {
+        Some(c) if c.is_ascii_alphabetic() => rest(&s[1..]),
+        Some('_' | '$' | '%') => s.len() > 1 && rest(&s[1..]),
+        _ => false,
     }
 }
 

@@ -1,0 +1,149 @@
+//! Per-CTA architectural state, laid out structure-of-arrays.
+//!
+//! Registers are indexed by *thread slot*, not by warp: value register `r` of thread `t` is
+//! `regs[r * padded + t]`, so the lanes of a static warp are contiguous (whole-warp loops vectorize) and a
+//! mechanism that regroups threads across warps can still address any thread. Predicates are one lane
+//! mask per static warp.
+
+use crate::program::Program;
+use crate::types::{full_mask, LaneMask, Pc};
+
+/// A device-function activation of one thread.
+#[derive(Clone, Debug)]
+pub struct CallFrame {
+    /// Where the call returns.
+    pub ret_pc: Pc,
+    /// The call instruction (its `rets` say what to copy back).
+    pub call_pc: Pc,
+    /// The caller's frame base.
+    pub caller_base: u32,
+    /// The callee's register window before the call (restored on return; makes recursion work).
+    pub saved_regs: Vec<u64>,
+    /// The callee's predicate window before the call.
+    pub saved_preds: Vec<bool>,
+}
+
+/// Per-barrier state.
+#[derive(Clone, Debug, Default)]
+pub struct Barrier {
+    /// Warps (warp mode) or threads (thread mode) that have arrived.
+    pub arrived: u32,
+    /// Lanes waiting, per warp.
+    pub waiting: Vec<LaneMask>,
+    /// The thread count the barrier waits for, when given (`bar.sync id, count`).
+    pub expected: Option<u32>,
+    /// `bar.red` accumulator: popc count / and / or.
+    pub red_count: u32,
+    /// `bar.red.and` accumulator.
+    pub red_and: bool,
+    /// `bar.red.or` accumulator.
+    pub red_or: bool,
+    /// Deferred `bar.red` results: (warp, lanes, destination register or predicate, is predicate).
+    pub red_dst: Vec<(u32, LaneMask, u32, bool)>,
+    /// The reduction kind of the pending `bar.red`.
+    pub red_kind: Option<crate::program::BarKind>,
+}
+
+/// One resident CTA.
+#[derive(Clone, Debug)]
+pub struct Cta {
+    /// Block index.
+    pub id: [u32; 3],
+    /// Linear block index.
+    pub linear: u64,
+    /// Threads in the CTA.
+    pub nthreads: u32,
+    /// Static warps.
+    pub nwarps: u32,
+    /// Warp size.
+    pub w: usize,
+    /// Thread slots (nwarps × w).
+    pub padded: usize,
+    /// Value registers `[nregs][padded]`.
+    pub regs: Vec<u64>,
+    /// Predicate masks `[npreds][nwarps]`.
+    pub preds: Vec<u64>,
+    /// Carry flags per warp (`.cc`).
+    pub carry: Vec<u64>,
+    /// Shared memory.
+    pub shared: Vec<u8>,
+    /// Thread index of each slot.
+    pub tid: Vec<[u32; 3]>,
+    /// Current frame base (local-space address) of each slot.
+    pub frame_base: Vec<u32>,
+    /// Local memory of each slot (frames).
+    pub local: Vec<Vec<u8>>,
+    /// Call stacks of each slot.
+    pub calls: Vec<Vec<CallFrame>>,
+    /// Lanes whose thread has not exited, per warp.
+    pub live: Vec<LaneMask>,
+    /// Named barriers 0..16.
+    pub barriers: Vec<Barrier>,
+}
+
+impl Cta {
+    /// A fresh CTA for block `id` of a launch with `block` dimensions.
+    pub fn new(prog: &Program, id: [u32; 3], linear: u64, block: [u32; 3], w: u32, dynamic_shared: u32) -> Cta {
+        let nthreads = block[0] * block[1] * block[2];
+        let w = w as usize;
+        let nwarps = (nthreads as usize).div_ceil(w) as u32;
+        let padded = nwarps as usize * w;
+        let mut tid = vec![[0u32; 3]; padded];
+        for (t, slot) in tid.iter_mut().enumerate().take(nthreads as usize) {
+            let t = t as u32;
+            *slot = [t % block[0], (t / block[0]) % block[1], t / (block[0] * block[1])];
+        }
+        let live = (0..nwarps as usize)
+            .map(|k| {
+                let n = (nthreads as usize - k * w).min(w);
+                full_mask(n as u32)
+            })
+            .collect();
+        let mut shared = vec![0u8; prog.static_shared as usize + dynamic_shared as usize];
+        for v in &prog.shared {
+            let a = v.addr as usize;
+            if !v.init.is_empty() && a + v.init.len() <= shared.len() {
+                shared[a..a + v.init.len()].copy_from_slice(&v.init);
+            }
+        }
+        let kframe = prog.functions[0].frame_size;
+        Cta {
+            id,
+            linear,
+            nthreads,
+            nwarps,
+            w,
+            padded,
+            regs: vec![0; prog.nregs as usize * padded],
+            preds: vec![0; prog.npreds as usize * nwarps as usize],
+            carry: vec![0; nwarps as usize],
+            shared,
+            tid,
+            frame_base: vec![0; padded],
+            local: (0..padded).map(|_| vec![0u8; kframe as usize]).collect(),
+            calls: vec![Vec::new(); padded],
+            live,
+            barriers: vec![Barrier::default(); 16],
+        }
+    }
+
+    /// Whether every thread has exited.
+    pub fn done(&self) -> bool {
+        self.live.iter().all(|&m| m == 0)
+    }
+
+    /// Live threads in the CTA.
+    pub fn live_threads(&self) -> u32 {
+        self.live.iter().map(|m| m.count_ones()).sum()
+    }
+
+    /// Live (not finished) warps.
+    pub fn live_warps(&self) -> u32 {
+        self.live.iter().filter(|&&m| m != 0).count() as u32
+    }
+
+    /// The thread index of lane `lane` of warp `warp`.
+    pub fn thread_index(&self, warp: u32, lane: usize) -> [u32; 3] {
+        self.tid[warp as usize * self.w + lane]
+    }
+}

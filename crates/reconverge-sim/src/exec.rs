@@ -1,0 +1,944 @@
+//! The whole-warp executor: runs one decoded instruction for an issue group and reports its [`Flow`].
+//!
+//! Values are computed for every lane of the group at once: sources are fetched as lane slices (a
+//! register's lanes are contiguous), results are computed into a scratch lane array and written back under
+//! the group's mask. Memory operations and warp-collectives walk the active lanes in ascending order,
+//! which makes atomics deterministic.
+
+use crate::alu;
+use crate::cta::{CallFrame, Cta};
+use crate::error::{Location, SimError};
+use crate::layout::{CONST_WINDOW, LOCAL_WINDOW, PARAM_WINDOW, SHARED_WINDOW, WINDOW_SIZE};
+use crate::memory::{flat_read, flat_write, DeviceMemory, FaultKind, MemFault};
+use crate::mechanism::Flow;
+use crate::program::*;
+use crate::types::{full_mask, lanes, LaneMask, Pc};
+use smallvec::SmallVec;
+
+/// Everything outside the CTA an instruction can touch.
+pub struct Env<'a> {
+    /// The program.
+    pub prog: &'a Program,
+    /// Device memory.
+    pub mem: &'a mut DeviceMemory,
+    /// The constant bank.
+    pub consts: &'a [u8],
+    /// The kernel parameter buffer.
+    pub params: &'a [u8],
+    /// Grid dimensions.
+    pub grid: [u32; 3],
+    /// Block dimensions.
+    pub block: [u32; 3],
+    /// The SM running the CTA.
+    pub sm: u32,
+    /// Number of SMs.
+    pub nsm: u32,
+    /// The value `%clock` reads.
+    pub clock: u64,
+    /// Local memory limit per thread.
+    pub local_limit: u32,
+    /// Dynamic shared memory size.
+    pub dynamic_shared: u32,
+    /// Whether to detect value changes of registers (livelock detection).
+    pub track: bool,
+    /// Set when memory changed, or (while `track`) a register or predicate changed value.
+    pub changed: bool,
+}
+
+/// Scratch lane arrays, reused across instructions.
+pub struct Scratch {
+    a: [u64; 64],
+    b: [u64; 64],
+    c: [u64; 64],
+    e: [u64; 64],
+    out: [u64; 64],
+}
+
+impl Default for Scratch {
+    fn default() -> Self {
+        Scratch { a: [0; 64], b: [0; 64], c: [0; 64], e: [0; 64], out: [0; 64] }
+    }
+}
+
+/// A barrier arrival the machine must account for.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BarrierArrival {
+    /// Barrier id (0..16).
+    pub id: u32,
+    /// Thread count, if given.
+    pub count: Option<u32>,
+    /// The flavour.
+    pub kind: BarKind,
+    /// Arriving lanes.
+    pub lanes: LaneMask,
+    /// For `bar.red`: the reduction input of each arriving lane (as a mask), and the destination.
+    pub red: Option<(LaneMask, u32, bool)>,
+}
+
+/// What an instruction did.
+pub struct Effects {
+    /// Control flow for the mechanism.
+    pub flow: Flow,
+    /// A barrier arrival, if the instruction was a barrier.
+    pub barrier: Option<BarrierArrival>,
+}
+
+impl Effects {
+    fn next() -> Effects {
+        Effects { flow: Flow::Next, barrier: None }
+    }
+}
+
+/// Builds the location of `pc` for lane `lane` (or the group, when `None`).
+pub fn location(prog: &Program, cta: &Cta, warp: u32, pc: Pc, lane: Option<usize>) -> Location {
+    let info = prog.info.get(pc as usize);
+    Location {
+        kernel: prog.kernel_name().to_string(),
+        block: cta.id,
+        thread: lane.map(|l| cta.thread_index(warp, l)),
+        pc,
+        inst: info.map(|i| i.text.clone()).unwrap_or_default(),
+        file: prog.file.clone(),
+        ptx_line: info.map(|i| i.ptx_line).unwrap_or(0),
+        source: info.and_then(|i| i.loc).map(|l| {
+            let f = prog.src_files.iter().find(|(n, _)| *n == l.file).map(|(_, f)| f.as_str()).unwrap_or("?");
+            format!("{}:{}", f, l.line)
+        }),
+    }
+}
+
+#[inline]
+fn pred_mask(cta: &Cta, warp: u32, p: Pred) -> u64 {
+    cta.preds[p as usize * cta.nwarps as usize + warp as usize]
+}
+
+#[inline]
+fn pred_src_mask(cta: &Cta, warp: u32, p: PredSrc) -> u64 {
+    match p {
+        PredSrc::Reg(r, neg) => {
+            let m = pred_mask(cta, warp, r);
+            if neg {
+                !m
+            } else {
+                m
+            }
+        }
+        PredSrc::Const(true) => u64::MAX,
+        PredSrc::Const(false) => 0,
+    }
+}
+
+#[inline]
+fn write_pred(cta: &mut Cta, env: &mut Env, warp: u32, p: Pred, eff: LaneMask, value: LaneMask) {
+    let slot = &mut cta.preds[p as usize * cta.nwarps as usize + warp as usize];
+    let new = (*slot & !eff) | (value & eff);
+    if env.track && new != *slot {
+        env.changed = true;
+    }
+    *slot = new;
+}
+
+fn sreg_value(cta: &Cta, env: &Env, warp: u32, lane: usize, s: Sreg) -> u64 {
+    let t = warp as usize * cta.w + lane;
+    match s {
+        Sreg::Tid(d) => cta.tid[t][d as usize] as u64,
+        Sreg::Ntid(d) => env.block[d as usize] as u64,
+        Sreg::Ctaid(d) => cta.id[d as usize] as u64,
+        Sreg::Nctaid(d) => env.grid[d as usize] as u64,
+        Sreg::Laneid => lane as u64,
+        Sreg::Warpid => warp as u64,
+        Sreg::Nwarpid => cta.nwarps as u64,
+        Sreg::Smid => env.sm as u64,
+        Sreg::Nsmid => env.nsm as u64,
+        Sreg::Gridid => 1,
+        Sreg::Clock => env.clock & 0xFFFF_FFFF,
+        Sreg::ClockHi => env.clock >> 32,
+        Sreg::Clock64 | Sreg::Globaltimer => env.clock,
+        Sreg::LanemaskEq => 1u64 << lane,
+        Sreg::LanemaskLe => full_mask(lane as u32 + 1),
+        Sreg::LanemaskLt => full_mask(lane as u32),
+        Sreg::LanemaskGe => !full_mask(lane as u32) & 0xFFFF_FFFF,
+        Sreg::LanemaskGt => !full_mask(lane as u32 + 1) & 0xFFFF_FFFF,
+        Sreg::DynamicSmemSize => env.dynamic_shared as u64,
+        Sreg::TotalSmemSize => cta.shared.len() as u64,
+        Sreg::WarpSize => cta.w as u64,
+    }
+}
+
+/// The lanes of a source operand.
+#[inline]
+fn fetch<'x>(cta: &'x Cta, env: &Env, warp: u32, src: Src, buf: &'x mut [u64; 64]) -> &'x [u64] {
+    let w = cta.w;
+    let base = warp as usize * w;
+    match src {
+        Src::Reg(r) => {
+            let start = r as usize * cta.padded + base;
+            &cta.regs[start..start + w]
+        }
+        Src::Imm(v) => {
+            buf[..w].fill(v);
+            &buf[..w]
+        }
+        Src::Pred(p) => {
+            let m = pred_mask(cta, warp, p);
+            for (l, slot) in buf[..w].iter_mut().enumerate() {
+                *slot = m >> l & 1;
+            }
+            &buf[..w]
+        }
+        Src::LocalAddr(off) => {
+            for (l, slot) in buf[..w].iter_mut().enumerate() {
+                *slot = cta.frame_base[base + l] as u64 + off as u64;
+            }
+            &buf[..w]
+        }
+        Src::Sreg(s) => {
+            for (l, slot) in buf[..w].iter_mut().enumerate() {
+                *slot = sreg_value(cta, env, warp, l, s);
+            }
+            &buf[..w]
+        }
+    }
+}
+
+/// Writes `vals` to register `d` for the lanes in `eff`.
+#[inline]
+fn write_reg(cta: &mut Cta, env: &mut Env, warp: u32, d: Reg, eff: LaneMask, vals: &[u64]) {
+    let w = cta.w;
+    let start = d as usize * cta.padded + warp as usize * w;
+    let dst = &mut cta.regs[start..start + w];
+    if env.track {
+        for l in lanes(eff) {
+            if dst[l] != vals[l] {
+                env.changed = true;
+            }
+            dst[l] = vals[l];
+        }
+    } else if eff == full_mask(w as u32) {
+        dst.copy_from_slice(&vals[..w]);
+    } else {
+        for l in lanes(eff) {
+            dst[l] = vals[l];
+        }
+    }
+}
+
+#[inline]
+fn write_lane(cta: &mut Cta, env: &mut Env, warp: u32, d: Reg, lane: usize, v: u64) {
+    let i = d as usize * cta.padded + warp as usize * cta.w + lane;
+    if env.track && cta.regs[i] != v {
+        env.changed = true;
+    }
+    cta.regs[i] = v;
+}
+
+#[inline(always)]
+fn map1(eff: LaneMask, w: usize, a: &[u64], out: &mut [u64; 64], f: impl Fn(u64) -> u64) {
+    if eff == full_mask(w as u32) {
+        for l in 0..w {
+            out[l] = f(a[l]);
+        }
+    } else {
+        for l in lanes(eff) {
+            out[l] = f(a[l]);
+        }
+    }
+}
+
+#[inline(always)]
+fn map2(eff: LaneMask, w: usize, a: &[u64], b: &[u64], out: &mut [u64; 64], f: impl Fn(u64, u64) -> u64) {
+    if eff == full_mask(w as u32) {
+        for l in 0..w {
+            out[l] = f(a[l], b[l]);
+        }
+    } else {
+        for l in lanes(eff) {
+            out[l] = f(a[l], b[l]);
+        }
+    }
+}
+
+#[inline(always)]
+fn map3(
+    eff: LaneMask,
+    w: usize,
+    a: &[u64],
+    b: &[u64],
+    c: &[u64],
+    out: &mut [u64; 64],
+    f: impl Fn(u64, u64, u64) -> u64,
+) {
+    if eff == full_mask(w as u32) {
+        for l in 0..w {
+            out[l] = f(a[l], b[l], c[l]);
+        }
+    } else {
+        for l in lanes(eff) {
+            out[l] = f(a[l], b[l], c[l]);
+        }
+    }
+}
+
+fn mem_err(env: &Env, cta: &Cta, warp: u32, pc: Pc, lane: usize, fault: MemFault) -> SimError {
+    let near = if matches!(fault.space, crate::program::Space::Global | crate::program::Space::Generic) {
+        env.mem
+            .allocations()
+            .iter()
+            .min_by_key(|a| {
+                let end = a.base + a.data.len() as u64;
+                if fault.addr < a.base {
+                    a.base - fault.addr
+                } else if fault.addr >= end {
+                    fault.addr - end + 1
+                } else {
+                    0
+                }
+            })
+            .map(|a| format!("nearest allocation: `{}` at {:#x}..{:#x}", a.name, a.base, a.base + a.data.len() as u64))
+    } else {
+        None
+    };
+    SimError::Memory { fault, at: Box::new(location(env.prog, cta, warp, pc, Some(lane))), near }
+}
+
+/// Resolves an address of `space` for one lane to (concrete space, address within it).
+#[inline]
+fn resolve(space: Space, addr: u64) -> (Space, u64) {
+    match space {
+        Space::Generic => {
+            if (SHARED_WINDOW..SHARED_WINDOW + WINDOW_SIZE).contains(&addr) {
+                (Space::Shared, addr - SHARED_WINDOW)
+            } else if (LOCAL_WINDOW..LOCAL_WINDOW + WINDOW_SIZE).contains(&addr) {
+                (Space::Local, addr - LOCAL_WINDOW)
+            } else if (CONST_WINDOW..CONST_WINDOW + WINDOW_SIZE).contains(&addr) {
+                (Space::Const, addr - CONST_WINDOW)
+            } else if (PARAM_WINDOW..PARAM_WINDOW + WINDOW_SIZE).contains(&addr) {
+                (Space::KernelParam, addr - PARAM_WINDOW)
+            } else {
+                (Space::Global, addr)
+            }
+        }
+        s => (s, addr),
+    }
+}
+
+fn lane_addr(cta: &Cta, warp: u32, lane: usize, a: &Addr) -> u64 {
+    let base = match a.base {
+        AddrBase::Reg(r) => cta.regs[r as usize * cta.padded + warp as usize * cta.w + lane],
+        AddrBase::Const(c) => c,
+        AddrBase::Frame => cta.frame_base[warp as usize * cta.w + lane] as u64,
+    };
+    base.wrapping_add(a.offset as u64)
+}
+
+fn mem_read(env: &Env, cta: &Cta, t: usize, space: Space, addr: u64, size: u32) -> Result<u64, MemFault> {
+    let (sp, a) = resolve(space, addr);
+    let r = match sp {
+        Space::Global => env.mem.read(a, size),
+        Space::Shared => flat_read(&cta.shared, a, size, Space::Shared),
+        Space::Local => flat_read(&cta.local[t], a, size, Space::Local),
+        Space::Const => flat_read(env.consts, a, size, Space::Const),
+        Space::KernelParam => flat_read(env.params, a, size, Space::KernelParam),
+        Space::Generic => unreachable!("resolved"),
+    };
+    r.map_err(|mut f| {
+        f.addr = addr;
+        f
+    })
+}
+
+fn mem_write(env: &mut Env, cta: &mut Cta, t: usize, space: Space, addr: u64, size: u32, v: u64) -> Result<(), MemFault> {
+    let (sp, a) = resolve(space, addr);
+    let fault = |kind| MemFault { kind, addr, size, space: sp };
+    let r = match sp {
+        Space::Global => {
+            if env.mem.read(a, size).ok() != Some(v & full_mask(size * 8)) {
+                env.changed = true;
+            }
+            env.mem.write(a, size, v)
+        }
+        Space::Shared => {
+            if flat_read(&cta.shared, a, size, Space::Shared).ok() != Some(v & full_mask(size * 8)) {
+                env.changed = true;
+            }
+            flat_write(&mut cta.shared, a, size, v, Space::Shared)
+        }
+        Space::Local => {
+            if env.track && flat_read(&cta.local[t], a, size, Space::Local).ok() != Some(v & full_mask(size * 8)) {
+                env.changed = true;
+            }
+            flat_write(&mut cta.local[t], a, size, v, Space::Local)
+        }
+        Space::Const | Space::KernelParam => return Err(fault(FaultKind::ReadOnly)),
+        Space::Generic => unreachable!("resolved"),
+    };
+    r.map_err(|mut f| {
+        f.addr = addr;
+        f
+    })
+}
+
+fn sign_extend(v: u64, from_bits: u32, to_bits: u32) -> u64 {
+    if from_bits >= 64 {
+        return v;
+    }
+    let sh = 64 - from_bits;
+    let s = (((v << sh) as i64) >> sh) as u64;
+    s & full_mask(to_bits)
+}
+
+/// Checks that the lanes of `membermask` that are still live all execute together in this group.
+fn check_members(env: &Env, cta: &Cta, warp: u32, pc: Pc, issued: LaneMask, member: u64) -> Result<(), SimError> {
+    let live = cta.live[warp as usize];
+    let missing = member & live & !issued;
+    if missing != 0 {
+        let at = location(env.prog, cta, warp, pc, None);
+        let lanes: Vec<String> = lanes(missing).map(|l| l.to_string()).collect();
+        return Err(SimError::Deadlock {
+            report: format!(
+                "warp-synchronous instruction waits for lanes {} of warp {} which are not executing with it \
+                 (membermask {:#x}, issued {:#x}); under this mechanism they can never join: {at}",
+                lanes.join(","),
+                warp,
+                member,
+                issued
+            ),
+        });
+    }
+    Ok(())
+}
+
+/// Executes the instruction at `pc` for the lanes `mask` of static warp `warp`.
+pub fn execute(
+    env: &mut Env,
+    sc: &mut Scratch,
+    cta: &mut Cta,
+    warp: u32,
+    pc: Pc,
+    mask: LaneMask,
+) -> Result<Effects, SimError> {
+    let prog = env.prog;
+    let inst = &prog.insts[pc as usize];
+    let eff = match inst.guard {
+        None => mask,
+        Some((p, neg)) => {
+            let m = pred_mask(cta, warp, p);
+            mask & if neg { !m } else { m }
+        }
+    };
+    let w = cta.w;
+    let base = warp as usize * w;
+    macro_rules! un {
+        ($d:expr, $a:expr, $f:expr) => {{
+            let a = fetch(cta, env, warp, $a, &mut sc.a);
+            map1(eff, w, a, &mut sc.out, $f);
+            write_reg(cta, env, warp, $d, eff, &sc.out);
+        }};
+    }
+    macro_rules! bin {
+        ($d:expr, $a:expr, $b:expr, $f:expr) => {{
+            let a = fetch(cta, env, warp, $a, &mut sc.a);
+            let b = fetch(cta, env, warp, $b, &mut sc.b);
+            map2(eff, w, a, b, &mut sc.out, $f);
+            write_reg(cta, env, warp, $d, eff, &sc.out);
+        }};
+    }
+    macro_rules! ter {
+        ($d:expr, $a:expr, $b:expr, $c:expr, $f:expr) => {{
+            let a = fetch(cta, env, warp, $a, &mut sc.a);
+            let b = fetch(cta, env, warp, $b, &mut sc.b);
+            let c = fetch(cta, env, warp, $c, &mut sc.c);
+            map3(eff, w, a, b, c, &mut sc.out, $f);
+            write_reg(cta, env, warp, $d, eff, &sc.out);
+        }};
+    }
+    if eff == 0 && !matches!(inst.op, Op::Bra { .. } | Op::Brx { .. }) {
+        return Ok(Effects::next());
+    }
+    match &inst.op {
+        Op::IntUn { op, ty, d, a } => {
+            let f = alu::int_un(*op, *ty);
+            un!(*d, *a, f)
+        }
+        Op::IntBin { op, ty, d, a, b } => match (op, ty) {
+            // The hottest cases inline; the rest go through a function pointer.
+            (IntBinOp::Add, reconverge_ir::ScalarType::S32 | reconverge_ir::ScalarType::U32 | reconverge_ir::ScalarType::B32) => {
+                bin!(*d, *a, *b, |x, y| (x as u32).wrapping_add(y as u32) as u64)
+            }
+            (IntBinOp::Add, reconverge_ir::ScalarType::S64 | reconverge_ir::ScalarType::U64 | reconverge_ir::ScalarType::B64) => {
+                bin!(*d, *a, *b, |x, y| x.wrapping_add(y))
+            }
+            _ => {
+                let f = alu::int_bin(*op, *ty);
+                bin!(*d, *a, *b, f)
+            }
+        },
+        Op::IntTer { op, ty, d, a, b, c } => {
+            let f = alu::int_ter(*op, *ty);
+            ter!(*d, *a, *b, *c, f)
+        }
+        Op::Carry { op, ty, cin, cout, d, a, b, c } => {
+            let av = fetch(cta, env, warp, *a, &mut sc.a);
+            let bv = fetch(cta, env, warp, *b, &mut sc.b);
+            let cv = fetch(cta, env, warp, *c, &mut sc.c);
+            let carry_in = cta.carry[warp as usize];
+            let mut carry_out = 0u64;
+            for l in lanes(eff) {
+                let ci = *cin && (carry_in >> l & 1 == 1);
+                let (v, co) = alu::carry(*op, *ty, av[l], bv[l], cv[l], ci);
+                sc.out[l] = v;
+                carry_out |= (co as u64) << l;
+            }
+            write_reg(cta, env, warp, *d, eff, &sc.out);
+            if *cout {
+                let cr = &mut cta.carry[warp as usize];
+                *cr = (*cr & !eff) | (carry_out & eff);
+            }
+        }
+        Op::Bfi { ty, d, a, b, c, e } => {
+            let bits = ty.bits();
+            let av = fetch(cta, env, warp, *a, &mut sc.a);
+            let bv = fetch(cta, env, warp, *b, &mut sc.b);
+            let cv = fetch(cta, env, warp, *c, &mut sc.c);
+            let ev = fetch(cta, env, warp, *e, &mut sc.e);
+            for l in lanes(eff) {
+                sc.out[l] = alu::bfi(bits, av[l], bv[l], cv[l], ev[l]);
+            }
+            write_reg(cta, env, warp, *d, eff, &sc.out);
+        }
+        Op::Prmt { mode, d, a, b, c } => {
+            let f = alu::prmt(*mode);
+            ter!(*d, *a, *b, *c, f)
+        }
+        Op::Lop3 { d, a, b, c, lut } => {
+            let lut = *lut;
+            ter!(*d, *a, *b, *c, move |x, y, z| alu::lop3(x, y, z, lut))
+        }
+        Op::Shf { left, clamp, d, a, b, c } => {
+            let f = alu::shf(*left, *clamp);
+            ter!(*d, *a, *b, *c, f)
+        }
+        Op::FloatUn { op, ty, mode, d, a } => {
+            let f = alu::float_un(*op, *ty, *mode);
+            un!(*d, *a, f)
+        }
+        Op::FloatBin { op, ty, mode, d, a, b } => match (op, ty, mode.rnd, mode.ftz, mode.sat) {
+            (FloatBinOp::Add, reconverge_ir::ScalarType::F32, FRound::Rn, false, false) => {
+                bin!(*d, *a, *b, |x, y| alu::canon32(f32::from_bits(x as u32) + f32::from_bits(y as u32)))
+            }
+            (FloatBinOp::Mul, reconverge_ir::ScalarType::F32, FRound::Rn, false, false) => {
+                bin!(*d, *a, *b, |x, y| alu::canon32(f32::from_bits(x as u32) * f32::from_bits(y as u32)))
+            }
+            _ => {
+                let f = alu::float_bin(*op, *ty, *mode);
+                bin!(*d, *a, *b, f)
+            }
+        },
+        Op::Fma { ty, mode, d, a, b, c } => {
+            let f = alu::fma(*ty, *mode);
+            ter!(*d, *a, *b, *c, f)
+        }
+        Op::Testp { test, ty, p, a, .. } => {
+            let f = alu::testp(test.as_str(), *ty);
+            let av = fetch(cta, env, warp, *a, &mut sc.a);
+            let mut m = 0u64;
+            for l in lanes(eff) {
+                m |= (f(av[l]) as u64) << l;
+            }
+            write_pred(cta, env, warp, *p, eff, m);
+        }
+        Op::Cvt { dty, sty, rnd, ftz, sat, d, a } => {
+            let f = alu::cvt(*dty, *sty, *rnd, *ftz, *sat);
+            un!(*d, *a, f)
+        }
+        Op::Setp { cmp, ty, p, q, a, b, comb } => {
+            let f = alu::compare(*cmp, *ty);
+            let av = fetch(cta, env, warp, *a, &mut sc.a);
+            let bv = fetch(cta, env, warp, *b, &mut sc.b);
+            let mut m = 0u64;
+            for l in lanes(eff) {
+                m |= (f(av[l], bv[l]) as u64) << l;
+            }
+            let (pm, qm) = match comb {
+                None => (m, !m),
+                Some((op, c)) => {
+                    let cm = pred_src_mask(cta, warp, *c);
+                    (alu::bool_mask(*op, m, cm), alu::bool_mask(*op, !m, cm))
+                }
+            };
+            if let Some(p) = p {
+                write_pred(cta, env, warp, *p, eff, pm);
+            }
+            if let Some(q) = q {
+                write_pred(cta, env, warp, *q, eff, qm);
+            }
+        }
+        Op::Set { cmp, dty, sty, d, a, b, comb } => {
+            let f = alu::compare(*cmp, *sty);
+            let cm = comb.map(|(op, c)| (op, pred_src_mask(cta, warp, c)));
+            let one = if dty.is_float() { 0x3F80_0000 } else { 0xFFFF_FFFF };
+            let av = fetch(cta, env, warp, *a, &mut sc.a);
+            let bv = fetch(cta, env, warp, *b, &mut sc.b);
+            for l in lanes(eff) {
+                let mut r = f(av[l], bv[l]);
+                if let Some((op, c)) = cm {
+                    r = alu::bool_mask(op, r as u64, c >> l & 1) & 1 == 1;
+                }
+                sc.out[l] = if r { one } else { 0 };
+            }
+            write_reg(cta, env, warp, *d, eff, &sc.out);
+        }
+        Op::Selp { d, a, b, c } => {
+            let cm = pred_src_mask(cta, warp, *c);
+            let av = fetch(cta, env, warp, *a, &mut sc.a);
+            let bv = fetch(cta, env, warp, *b, &mut sc.b);
+            for l in lanes(eff) {
+                sc.out[l] = if cm >> l & 1 == 1 { av[l] } else { bv[l] };
+            }
+            write_reg(cta, env, warp, *d, eff, &sc.out);
+        }
+        Op::Slct { sty, d, a, b, c } => {
+            let f = alu::slct_cond(*sty);
+            ter!(*d, *a, *b, *c, move |x, y, z| if f(z) { x } else { y })
+        }
+        Op::Mov { d, a, bits } => {
+            let m = full_mask(*bits);
+            un!(*d, *a, move |x| x & m)
+        }
+        Op::PredOp { op, not, d, a, b } => {
+            let am = pred_src_mask(cta, warp, *a);
+            let bm = pred_src_mask(cta, warp, *b);
+            let r = match op {
+                None => am,
+                Some(o) => alu::bool_mask(*o, am, bm),
+            };
+            write_pred(cta, env, warp, *d, eff, if *not { !r } else { r });
+        }
+        Op::Pack { d, parts, elem_bits } => {
+            let em = full_mask(*elem_bits);
+            sc.out[..w].fill(0);
+            for (k, p) in parts.iter().enumerate() {
+                let pv = fetch(cta, env, warp, *p, &mut sc.a);
+                for l in lanes(eff) {
+                    sc.out[l] |= (pv[l] & em) << (k as u32 * elem_bits);
+                }
+            }
+            write_reg(cta, env, warp, *d, eff, &sc.out);
+        }
+        Op::Unpack { parts, s, elem_bits } => {
+            let em = full_mask(*elem_bits);
+            let sv: SmallVec<[u64; 64]> = fetch(cta, env, warp, *s, &mut sc.a).iter().copied().collect();
+            for (k, p) in parts.iter().enumerate() {
+                if let Some(r) = p {
+                    for l in lanes(eff) {
+                        sc.out[l] = (sv[l] >> (k as u32 * elem_bits)) & em;
+                    }
+                    write_reg(cta, env, warp, *r, eff, &sc.out);
+                }
+            }
+        }
+        Op::Ld { space, ty, d, addr, dst_bits, .. } => {
+            let size = ty.bytes();
+            let signed = ty.is_signed();
+            for l in lanes(eff) {
+                let a0 = lane_addr(cta, warp, l, addr);
+                for (k, dr) in d.iter().enumerate() {
+                    let a = a0.wrapping_add(k as u64 * size as u64);
+                    let v = mem_read(env, cta, base + l, *space, a, size)
+                        .map_err(|f| mem_err(env, cta, warp, pc, l, f))?;
+                    if let Some(r) = dr {
+                        let v = if signed { sign_extend(v, size * 8, *dst_bits) } else { v };
+                        write_lane(cta, env, warp, *r, l, v);
+                    }
+                }
+            }
+        }
+        Op::St { space, ty, s, addr } => {
+            let size = ty.bytes();
+            for (k, src) in s.iter().enumerate() {
+                let vals: SmallVec<[u64; 64]> = fetch(cta, env, warp, *src, &mut sc.a).iter().copied().collect();
+                for l in lanes(eff) {
+                    let a = lane_addr(cta, warp, l, addr).wrapping_add(k as u64 * size as u64);
+                    mem_write(env, cta, base + l, *space, a, size, vals[l])
+                        .map_err(|f| mem_err(env, cta, warp, pc, l, f))?;
+                }
+            }
+        }
+        Op::Atom { space, op, ty, d, addr, b, c } => {
+            let size = ty.bytes();
+            let bv: SmallVec<[u64; 64]> = fetch(cta, env, warp, *b, &mut sc.b).iter().copied().collect();
+            let cv: SmallVec<[u64; 64]> = fetch(cta, env, warp, *c, &mut sc.c).iter().copied().collect();
+            for l in lanes(eff) {
+                let a = lane_addr(cta, warp, l, addr);
+                let old = mem_read(env, cta, base + l, *space, a, size).map_err(|f| mem_err(env, cta, warp, pc, l, f))?;
+                let new = alu::atom(*op, *ty, old, bv[l], cv[l]);
+                if new != old {
+                    mem_write(env, cta, base + l, *space, a, size, new).map_err(|f| mem_err(env, cta, warp, pc, l, f))?;
+                }
+                if let Some(r) = d {
+                    write_lane(cta, env, warp, *r, l, old);
+                }
+            }
+        }
+        Op::Cvta { to_generic, space, d, a } => {
+            let window = match space {
+                Space::Shared => SHARED_WINDOW,
+                Space::Local => LOCAL_WINDOW,
+                Space::Const => CONST_WINDOW,
+                Space::KernelParam => PARAM_WINDOW,
+                _ => 0,
+            };
+            if *to_generic {
+                un!(*d, *a, move |x| x.wrapping_add(window))
+            } else {
+                un!(*d, *a, move |x| x.wrapping_sub(window))
+            }
+        }
+        Op::Isspacep { space, p, a } => {
+            let av = fetch(cta, env, warp, *a, &mut sc.a);
+            let mut m = 0u64;
+            for l in lanes(eff) {
+                let (sp, _) = resolve(Space::Generic, av[l]);
+                m |= ((sp == *space) as u64) << l;
+            }
+            write_pred(cta, env, warp, *p, eff, m);
+        }
+        Op::Bra { target } => {
+            return Ok(Effects { flow: Flow::Branch { target: *target, taken: eff }, barrier: None });
+        }
+        Op::Brx { index, targets } => {
+            let iv = fetch(cta, env, warp, *index, &mut sc.a);
+            let mut groups: SmallVec<[(Pc, LaneMask); 4]> = SmallVec::new();
+            for l in lanes(eff) {
+                let i = iv[l] as u32 as usize;
+                let Some(&t) = targets.get(i) else {
+                    return Err(SimError::Trap {
+                        what: format!("brx.idx index {i} is outside its {}-entry target list", targets.len()),
+                        at: Box::new(location(prog, cta, warp, pc, Some(l))),
+                    });
+                };
+                match groups.iter_mut().find(|(p, _)| *p == t) {
+                    Some(g) => g.1 |= 1 << l,
+                    None => groups.push((t, 1 << l)),
+                }
+            }
+            return Ok(Effects { flow: Flow::Multi(groups), barrier: None });
+        }
+        Op::Call { callee, args, .. } => {
+            let cf = &prog.functions[*callee as usize];
+            let caller = &prog.functions[prog.info[pc as usize].func as usize];
+            for l in lanes(eff) {
+                let t = base + l;
+                let caller_base = cta.frame_base[t];
+                let new_base = crate::layout::align_up(caller_base as u64 + caller.frame_size as u64, 16) as u32;
+                let top = new_base as u64 + cf.frame_size as u64;
+                if top > env.local_limit as u64 {
+                    return Err(SimError::Trap {
+                        what: format!(
+                            "local memory stack overflow calling `{}` (call depth {}, {} bytes per thread; \
+                             raise it with --local-bytes)",
+                            cf.name,
+                            cta.calls[t].len() + 1,
+                            env.local_limit
+                        ),
+                        at: Box::new(location(prog, cta, warp, pc, Some(l))),
+                    });
+                }
+                if cta.local[t].len() < top as usize {
+                    cta.local[t].resize(top as usize, 0);
+                }
+                for pcpy in args {
+                    let from = (caller_base + pcpy.from) as usize;
+                    let to = (new_base + pcpy.to) as usize;
+                    let size = pcpy.size as usize;
+                    cta.local[t].copy_within(from..from + size, to);
+                }
+                let saved_regs =
+                    (0..cf.nregs).map(|r| cta.regs[(cf.reg_base + r) as usize * cta.padded + t]).collect();
+                let saved_preds = (0..cf.npreds)
+                    .map(|p| pred_mask(cta, warp, cf.pred_base + p) >> l & 1 == 1)
+                    .collect();
+                cta.calls[t].push(CallFrame { ret_pc: pc + 1, call_pc: pc, caller_base, saved_regs, saved_preds });
+                cta.frame_base[t] = new_base;
+            }
+            env.changed = true;
+            return Ok(Effects { flow: Flow::Call { target: cf.entry, callers: eff }, barrier: None });
+        }
+        Op::Ret if prog.info[pc as usize].func == 0 => {
+            cta.live[warp as usize] &= !eff;
+            env.changed = true;
+            return Ok(Effects { flow: Flow::Exit { lanes: eff }, barrier: None });
+        }
+        Op::Ret => {
+            let fi = prog.info[pc as usize].func as usize;
+            let cf = &prog.functions[fi];
+            let mut to: SmallVec<[(Pc, LaneMask); 2]> = SmallVec::new();
+            for l in lanes(eff) {
+                let t = base + l;
+                let Some(frame) = cta.calls[t].pop() else {
+                    return Err(SimError::Trap {
+                        what: "ret without a matching call".into(),
+                        at: Box::new(location(prog, cta, warp, pc, Some(l))),
+                    });
+                };
+                if let Op::Call { rets, .. } = &prog.insts[frame.call_pc as usize].op {
+                    let callee_base = cta.frame_base[t];
+                    for r in rets {
+                        let from = (callee_base + r.from) as usize;
+                        let dst = (frame.caller_base + r.to) as usize;
+                        cta.local[t].copy_within(from..from + r.size as usize, dst);
+                    }
+                }
+                for (k, v) in frame.saved_regs.iter().enumerate() {
+                    cta.regs[(cf.reg_base + k as u32) as usize * cta.padded + t] = *v;
+                }
+                for (k, b) in frame.saved_preds.iter().enumerate() {
+                    let slot = &mut cta.preds[(cf.pred_base + k as u32) as usize * cta.nwarps as usize + warp as usize];
+                    *slot = (*slot & !(1 << l)) | ((*b as u64) << l);
+                }
+                cta.frame_base[t] = frame.caller_base;
+                match to.iter_mut().find(|(p, _)| *p == frame.ret_pc) {
+                    Some(g) => g.1 |= 1 << l,
+                    None => to.push((frame.ret_pc, 1 << l)),
+                }
+            }
+            env.changed = true;
+            return Ok(Effects { flow: Flow::Return { lanes: eff, to }, barrier: None });
+        }
+        Op::Exit => {
+            cta.live[warp as usize] &= !eff;
+            env.changed = true;
+            return Ok(Effects { flow: Flow::Exit { lanes: eff }, barrier: None });
+        }
+        Op::Trap => {
+            return Err(SimError::Trap {
+                what: "trap".into(),
+                at: Box::new(location(prog, cta, warp, pc, Some(eff.trailing_zeros() as usize))),
+            })
+        }
+        Op::Bar { kind, id, count, d, p, c } => {
+            let idv = fetch(cta, env, warp, *id, &mut sc.a)[eff.trailing_zeros() as usize] as u32;
+            if idv >= 16 {
+                return Err(SimError::Trap {
+                    what: format!("barrier id {idv} is not in 0..16"),
+                    at: Box::new(location(prog, cta, warp, pc, None)),
+                });
+            }
+            let cnt = match count {
+                Some(cs) => Some(fetch(cta, env, warp, *cs, &mut sc.b)[eff.trailing_zeros() as usize] as u32),
+                None => None,
+            };
+            let red = match kind {
+                BarKind::RedPopc => Some((pred_src_mask(cta, warp, *c) & eff, d.unwrap_or(0), false)),
+                BarKind::RedAnd | BarKind::RedOr => Some((pred_src_mask(cta, warp, *c) & eff, p.unwrap_or(0), true)),
+                _ => None,
+            };
+            return Ok(Effects {
+                flow: Flow::Next,
+                barrier: Some(BarrierArrival { id: idv, count: cnt, kind: *kind, lanes: eff, red }),
+            });
+        }
+        Op::WarpSync { mask: m } => {
+            let mv = fetch(cta, env, warp, *m, &mut sc.a)[eff.trailing_zeros() as usize];
+            check_members(env, cta, warp, pc, mask, mv & full_mask(w as u32))?;
+        }
+        Op::Shfl { mode, d, p, a, b, c, mask: m } => {
+            let mv = fetch(cta, env, warp, *m, &mut sc.e)[eff.trailing_zeros() as usize] & full_mask(w as u32);
+            check_members(env, cta, warp, pc, mask, mv)?;
+            let av: SmallVec<[u64; 64]> = fetch(cta, env, warp, *a, &mut sc.a).iter().copied().collect();
+            let bv = fetch(cta, env, warp, *b, &mut sc.b);
+            let cv = fetch(cta, env, warp, *c, &mut sc.c);
+            let mut pm = 0u64;
+            let mut read_inactive = None;
+            for l in lanes(eff) {
+                let (src, valid) = alu::shfl_lane(*mode, l as u32, bv[l] as u32, cv[l] as u32, w as u32);
+                let src = src as usize;
+                if valid && eff >> src & 1 == 0 {
+                    read_inactive = Some((l, src));
+                }
+                sc.out[l] = if valid { av[src] } else { av[l] };
+                pm |= (valid as u64) << l;
+            }
+            if let Some((l, src)) = read_inactive {
+                return Err(SimError::Trap {
+                    what: format!("shfl.sync in lane {l} reads lane {src}, which is not executing it"),
+                    at: Box::new(location(prog, cta, warp, pc, Some(l))),
+                });
+            }
+            if let Some(d) = d {
+                write_reg(cta, env, warp, *d, eff, &sc.out);
+            }
+            if let Some(p) = p {
+                write_pred(cta, env, warp, *p, eff, pm);
+            }
+        }
+        Op::Vote { mode, d, a, mask: m } => {
+            if let Some(m) = m {
+                let mv = fetch(cta, env, warp, *m, &mut sc.a)[eff.trailing_zeros() as usize] & full_mask(w as u32);
+                check_members(env, cta, warp, pc, mask, mv)?;
+            }
+            let am = pred_src_mask(cta, warp, *a) & eff;
+            match (mode, d) {
+                (VoteMode::Ballot, Src::Reg(r)) => {
+                    sc.out[..w].fill(am);
+                    write_reg(cta, env, warp, *r, eff, &sc.out);
+                }
+                (_, Src::Pred(p)) => {
+                    let r = match mode {
+                        VoteMode::All => am == eff,
+                        VoteMode::Any => am != 0,
+                        _ => am == 0 || am == eff,
+                    };
+                    write_pred(cta, env, warp, *p, eff, if r { u64::MAX } else { 0 });
+                }
+                _ => unreachable!("decoder checks vote destinations"),
+            }
+        }
+        Op::Activemask { d } => {
+            sc.out[..w].fill(mask);
+            write_reg(cta, env, warp, *d, eff, &sc.out);
+        }
+        Op::Match { all, ty, d, p, a, mask: m } => {
+            let mv = fetch(cta, env, warp, *m, &mut sc.b)[eff.trailing_zeros() as usize] & full_mask(w as u32);
+            check_members(env, cta, warp, pc, mask, mv)?;
+            let vm = full_mask(ty.bits());
+            let av = fetch(cta, env, warp, *a, &mut sc.a);
+            let members = mv & eff;
+            let mut pm = 0u64;
+            for l in lanes(eff) {
+                let same = lanes(members).filter(|&k| av[k] & vm == av[l] & vm).fold(0u64, |acc, k| acc | 1 << k);
+                if *all {
+                    let ok = same == members;
+                    sc.out[l] = if ok { members } else { 0 };
+                    pm |= (ok as u64) << l;
+                } else {
+                    sc.out[l] = same;
+                }
+            }
+            if let Some(d) = d {
+                write_reg(cta, env, warp, *d, eff, &sc.out);
+            }
+            if let Some(p) = p {
+                write_pred(cta, env, warp, *p, eff, pm);
+            }
+        }
+        Op::Redux { op, ty, d, a, mask: m } => {
+            let mv = fetch(cta, env, warp, *m, &mut sc.b)[eff.trailing_zeros() as usize] & full_mask(w as u32);
+            check_members(env, cta, warp, pc, mask, mv)?;
+            let av = fetch(cta, env, warp, *a, &mut sc.a);
+            let members = mv & eff;
+            let r = alu::redux(*op, *ty, lanes(members).map(|k| av[k]));
+            sc.out[..w].fill(r);
+            write_reg(cta, env, warp, *d, eff, &sc.out);
+        }
+        Op::Ssy { target } => return Ok(Effects { flow: Flow::Ssy { target: *target }, barrier: None }),
+        Op::Pbk { target } => return Ok(Effects { flow: Flow::Pbk { target: *target }, barrier: None }),
+        Op::Sync => return Ok(Effects { flow: Flow::Sync, barrier: None }),
+        Op::Brk => return Ok(Effects { flow: Flow::Brk { lanes: eff }, barrier: None }),
+        Op::Nop => {}
+        Op::Unsupported(what) => {
+            return Err(SimError::Unsupported { what: what.to_string(), at: Box::new(location(prog, cta, warp, pc, None)) })
+        }
+    }
+    Ok(Effects::next())
+}

@@ -1,0 +1,248 @@
+//! Launch configuration and kernel arguments.
+
+use crate::error::SimError;
+use crate::program::Program;
+use std::fmt;
+use std::str::FromStr;
+
+/// Element types of argument buffers (`.npy` dtypes).
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, serde::Serialize)]
+pub enum Dtype {
+    /// `i8`
+    I8,
+    /// `u8`
+    U8,
+    /// `i16`
+    I16,
+    /// `u16`
+    U16,
+    /// `i32`
+    I32,
+    /// `u32`
+    U32,
+    /// `i64`
+    I64,
+    /// `u64`
+    U64,
+    /// `f32`
+    F32,
+    /// `f64`
+    F64,
+}
+
+impl Dtype {
+    /// Every dtype.
+    pub const ALL: [Dtype; 10] =
+        [Dtype::I8, Dtype::U8, Dtype::I16, Dtype::U16, Dtype::I32, Dtype::U32, Dtype::I64, Dtype::U64, Dtype::F32, Dtype::F64];
+
+    /// Bytes per element.
+    pub fn size(self) -> usize {
+        match self {
+            Dtype::I8 | Dtype::U8 => 1,
+            Dtype::I16 | Dtype::U16 => 2,
+            Dtype::I32 | Dtype::U32 | Dtype::F32 => 4,
+            Dtype::I64 | Dtype::U64 | Dtype::F64 => 8,
+        }
+    }
+
+    /// The short name (`i32`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Dtype::I8 => "i8",
+            Dtype::U8 => "u8",
+            Dtype::I16 => "i16",
+            Dtype::U16 => "u16",
+            Dtype::I32 => "i32",
+            Dtype::U32 => "u32",
+            Dtype::I64 => "i64",
+            Dtype::U64 => "u64",
+            Dtype::F32 => "f32",
+            Dtype::F64 => "f64",
+        }
+    }
+
+    /// Whether the dtype is floating point.
+    pub fn is_float(self) -> bool {
+        matches!(self, Dtype::F32 | Dtype::F64)
+    }
+
+    /// Whether the dtype is a signed integer.
+    pub fn is_signed(self) -> bool {
+        matches!(self, Dtype::I8 | Dtype::I16 | Dtype::I32 | Dtype::I64)
+    }
+}
+
+impl fmt::Display for Dtype {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Dtype {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Dtype, String> {
+        Dtype::ALL.into_iter().find(|d| d.name() == s).ok_or_else(|| {
+            format!("unknown dtype `{s}` (expected one of i8 u8 i16 u16 i32 u32 i64 u64 f32 f64)")
+        })
+    }
+}
+
+/// A typed host buffer (the contents of a `.npy` file or a zero-filled argument).
+#[derive(Clone, PartialEq, Debug)]
+pub struct Buffer {
+    /// Element type.
+    pub dtype: Dtype,
+    /// Raw little-endian bytes.
+    pub bytes: Vec<u8>,
+}
+
+impl Buffer {
+    /// A zero-filled buffer of `len` elements.
+    pub fn zeros(dtype: Dtype, len: usize) -> Buffer {
+        Buffer { dtype, bytes: vec![0; len * dtype.size()] }
+    }
+
+    /// Number of elements.
+    pub fn len(&self) -> usize {
+        self.bytes.len() / self.dtype.size()
+    }
+
+    /// Whether the buffer has no elements.
+    pub fn is_empty(&self) -> bool {
+        self.bytes.is_empty()
+    }
+
+    /// Element `i` as raw bits.
+    pub fn bits(&self, i: usize) -> u64 {
+        let s = self.dtype.size();
+        crate::memory::read_le(&self.bytes[i * s..(i + 1) * s])
+    }
+
+    /// Element `i` formatted for humans.
+    pub fn format(&self, i: usize) -> String {
+        let b = self.bits(i);
+        match self.dtype {
+            Dtype::I8 => (b as i8).to_string(),
+            Dtype::I16 => (b as i16).to_string(),
+            Dtype::I32 => (b as i32).to_string(),
+            Dtype::I64 => (b as i64).to_string(),
+            Dtype::F32 => format!("{:?}", f32::from_bits(b as u32)),
+            Dtype::F64 => format!("{:?}", f64::from_bits(b)),
+            _ => b.to_string(),
+        }
+    }
+}
+
+/// One kernel argument.
+#[derive(Clone, PartialEq, Debug)]
+pub enum Arg {
+    /// A scalar, as the bits of the parameter's type.
+    Scalar(u64),
+    /// A device buffer; its address is passed.
+    Buffer(Buffer),
+}
+
+/// Parses a scalar argument for a parameter of PTX type `ty` (decimal, hex, or float literal).
+pub fn parse_scalar(text: &str, ty: reconverge_ir::ScalarType) -> Result<u64, String> {
+    use reconverge_ir::ScalarType as T;
+    let int = |t: &str| -> Result<i128, String> {
+        let t = t.trim();
+        let (neg, body) = match t.strip_prefix('-') {
+            Some(b) => (true, b),
+            None => (false, t),
+        };
+        let v = if let Some(h) = body.strip_prefix("0x").or_else(|| body.strip_prefix("0X")) {
+            i128::from_str_radix(h, 16)
+        } else {
+            body.parse::<i128>()
+        }
+        .map_err(|_| format!("`{text}` is not an integer"))?;
+        Ok(if neg { -v } else { v })
+    };
+    let bits = ty.bits();
+    match ty {
+        T::F32 => text.trim().parse::<f32>().map(|f| f.to_bits() as u64).map_err(|_| format!("`{text}` is not a number")),
+        T::F64 => text.trim().parse::<f64>().map(|f| f.to_bits()).map_err(|_| format!("`{text}` is not a number")),
+        _ if ty.is_integer() || ty.is_bits() => {
+            let v = int(text)?;
+            let (lo, hi) = if ty.is_signed() {
+                (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1)
+            } else {
+                (-(1i128 << (bits - 1)), (1i128 << bits) - 1)
+            };
+            if v < lo || v > hi {
+                return Err(format!("`{text}` does not fit in .{}", ty.as_str()));
+            }
+            Ok((v as u64) & crate::types::full_mask(bits))
+        }
+        _ => Err(format!("scalar arguments of type .{} are not supported", ty.as_str())),
+    }
+}
+
+/// How a kernel is launched.
+#[derive(Clone, Debug)]
+pub struct LaunchConfig {
+    /// Grid dimensions (CTAs).
+    pub grid: [u32; 3],
+    /// CTA dimensions (threads).
+    pub block: [u32; 3],
+    /// Threads per warp (a power of two, 1..=64).
+    pub warp_size: u32,
+    /// Dynamic shared memory per CTA, in bytes.
+    pub dynamic_shared: u32,
+    /// Local memory per thread (the call stack), in bytes.
+    pub local_bytes: u32,
+    /// Stop after this many warp instructions (exit 4).
+    pub max_instructions: Option<u64>,
+    /// CTAs resident at once in functional mode (more start as others finish).
+    pub max_resident_ctas: u32,
+    /// Warp instructions without any change of register or memory before a livelock is declared.
+    pub livelock_window: u64,
+}
+
+impl Default for LaunchConfig {
+    fn default() -> Self {
+        LaunchConfig {
+            grid: [1, 1, 1],
+            block: [32, 1, 1],
+            warp_size: 32,
+            dynamic_shared: 0,
+            local_bytes: 64 * 1024,
+            max_instructions: None,
+            max_resident_ctas: 64,
+            livelock_window: 100_000,
+        }
+    }
+}
+
+impl LaunchConfig {
+    /// Threads per CTA.
+    pub fn threads_per_cta(&self) -> u32 {
+        self.block.iter().product()
+    }
+
+    /// Number of CTAs.
+    pub fn num_ctas(&self) -> u64 {
+        self.grid.iter().map(|&g| g as u64).product()
+    }
+
+    /// Checks the geometry and warp size.
+    pub fn validate(&self, prog: &Program) -> Result<(), SimError> {
+        if !(1..=64).contains(&self.warp_size) || !self.warp_size.is_power_of_two() {
+            return Err(SimError::Launch(format!("warp size {} is not a power of two in 1..=64", self.warp_size)));
+        }
+        if self.grid.contains(&0) || self.block.contains(&0) {
+            return Err(SimError::Launch("grid and block dimensions must be at least 1".into()));
+        }
+        if self.threads_per_cta() > 1024 {
+            return Err(SimError::Launch(format!("{} threads per block exceed 1024", self.threads_per_cta())));
+        }
+        if self.block[2] > 64 {
+            return Err(SimError::Launch("block.z exceeds 64".into()));
+        }
+        if self.dynamic_shared > 0 && !prog.uses_dynamic_shared {
+            // Allowed (CUDA ignores it), but nothing can address it.
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,68 @@
+//! The functional SIMT simulator of reconverge.
+//!
+//! A [`Program`] is decoded once from the IR ([`decode()`]): a flat array of pre-resolved instructions,
+//! pc = index. [`run`] executes a launch: CTAs are dispatched, each static warp's divergence
+//! [`Mechanism`] chooses the next issue group (a pc and a lane mask), the whole-warp executor
+//! ([`exec`]) runs the instruction for those lanes and reports a [`Flow`], and the mechanism updates its
+//! structure. Three layers stay separate: the executor never chooses lanes, mechanisms never compute
+//! values, and (later) the timing model only decides *when*.
+//!
+//! Errors in the simulated program (out-of-bounds access, deadlock, limits) are [`SimError`] values
+//! carried in the [`RunResult`], with the thread, pc and source line.
+#![deny(missing_docs)]
+
+mod alu;
+pub mod cta;
+pub mod decode;
+pub mod error;
+pub mod exec;
+pub mod launch;
+pub mod layout;
+pub mod machine;
+pub mod mechanism;
+pub mod memory;
+pub mod program;
+pub mod ssy_pass;
+pub mod stats;
+pub mod types;
+
+pub use decode::{decode, select_kernel, DecodeError, DecodeOptions};
+pub use error::{Location, SimError};
+pub use launch::{parse_scalar, Arg, Buffer, Dtype, LaunchConfig};
+pub use machine::{run, IssueEvent, NoObserver, Observer, RunResult};
+pub use mechanism::{EntryView, Flow, Mechanism};
+pub use program::Program;
+pub use ssy_pass::{insert_ssy, SsyReport};
+pub use stats::Stats;
+pub use types::*;
+
+use reconverge_analysis::FunctionAnalysis;
+use reconverge_ir::{EntityRef, Function, InstId, Module};
+
+/// The reconvergence point of every conditional branch of `f`, from the control-flow analyses.
+pub fn reconvergence_points(f: &Function) -> Vec<(InstId, Option<reconverge_ir::BlockId>)> {
+    let fa = FunctionAnalysis::compute(f);
+    fa.reconvergence
+        .branches()
+        .iter()
+        .filter_map(|b| b.inst.map(|i| (i, b.reconvergence.block().map(|x| reconverge_ir::BlockId::new(x as usize)))))
+        .collect()
+}
+
+/// Prepares `module` for `mechanism` (the SSY pass for `ssy`) and decodes `kernel` into a program.
+pub fn load(
+    module: &Module,
+    kernel: Option<&str>,
+    mechanism: Mechanism,
+    opts: &DecodeOptions,
+) -> Result<Program, DecodeError> {
+    let transformed;
+    let m = if mechanism.needs_ssy_pass() {
+        transformed = insert_ssy(module).0;
+        &transformed
+    } else {
+        module
+    };
+    let k = select_kernel(m, kernel)?;
+    decode(m, k, &reconvergence_points, opts)
+}

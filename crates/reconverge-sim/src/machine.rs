@@ -1,0 +1,528 @@
+//! Running a launch: device setup, CTA dispatch, the warp scheduling loop, barriers, deadlock and limit
+//! detection, and collecting results.
+
+use crate::cta::Cta;
+use crate::error::SimError;
+use crate::exec::{execute, location, BarrierArrival, Env, Scratch};
+use crate::launch::{Arg, Buffer, LaunchConfig};
+use crate::mechanism::{
+    BarrierMode, EntryView, Flow, Mechanism, NoReconvergence, PdomStack, SsyStack, UpdateCtx, WarpMechanism,
+};
+use crate::memory::DeviceMemory;
+use crate::program::{BarKind, Program};
+use crate::stats::Stats;
+use crate::types::{lanes, mask_string, LaneMask, Pc};
+
+/// One issued instruction, as observers see it.
+#[derive(Clone, Debug)]
+pub struct IssueEvent<'a> {
+    /// Linear CTA index.
+    pub cta: u64,
+    /// Warp index in the CTA.
+    pub warp: u32,
+    /// The pc issued.
+    pub pc: Pc,
+    /// The lanes issued.
+    pub mask: LaneMask,
+    /// What the instruction did to control flow.
+    pub flow: &'a Flow,
+    /// The warp's reconvergence structure after the instruction (bottom first).
+    pub entries: Vec<EntryView>,
+    /// Warp instructions issued before this one (whole launch).
+    pub seq: u64,
+}
+
+/// Receives issued instructions (traces, visualisations).
+pub trait Observer {
+    /// Whether events of this warp are wanted (events are only built for wanted warps).
+    fn wants(&self, cta: u64, warp: u32) -> bool;
+    /// Called after an instruction issued and the mechanism updated.
+    fn on_issue(&mut self, ev: &IssueEvent<'_>);
+}
+
+/// An observer that wants nothing.
+pub struct NoObserver;
+
+impl Observer for NoObserver {
+    fn wants(&self, _: u64, _: u32) -> bool {
+        false
+    }
+    fn on_issue(&mut self, _: &IssueEvent<'_>) {}
+}
+
+/// The result of a run.
+#[derive(Clone, Debug)]
+pub struct RunResult {
+    /// Statistics (complete even when the run stopped early).
+    pub stats: Stats,
+    /// Why the run stopped early, if it did.
+    pub error: Option<SimError>,
+    /// Final contents of every buffer argument (`None` for scalars), in argument order.
+    pub buffers: Vec<Option<Buffer>>,
+}
+
+impl RunResult {
+    /// `completed`, `deadlock`, `limit` or `error`.
+    pub fn outcome(&self) -> &'static str {
+        match &self.error {
+            None => "completed",
+            Some(e) => e.outcome(),
+        }
+    }
+}
+
+struct WarpSlot<S> {
+    st: S,
+    /// Warp mode: the barrier this warp waits at.
+    at_barrier: Option<u32>,
+}
+
+struct Resident<S> {
+    cta: Cta,
+    warps: Vec<WarpSlot<S>>,
+}
+
+/// Runs `prog` with `args` under `mech`.
+pub fn run(
+    prog: &Program,
+    mech: Mechanism,
+    cfg: &LaunchConfig,
+    args: &[Arg],
+    observer: &mut dyn Observer,
+) -> RunResult {
+    match mech {
+        Mechanism::Pdom => run_with(prog, &PdomStack, cfg, args, observer),
+        Mechanism::Ssy => run_with(prog, &SsyStack, cfg, args, observer),
+        Mechanism::None => run_with(prog, &NoReconvergence, cfg, args, observer),
+    }
+}
+
+/// Device memory, constant bank and parameter buffer for a launch; returns buffer addresses per argument.
+fn setup(prog: &Program, args: &[Arg]) -> Result<(DeviceMemory, Vec<u8>, Vec<u8>, Vec<Option<u64>>), SimError> {
+    let mut mem = DeviceMemory::new();
+    for g in &prog.globals {
+        let mut data = g.init.clone();
+        data.resize(g.size as usize, 0);
+        mem.place(g.addr, data, g.name.clone());
+    }
+    let mut consts = vec![0u8; prog.const_size as usize];
+    for c in &prog.consts {
+        let a = c.addr as usize;
+        if !c.init.is_empty() {
+            consts[a..a + c.init.len()].copy_from_slice(&c.init);
+        }
+    }
+    if args.len() != prog.params.len() {
+        let names: Vec<String> = prog.params.iter().map(|p| format!("{} (.{})", p.name, p.ty.as_str())).collect();
+        return Err(SimError::Launch(format!(
+            "kernel `{}` takes {} arguments ({}), {} given",
+            prog.kernel_name(),
+            prog.params.len(),
+            names.join(", "),
+            args.len()
+        )));
+    }
+    let mut params = vec![0u8; prog.param_size as usize];
+    let mut addrs = Vec::with_capacity(args.len());
+    for (i, (a, p)) in args.iter().zip(&prog.params).enumerate() {
+        let value = match a {
+            Arg::Scalar(v) => {
+                addrs.push(None);
+                *v
+            }
+            Arg::Buffer(b) => {
+                if p.size != 8 {
+                    return Err(SimError::Launch(format!(
+                        "argument {i} is a buffer but parameter `{}` is .{} ({} bytes), not a 64-bit pointer",
+                        p.name,
+                        p.ty.as_str(),
+                        p.size
+                    )));
+                }
+                let addr = mem.alloc(b.bytes.clone(), format!("argument {i} ({})", p.name));
+                addrs.push(Some(addr));
+                addr
+            }
+        };
+        let n = (p.size as usize).min(8);
+        let o = p.offset as usize;
+        params[o..o + n].copy_from_slice(&value.to_le_bytes()[..n]);
+    }
+    Ok((mem, consts, params, addrs))
+}
+
+fn run_with<M: WarpMechanism>(
+    prog: &Program,
+    mech: &M,
+    cfg: &LaunchConfig,
+    args: &[Arg],
+    observer: &mut dyn Observer,
+) -> RunResult {
+    let mut stats = Stats { lane_histogram: vec![0; cfg.warp_size as usize], ..Stats::default() };
+    let (mut mem, consts, params, addrs) = match cfg.validate(prog).and_then(|_| setup(prog, args)) {
+        Ok(x) => x,
+        Err(e) => return RunResult { stats, error: Some(e), buffers: args.iter().map(|_| None).collect() },
+    };
+    let error = simulate(prog, mech, cfg, &mut mem, &consts, &params, &mut stats, observer).err();
+    let buffers = args
+        .iter()
+        .zip(&addrs)
+        .map(|(a, addr)| match (a, addr) {
+            (Arg::Buffer(b), Some(addr)) => {
+                mem.allocation(*addr).map(|al| Buffer { dtype: b.dtype, bytes: al.data.clone() })
+            }
+            _ => None,
+        })
+        .collect();
+    RunResult { stats, error, buffers }
+}
+
+/// Instructions a warp issues before the scheduler moves to the next warp (functional mode).
+const QUANTUM: u32 = 64;
+
+#[allow(clippy::too_many_arguments)]
+fn simulate<M: WarpMechanism>(
+    prog: &Program,
+    mech: &M,
+    cfg: &LaunchConfig,
+    mem: &mut DeviceMemory,
+    consts: &[u8],
+    params: &[u8],
+    stats: &mut Stats,
+    observer: &mut dyn Observer,
+) -> Result<(), SimError> {
+    let mode = mech.barrier_mode();
+    let w = cfg.warp_size;
+    let total = cfg.num_ctas();
+    let mut next_cta: u64 = 0;
+    let mut resident: Vec<Resident<M::State>> = Vec::new();
+    let mut env = Env {
+        prog,
+        mem,
+        consts,
+        params,
+        grid: cfg.grid,
+        block: cfg.block,
+        sm: 0,
+        nsm: 1,
+        clock: 0,
+        local_limit: cfg.local_bytes,
+        dynamic_shared: cfg.dynamic_shared,
+        track: false,
+        changed: false,
+    };
+    let mut sc = Scratch::default();
+    let mut since_progress: u64 = 0;
+    let entry = prog.functions[0].entry;
+    loop {
+        while resident.len() < cfg.max_resident_ctas as usize && next_cta < total {
+            let l = next_cta;
+            let id = [
+                (l % cfg.grid[0] as u64) as u32,
+                ((l / cfg.grid[0] as u64) % cfg.grid[1] as u64) as u32,
+                (l / (cfg.grid[0] as u64 * cfg.grid[1] as u64)) as u32,
+            ];
+            let cta = Cta::new(prog, id, l, cfg.block, w, cfg.dynamic_shared);
+            stats.ctas += 1;
+            stats.threads += cta.nthreads as u64;
+            let warps = cta.live.iter().map(|&m| WarpSlot { st: mech.init(entry, m), at_barrier: None }).collect();
+            resident.push(Resident { cta, warps });
+            next_cta += 1;
+        }
+        if resident.is_empty() {
+            return Ok(());
+        }
+        let mut issued_round = 0u64;
+        for r in resident.iter_mut() {
+            for wi in 0..r.warps.len() {
+                let mut n = 0;
+                while n < QUANTUM {
+                    let live = r.cta.live[wi];
+                    if live == 0 || r.warps[wi].at_barrier.is_some() {
+                        break;
+                    }
+                    let blocked = if mode == BarrierMode::Thread {
+                        r.cta.barriers.iter().fold(0, |a, b| a | b.waiting.get(wi).copied().unwrap_or(0))
+                    } else {
+                        0
+                    };
+                    let Some((pc, mask)) = mech.select(&mut r.warps[wi].st, live, blocked) else { break };
+                    if pc as usize >= prog.insts.len() {
+                        return Err(SimError::Trap {
+                            what: format!("control reached pc {pc}, past the end of the program"),
+                            at: Box::new(location(prog, &r.cta, wi as u32, pc.min(prog.insts.len() as u32 - 1), None)),
+                        });
+                    }
+                    env.clock = stats.warp_instructions;
+                    env.changed = false;
+                    let fx = execute(&mut env, &mut sc, &mut r.cta, wi as u32, pc, mask)?;
+                    // Statistics.
+                    let active = mask.count_ones();
+                    stats.warp_instructions += 1;
+                    stats.thread_instructions += active as u64;
+                    stats.lane_histogram[active as usize - 1] += 1;
+                    let info = &prog.info[pc as usize];
+                    stats.by_class.add(info.class);
+                    match &fx.flow {
+                        Flow::Branch { taken, .. } if prog.insts[pc as usize].guard.is_some() => {
+                            stats.branches += 1;
+                            if *taken != 0 && *taken != mask {
+                                stats.divergent_branches += 1;
+                            }
+                        }
+                        Flow::Multi(groups) => {
+                            stats.branches += 1;
+                            if groups.len() > 1 || groups.first().is_some_and(|g| g.1 != mask) {
+                                stats.divergent_branches += 1;
+                            }
+                        }
+                        Flow::Ssy { .. } | Flow::Sync | Flow::Pbk { .. } | Flow::Brk { .. } => {
+                            stats.stack_instructions += 1
+                        }
+                        _ => {}
+                    }
+                    let live_after = r.cta.live[wi];
+                    mech.update(&mut r.warps[wi].st, pc, mask, &fx.flow, &UpdateCtx { prog, live: live_after })
+                        .map_err(|e| SimError::Trap {
+                            what: format!("{} mechanism: {e}", mech.name()),
+                            at: Box::new(location(prog, &r.cta, wi as u32, pc, None)),
+                        })?;
+                    stats.max_stack_depth = stats.max_stack_depth.max(mech.depth(&r.warps[wi].st));
+                    if let Some(arr) = fx.barrier {
+                        stats.barriers += 1;
+                        arrive(r, wi, mode, &arr, &mut env);
+                    }
+                    if live_after != live {
+                        // Exits may complete a barrier the exited threads no longer hold up.
+                        try_release(r, mode, &mut env);
+                    }
+                    if observer.wants(r.cta.linear, wi as u32) {
+                        observer.on_issue(&IssueEvent {
+                            cta: r.cta.linear,
+                            warp: wi as u32,
+                            pc,
+                            mask,
+                            flow: &fx.flow,
+                            entries: mech.entries(&r.warps[wi].st),
+                            seq: stats.warp_instructions - 1,
+                        });
+                    }
+                    // Livelock watchdog.
+                    if env.changed {
+                        since_progress = 0;
+                        env.track = false;
+                    } else {
+                        since_progress += 1;
+                        if since_progress == cfg.livelock_window {
+                            env.track = true;
+                        } else if since_progress >= 2 * cfg.livelock_window {
+                            return Err(SimError::Deadlock { report: livelock_report(prog, mech, &resident_view(&resident), cfg) });
+                        }
+                    }
+                    if let Some(max) = cfg.max_instructions {
+                        if stats.warp_instructions >= max {
+                            return Err(SimError::Limit { what: format!("--max-instructions {max} warp instructions") });
+                        }
+                    }
+                    n += 1;
+                    issued_round += 1;
+                }
+            }
+        }
+        resident.retain(|r| !r.cta.done());
+        if issued_round == 0 && !resident.is_empty() {
+            return Err(SimError::Deadlock { report: stall_report(prog, mech, &resident_view(&resident), cfg) });
+        }
+    }
+}
+
+fn arrive<S>(r: &mut Resident<S>, wi: usize, mode: BarrierMode, arr: &BarrierArrival, env: &mut Env) {
+    let nwarps = r.cta.nwarps as usize;
+    let b = &mut r.cta.barriers[arr.id as usize];
+    if b.waiting.len() != nwarps {
+        b.waiting = vec![0; nwarps];
+    }
+    if arr.count.is_some() {
+        b.expected = arr.count;
+    }
+    if let Some((vals, dst, is_pred)) = arr.red {
+        if b.red_kind.is_none() {
+            b.red_and = true;
+            b.red_or = false;
+            b.red_count = 0;
+        }
+        b.red_kind = Some(arr.kind);
+        b.red_count += vals.count_ones();
+        b.red_and &= vals == arr.lanes;
+        b.red_or |= vals != 0;
+        b.red_dst.push((wi as u32, arr.lanes, dst, is_pred));
+    }
+    let waits = arr.kind != BarKind::Arrive;
+    match mode {
+        BarrierMode::Warp => {
+            b.arrived += 1;
+            if waits {
+                r.warps[wi].at_barrier = Some(arr.id);
+                b.waiting[wi] = arr.lanes;
+            }
+        }
+        BarrierMode::Thread => {
+            b.arrived += arr.lanes.count_ones();
+            if waits {
+                b.waiting[wi] |= arr.lanes;
+            }
+        }
+    }
+    try_release(r, mode, env);
+}
+
+fn try_release<S>(r: &mut Resident<S>, mode: BarrierMode, env: &mut Env) {
+    let w = r.cta.w as u32;
+    for id in 0..r.cta.barriers.len() {
+        let b = &r.cta.barriers[id];
+        if b.arrived == 0 {
+            continue;
+        }
+        let needed = match (mode, b.expected) {
+            (BarrierMode::Warp, Some(c)) => c.div_ceil(w),
+            (BarrierMode::Warp, None) => r.cta.live_warps(),
+            (BarrierMode::Thread, Some(c)) => c,
+            (BarrierMode::Thread, None) => r.cta.live_threads(),
+        };
+        if b.arrived < needed {
+            continue;
+        }
+        let b = &mut r.cta.barriers[id];
+        let result_count = b.red_count;
+        let (rand, ror) = (b.red_and, b.red_or);
+        let kind = b.red_kind.take();
+        let dsts = std::mem::take(&mut b.red_dst);
+        b.arrived = 0;
+        b.expected = None;
+        b.waiting.iter_mut().for_each(|m| *m = 0);
+        for slot in r.warps.iter_mut() {
+            if slot.at_barrier == Some(id as u32) {
+                slot.at_barrier = None;
+            }
+        }
+        for (wi, lanes_m, dst, is_pred) in dsts {
+            if is_pred {
+                let v = if kind == Some(BarKind::RedAnd) { rand } else { ror };
+                let slot = &mut r.cta.preds[dst as usize * r.cta.nwarps as usize + wi as usize];
+                *slot = (*slot & !lanes_m) | if v { lanes_m } else { 0 };
+            } else {
+                for l in lanes(lanes_m) {
+                    r.cta.regs[dst as usize * r.cta.padded + wi as usize * r.cta.w + l] = result_count as u64;
+                }
+            }
+        }
+        env.changed = true;
+    }
+}
+
+/// A read-only view of the resident CTAs for reports.
+struct View<'a, S> {
+    ctas: Vec<(&'a Cta, Vec<(&'a S, Option<u32>)>)>,
+}
+
+fn resident_view<S>(resident: &[Resident<S>]) -> View<'_, S> {
+    View {
+        ctas: resident
+            .iter()
+            .map(|r| (&r.cta, r.warps.iter().map(|w| (&w.st, w.at_barrier)).collect()))
+            .collect(),
+    }
+}
+
+fn lane_ranges(mask: LaneMask) -> String {
+    let mut parts = Vec::new();
+    let mut it = lanes(mask).peekable();
+    while let Some(start) = it.next() {
+        let mut end = start;
+        while it.peek() == Some(&(end + 1)) {
+            end = it.next().unwrap_or(end);
+        }
+        parts.push(if start == end { start.to_string() } else { format!("{start}-{end}") });
+    }
+    parts.join(",")
+}
+
+fn where_threads<M: WarpMechanism>(
+    prog: &Program,
+    mech: &M,
+    view: &View<'_, M::State>,
+    cfg: &LaunchConfig,
+    limit: usize,
+) -> String {
+    let mut lines = Vec::new();
+    'outer: for (cta, warps) in &view.ctas {
+        for (wi, (st, at_bar)) in warps.iter().enumerate() {
+            let live = cta.live[wi];
+            if live == 0 {
+                continue;
+            }
+            // Each lane belongs to the topmost entry holding it.
+            let entries = mech.entries(st);
+            let mut seen = 0u64;
+            let mut first = true;
+            for e in entries.iter().rev() {
+                let m = e.mask & live & !seen;
+                if m == 0 {
+                    continue;
+                }
+                seen |= m;
+                let state = if let Some(b) = at_bar {
+                    format!("waiting at barrier {b}")
+                } else if first {
+                    "running (issuing)".to_string()
+                } else {
+                    "waiting in the reconvergence structure".to_string()
+                };
+                first = false;
+                let t0 = cta.thread_index(wi as u32, m.trailing_zeros() as usize);
+                lines.push(format!(
+                    "  block ({},{},{}) warp {wi} lanes {} (first thread ({},{},{})) {state} at {}",
+                    cta.id[0],
+                    cta.id[1],
+                    cta.id[2],
+                    lane_ranges(m),
+                    t0[0],
+                    t0[1],
+                    t0[2],
+                    prog.describe_pc(e.pc)
+                ));
+                if lines.len() >= limit {
+                    lines.push("  ...".into());
+                    break 'outer;
+                }
+            }
+            for b in &cta.barriers {
+                let m = b.waiting.get(wi).copied().unwrap_or(0) & live & !seen;
+                if m != 0 {
+                    lines.push(format!("  block ({},{},{}) warp {wi} lanes {} waiting at a barrier", cta.id[0], cta.id[1], cta.id[2], lane_ranges(m)));
+                }
+            }
+        }
+    }
+    let _ = (cfg, mask_string(0, 0));
+    lines.join("\n")
+}
+
+fn livelock_report<M: WarpMechanism>(prog: &Program, mech: &M, view: &View<'_, M::State>, cfg: &LaunchConfig) -> String {
+    format!(
+        "no thread changed any register, predicate or memory location in the last {} warp instructions \
+         under `{}`; the threads spin forever. Live threads:\n{}",
+        cfg.livelock_window,
+        mech.name(),
+        where_threads(prog, mech, view, cfg, 24)
+    )
+}
+
+fn stall_report<M: WarpMechanism>(prog: &Program, mech: &M, view: &View<'_, M::State>, cfg: &LaunchConfig) -> String {
+    format!(
+        "no warp can issue under `{}` (every live thread waits at a barrier or for threads that cannot arrive). \
+         Live threads:\n{}",
+        mech.name(),
+        where_threads(prog, mech, view, cfg, 24)
+    )
+}

@@ -1,0 +1,203 @@
+//! Device memory: allocations in the global space, with bounds and alignment checks.
+
+use crate::layout::{align_up, ALLOC_GAP, GLOBAL_BASE};
+use crate::program::Space;
+
+/// Why a memory access failed.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum FaultKind {
+    /// No allocation (or window) covers the address range.
+    OutOfBounds,
+    /// The address is not a multiple of the access size.
+    Misaligned,
+    /// A store or atomic to read-only memory (constant bank, kernel parameters).
+    ReadOnly,
+}
+
+/// A failed memory access (the executor adds the thread and pc).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct MemFault {
+    /// The failure.
+    pub kind: FaultKind,
+    /// The address as the instruction computed it.
+    pub addr: u64,
+    /// Access size in bytes.
+    pub size: u32,
+    /// The space the access resolved to.
+    pub space: Space,
+}
+
+/// One device allocation.
+#[derive(Clone, Debug)]
+pub struct Allocation {
+    /// Its first address.
+    pub base: u64,
+    /// Its contents.
+    pub data: Vec<u8>,
+    /// A name for messages (`arg 2`, a variable name).
+    pub name: String,
+}
+
+/// The device's global memory.
+#[derive(Clone, Debug)]
+pub struct DeviceMemory {
+    allocs: Vec<Allocation>,
+    next: u64,
+    last: std::cell::Cell<usize>,
+}
+
+impl Default for DeviceMemory {
+    fn default() -> Self {
+        DeviceMemory { allocs: Vec::new(), next: GLOBAL_BASE, last: std::cell::Cell::new(0) }
+    }
+}
+
+impl DeviceMemory {
+    /// An empty device memory.
+    pub fn new() -> DeviceMemory {
+        DeviceMemory::default()
+    }
+
+    /// Places `data` at a fixed address (module variables, whose addresses the decoder chose).
+    pub fn place(&mut self, base: u64, data: Vec<u8>, name: impl Into<String>) {
+        let end = base + data.len().max(1) as u64;
+        self.next = self.next.max(align_up(end + ALLOC_GAP, 256));
+        let i = self.allocs.partition_point(|a| a.base < base);
+        self.allocs.insert(i, Allocation { base, data, name: name.into() });
+    }
+
+    /// Allocates a new buffer holding `data`, 256-byte aligned, and returns its address.
+    pub fn alloc(&mut self, data: Vec<u8>, name: impl Into<String>) -> u64 {
+        let base = align_up(self.next, 256);
+        self.next = align_up(base + data.len().max(1) as u64 + ALLOC_GAP, 256);
+        self.allocs.push(Allocation { base, data, name: name.into() });
+        base
+    }
+
+    /// The allocation starting at `base`.
+    pub fn allocation(&self, base: u64) -> Option<&Allocation> {
+        self.allocs.iter().find(|a| a.base == base)
+    }
+
+    /// All allocations, by address.
+    pub fn allocations(&self) -> &[Allocation] {
+        &self.allocs
+    }
+
+    #[inline]
+    fn locate(&self, addr: u64, size: u32) -> Option<(usize, usize)> {
+        let last = self.last.get();
+        if let Some(a) = self.allocs.get(last) {
+            if addr >= a.base && addr + size as u64 <= a.base + a.data.len() as u64 {
+                return Some((last, (addr - a.base) as usize));
+            }
+        }
+        let i = self.allocs.partition_point(|a| a.base <= addr);
+        if i == 0 {
+            return None;
+        }
+        let a = &self.allocs[i - 1];
+        if addr + size as u64 <= a.base + a.data.len() as u64 {
+            self.last.set(i - 1);
+            Some((i - 1, (addr - a.base) as usize))
+        } else {
+            None
+        }
+    }
+
+    /// Reads `size` bytes (1, 2, 4 or 8) little-endian.
+    #[inline]
+    pub fn read(&self, addr: u64, size: u32) -> Result<u64, MemFault> {
+        let fault = |kind| MemFault { kind, addr, size, space: Space::Global };
+        if addr % size as u64 != 0 {
+            return Err(fault(FaultKind::Misaligned));
+        }
+        let (i, off) = self.locate(addr, size).ok_or(fault(FaultKind::OutOfBounds))?;
+        Ok(read_le(&self.allocs[i].data[off..off + size as usize]))
+    }
+
+    /// Writes the low `size` bytes of `value`.
+    #[inline]
+    pub fn write(&mut self, addr: u64, size: u32, value: u64) -> Result<(), MemFault> {
+        let fault = |kind| MemFault { kind, addr, size, space: Space::Global };
+        if addr % size as u64 != 0 {
+            return Err(fault(FaultKind::Misaligned));
+        }
+        let (i, off) = self.locate(addr, size).ok_or(fault(FaultKind::OutOfBounds))?;
+        write_le(&mut self.allocs[i].data[off..off + size as usize], value);
+        Ok(())
+    }
+}
+
+/// Reads a little-endian value of `bytes.len()` bytes.
+#[inline]
+pub fn read_le(bytes: &[u8]) -> u64 {
+    let mut v = [0u8; 8];
+    v[..bytes.len()].copy_from_slice(bytes);
+    u64::from_le_bytes(v)
+}
+
+/// Writes the low `bytes.len()` bytes of `value` little-endian.
+#[inline]
+pub fn write_le(bytes: &mut [u8], value: u64) {
+    let n = bytes.len();
+    bytes.copy_from_slice(&value.to_le_bytes()[..n]);
+}
+
+/// A flat byte memory with bounds and alignment checks (shared, local, constant, parameters).
+#[inline]
+pub fn flat_read(data: &[u8], addr: u64, size: u32, space: Space) -> Result<u64, MemFault> {
+    let fault = |kind| MemFault { kind, addr, size, space };
+    if addr % size as u64 != 0 {
+        return Err(fault(FaultKind::Misaligned));
+    }
+    let end = addr.checked_add(size as u64).ok_or(fault(FaultKind::OutOfBounds))?;
+    if end > data.len() as u64 {
+        return Err(fault(FaultKind::OutOfBounds));
+    }
+    Ok(read_le(&data[addr as usize..end as usize]))
+}
+
+/// Writes into a flat byte memory with bounds and alignment checks.
+#[inline]
+pub fn flat_write(data: &mut [u8], addr: u64, size: u32, value: u64, space: Space) -> Result<(), MemFault> {
+    let fault = |kind| MemFault { kind, addr, size, space };
+    if addr % size as u64 != 0 {
+        return Err(fault(FaultKind::Misaligned));
+    }
+    let end = addr.checked_add(size as u64).ok_or(fault(FaultKind::OutOfBounds))?;
+    if end > data.len() as u64 {
+        return Err(fault(FaultKind::OutOfBounds));
+    }
+    write_le(&mut data[addr as usize..end as usize], value);
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn allocations_are_disjoint_and_bounds_checked() {
+        let mut m = DeviceMemory::new();
+        let a = m.alloc(vec![0; 16], "a");
+        let b = m.alloc(vec![0; 8], "b");
+        assert!(b >= a + 16 + ALLOC_GAP);
+        m.write(a + 12, 4, 0xDEADBEEF).unwrap();
+        assert_eq!(m.read(a + 12, 4).unwrap(), 0xDEADBEEF);
+        assert_eq!(m.read(a + 16, 4).unwrap_err().kind, FaultKind::OutOfBounds);
+        assert_eq!(m.read(a + 2, 4).unwrap_err().kind, FaultKind::Misaligned);
+        assert_eq!(m.read(a - 4, 4).unwrap_err().kind, FaultKind::OutOfBounds);
+        m.write(b, 8, u64::MAX).unwrap();
+        assert_eq!(m.read(b + 4, 4).unwrap(), 0xFFFF_FFFF);
+    }
+
+    #[test]
+    fn flat_memory_checks() {
+        let mut d = vec![0u8; 8];
+        flat_write(&mut d, 4, 4, 7, Space::Shared).unwrap();
+        assert_eq!(flat_read(&d, 4, 4, Space::Shared).unwrap(), 7);
+        assert_eq!(flat_read(&d, 8, 1, Space::Shared).unwrap_err().kind, FaultKind::OutOfBounds);
+        assert_eq!(flat_read(&d, u64::MAX - 1, 2, Space::Shared).unwrap_err().kind, FaultKind::Misaligned);
+    }
+}
