@@ -502,6 +502,9 @@ def warp_reduce():
         args=[Buf("in", vals), Zeros("i32", 2 * N), Zeros("i32", 5)],
         expected={1: i32(pairs), 2: i32(stats)},
         warp_sizes=[4, 8, 16, 32],
+        # Without reconvergence, lanes split by the divergent branch never rejoin, so the full-mask
+        # shuffles after it wait for lanes that cannot come: a SIMT deadlock.
+        outcome_by_mechanism={"none": "deadlock"},
         description="warp intrinsics: shfl_down/shfl_xor reductions, ballot+popc, __activemask "
                     "warp-aggregated atomics in a divergent branch, lane exchanges")
 
@@ -519,6 +522,8 @@ def warp_redux():
         args=[Buf("in", vals), Zeros("i32", 8), Zeros("i32", 3)],
         expected={1: i32(hist), 2: i32(stats)},
         warp_sizes=[4, 8, 16, 32],
+        # As warp_reduce: the full-mask match/redux after a divergent branch never sees the split lanes.
+        outcome_by_mechanism={"none": "deadlock"},
         description="sm_80 warp intrinsics: __reduce_add/max_sync (redux.sync), "
                     "__match_any_sync grouping, redux over __activemask in a divergent branch")
 

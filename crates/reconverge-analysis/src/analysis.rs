@@ -39,13 +39,6 @@ impl FunctionAnalysis {
         let cdep = ControlDependence::compute(&postdom);
         let loops = LoopInfo::compute(cfg.graph(), &dom);
         let reconvergence = Reconvergence::compute(&cfg, &postdom);
-        FunctionAnalysis {
-            cfg,
-            dom,
-            postdom,
-            cdep,
-            loops,
-            reconvergence,
-        }
+        FunctionAnalysis { cfg, dom, postdom, cdep, loops, reconvergence }
     }
 }

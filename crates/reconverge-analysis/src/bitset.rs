@@ -12,18 +12,12 @@ pub struct BitSet {
 impl BitSet {
     /// The empty set over `0..domain`.
     pub fn new(domain: usize) -> BitSet {
-        BitSet {
-            words: vec![0; domain.div_ceil(64)],
-            domain,
-        }
+        BitSet { words: vec![0; domain.div_ceil(64)], domain }
     }
 
     /// The set of every index in `0..domain`.
     pub fn full(domain: usize) -> BitSet {
-        let mut s = BitSet {
-            words: vec![u64::MAX; domain.div_ceil(64)],
-            domain,
-        };
+        let mut s = BitSet { words: vec![u64::MAX; domain.div_ceil(64)], domain };
         s.trim();
         s
     }
@@ -131,10 +125,7 @@ impl BitSet {
 
     /// Whether every member of `self` is a member of `other`.
     pub fn is_subset(&self, other: &BitSet) -> bool {
-        self.words
-            .iter()
-            .zip(other.words.iter().chain(std::iter::repeat(&0)))
-            .all(|(a, b)| a & !b == 0)
+        self.words.iter().zip(other.words.iter().chain(std::iter::repeat(&0))).all(|(a, b)| a & !b == 0)
     }
 
     /// The members in increasing order.

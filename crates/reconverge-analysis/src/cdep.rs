@@ -65,14 +65,8 @@ impl ControlDependence {
                 }
                 let mut y = b;
                 while y != stop {
-                    deps.push(ControlDep {
-                        branch: a,
-                        successor: b,
-                        node: y,
-                    });
-                    y = tree
-                        .idom(y)
-                        .expect("ipdom(a) post-dominates every successor of a");
+                    deps.push(ControlDep { branch: a, successor: b, node: y });
+                    y = tree.idom(y).expect("ipdom(a) post-dominates every successor of a");
                 }
             }
         }
@@ -88,11 +82,7 @@ impl ControlDependence {
             v.sort_unstable();
             v.dedup();
         }
-        ControlDependence {
-            deps,
-            parents,
-            children,
-        }
+        ControlDependence { deps, parents, children }
     }
 
     /// The number of nodes.
@@ -122,11 +112,7 @@ impl ControlDependence {
 
     /// The successors of `branch` through which `node` depends on it, in increasing order.
     pub fn labels(&self, branch: u32, node: u32) -> Vec<u32> {
-        self.deps
-            .iter()
-            .filter(|d| d.branch == branch && d.node == node)
-            .map(|d| d.successor)
-            .collect()
+        self.deps.iter().filter(|d| d.branch == branch && d.node == node).map(|d| d.successor).collect()
     }
 
     /// Whether `a` and `b` are control equivalent: the same control-dependence predecessors.
@@ -195,14 +181,7 @@ mod tests {
         assert_eq!(cd.parents(1), &[1]);
         assert_eq!(cd.iterated(1), vec![1]);
         assert!(cd.depends_on(1, 1));
-        assert_eq!(
-            cd.dependences(),
-            &[ControlDep {
-                branch: 1,
-                successor: 1,
-                node: 1
-            }]
-        );
+        assert_eq!(cd.dependences(), &[ControlDep { branch: 1, successor: 1, node: 1 }]);
     }
 
     #[test]

@@ -7,7 +7,7 @@
 
 use crate::bitset::BitSet;
 use crate::graph::{reverse_postorder, DiGraph, Graph};
-use reconverge_ir::{BlockId, EntityRef, Function, InstId, KnownModifier, Opcode};
+use reconverge_ir::{BlockId, EntityRef, Function, InstId, KnownModifier, Opcode, Operand, Symbol};
 
 /// Where a CFG edge goes: a block or the virtual exit.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, PartialOrd, Ord)]
@@ -143,11 +143,7 @@ impl Cfg {
                 conditional: false,
                 edges: Vec::new(),
             };
-            let last = block
-                .insts
-                .last()
-                .copied()
-                .filter(|&i| f.insts[i].is_terminator());
+            let last = block.insts.last().copied().filter(|&i| f.insts[i].is_terminator());
             let Some(t) = last else {
                 push_edge(&mut info.edges, next, EdgeKind::FallThrough);
                 blocks.push(info);
@@ -162,11 +158,7 @@ impl Cfg {
                     info.kind = TermKind::Bra;
                     info.uniform = inst.has(KnownModifier::Uni);
                     if let Some(l) = inst.branch_target().filter(|&b| valid_block(b)) {
-                        let kind = if info.guarded {
-                            EdgeKind::Taken
-                        } else {
-                            EdgeKind::Jump
-                        };
+                        let kind = if info.guarded { EdgeKind::Taken } else { EdgeKind::Jump };
                         push_edge(&mut info.edges, EdgeTarget::Block(l.index() as u32), kind);
                     }
                 }
@@ -175,11 +167,7 @@ impl Cfg {
                     info.uniform = inst.has(KnownModifier::Uni);
                     if let Some(list) = inst.branch_targets().and_then(|t| f.targets.get(t)) {
                         for &b in list.targets.iter().filter(|&&b| valid_block(b)) {
-                            push_edge(
-                                &mut info.edges,
-                                EdgeTarget::Block(b.index() as u32),
-                                EdgeKind::Indexed,
-                            );
+                            push_edge(&mut info.edges, EdgeTarget::Block(b.index() as u32), EdgeKind::Indexed);
                         }
                     }
                     info.conditional = info.edges.len() > 1;
@@ -192,9 +180,21 @@ impl Cfg {
                     };
                     push_edge(&mut info.edges, EdgeTarget::VirtualExit, EdgeKind::Exit);
                 }
+                Opcode::Sync | Opcode::Brk if matches!(inst.operands.first(), Some(Operand::Sym(Symbol::Label(_)))) => {
+                    // reconverge's explicit-stack instructions, as the SSY pass writes them: `sync L` /
+                    // `brk L` name where the threads continue once the stack pops (the reconvergence
+                    // point or the loop exit). A guarded `brk` also falls through.
+                    info.kind = TermKind::Other;
+                    info.uniform = true;
+                    if let Some(Operand::Sym(Symbol::Label(l))) = inst.operands.first() {
+                        if valid_block(*l) {
+                            push_edge(&mut info.edges, EdgeTarget::Block(l.index() as u32), EdgeKind::Jump);
+                        }
+                    }
+                }
                 _ => {
-                    // A terminator this table does not model (reconverge's own reconvergence-stack
-                    // instructions, inserted after these analyses run): straight-line here.
+                    // A terminator this table does not model (reconverge's explicit-stack instructions
+                    // without a continuation label): straight-line here.
                     info.kind = TermKind::Other;
                     info.guarded = false;
                     push_edge(&mut info.edges, next, EdgeKind::FallThrough);
@@ -218,10 +218,7 @@ impl Cfg {
     /// If `entry` (for a non-empty graph) or an exit is not a node.
     pub fn from_graph(graph: DiGraph, entry: u32, exits: &[u32]) -> Cfg {
         let n = graph.num_nodes();
-        assert!(
-            n == 0 || (entry as usize) < n,
-            "entry {entry} is not a node"
-        );
+        assert!(n == 0 || (entry as usize) < n, "entry {entry} is not a node");
         let mut blocks: Vec<BlockInfo> = (0..n as u32)
             .map(|v| BlockInfo {
                 term: None,
@@ -232,20 +229,13 @@ impl Cfg {
                 edges: graph
                     .succs(v)
                     .iter()
-                    .map(|&w| CfgEdge {
-                        to: EdgeTarget::Block(w),
-                        kind: EdgeKind::Jump,
-                    })
+                    .map(|&w| CfgEdge { to: EdgeTarget::Block(w), kind: EdgeKind::Jump })
                     .collect(),
             })
             .collect();
         for &e in exits {
             assert!((e as usize) < n, "exit {e} is not a node");
-            push_edge(
-                &mut blocks[e as usize].edges,
-                EdgeTarget::VirtualExit,
-                EdgeKind::Exit,
-            );
+            push_edge(&mut blocks[e as usize].edges, EdgeTarget::VirtualExit, EdgeKind::Exit);
         }
         for b in &mut blocks {
             b.conditional = b.edges.len() > 1;
@@ -266,23 +256,10 @@ impl Cfg {
                 }
             }
         }
-        let rpo = if n == 0 {
-            Vec::new()
-        } else {
-            reverse_postorder(&graph, entry)
-        };
+        let rpo = if n == 0 { Vec::new() } else { reverse_postorder(&graph, entry) };
         let reachable = BitSet::from_items(n, rpo.iter().copied());
         let unreachable = (0..n as u32).filter(|&v| !reachable.contains(v)).collect();
-        Cfg {
-            graph,
-            entry,
-            exits,
-            blocks,
-            fallthrough,
-            rpo,
-            reachable,
-            unreachable,
-        }
+        Cfg { graph, entry, exits, blocks, fallthrough, rpo, reachable, unreachable }
     }
 
     /// The number of blocks (every block of the function, reachable or not).

@@ -73,16 +73,9 @@ impl DomTree {
                     if idom[p as usize] == NONE {
                         continue;
                     }
-                    new_idom = if new_idom == NONE {
-                        p
-                    } else {
-                        intersect(&idom, p, new_idom)
-                    };
+                    new_idom = if new_idom == NONE { p } else { intersect(&idom, p, new_idom) };
                 }
-                debug_assert_ne!(
-                    new_idom, NONE,
-                    "a reachable node has a processed predecessor"
-                );
+                debug_assert_ne!(new_idom, NONE, "a reachable node has a processed predecessor");
                 if idom[b as usize] != new_idom {
                     idom[b as usize] = new_idom;
                     changed = true;
@@ -123,16 +116,7 @@ impl DomTree {
             }
         }
 
-        DomTree {
-            root,
-            idom,
-            rpo,
-            rpo_number,
-            children,
-            pre,
-            post,
-            depth,
-        }
+        DomTree { root, idom, rpo, rpo_number, children, pre, post, depth }
     }
 
     /// The root the tree was computed from.
@@ -185,10 +169,7 @@ impl DomTree {
 
     /// The position of `n` in [`DomTree::rpo`], if reachable.
     pub fn rpo_number(&self, n: u32) -> Option<u32> {
-        self.rpo_number
-            .get(n as usize)
-            .copied()
-            .filter(|&r| r != NONE)
+        self.rpo_number.get(n as usize).copied().filter(|&r| r != NONE)
     }
 
     /// The depth of `n` in the tree (the root has depth 0), if reachable.

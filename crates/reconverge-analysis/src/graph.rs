@@ -42,11 +42,7 @@ pub struct DiGraph {
 impl DiGraph {
     /// A graph with `n` nodes and no edges.
     pub fn new(n: usize) -> DiGraph {
-        DiGraph {
-            succs: vec![Vec::new(); n],
-            preds: vec![Vec::new(); n],
-            num_edges: 0,
-        }
+        DiGraph { succs: vec![Vec::new(); n], preds: vec![Vec::new(); n], num_edges: 0 }
     }
 
     /// A graph with `n` nodes and the given edges, in order; repeated edges are kept once.
@@ -74,10 +70,7 @@ impl DiGraph {
     /// If an endpoint is not a node.
     pub fn add_edge(&mut self, from: u32, to: u32) -> bool {
         let n = self.succs.len();
-        assert!(
-            (from as usize) < n && (to as usize) < n,
-            "edge {from}->{to} outside a graph of {n} nodes"
-        );
+        assert!((from as usize) < n && (to as usize) < n, "edge {from}->{to} outside a graph of {n} nodes");
         if self.has_edge(from, to) {
             return false;
         }
@@ -89,9 +82,7 @@ impl DiGraph {
 
     /// Whether the edge `from → to` exists.
     pub fn has_edge(&self, from: u32, to: u32) -> bool {
-        self.succs
-            .get(from as usize)
-            .is_some_and(|s| s.contains(&to))
+        self.succs.get(from as usize).is_some_and(|s| s.contains(&to))
     }
 
     /// The number of edges.
@@ -101,10 +92,7 @@ impl DiGraph {
 
     /// Every edge `(from, to)`, by source node and then successor order.
     pub fn edges(&self) -> impl Iterator<Item = (u32, u32)> + '_ {
-        self.succs
-            .iter()
-            .enumerate()
-            .flat_map(|(a, s)| s.iter().map(move |&b| (a as u32, b)))
+        self.succs.iter().enumerate().flat_map(|(a, s)| s.iter().map(move |&b| (a as u32, b)))
     }
 
     /// A view of this graph with every edge reversed.
@@ -217,11 +205,7 @@ impl SccFinder {
     const NONE: u32 = u32::MAX;
 
     pub(crate) fn new(n: usize) -> SccFinder {
-        SccFinder {
-            index: vec![Self::NONE; n],
-            low: vec![0; n],
-            on_stack: BitSet::new(n),
-        }
+        SccFinder { index: vec![Self::NONE; n], low: vec![0; n], on_stack: BitSet::new(n) }
     }
 
     /// The SCCs of the subgraph induced by `nodes` (for which `member` must hold), using only the edges
@@ -280,13 +264,7 @@ impl SccFinder {
         out
     }
 
-    fn visit(
-        &mut self,
-        v: u32,
-        counter: &mut u32,
-        scc_stack: &mut Vec<u32>,
-        call: &mut Vec<(u32, usize)>,
-    ) {
+    fn visit(&mut self, v: u32, counter: &mut u32, scc_stack: &mut Vec<u32>, call: &mut Vec<(u32, usize)>) {
         self.index[v as usize] = *counter;
         self.low[v as usize] = *counter;
         *counter += 1;
@@ -312,10 +290,7 @@ mod tests {
         let r = g.reversed();
         assert_eq!(r.succs(3), &[1, 2, 3]);
         assert_eq!(r.preds(0), &[1, 2]);
-        assert_eq!(
-            g.edges().collect::<Vec<_>>(),
-            vec![(0, 1), (0, 2), (1, 3), (2, 3), (3, 3)]
-        );
+        assert_eq!(g.edges().collect::<Vec<_>>(), vec![(0, 1), (0, 2), (1, 3), (2, 3), (3, 3)]);
     }
 
     #[test]

@@ -120,22 +120,10 @@ impl LoopInfo {
             blocks.sort_unstable();
             let mut exits: Vec<(u32, u32)> = blocks
                 .iter()
-                .flat_map(|&b| {
-                    g.succs(b)
-                        .iter()
-                        .filter(|&&s| stamp[s as usize] != id)
-                        .map(move |&s| (b, s))
-                })
+                .flat_map(|&b| g.succs(b).iter().filter(|&&s| stamp[s as usize] != id).map(move |&s| (b, s)))
                 .collect();
             exits.sort_unstable();
-            loops.push(Loop {
-                header: h,
-                blocks,
-                latches,
-                exits,
-                depth: 1,
-                parent: None,
-            });
+            loops.push(Loop { header: h, blocks, latches, exits, depth: 1, parent: None });
         }
         // Nesting, from the largest loop down: a loop nested in another is strictly smaller, and loops of
         // equal size are disjoint, so when a loop comes up, `innermost[header]` is its parent.
@@ -152,22 +140,12 @@ impl LoopInfo {
         }
 
         let retreating = retreating_edges(g, dom.rpo().first().copied(), n);
-        let retreating_non_back: Vec<(u32, u32)> = retreating
-            .iter()
-            .copied()
-            .filter(|&(u, v)| !dom.dominates(v, u))
-            .collect();
+        let retreating_non_back: Vec<(u32, u32)> =
+            retreating.iter().copied().filter(|&(u, v)| !dom.dominates(v, u)).collect();
 
         let irreducible = irreducible_regions(g, &reachable, dom.rpo().first().copied());
 
-        LoopInfo {
-            loops,
-            back_edges,
-            retreating,
-            retreating_non_back,
-            irreducible,
-            innermost,
-        }
+        LoopInfo { loops, back_edges, retreating, retreating_non_back, irreducible, innermost }
     }
 
     /// The natural loops, outer loops before the loops they contain (headers in reverse postorder).
@@ -208,8 +186,7 @@ impl LoopInfo {
 
     /// How many loops contain `block` (0 outside loops).
     pub fn loop_depth(&self, block: u32) -> u32 {
-        self.innermost_loop(block)
-            .map_or(0, |i| self.loops[i].depth)
+        self.innermost_loop(block).map_or(0, |i| self.loops[i].depth)
     }
 
     /// Whether `block` is a loop header.
@@ -246,11 +223,7 @@ fn retreating_edges<G: Graph>(g: &G, root: Option<u32>, n: usize) -> Vec<(u32, u
 }
 
 /// Nested SCC decomposition of the nodes in `reachable`; reports the components with several entries.
-fn irreducible_regions<G: Graph>(
-    g: &G,
-    reachable: &BitSet,
-    root: Option<u32>,
-) -> Vec<IrreducibleRegion> {
+fn irreducible_regions<G: Graph>(g: &G, reachable: &BitSet, root: Option<u32>) -> Vec<IrreducibleRegion> {
     let n = g.num_nodes();
     let mut out = Vec::new();
     let mut scc = SccFinder::new(n);
@@ -265,18 +238,12 @@ fn irreducible_regions<G: Graph>(
     }
     let mut work: Vec<(u32, Vec<u32>)> = vec![(next_id, all)];
     while let Some((id, nodes)) = work.pop() {
-        let comps = scc.run(
-            g,
-            &nodes,
-            |w| region[w as usize] == id,
-            |_, w| cut[w as usize] != id,
-        );
+        let comps = scc.run(g, &nodes, |w| region[w as usize] == id, |_, w| cut[w as usize] != id);
         // Components come sinks first; handle sources first so outer regions are listed first.
         let mut children = Vec::new();
         for comp in comps.into_iter().rev() {
             let v0 = comp[0];
-            let nontrivial =
-                comp.len() > 1 || (cut[v0 as usize] != id && g.succs(v0).contains(&v0));
+            let nontrivial = comp.len() > 1 || (cut[v0 as usize] != id && g.succs(v0).contains(&v0));
             if nontrivial {
                 next_id += 1;
                 for &v in &comp {
@@ -290,20 +257,14 @@ fn irreducible_regions<G: Graph>(
                 .iter()
                 .copied()
                 .filter(|&v| {
-                    Some(v) == root
-                        || g.preds(v)
-                            .iter()
-                            .any(|&p| reachable.contains(p) && region[p as usize] != cid)
+                    Some(v) == root || g.preds(v).iter().any(|&p| reachable.contains(p) && region[p as usize] != cid)
                 })
                 .collect();
             for &e in &entries {
                 cut[e as usize] = cid;
             }
             if entries.len() > 1 {
-                out.push(IrreducibleRegion {
-                    blocks: comp.clone(),
-                    entries,
-                });
+                out.push(IrreducibleRegion { blocks: comp.clone(), entries });
             }
             work.push((cid, comp));
         }
@@ -349,13 +310,7 @@ mod tests {
         // 0 -> 1, 0 -> 2, 1 <-> 2
         let li = info(3, &[(0, 1), (0, 2), (1, 2), (2, 1)]);
         assert!(!li.is_reducible());
-        assert_eq!(
-            li.irreducible_regions(),
-            &[IrreducibleRegion {
-                blocks: vec![1, 2],
-                entries: vec![1, 2]
-            }]
-        );
+        assert_eq!(li.irreducible_regions(), &[IrreducibleRegion { blocks: vec![1, 2], entries: vec![1, 2] }]);
         assert!(li.back_edges().is_empty());
         assert_eq!(li.retreating_non_back_edges().len(), 1);
     }
@@ -366,12 +321,6 @@ mod tests {
         let li = info(5, &[(0, 1), (1, 2), (1, 3), (2, 3), (3, 2), (3, 1), (3, 4)]);
         assert_eq!(li.loops().len(), 1);
         assert_eq!(li.loops()[0].header, 1);
-        assert_eq!(
-            li.irreducible_regions(),
-            &[IrreducibleRegion {
-                blocks: vec![2, 3],
-                entries: vec![2, 3]
-            }]
-        );
+        assert_eq!(li.irreducible_regions(), &[IrreducibleRegion { blocks: vec![2, 3], entries: vec![2, 3] }]);
     }
 }

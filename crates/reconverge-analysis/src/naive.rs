@@ -19,9 +19,7 @@ pub fn dominator_sets<G: Graph>(g: &G, root: u32) -> Vec<Option<BitSet>> {
         return vec![None; n];
     }
     let reach = reachable_from(g, root);
-    let mut dom: Vec<Option<BitSet>> = (0..n as u32)
-        .map(|v| reach.contains(v).then(|| BitSet::full(n)))
-        .collect();
+    let mut dom: Vec<Option<BitSet>> = (0..n as u32).map(|v| reach.contains(v).then(|| BitSet::full(n))).collect();
     dom[root as usize] = Some(BitSet::from_items(n, [root]));
     let mut changed = true;
     while changed {
@@ -53,9 +51,7 @@ pub fn idoms_from_sets(sets: &[Option<BitSet>]) -> Vec<Option<u32>> {
         .enumerate()
         .map(|(v, s)| {
             let s = s.as_ref()?;
-            s.iter()
-                .filter(|&d| d != v as u32)
-                .max_by_key(|&d| sets[d as usize].as_ref().map_or(0, BitSet::count))
+            s.iter().filter(|&d| d != v as u32).max_by_key(|&d| sets[d as usize].as_ref().map_or(0, BitSet::count))
         })
         .collect()
 }
@@ -78,11 +74,7 @@ pub fn augmented_graph<G: Graph>(g: &G, exits: &[u32], fake_exit_edges: &[u32]) 
 
 /// Post-dominator sets on the augmented graph (index `num_nodes` is the virtual exit): `Some(PDom(n))`
 /// for every node that reaches the exit there.
-pub fn post_dominator_sets<G: Graph>(
-    g: &G,
-    exits: &[u32],
-    fake_exit_edges: &[u32],
-) -> Vec<Option<BitSet>> {
+pub fn post_dominator_sets<G: Graph>(g: &G, exits: &[u32], fake_exit_edges: &[u32]) -> Vec<Option<BitSet>> {
     let a = augmented_graph(g, exits, fake_exit_edges);
     dominator_sets(&Reversed(&a), g.num_nodes() as u32)
 }
@@ -91,20 +83,11 @@ pub fn post_dominator_sets<G: Graph>(
 /// `Y` depends on `X` iff some path `X → … → Y` of at least one edge has every intermediate node
 /// post-dominated by `Y`, and `X` is not post-dominated by `Y` (never true for `X = Y`, see
 /// [`crate::cdep`]). Every node must reach the exit in the augmented graph.
-pub fn control_dependence<G: Graph>(
-    g: &G,
-    exits: &[u32],
-    fake_exit_edges: &[u32],
-) -> Vec<Vec<u32>> {
+pub fn control_dependence<G: Graph>(g: &G, exits: &[u32], fake_exit_edges: &[u32]) -> Vec<Vec<u32>> {
     let n = g.num_nodes();
     let a = augmented_graph(g, exits, fake_exit_edges);
     let pdom = post_dominator_sets(g, exits, fake_exit_edges);
-    let pdoms = |y: u32, x: u32| {
-        pdom[x as usize]
-            .as_ref()
-            .expect("every node reaches the exit")
-            .contains(y)
-    };
+    let pdoms = |y: u32, x: u32| pdom[x as usize].as_ref().expect("every node reaches the exit").contains(y);
     let mut parents = vec![Vec::new(); n];
     for x in 0..n as u32 {
         for y in 0..n as u32 {
@@ -213,10 +196,7 @@ mod tests {
         let d = dominator_sets(&g, 0);
         assert_eq!(d[3].as_ref().unwrap().to_vec(), vec![0, 3]);
         assert!(d[4].is_none());
-        assert_eq!(
-            idoms_from_sets(&d),
-            vec![None, Some(0), Some(0), Some(0), None]
-        );
+        assert_eq!(idoms_from_sets(&d), vec![None, Some(0), Some(0), Some(0), None]);
     }
 
     #[test]

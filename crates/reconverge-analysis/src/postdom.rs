@@ -81,10 +81,7 @@ impl PostDomTree {
         exit_list.sort_unstable();
         exit_list.dedup();
         for &e in &exit_list {
-            assert!(
-                (e as usize) < n,
-                "exit {e} is not a node of a graph of {n} nodes"
-            );
+            assert!((e as usize) < n, "exit {e} is not a node of a graph of {n} nodes");
             augmented.add_edge(e, exit);
         }
 
@@ -95,18 +92,8 @@ impl PostDomTree {
         }
 
         let tree = DomTree::compute(&Reversed(&augmented), exit);
-        debug_assert_eq!(
-            tree.rpo().len(),
-            n + 1,
-            "every node reaches the virtual exit"
-        );
-        PostDomTree {
-            num_nodes: n,
-            exits: exit_list,
-            fake_exit_edges: fake,
-            augmented,
-            tree,
-        }
+        debug_assert_eq!(tree.rpo().len(), n + 1, "every node reaches the virtual exit");
+        PostDomTree { num_nodes: n, exits: exit_list, fake_exit_edges: fake, augmented, tree }
     }
 
     /// The number of real nodes (the virtual exit not counted).
@@ -160,16 +147,8 @@ impl PostDomTree {
     /// # Panics
     /// If `n` is not a node.
     pub fn ipdom(&self, n: u32) -> PostDom {
-        assert!(
-            (n as usize) < self.num_nodes,
-            "node {n} outside a graph of {} nodes",
-            self.num_nodes
-        );
-        self.to_post_dom(
-            self.tree
-                .idom(n)
-                .expect("every node reaches the virtual exit"),
-        )
+        assert!((n as usize) < self.num_nodes, "node {n} outside a graph of {} nodes", self.num_nodes);
+        self.to_post_dom(self.tree.idom(n).expect("every node reaches the virtual exit"))
     }
 
     /// Whether node `a` post-dominates node `b` (reflexive). O(1).
@@ -194,10 +173,7 @@ impl PostDomTree {
 
     /// The nearest common post-dominator of two nodes.
     pub fn nearest_common_post_dominator(&self, a: u32, b: u32) -> PostDom {
-        let c = self
-            .tree
-            .nearest_common_dominator(a, b)
-            .expect("every node reaches the virtual exit");
+        let c = self.tree.nearest_common_dominator(a, b).expect("every node reaches the virtual exit");
         self.to_post_dom(c)
     }
 
@@ -258,20 +234,14 @@ fn find_fake_exit_sources(g: &DiGraph, exit: u32) -> Vec<u32> {
     // other one: so the candidates kept, in any removal order, are exactly those whose component is a
     // sink. One SCC pass finds them.
     let mut comp_of = vec![u32::MAX; n];
-    for (c, comp) in crate::graph::strongly_connected_components(g)
-        .iter()
-        .enumerate()
-    {
+    for (c, comp) in crate::graph::strongly_connected_components(g).iter().enumerate() {
         for &v in comp {
             comp_of[v as usize] = c as u32;
         }
     }
     let mut non_sink = BitSet::new(n);
     for v in 0..n as u32 {
-        if g.succs(v)
-            .iter()
-            .any(|&w| comp_of[w as usize] != comp_of[v as usize])
-        {
+        if g.succs(v).iter().any(|&w| comp_of[w as usize] != comp_of[v as usize]) {
             non_sink.insert(comp_of[v as usize]);
         }
     }
@@ -321,10 +291,7 @@ mod tests {
         let p = PostDomTree::compute(&g, &[1, 2]);
         assert_eq!(p.ipdom(0), PostDom::VirtualExit);
         assert_eq!(p.ipdom(1), PostDom::VirtualExit);
-        assert_eq!(
-            p.post_dominators(1).collect::<Vec<_>>(),
-            vec![PostDom::Block(1), PostDom::VirtualExit]
-        );
+        assert_eq!(p.post_dominators(1).collect::<Vec<_>>(), vec![PostDom::Block(1), PostDom::VirtualExit]);
     }
 
     #[test]

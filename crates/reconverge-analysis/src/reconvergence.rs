@@ -77,11 +77,7 @@ impl Reconvergence {
 
     /// The conditional branch ending `block`, if it ends in one.
     pub fn for_block(&self, block: u32) -> Option<&BranchInfo> {
-        self.by_block
-            .get(block as usize)
-            .copied()
-            .flatten()
-            .map(|i| &self.branches[i])
+        self.by_block.get(block as usize).copied().flatten().map(|i| &self.branches[i])
     }
 
     /// The conditional branch whose instruction is `inst`, if any.

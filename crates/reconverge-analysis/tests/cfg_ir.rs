@@ -5,8 +5,7 @@ mod common;
 
 use common::{func, last_inst, node, End::*};
 use reconverge_analysis::{
-    Cfg, CfgEdge, EdgeKind, EdgeTarget, FunctionAnalysis, PostDom, PostDomTree, Reconvergence,
-    TermKind,
+    Cfg, CfgEdge, EdgeKind, EdgeTarget, FunctionAnalysis, PostDom, PostDomTree, Reconvergence, TermKind,
 };
 use reconverge_ir::{FuncKind, Function};
 
@@ -20,32 +19,13 @@ fn edge(to: EdgeTarget, kind: EdgeKind) -> CfgEdge {
 
 #[test]
 fn diamond_if_else() {
-    let f = func(&[
-        ("entry", BraIf("else")),
-        ("then", Bra("join")),
-        ("else", Fall),
-        ("join", Ret),
-    ]);
+    let f = func(&[("entry", BraIf("else")), ("then", Bra("join")), ("else", Fall), ("join", Ret)]);
     let a = FunctionAnalysis::compute(&f);
-    let (e, t, el, j) = (
-        node(&f, "entry"),
-        node(&f, "then"),
-        node(&f, "else"),
-        node(&f, "join"),
-    );
-    assert_eq!(
-        a.cfg.edges(e),
-        &[
-            edge(blk(el), EdgeKind::Taken),
-            edge(blk(t), EdgeKind::FallThrough)
-        ]
-    );
+    let (e, t, el, j) = (node(&f, "entry"), node(&f, "then"), node(&f, "else"), node(&f, "join"));
+    assert_eq!(a.cfg.edges(e), &[edge(blk(el), EdgeKind::Taken), edge(blk(t), EdgeKind::FallThrough)]);
     assert_eq!(a.cfg.edges(t), &[edge(blk(j), EdgeKind::Jump)]);
     assert_eq!(a.cfg.edges(el), &[edge(blk(j), EdgeKind::FallThrough)]);
-    assert_eq!(
-        a.cfg.edges(j),
-        &[edge(EdgeTarget::VirtualExit, EdgeKind::Exit)]
-    );
+    assert_eq!(a.cfg.edges(j), &[edge(EdgeTarget::VirtualExit, EdgeKind::Exit)]);
     assert_eq!(a.cfg.exit_blocks(), &[j]);
     assert!(a.cfg.is_conditional(e));
     assert!(!a.cfg.is_conditional(t));
@@ -81,22 +61,13 @@ fn if_then() {
     assert_eq!(a.cdep.parents(t), &[e]);
     assert_eq!(a.cdep.labels(e, t), vec![t]);
     assert!(a.cdep.parents(j).is_empty());
-    assert_eq!(
-        a.reconvergence.for_block(e).unwrap().reconvergence,
-        PostDom::Block(j)
-    );
+    assert_eq!(a.reconvergence.for_block(e).unwrap().reconvergence, PostDom::Block(j));
 }
 
 #[test]
 fn nested_ifs() {
     // if (p) { if (q) { A } B } C
-    let f = func(&[
-        ("entry", BraIf("c")),
-        ("outer", BraIf("b")),
-        ("a", Fall),
-        ("b", Fall),
-        ("c", Ret),
-    ]);
+    let f = func(&[("entry", BraIf("c")), ("outer", BraIf("b")), ("a", Fall), ("b", Fall), ("c", Ret)]);
     let a = FunctionAnalysis::compute(&f);
     let [e, o, ia, b, c] = ["entry", "outer", "a", "b", "c"].map(|l| node(&f, l));
     assert_eq!(a.postdom.ipdom(e), PostDom::Block(c));
@@ -106,10 +77,7 @@ fn nested_ifs() {
     assert_eq!(a.cdep.parents(b), &[e]);
     assert!(a.cdep.control_equivalent(o, b));
     assert_eq!(a.cdep.iterated(e), vec![o, ia, b]);
-    assert_eq!(
-        a.reconvergence.for_block(o).unwrap().reconvergence,
-        PostDom::Block(b)
-    );
+    assert_eq!(a.reconvergence.for_block(o).unwrap().reconvergence, PostDom::Block(b));
     assert_eq!(a.dom.idom(ia), Some(o));
 }
 
@@ -126,8 +94,7 @@ fn loop_with_break_and_continue() {
         ("done", Ret),
     ]);
     let a = FunctionAnalysis::compute(&f);
-    let [en, h, b, b2, s, l, d] =
-        ["entry", "head", "body", "body2", "s", "latch", "done"].map(|x| node(&f, x));
+    let [en, h, b, b2, s, l, d] = ["entry", "head", "body", "body2", "s", "latch", "done"].map(|x| node(&f, x));
     assert_eq!(a.loops.back_edges(), &[(l, h)]);
     let lp = &a.loops.loops()[0];
     assert_eq!(lp.header, h);
@@ -173,12 +140,7 @@ fn two_exits_reconverge_only_at_function_exit() {
 #[test]
 fn infinite_loop_gets_a_post_dominator() {
     // while (1) { if (p) A else B }
-    let f = func(&[
-        ("entry", Fall),
-        ("loop", BraIf("a")),
-        ("b", Bra("loop")),
-        ("a", Bra("loop")),
-    ]);
+    let f = func(&[("entry", Fall), ("loop", BraIf("a")), ("b", Bra("loop")), ("a", Bra("loop"))]);
     let a = FunctionAnalysis::compute(&f);
     let [en, lp, b, ia] = ["entry", "loop", "b", "a"].map(|x| node(&f, x));
     assert!(a.cfg.exit_blocks().is_empty());
@@ -189,19 +151,14 @@ fn infinite_loop_gets_a_post_dominator() {
     assert_eq!(a.postdom.ipdom(ia), PostDom::Block(lp));
     assert_eq!(a.postdom.ipdom(en), PostDom::Block(lp));
     for v in 0..4 {
-        assert!(a
-            .postdom
-            .post_dominates_node(PostDom::VirtualExit, PostDom::Block(v)));
+        assert!(a.postdom.post_dominates_node(PostDom::VirtualExit, PostDom::Block(v)));
     }
     // With the fake edge, `b` may leave: it controls the loop; `a` depends on the branch in `loop`.
     assert_eq!(a.cdep.parents(ia), &[lp]);
     assert_eq!(a.cdep.parents(lp), &[lp, b]);
     assert_eq!(a.cdep.parents(b), &[b]);
     assert!(a.cdep.parents(en).is_empty());
-    assert_eq!(
-        a.reconvergence.for_block(lp).unwrap().reconvergence,
-        PostDom::Block(b)
-    );
+    assert_eq!(a.reconvergence.for_block(lp).unwrap().reconvergence, PostDom::Block(b));
     assert_eq!(a.loops.loops().len(), 1);
     assert_eq!(a.loops.loops()[0].latches, vec![b, ia]);
 }
@@ -209,12 +166,7 @@ fn infinite_loop_gets_a_post_dominator() {
 #[test]
 fn irreducible_goto_loop() {
     // if (p) goto L2; L1: ...; L2: if (q) goto L1; done
-    let f = func(&[
-        ("entry", BraIf("l2")),
-        ("l1", Fall),
-        ("l2", BraIf("l1")),
-        ("done", Ret),
-    ]);
+    let f = func(&[("entry", BraIf("l2")), ("l1", Fall), ("l2", BraIf("l1")), ("done", Ret)]);
     let a = FunctionAnalysis::compute(&f);
     let [e, l1, l2, d] = ["entry", "l1", "l2", "done"].map(|x| node(&f, x));
     assert!(!a.loops.is_reducible());
@@ -242,11 +194,7 @@ fn brx_idx_with_three_targets() {
     let [e, t1, t2, t3, j] = ["entry", "t1", "t2", "t3", "join"].map(|x| node(&f, x));
     assert_eq!(
         a.cfg.edges(e),
-        &[
-            edge(blk(t1), EdgeKind::Indexed),
-            edge(blk(t2), EdgeKind::Indexed),
-            edge(blk(t3), EdgeKind::Indexed)
-        ]
+        &[edge(blk(t1), EdgeKind::Indexed), edge(blk(t2), EdgeKind::Indexed), edge(blk(t3), EdgeKind::Indexed)]
     );
     assert_eq!(a.cfg.terminator_kind(e), TermKind::Brx);
     assert!(a.cfg.is_conditional(e));
@@ -268,13 +216,7 @@ fn brx_idx_with_three_targets() {
     let f = func(&[("entry", BrxIf(&["t"])), ("x", Ret), ("t", Ret)]);
     let cfg = Cfg::build(&f);
     assert!(cfg.is_conditional(0));
-    assert_eq!(
-        cfg.edges(0),
-        &[
-            edge(blk(2), EdgeKind::Indexed),
-            edge(blk(1), EdgeKind::FallThrough)
-        ]
-    );
+    assert_eq!(cfg.edges(0), &[edge(blk(2), EdgeKind::Indexed), edge(blk(1), EdgeKind::FallThrough)]);
 }
 
 #[test]
@@ -283,13 +225,7 @@ fn guarded_ret_is_an_early_exit() {
     let f = func(&[("entry", RetIf), ("s1", Fall), ("end", Ret)]);
     let a = FunctionAnalysis::compute(&f);
     let [e, s1, end] = ["entry", "s1", "end"].map(|x| node(&f, x));
-    assert_eq!(
-        a.cfg.edges(e),
-        &[
-            edge(EdgeTarget::VirtualExit, EdgeKind::Exit),
-            edge(blk(s1), EdgeKind::FallThrough)
-        ]
-    );
+    assert_eq!(a.cfg.edges(e), &[edge(EdgeTarget::VirtualExit, EdgeKind::Exit), edge(blk(s1), EdgeKind::FallThrough)]);
     assert!(a.cfg.is_conditional(e));
     assert_eq!(a.cfg.terminator_kind(e), TermKind::Ret);
     assert_eq!(a.cfg.exit_blocks(), &[e, end]);
@@ -305,29 +241,15 @@ fn guarded_ret_is_an_early_exit() {
     let cfg = Cfg::build(&f);
     assert!(cfg.is_conditional(0) && cfg.is_conditional(1));
     assert_eq!(cfg.terminator_kind(1), TermKind::Trap);
-    assert_eq!(
-        cfg.edges(1),
-        &[
-            edge(EdgeTarget::VirtualExit, EdgeKind::Exit),
-            edge(blk(2), EdgeKind::FallThrough)
-        ]
-    );
+    assert_eq!(cfg.edges(1), &[edge(EdgeTarget::VirtualExit, EdgeKind::Exit), edge(blk(2), EdgeKind::FallThrough)]);
     assert!(cfg.is_trivial(2));
-    assert_eq!(
-        cfg.edges(2),
-        &[edge(EdgeTarget::VirtualExit, EdgeKind::Exit)]
-    );
+    assert_eq!(cfg.edges(2), &[edge(EdgeTarget::VirtualExit, EdgeKind::Exit)]);
     assert_eq!(cfg.exit_blocks(), &[0, 1, 2]);
 }
 
 #[test]
 fn trivial_and_uniform_branches() {
-    let f = func(&[
-        ("entry", BraIf("next")),
-        ("next", BraIfUni("end")),
-        ("mid", BraUni("end")),
-        ("end", Ret),
-    ]);
+    let f = func(&[("entry", BraIf("next")), ("next", BraIfUni("end")), ("mid", BraUni("end")), ("end", Ret)]);
     let a = FunctionAnalysis::compute(&f);
     let [e, n, m, end] = ["entry", "next", "mid", "end"].map(|x| node(&f, x));
     assert!(a.cfg.is_conditional(e) && a.cfg.is_trivial(e));
@@ -345,13 +267,7 @@ fn trivial_and_uniform_branches() {
 
 #[test]
 fn straight_line_empty_blocks_calls_and_unreachable() {
-    let f = func(&[
-        ("entry", Call),
-        ("empty", Empty),
-        ("j", Bra("end")),
-        ("dead", Fall),
-        ("end", Fall),
-    ]);
+    let f = func(&[("entry", Call), ("empty", Empty), ("j", Bra("end")), ("dead", Fall), ("end", Fall)]);
     let a = FunctionAnalysis::compute(&f);
     let [e, em, j, dead, end] = ["entry", "empty", "j", "dead", "end"].map(|x| node(&f, x));
     assert_eq!(a.cfg.succs(e), &[em]);
@@ -359,10 +275,7 @@ fn straight_line_empty_blocks_calls_and_unreachable() {
     assert_eq!(a.cfg.terminator_kind(em), TermKind::None);
     assert_eq!(a.cfg.succs(em), &[j]);
     // The last block falls off the end: it leaves the function.
-    assert_eq!(
-        a.cfg.edges(end),
-        &[edge(EdgeTarget::VirtualExit, EdgeKind::FallThrough)]
-    );
+    assert_eq!(a.cfg.edges(end), &[edge(EdgeTarget::VirtualExit, EdgeKind::FallThrough)]);
     assert_eq!(a.cfg.exit_blocks(), &[end]);
     assert_eq!(a.cfg.unreachable_blocks(), &[dead]);
     assert!(!a.cfg.is_reachable(dead));
@@ -414,10 +327,7 @@ fn from_graph_cfg_matches_graph() {
     assert!(!cfg.is_conditional(3));
     let pd = PostDomTree::compute(cfg.graph(), cfg.exit_blocks());
     let r = Reconvergence::compute(&cfg, &pd);
-    assert_eq!(
-        r.branches().iter().map(|b| b.block).collect::<Vec<_>>(),
-        vec![0, 1]
-    );
+    assert_eq!(r.branches().iter().map(|b| b.block).collect::<Vec<_>>(), vec![0, 1]);
     assert_eq!(r.for_block(0).unwrap().reconvergence, PostDom::VirtualExit);
     assert_eq!(r.for_block(1).unwrap().inst, None);
 }

@@ -43,13 +43,9 @@
 //! N3', around the N4/N4' loop) satisfies every stated fact as well: the text does not pin the figure
 //! down, so the facts are asserted on both.
 
-use reconverge_analysis::{
-    naive, Cfg, ControlDependence, DiGraph, FunctionAnalysis, PostDom, PostDomTree,
-};
+use reconverge_analysis::{naive, Cfg, ControlDependence, DiGraph, FunctionAnalysis, PostDom, PostDomTree};
 
-const NAMES: [&str; 10] = [
-    "N1", "N2", "N3", "N4", "N4'", "N5", "N3'", "N2'", "N6", "N7",
-];
+const NAMES: [&str; 10] = ["N1", "N2", "N3", "N4", "N4'", "N5", "N3'", "N2'", "N6", "N7"];
 const N1: u32 = 0;
 const N2: u32 = 1;
 const N3: u32 = 2;
@@ -122,10 +118,7 @@ fn figure2_control_dependence() {
     assert_eq!(cd.labels(N3P, N4), vec![N3]);
     assert_eq!(cd.labels(N4P, N4), vec![N4]);
     assert_eq!(names(cd.children(N4P)), vec!["N4", "N4'"]);
-    assert_eq!(
-        names(&cd.iterated(N2)),
-        vec!["N3", "N4", "N4'", "N5", "N3'"]
-    );
+    assert_eq!(names(&cd.iterated(N2)), vec!["N3", "N4", "N4'", "N5", "N3'"]);
     check_stated_facts(cd);
 
     // Control-equivalent regions (§3.1): {N1, N2, N2', N6, N7} with the entry; {N3, N3', N5}; {N4, N4'}.
@@ -135,15 +128,8 @@ fn figure2_control_dependence() {
     assert!(!cd.control_equivalent(N5, N4));
 
     // The same relation from the definition, by path search.
-    let naive = naive::control_dependence(
-        a.cfg.graph(),
-        a.cfg.exit_blocks(),
-        a.postdom.fake_exit_edges(),
-    );
-    assert_eq!(
-        (0..10).map(|n| cd.parents(n).to_vec()).collect::<Vec<_>>(),
-        naive
-    );
+    let naive = naive::control_dependence(a.cfg.graph(), a.cfg.exit_blocks(), a.postdom.fake_exit_edges());
+    assert_eq!((0..10).map(|n| cd.parents(n).to_vec()).collect::<Vec<_>>(), naive);
 }
 
 #[test]
@@ -152,18 +138,9 @@ fn figure2_loops_and_reconvergence() {
     assert_eq!(a.loops.back_edges(), &[(N4P, N4), (N3P, N3)]);
     let loops = a.loops.loops();
     assert_eq!(loops.len(), 2);
-    assert_eq!(
-        (loops[0].header, loops[0].latches.clone(), loops[0].depth),
-        (N3, vec![N3P], 1)
-    );
-    assert_eq!(
-        names(&loops[0].blocks),
-        vec!["N3", "N4", "N4'", "N5", "N3'"]
-    );
-    assert_eq!(
-        (loops[1].header, loops[1].latches.clone(), loops[1].depth),
-        (N4, vec![N4P], 2)
-    );
+    assert_eq!((loops[0].header, loops[0].latches.clone(), loops[0].depth), (N3, vec![N3P], 1));
+    assert_eq!(names(&loops[0].blocks), vec!["N3", "N4", "N4'", "N5", "N3'"]);
+    assert_eq!((loops[1].header, loops[1].latches.clone(), loops[1].depth), (N4, vec![N4P], 2));
     assert_eq!(loops[1].parent, Some(0));
     assert_eq!(loops[1].exits, vec![(N4P, N5)]);
     assert!(a.loops.is_reducible());
@@ -174,10 +151,7 @@ fn figure2_loops_and_reconvergence() {
     let conditional: Vec<u32> = a.reconvergence.branches().iter().map(|b| b.block).collect();
     assert_eq!(names(&conditional), vec!["N2", "N4'", "N3'"]);
     // Lanes that diverge at N4' meet again at N5, the block that needs a syncwarp.
-    assert_eq!(
-        a.reconvergence.for_block(N4P).unwrap().reconvergence,
-        PostDom::Block(N5)
-    );
+    assert_eq!(a.reconvergence.for_block(N4P).unwrap().reconvergence, PostDom::Block(N5));
     assert_eq!(a.dom.idom(N5), Some(N4P));
     assert!(a.postdom.fake_exit_edges().is_empty());
 }

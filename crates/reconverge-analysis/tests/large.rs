@@ -3,11 +3,7 @@
 
 use reconverge_analysis::{Cfg, DiGraph, FunctionAnalysis, PostDom};
 
-fn analyse(
-    n: usize,
-    edges: impl IntoIterator<Item = (u32, u32)>,
-    exits: &[u32],
-) -> FunctionAnalysis {
+fn analyse(n: usize, edges: impl IntoIterator<Item = (u32, u32)>, exits: &[u32]) -> FunctionAnalysis {
     FunctionAnalysis::from_cfg(Cfg::from_graph(DiGraph::from_edges(n, edges), 0, exits))
 }
 
@@ -38,14 +34,7 @@ fn deeply_nested_loops() {
     let latch = |i: u32| 2 * d - 1 - i;
     let mut edges = Vec::new();
     for i in 0..d {
-        edges.push((
-            header(i),
-            if i + 1 < d {
-                header(i + 1)
-            } else {
-                latch(d - 1)
-            },
-        ));
+        edges.push((header(i), if i + 1 < d { header(i + 1) } else { latch(d - 1) }));
         edges.push((latch(i), header(i)));
         edges.push((latch(i), if i > 0 { latch(i - 1) } else { 2 * d }));
     }

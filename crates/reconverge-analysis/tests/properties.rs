@@ -7,8 +7,7 @@ use petgraph::graph::NodeIndex;
 use proptest::prelude::*;
 use reconverge_analysis::graph::strongly_connected_components;
 use reconverge_analysis::{
-    naive, BitSet, Cfg, ControlDependence, DiGraph, DomTree, FunctionAnalysis, Graph, LoopInfo,
-    PostDom, PostDomTree,
+    naive, BitSet, Cfg, ControlDependence, DiGraph, DomTree, FunctionAnalysis, Graph, LoopInfo, PostDom, PostDomTree,
 };
 
 /// A random graph: node count, edges (repeats allowed), exit nodes (maybe none). Entry is node 0.
@@ -76,15 +75,9 @@ fn check_dominators(g: &DiGraph) {
     let pg = petgraph_of(g);
     let pdoms = simple_fast(&pg, NodeIndex::new(0));
     for b in 0..n as u32 {
-        assert_eq!(
-            fast.is_reachable(b),
-            sets[b as usize].is_some(),
-            "reachability of {b}"
-        );
+        assert_eq!(fast.is_reachable(b), sets[b as usize].is_some(), "reachability of {b}");
         assert_eq!(fast.idom(b), idoms[b as usize], "idom of {b}");
-        let pg_idom = pdoms
-            .immediate_dominator(NodeIndex::new(b as usize))
-            .map(|x| x.index() as u32);
+        let pg_idom = pdoms.immediate_dominator(NodeIndex::new(b as usize)).map(|x| x.index() as u32);
         assert_eq!(fast.idom(b), pg_idom, "idom of {b} vs petgraph");
         for a in 0..n as u32 {
             let naive_dom = sets[b as usize].as_ref().is_some_and(|s| s.contains(a));
@@ -121,24 +114,15 @@ fn check_post_dominators(g: &DiGraph, exits: &[u32]) -> PostDomTree {
     }
     // Fake edges: exactly one per sink SCC of the nodes that cannot reach an exit, from inside it.
     let orig = naive::augmented_graph(g, exits, &[]);
-    let reaches_exit = BitSet::from_items(
-        n,
-        (0..n as u32).filter(|&v| naive::reaches(&orig, v, n as u32)),
-    );
+    let reaches_exit = BitSet::from_items(n, (0..n as u32).filter(|&v| naive::reaches(&orig, v, n as u32)));
     let sccs = strongly_connected_components(g);
     let mut sink_sccs = 0;
     for comp in &sccs {
         let set = BitSet::from_items(n, comp.iter().copied());
-        let is_sink = comp
-            .iter()
-            .all(|&v| g.succs(v).iter().all(|&w| set.contains(w)));
+        let is_sink = comp.iter().all(|&v| g.succs(v).iter().all(|&w| set.contains(w)));
         if is_sink && !reaches_exit.contains(comp[0]) {
             sink_sccs += 1;
-            assert_eq!(
-                fake.iter().filter(|&&f| set.contains(f)).count(),
-                1,
-                "one fake edge in {comp:?}"
-            );
+            assert_eq!(fake.iter().filter(|&&f| set.contains(f)).count(), 1, "one fake edge in {comp:?}");
         }
     }
     assert_eq!(fake.len(), sink_sccs);
@@ -164,15 +148,8 @@ fn check_post_dominators(g: &DiGraph, exits: &[u32]) -> PostDomTree {
     let pg = petgraph_of(&aug);
     let pdoms = simple_fast(petgraph::visit::Reversed(&pg), NodeIndex::new(n));
     for b in 0..n as u32 {
-        let x = pdoms
-            .immediate_dominator(NodeIndex::new(b as usize))
-            .expect("reaches the exit")
-            .index();
-        let expect = if x == n {
-            PostDom::VirtualExit
-        } else {
-            PostDom::Block(x as u32)
-        };
+        let x = pdoms.immediate_dominator(NodeIndex::new(b as usize)).expect("reaches the exit").index();
+        let expect = if x == n { PostDom::VirtualExit } else { PostDom::Block(x as u32) };
         assert_eq!(pd.ipdom(b), expect, "ipdom of {b} vs petgraph");
     }
     pd
@@ -183,20 +160,12 @@ fn check_control_dependence(g: &DiGraph, exits: &[u32], pd: &PostDomTree) {
     let cd = ControlDependence::compute(pd);
     let naive_cd = naive::control_dependence(g, exits, pd.fake_exit_edges());
     for v in 0..n as u32 {
-        assert_eq!(
-            cd.parents(v),
-            naive_cd[v as usize].as_slice(),
-            "CD parents of {v}"
-        );
+        assert_eq!(cd.parents(v), naive_cd[v as usize].as_slice(), "CD parents of {v}");
     }
     let children: Vec<Vec<u32>> = (0..n as u32).map(|v| cd.children(v).to_vec()).collect();
     let closure = naive::transitive_closure(&children);
     for v in 0..n as u32 {
-        assert_eq!(
-            cd.iterated_set(v),
-            closure[v as usize],
-            "iterated CD of {v}"
-        );
+        assert_eq!(cd.iterated_set(v), closure[v as usize], "iterated CD of {v}");
         assert_eq!(cd.iterated(v), closure[v as usize].to_vec());
         for &c in cd.children(v) {
             assert!(cd.parents(c).contains(&v));
@@ -219,11 +188,7 @@ fn check_loops(g: &DiGraph) {
     for (i, l) in li.loops().iter().enumerate() {
         assert!(l.blocks.contains(&l.header));
         for &b in &l.blocks {
-            assert!(
-                dom.dominates(l.header, b),
-                "header {} dominates {b}",
-                l.header
-            );
+            assert!(dom.dominates(l.header, b), "header {} dominates {b}", l.header);
         }
         for &latch in &l.latches {
             assert!(l.contains(latch));
@@ -243,31 +208,18 @@ fn check_loops(g: &DiGraph) {
     }
     let reducible = naive::is_reducible(g, 0);
     assert_eq!(li.is_reducible(), reducible, "reducibility");
-    assert_eq!(
-        li.retreating_non_back_edges().is_empty(),
-        reducible,
-        "retreating edges"
-    );
+    assert_eq!(li.retreating_non_back_edges().is_empty(), reducible, "retreating edges");
     for r in li.irreducible_regions() {
         assert!(r.entries.len() > 1);
         let set = BitSet::from_items(n, r.blocks.iter().copied());
         // Strongly connected within itself.
-        let sub = DiGraph::from_edges(
-            n,
-            g.edges()
-                .filter(|&(a, b)| set.contains(a) && set.contains(b)),
-        );
+        let sub = DiGraph::from_edges(n, g.edges().filter(|&(a, b)| set.contains(a) && set.contains(b)));
         for &a in &r.blocks {
             let reach = reconverge_analysis::graph::reachable_from(&sub, a);
             assert!(set.is_subset(&reach));
         }
         for &e in &r.entries {
-            assert!(
-                e == 0
-                    || g.preds(e)
-                        .iter()
-                        .any(|&p| dom.is_reachable(p) && !set.contains(p))
-            );
+            assert!(e == 0 || g.preds(e).iter().any(|&p| dom.is_reachable(p) && !set.contains(p)));
         }
     }
     // A top-level SCC (of the reachable part) with several entries is reported.
@@ -280,18 +232,10 @@ fn check_loops(g: &DiGraph) {
         let set = BitSet::from_items(n, comp.iter().copied());
         let entries = comp
             .iter()
-            .filter(|&&v| {
-                v == 0
-                    || g.preds(v)
-                        .iter()
-                        .any(|&p| reach.contains(p) && !set.contains(p))
-            })
+            .filter(|&&v| v == 0 || g.preds(v).iter().any(|&p| reach.contains(p) && !set.contains(p)))
             .count();
         if entries > 1 {
-            assert!(
-                li.irreducible_regions().iter().any(|r| r.blocks == comp),
-                "{comp:?} is irreducible"
-            );
+            assert!(li.irreducible_regions().iter().any(|r| r.blocks == comp), "{comp:?} is irreducible");
         }
     }
 }
@@ -308,19 +252,12 @@ fn check_bundle(case: &Case) {
             None => assert!(!a.cfg.is_conditional(b)),
         }
     }
-    assert_eq!(
-        a.cfg.unreachable_blocks().len() + a.cfg.reverse_postorder().len(),
-        case.n
-    );
+    assert_eq!(a.cfg.unreachable_blocks().len() + a.cfg.reverse_postorder().len(), case.n);
 }
 
 fn config(cases: u32) -> ProptestConfig {
     // No regression files: failures print the minimal case, which belongs in a unit test.
-    ProptestConfig {
-        cases,
-        failure_persistence: None,
-        ..ProptestConfig::default()
-    }
+    ProptestConfig { cases, failure_persistence: None, ..ProptestConfig::default() }
 }
 
 proptest! {
@@ -345,11 +282,7 @@ fn arb_infinite() -> impl Strategy<Value = Case> {
             // A path 0 -> 1 -> ... -> n-1 plus random edges, and no exits.
             let mut edges: Vec<(u32, u32)> = (0..n as u32 - 1).map(|i| (i, i + 1)).collect();
             edges.extend(extra);
-            Case {
-                n,
-                edges,
-                exits: Vec::new(),
-            }
+            Case { n, edges, exits: Vec::new() }
         })
     })
 }

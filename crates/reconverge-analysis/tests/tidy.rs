@@ -30,11 +30,7 @@ fn every_module_has_a_doc_header() {
     assert!(files.len() >= 10, "found the sources: {files:?}");
     for f in files {
         let text = fs::read_to_string(&f).expect("readable source");
-        assert!(
-            text.starts_with("//!"),
-            "{} does not start with a `//!` module doc",
-            f.display()
-        );
+        assert!(text.starts_with("//!"), "{} does not start with a `//!` module doc", f.display());
     }
 }
 

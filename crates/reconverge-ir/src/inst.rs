@@ -129,9 +129,9 @@ opcodes! {
     // reconverge extensions: the explicit reconvergence-stack instructions of seed 001, inserted by the
     // SSY pass of the simulator (never emitted by CUDA compilers).
     Ssy = "ssy", 1..=1;
-    Sync = "sync", 0..=0;
+    Sync = "sync", 0..=1;
     Pbk = "pbk", 1..=1;
-    Brk = "brk", 0..=0;
+    Brk = "brk", 0..=1;
 }
 
 impl Opcode {
@@ -648,4 +648,3 @@ impl Inst {
         })
     }
 }
-

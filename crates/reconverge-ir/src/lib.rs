@@ -29,8 +29,7 @@ mod types;
 pub use cranelift_entity::{EntityRef, PrimaryMap, SecondaryMap};
 pub use entity::{BlockId, FuncId, GlobalId, InstId, LocalId, ProtoId, RegId, TargetsId};
 pub use inst::{
-    Address, AddrBase, Guard, Imm, Inst, KnownModifier, Modifier, Opcode, Operand, SpecialReg, SpecialRegKind,
-    Symbol,
+    AddrBase, Address, Guard, Imm, Inst, KnownModifier, Modifier, Opcode, Operand, SpecialReg, SpecialRegKind, Symbol,
 };
 pub use module::{
     Block, BranchTargets, CallPrototype, FileEntry, FuncKind, Function, FunctionSpans, InitValue, Initializer,

@@ -2,9 +2,7 @@
 
 use crate::entity::{BlockId, FuncId, InstId};
 use crate::inst::{AddrBase, Imm, Inst, Operand, Symbol};
-use crate::module::{
-    FuncKind, Function, InitValue, Initializer, Item, Module, RegDecl, SrcLoc, Variable,
-};
+use crate::module::{FuncKind, Function, InitValue, Initializer, Item, Module, RegDecl, SrcLoc, Variable};
 use cranelift_entity::{EntityRef, SecondaryMap};
 use std::fmt::Write;
 
@@ -256,7 +254,9 @@ fn write_reg_decls(s: &mut String, f: &Function) {
     while i < regs.len() {
         let r = regs[i];
         let vec = r.vector.map(|n| format!(".v{n} ")).unwrap_or_default();
-        if let Some(prefix) = r.name.strip_suffix('0').filter(|p| !p.ends_with(|c: char| c.is_ascii_digit()) && is_ident(p)) {
+        if let Some(prefix) =
+            r.name.strip_suffix('0').filter(|p| !p.ends_with(|c: char| c.is_ascii_digit()) && is_ident(p))
+        {
             let mut n = 1;
             while i + n < regs.len()
                 && regs[i + n].ty == r.ty

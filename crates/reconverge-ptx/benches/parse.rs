@@ -5,7 +5,8 @@
 //!   (a few MB, like a big NVRTC translation unit).
 //! - `lex`: the lexer alone on the synthetic module.
 //!
-//! `cargo bench -p reconverge-ptx -- --quick` gives a fast estimate.
+//! `cargo bench -p reconverge-ptx -- --quick` gives a fast estimate. With `RECONVERGE_BENCH_DUMP=FILE` the
+//! synthetic module is also written to `FILE` (for profiling with `examples/parse_timing.rs`).
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use reconverge_ptx::lexer::{lex, TokenKind};
@@ -32,11 +33,7 @@ fn corpus() -> Vec<String> {
     let mut paths = Vec::new();
     collect(&root.join("tests/data"), &mut paths);
     collect(&root.join("../../kernels"), &mut paths);
-    paths
-        .iter()
-        .filter_map(|p| std::fs::read_to_string(p).ok())
-        .filter(|s| reconverge_ptx::parse(s).is_ok())
-        .collect()
+    paths.iter().filter_map(|p| std::fs::read_to_string(p).ok()).filter(|s| reconverge_ptx::parse(s).is_ok()).collect()
 }
 
 /// `src` with its header directives removed and every module-level name suffixed with `suffix`.
@@ -81,6 +78,10 @@ fn bench(c: &mut Criterion) {
     let corpus = corpus();
     let big = synthetic(&corpus, 4 << 20);
     assert!(reconverge_ptx::parse(&big).is_ok(), "the synthetic module must parse");
+    if let Ok(path) = std::env::var("RECONVERGE_BENCH_DUMP") {
+        // For profiling outside criterion.
+        let _ = std::fs::write(path, &big);
+    }
 
     let mut g = c.benchmark_group("parse");
     g.throughput(Throughput::Bytes(corpus.iter().map(|s| s.len() as u64).sum()));

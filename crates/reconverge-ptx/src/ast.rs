@@ -4,6 +4,11 @@
 //! nested `{ }` scopes are kept, and an instruction is a generic record (guard, opcode, dot-words in source
 //! order, operands) whatever its opcode, so modifier order never matters to the parser. Every node carries
 //! the byte [`Span`] it was parsed from.
+//!
+//! Instruction operands and dot-words live in per-function pools ([`Body::operands`], [`Body::words`])
+//! and instructions refer to them by [`Pool`] ranges. That keeps the tree compact (an instruction is about a
+//! hundred bytes and operands are `Copy`), which matters for parse speed: the tree of a large module would
+//! otherwise be ten times the size of its text.
 
 use reconverge_ir::{Imm, Linkage, Opcode, PerfDirective, PtrAttr, ScalarType, Span, StateSpace};
 use smallvec::SmallVec;
@@ -137,9 +142,41 @@ pub struct FuncDecl<'s> {
     /// Performance directives (`.maxntid`, `.pragma`, ...).
     pub directives: Vec<PerfDirective>,
     /// The body, `None` for a prototype.
-    pub body: Option<Scope<'s>>,
+    pub body: Option<Body<'s>>,
     /// From the first keyword to the end of the directives.
     pub header_span: Span,
+}
+
+/// A function body: its outermost scope and the pools its instructions refer to.
+#[derive(Clone, PartialEq, Debug)]
+pub struct Body<'s> {
+    /// The outermost `{ ... }`.
+    pub scope: Scope<'s>,
+    /// Operands of every instruction of the body, and elements of vector and list operands.
+    pub operands: Vec<OperandAst<'s>>,
+    /// Dot-words of every instruction of the body (without the dot).
+    pub words: Vec<Ident<'s>>,
+}
+
+/// A range of a [`Body`] pool.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
+pub struct Pool {
+    /// First index.
+    pub start: u32,
+    /// Number of elements.
+    pub len: u32,
+}
+
+impl<'s> Body<'s> {
+    /// The operands in `r` (empty if `r` is out of bounds).
+    pub fn operands(&self, r: Pool) -> &[OperandAst<'s>] {
+        self.operands.get(r.start as usize..(r.start as usize).saturating_add(r.len as usize)).unwrap_or(&[])
+    }
+
+    /// The dot-words in `r` (empty if `r` is out of bounds).
+    pub fn words(&self, r: Pool) -> &[Ident<'s>] {
+        self.words.get(r.start as usize..(r.start as usize).saturating_add(r.len as usize)).unwrap_or(&[])
+    }
 }
 
 /// A `{ ... }` block of statements.
@@ -157,7 +194,7 @@ pub enum Stmt<'s> {
     /// `.reg .b32 %r<10>, %x;`
     Reg(RegDecl<'s>),
     /// `.local`, `.shared`, `.param`, `.const`, `.global` variable.
-    Var(VarDecl<'s>),
+    Var(Box<VarDecl<'s>>),
     /// `name:`
     Label(Ident<'s>),
     /// `name: .branchtargets L1, L2;`
@@ -170,7 +207,7 @@ pub enum Stmt<'s> {
         span: Span,
     },
     /// `name: .callprototype (.param .b32 _) _ (.param .b32 _);`
-    CallPrototype(ProtoDecl<'s>),
+    CallPrototype(Box<ProtoDecl<'s>>),
     /// `.pragma "text";`
     Pragma {
         /// The text without quotes (several strings are joined with `", "`).
@@ -243,10 +280,12 @@ pub struct Instruction<'s> {
     pub opcode: Ident<'s>,
     /// The opcode decoded ([`Opcode::Unknown`] for words the IR does not know).
     pub op: Opcode,
-    /// The dot-words after the opcode, in source order, without the dot.
-    pub words: SmallVec<[Ident<'s>; 4]>,
-    /// The operands.
-    pub operands: SmallVec<[OperandAst<'s>; 4]>,
+    /// The dot-words after the opcode, in source order, without the dot (in [`Body::words`]).
+    pub words: Pool,
+    /// The operands (in [`Body::operands`]).
+    pub operands: Pool,
+    /// The opcode and its dot-words as written (`ld.global.nc.v4.f32`): the source text of `opcode_span`.
+    pub mnemonic: &'s str,
     /// The opcode and its dot-words.
     pub opcode_span: Span,
     /// Guard to semicolon.
@@ -273,8 +312,8 @@ pub enum AddrBaseAst<'s> {
     Abs,
 }
 
-/// An operand.
-#[derive(Clone, PartialEq, Debug)]
+/// An operand. Vector and list elements are in [`Body::operands`].
+#[derive(Clone, Copy, PartialEq, Debug)]
 pub enum OperandAst<'s> {
     /// A register, special register or symbol, with an optional `.x`-style component (`%tid.x`).
     Name {
@@ -282,8 +321,6 @@ pub enum OperandAst<'s> {
         name: Ident<'s>,
         /// The component word (without the dot), if one follows the name directly.
         component: Option<Ident<'s>>,
-        /// Name and component.
-        span: Span,
     },
     /// `!%p`
     Not(Ident<'s>, Span),
@@ -299,21 +336,21 @@ pub enum OperandAst<'s> {
         span: Span,
     },
     /// `{a, b, _, 0}`
-    Vector(Vec<OperandAst<'s>>, Span),
+    Vector(Pool, Span),
     /// `%p|%q`, `%r|%p`, `_|%p`.
     Pair([Option<Ident<'s>>; 2], Span),
     /// `_`
     Sink(Span),
     /// `(a, b)` in `call`.
-    List(Vec<OperandAst<'s>>, Span),
+    List(Pool, Span),
 }
 
 impl OperandAst<'_> {
     /// The operand's span.
     pub fn span(&self) -> Span {
         match self {
-            OperandAst::Name { span, .. }
-            | OperandAst::Not(_, span)
+            OperandAst::Name { name, component } => component.map_or(name.span, |c| name.span.to(c.span)),
+            OperandAst::Not(_, span)
             | OperandAst::Imm(_, span)
             | OperandAst::Addr { span, .. }
             | OperandAst::Vector(_, span)

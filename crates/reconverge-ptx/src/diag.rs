@@ -110,7 +110,8 @@ impl miette::Diagnostic for Diagnostic {
 
     fn labels(&self) -> Option<Box<dyn Iterator<Item = miette::LabeledSpan> + '_>> {
         let primary = miette::LabeledSpan::new_primary_with_span(None, source_span(self.span));
-        let rest = self.labels.iter().map(|(s, l)| miette::LabeledSpan::new_with_span(Some(l.clone()), source_span(*s)));
+        let rest =
+            self.labels.iter().map(|(s, l)| miette::LabeledSpan::new_with_span(Some(l.clone()), source_span(*s)));
         Some(Box::new(std::iter::once(primary).chain(rest)))
     }
 }
@@ -127,7 +128,9 @@ impl fmt::Display for ParseErrors {
         match self.diagnostics.as_slice() {
             [] => f.write_str("invalid PTX"),
             [d] => write!(f, "{d}"),
-            [d, rest @ ..] => write!(f, "{d} (and {} more error{})", rest.len(), if rest.len() == 1 { "" } else { "s" }),
+            [d, rest @ ..] => {
+                write!(f, "{d} (and {} more error{})", rest.len(), if rest.len() == 1 { "" } else { "s" })
+            }
         }
     }
 }
@@ -345,7 +348,8 @@ mod tests {
     #[test]
     fn render_eof_and_labels() {
         let src = "a:\nb:\na:";
-        let d = Diagnostic::new("E0205", "duplicate label `a`", Span::new(6, 7)).with_label(Span::new(0, 1), "first defined here");
+        let d = Diagnostic::new("E0205", "duplicate label `a`", Span::new(6, 7))
+            .with_label(Span::new(0, 1), "first defined here");
         let eof = Diagnostic::new("E0100", "unexpected end of input", Span::new(8, 8));
         let e = SourceError::new("k.ptx", src, ParseErrors { diagnostics: vec![d, eof] });
         let r = e.render_plain();

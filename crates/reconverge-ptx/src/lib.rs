@@ -36,10 +36,24 @@ pub mod parser;
 pub use diag::{codes, Diagnostic, LineIndex, ParseErrors, SourceError};
 
 /// Parses PTX source text into an IR module, or returns every error found (at least one).
+///
+/// Each function is lowered as soon as it is parsed (its tree is then dropped), so the syntax tree of a
+/// large module never exists as a whole. After a syntax error, the errors are those of the functions
+/// before it followed by the syntax error.
 pub fn parse(src: &str) -> Result<reconverge_ir::Module, ParseErrors> {
     let tokens = lexer::lex(src).map_err(|diagnostics| ParseErrors { diagnostics })?;
-    let ast = parser::parse_tokens(src, &tokens).map_err(|d| ParseErrors { diagnostics: vec![d] })?;
-    lower::lower_module(&ast).map_err(|diagnostics| ParseErrors { diagnostics })
+    let mut lowerer = lower::Lowerer::new();
+    let syntax = parser::parse_directives(src, &tokens, &mut |d| lowerer.directive(&d));
+    drop(tokens);
+    match (syntax, lowerer.finish()) {
+        (Ok(()), Ok(m)) => Ok(m),
+        (Ok(()), Err(diagnostics)) => Err(ParseErrors { diagnostics }),
+        (Err(d), Ok(_)) => Err(ParseErrors { diagnostics: vec![d] }),
+        (Err(d), Err(mut diagnostics)) => {
+            diagnostics.push(d);
+            Err(ParseErrors { diagnostics })
+        }
+    }
 }
 
 /// Parses PTX source text into the syntax tree only (no name resolution).

@@ -22,36 +22,62 @@
 
 use crate::ast::{self, AddrBaseAst, Init, InitValue as AstInitValue, OperandAst, Stmt};
 use crate::diag::{codes, Diagnostic};
+use crate::fxhash::{FxHashMap, FxHashSet};
 use reconverge_ir::{
-    Address, AddrBase, Block, BlockId, BranchTargets, CallPrototype, Dim, EntityRef, FileEntry, FuncId, FuncKind,
+    AddrBase, Address, Block, BlockId, BranchTargets, CallPrototype, Dim, EntityRef, FileEntry, FuncId, FuncKind,
     Function, GlobalId, Guard, InitValue, Initializer, Inst, InstSpans, Item, LocalId, Modifier, Module, Opcode,
-    Operand, ProtoId, RegDecl, RegId, ScalarType, SpecialReg, SpecialRegKind, Span, SrcLoc, Symbol, TargetsId,
-    Variable,
+    Operand, ProtoId, RegDecl, RegId, ScalarType, SecondaryMap, Span, SpecialReg, SpecialRegKind, SrcLoc, Symbol,
+    TargetsId, Variable,
 };
 use smallvec::SmallVec;
 use std::borrow::Cow;
-use std::fmt::Write as _;
-use crate::fxhash::{FxHashMap, FxHashSet};
 
 /// The most registers one function may declare (bounds memory on hostile input).
 pub const MAX_REGS: usize = 1 << 20;
 
 /// Lowers a parsed module to IR, or returns every error found.
 pub fn lower_module(ast: &ast::Module<'_>) -> Result<Module, Vec<Diagnostic>> {
-    let mut l = ModuleLowerer {
-        m: Module { address_size: 64, ..Module::default() },
-        globals: FxHashMap::default(),
-        funcs: FxHashMap::default(),
-        percent_names: false,
-        diags: Vec::new(),
-    };
+    let mut l = Lowerer::new();
     for d in &ast.directives {
         l.directive(d);
     }
-    if l.diags.is_empty() {
-        Ok(l.m)
-    } else {
-        Err(l.diags)
+    l.finish()
+}
+
+/// Lowers a module directive by directive (see [`crate::parser::parse_directives`]).
+pub struct Lowerer<'s>(ModuleLowerer<'s>);
+
+impl<'s> Lowerer<'s> {
+    /// A lowerer for an empty module.
+    pub fn new() -> Self {
+        Lowerer(ModuleLowerer {
+            m: Module { address_size: 64, ..Module::default() },
+            globals: FxHashMap::default(),
+            funcs: FxHashMap::default(),
+            percent_names: false,
+            words: FxHashMap::default(),
+            diags: Vec::new(),
+        })
+    }
+
+    /// Lowers the next directive of the module.
+    pub fn directive(&mut self, d: &ast::Directive<'s>) {
+        self.0.directive(d);
+    }
+
+    /// The module, or every error found.
+    pub fn finish(self) -> Result<Module, Vec<Diagnostic>> {
+        if self.0.diags.is_empty() {
+            Ok(self.0.m)
+        } else {
+            Err(self.0.diags)
+        }
+    }
+}
+
+impl Default for Lowerer<'_> {
+    fn default() -> Self {
+        Self::new()
     }
 }
 
@@ -94,7 +120,16 @@ struct ModuleLowerer<'s> {
     funcs: FxHashMap<&'s str, (FuncId, Span)>,
     /// Whether any module variable or function name starts with `%` (register names can clash with them).
     percent_names: bool,
+    /// Decoded modifiers and types by mnemonic (`ld.global.nc.v4.f32`): decoding is a long string match
+    /// per word, and a module uses few distinct mnemonics.
+    words: FxHashMap<&'s str, Decoded>,
     diags: Vec<Diagnostic>,
+}
+
+/// The decoded dot-words of a mnemonic.
+struct Decoded {
+    mods: SmallVec<[Modifier; 4]>,
+    types: SmallVec<[ScalarType; 2]>,
 }
 
 fn duplicate_symbol(name: &str, span: Span, first: Span) -> Diagnostic {
@@ -208,8 +243,12 @@ impl<'s> ModuleLowerer<'s> {
                 }
                 if self.m.functions[id].has_body {
                     self.diags.push(
-                        Diagnostic::new(codes::DUPLICATE_SYMBOL, format!("function `{name}` is defined more than once"), fd.name.span)
-                            .with_label(first, "first defined here"),
+                        Diagnostic::new(
+                            codes::DUPLICATE_SYMBOL,
+                            format!("function `{name}` is defined more than once"),
+                            fd.name.span,
+                        )
+                        .with_label(first, "first defined here"),
                     );
                     return;
                 }
@@ -250,15 +289,19 @@ impl<'s> ModuleLowerer<'s> {
             params: FxHashMap::default(),
             labels: FxHashMap::default(),
             outer_percent: self.percent_names,
-            scratch: String::new(),
+            words: &mut self.words,
+            body,
             cursor: BlockCursor::default(),
             loc: None,
             pending_pragmas: Vec::new(),
             n_targets: 0,
             n_protos: 0,
+            n_insts: 0,
+            n_regs: 0,
+            block_sizes: Vec::new(),
             diags: &mut self.diags,
         };
-        cx.lower(fd, body);
+        cx.lower(fd, &body.scope);
         self.m.functions[id] = cx.f;
     }
 }
@@ -284,27 +327,77 @@ enum Ctx {
     Callee,
 }
 
-/// Registers `prefix0` .. `prefix{count-1}` declared together by `.reg .t prefix<count>;` and not renamed.
+/// A name split as `prefix` + canonical decimal `index` (`%rd12` is `("%rd", 12)`): how register ranges
+/// are looked up. `None` when the name does not end in digits, or the digits have a leading zero.
+#[derive(Clone, Copy)]
+struct Split<'n> {
+    prefix: &'n str,
+    key: u64,
+    index: u32,
+}
+
+/// Packs up to the first 8 bytes of `prefix` (with its length) for a one-compare equality pre-check.
+fn prefix_key(prefix: &str) -> u64 {
+    let b = prefix.as_bytes();
+    let mut k = [0u8; 8];
+    let n = b.len().min(7);
+    k[..n].copy_from_slice(&b[..n]);
+    k[7] = b.len().min(255) as u8;
+    u64::from_le_bytes(k)
+}
+
+fn split_name(name: &str) -> Option<Split<'_>> {
+    let b = name.as_bytes();
+    let digits = b.iter().rev().take_while(|c| c.is_ascii_digit()).count();
+    if digits == 0 || digits > 9 || digits == b.len() {
+        return None;
+    }
+    let d = &b[b.len() - digits..];
+    if digits > 1 && d[0] == b'0' {
+        return None;
+    }
+    let index = d.iter().fold(0u32, |acc, c| acc * 10 + u32::from(c - b'0'));
+    let prefix = name.get(..b.len() - digits)?;
+    Some(Split { prefix, key: prefix_key(prefix), index })
+}
+
+/// Appends the decimal digits of `n`.
+fn push_decimal(s: &mut String, mut n: u32) {
+    let mut buf = [0u8; 10];
+    let mut i = buf.len();
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    for &c in &buf[i..] {
+        s.push(c as char);
+    }
+}
+
+/// Registers `prefix0` .. `prefix{count-1}` declared together by `.reg .t prefix<count>;` and not renamed;
+/// the prefix never ends in a digit (such ranges are declared name by name).
 ///
 /// Kept as one entry instead of `count` map entries: NVRTC declares about one register per instruction.
 #[derive(Clone, Copy)]
 struct RegRange<'s> {
     prefix: &'s str,
+    /// [`prefix_key`] of the prefix.
+    key: u64,
     first: u32,
     count: u32,
     span: Span,
 }
 
 impl RegRange<'_> {
-    /// The index of `name` in the range: `prefix` followed by a canonical decimal number below `count`.
-    fn index_of(&self, name: &str) -> Option<u32> {
-        let digits = name.strip_prefix(self.prefix)?;
-        let b = digits.as_bytes();
-        if b.is_empty() || b.len() > 10 || !b.iter().all(u8::is_ascii_digit) || (b.len() > 1 && b[0] == b'0') {
-            return None;
-        }
-        let n = digits.parse::<u64>().ok()?;
-        (n < self.count as u64).then_some(n as u32)
+    /// The index of the name split as `split` in the range: it is `prefix` followed by a canonical decimal
+    /// number below `count`. (Range prefixes never end in a digit, so the split is unambiguous.)
+    fn index_of(&self, split: Option<Split<'_>>) -> Option<u32> {
+        let s = split?;
+        (s.key == self.key && s.prefix == self.prefix && s.index < self.count).then_some(s.index)
     }
 }
 
@@ -318,13 +411,19 @@ struct ScopeNames<'s> {
 }
 
 impl ScopeNames<'_> {
-    fn get(&self, name: &str) -> Option<(Binding, Span)> {
-        if !self.singles.is_empty() {
-            if let Some(b) = self.singles.get(name) {
-                return Some(*b);
+    fn get(&self, name: &str, split: Option<Split<'_>>) -> Option<(Binding, Span)> {
+        // Ranges first: most operands are range registers, and a scope's ranges and singles are disjoint.
+        if split.is_some() {
+            for r in &self.ranges {
+                if let Some(i) = r.index_of(split) {
+                    return Some((Binding::Reg(RegId::new((r.first + i) as usize)), r.span));
+                }
             }
         }
-        self.ranges.iter().find_map(|r| r.index_of(name).map(|i| (Binding::Reg(RegId::new((r.first + i) as usize)), r.span)))
+        if self.singles.is_empty() {
+            return None;
+        }
+        self.singles.get(name).copied()
     }
 }
 
@@ -342,13 +441,20 @@ struct FuncLowerer<'a, 's> {
     labels: FxHashMap<&'s str, (Symbol, Span)>,
     /// Whether a parameter, label, module variable or function name starts with `%`.
     outer_percent: bool,
-    /// A reusable buffer for generated register names.
-    scratch: String,
+    words: &'a mut FxHashMap<&'s str, Decoded>,
+    /// The pools of the body being lowered.
+    body: &'a ast::Body<'s>,
     cursor: BlockCursor,
     loc: Option<SrcLoc>,
     pending_pragmas: Vec<String>,
     n_targets: usize,
     n_protos: usize,
+    /// Instructions counted by the pre-pass.
+    n_insts: usize,
+    /// Registers counted by the pre-pass.
+    n_regs: usize,
+    /// Instructions per block, counted by the pre-pass (to size the blocks' vectors).
+    block_sizes: Vec<u32>,
     diags: &'a mut Vec<Diagnostic>,
 }
 
@@ -361,6 +467,14 @@ impl<'s> FuncLowerer<'_, 's> {
             self.param(p, Symbol::Ret(i as u32));
         }
         self.prepass(&body.stmts);
+        let (insts, blocks) = (self.n_insts, self.cursor.count);
+        self.f.insts.reserve(insts);
+        self.f.spans.insts = SecondaryMap::with_capacity(insts);
+        self.f.blocks.reserve(blocks);
+        self.f.layout.reserve(blocks);
+        let regs = self.n_regs.min(MAX_REGS);
+        self.f.regs.reserve(regs);
+        self.f.spans.regs = SecondaryMap::with_capacity(regs);
         self.outer_percent |= self.params.keys().chain(self.labels.keys()).any(|n| n.starts_with('%'));
         self.cursor = BlockCursor::default();
         self.scope(&body.stmts);
@@ -382,7 +496,16 @@ impl<'s> FuncLowerer<'_, 's> {
     fn prepass(&mut self, stmts: &[Stmt<'s>]) {
         for s in stmts {
             let (name, sym) = match s {
-                Stmt::Label(name) => (*name, Symbol::Label(BlockId::new(self.cursor.label()))),
+                Stmt::Label(name) => {
+                    self.block_sizes.push(0);
+                    (*name, Symbol::Label(BlockId::new(self.cursor.label())))
+                }
+                Stmt::Reg(r) => {
+                    for n in &r.names {
+                        self.n_regs = self.n_regs.saturating_add(n.count.unwrap_or(1) as usize);
+                    }
+                    continue;
+                }
                 Stmt::BranchTargets { name, .. } => {
                     self.n_targets += 1;
                     (*name, Symbol::Targets(TargetsId::new(self.n_targets - 1)))
@@ -392,7 +515,13 @@ impl<'s> FuncLowerer<'_, 's> {
                     (p.name, Symbol::Proto(ProtoId::new(self.n_protos - 1)))
                 }
                 Stmt::Inst(i) => {
-                    self.cursor.inst(i.op.is_terminator());
+                    self.n_insts += 1;
+                    if self.cursor.inst(i.op.is_terminator()).is_some() {
+                        self.block_sizes.push(0);
+                    }
+                    if let Some(n) = self.block_sizes.last_mut() {
+                        *n += 1;
+                    }
                     continue;
                 }
                 Stmt::Scope(sc) => {
@@ -403,8 +532,12 @@ impl<'s> FuncLowerer<'_, 's> {
             };
             if let Some(first) = self.labels.get(name.text) {
                 self.diags.push(
-                    Diagnostic::new(codes::DUPLICATE_LABEL, format!("label `{}` is defined more than once", name.text), name.span)
-                        .with_label(first.1, "first defined here"),
+                    Diagnostic::new(
+                        codes::DUPLICATE_LABEL,
+                        format!("label `{}` is defined more than once", name.text),
+                        name.span,
+                    )
+                    .with_label(first.1, "first defined here"),
                 );
             } else {
                 self.labels.insert(name.text, (sym, name.span));
@@ -428,7 +561,8 @@ impl<'s> FuncLowerer<'_, 's> {
             Stmt::Var(v) => self.local(v),
             Stmt::Label(name) => {
                 self.cursor.label();
-                let b = self.f.blocks.push(Block { label: Some(name.text.to_string()), insts: Vec::new() });
+                let insts = Vec::with_capacity(self.block_size(self.f.blocks.len()));
+                let b = self.f.blocks.push(Block { label: Some(name.text.to_string()), insts });
                 self.f.layout.push(b);
                 self.f.spans.blocks[b] = name.span;
             }
@@ -443,8 +577,14 @@ impl<'s> FuncLowerer<'_, 's> {
                 self.f.targets.push(BranchTargets { name: name.text.to_string(), targets: blocks });
             }
             Stmt::CallPrototype(p) => {
-                let vars = |ps: &[ast::VarDecl<'s>]| ps.iter().map(|v| variable(v, v.name.text.to_string(), None)).collect();
-                let proto = CallPrototype { name: p.name.text.to_string(), rets: vars(&p.rets), params: vars(&p.params), noreturn: p.noreturn };
+                let vars =
+                    |ps: &[ast::VarDecl<'s>]| ps.iter().map(|v| variable(v, v.name.text.to_string(), None)).collect();
+                let proto = CallPrototype {
+                    name: p.name.text.to_string(),
+                    rets: vars(&p.rets),
+                    params: vars(&p.params),
+                    noreturn: p.noreturn,
+                };
                 self.f.protos.push(proto);
             }
             Stmt::Pragma { text, .. } => self.pending_pragmas.push(text.clone()),
@@ -454,10 +594,18 @@ impl<'s> FuncLowerer<'_, 's> {
         }
     }
 
+    /// The number of instructions of block `index`, as counted by the pre-pass.
+    fn block_size(&self, index: usize) -> usize {
+        self.block_sizes.get(index).map_or(0, |&n| n as usize)
+    }
+
     /// Whether `name` is already used by anything a body declaration could clash with after flattening.
     fn taken(&self, name: &str) -> bool {
         self.used.contains(name)
-            || self.ranges.iter().any(|r| r.index_of(name).is_some())
+            || {
+                let split = split_name(name);
+                self.ranges.iter().any(|r| r.index_of(split).is_some())
+            }
             || ((self.outer_percent || !name.starts_with('%'))
                 && (self.params.contains_key(name)
                     || self.labels.contains_key(name)
@@ -467,11 +615,12 @@ impl<'s> FuncLowerer<'_, 's> {
 
     /// The declaration of `name` in the innermost scope, if there is one.
     fn in_scope(&self, name: &str) -> Option<Span> {
-        self.scopes.last().and_then(|s| s.get(name)).map(|(_, span)| span)
+        self.scopes.last().and_then(|s| s.get(name, split_name(name))).map(|(_, span)| span)
     }
 
     fn duplicate(&mut self, name: &str, span: Span, first: Span, register: bool) {
-        let (code, what) = if register { (codes::DUPLICATE_REGISTER, "register") } else { (codes::DUPLICATE_SYMBOL, "variable") };
+        let (code, what) =
+            if register { (codes::DUPLICATE_REGISTER, "register") } else { (codes::DUPLICATE_SYMBOL, "variable") };
         self.diags.push(
             Diagnostic::new(code, format!("{what} `{name}` is declared more than once in this scope"), span)
                 .with_label(first, "first declared here"),
@@ -534,36 +683,55 @@ impl<'s> FuncLowerer<'_, 's> {
         self.bind(src, Binding::Reg(id), span);
     }
 
+    /// Whether a range `prefix<count>` can be declared without checking each name: no declared name,
+    /// range or outer name can be one of its names. Conservative: `false` sends the range to the
+    /// one-by-one path, which decides exactly.
+    fn range_is_fresh(&self, prefix: &str, key: u64, count: u32) -> bool {
+        if prefix.is_empty() || prefix.ends_with(|c: char| c.is_ascii_digit()) {
+            return false;
+        }
+        // Outer names (parameters, labels, module variables, functions) rarely start with `%`.
+        if !prefix.starts_with('%') || self.outer_percent {
+            return false;
+        }
+        let hits = |n: &str| split_name(n).is_some_and(|s| s.key == key && s.prefix == prefix && s.index < count);
+        if self.used.iter().any(|n| hits(n)) {
+            return false;
+        }
+        if self.scopes.last().is_some_and(|s| s.singles.keys().any(|n| hits(n))) {
+            return false;
+        }
+        // Another range with the same prefix, or one whose prefix extends ours with digits.
+        !self
+            .ranges
+            .iter()
+            .any(|r| r.prefix.starts_with(prefix) && r.prefix[prefix.len()..].bytes().all(|c| c.is_ascii_digit()))
+    }
+
     /// Declares `prefix0` .. `prefix{count-1}`: as one [`RegRange`] when no name clashes, else one by one.
     fn reg_range(&mut self, prefix: &'s str, count: u32, r: &ast::RegDecl<'s>, span: Span) {
-        let mut scratch = std::mem::take(&mut self.scratch);
-        let mut clash = false;
+        let key = prefix_key(prefix);
+        if !self.range_is_fresh(prefix, key, count) {
+            for i in 0..count {
+                let mut name = String::with_capacity(prefix.len() + 4);
+                name.push_str(prefix);
+                push_decimal(&mut name, i);
+                self.declare_reg(Cow::Owned(name), r, span);
+            }
+            return;
+        }
+        let range = RegRange { prefix, key, first: self.f.regs.len() as u32, count, span };
         for i in 0..count {
-            scratch.clear();
-            let _ = write!(scratch, "{prefix}{i}");
-            if self.in_scope(&scratch).is_some() || self.taken(&scratch) {
-                clash = true;
-                break;
-            }
+            let mut name = String::with_capacity(prefix.len() + 4);
+            name.push_str(prefix);
+            push_decimal(&mut name, i);
+            let id = self.f.regs.push(RegDecl { name, ty: r.ty, vector: r.vector });
+            self.f.spans.regs[id] = span;
         }
-        if clash {
-            for i in 0..count {
-                self.declare_reg(Cow::Owned(format!("{prefix}{i}")), r, span);
-            }
-        } else {
-            let range = RegRange { prefix, first: self.f.regs.len() as u32, count, span };
-            for i in 0..count {
-                scratch.clear();
-                let _ = write!(scratch, "{prefix}{i}");
-                let id = self.f.regs.push(RegDecl { name: scratch.as_str().into(), ty: r.ty, vector: r.vector });
-                self.f.spans.regs[id] = span;
-            }
-            self.ranges.push(range);
-            if let Some(s) = self.scopes.last_mut() {
-                s.ranges.push(range);
-            }
+        self.ranges.push(range);
+        if let Some(s) = self.scopes.last_mut() {
+            s.ranges.push(range);
         }
-        self.scratch = scratch;
     }
 
     fn local(&mut self, v: &ast::VarDecl<'s>) {
@@ -590,8 +758,9 @@ impl<'s> FuncLowerer<'_, 's> {
     }
 
     fn resolve(&self, name: &str) -> Option<Resolved> {
+        let split = split_name(name);
         for s in self.scopes.iter().rev() {
-            if let Some((b, _)) = s.get(name) {
+            if let Some((b, _)) = s.get(name, split) {
                 return Some(match b {
                     Binding::Reg(r) => Resolved::Reg(r),
                     Binding::Local(l) => Resolved::Sym(Symbol::Local(l)),
@@ -630,23 +799,30 @@ impl<'s> FuncLowerer<'_, 's> {
         match self.resolve(name.text) {
             Some(Resolved::Reg(r)) => Ok(r),
             None => Err(self.undefined(name, Ctx::Plain)),
-            Some(_) => Err(Diagnostic::new(codes::BAD_OPERAND, format!("{what} must be a register, found `{}`", name.text), name.span)),
+            Some(_) => Err(Diagnostic::new(
+                codes::BAD_OPERAND,
+                format!("{what} must be a register, found `{}`", name.text),
+                name.span,
+            )),
         }
     }
 
     fn operand(&self, o: &OperandAst<'s>, ctx: Ctx) -> Result<Operand, Diagnostic> {
         Ok(match o {
-            OperandAst::Name { name, component, span } => {
+            OperandAst::Name { name, component } => {
+                let span = o.span();
                 let r = self.resolve(name.text).ok_or_else(|| self.undefined(*name, ctx))?;
                 match (r, component) {
-                    (Resolved::Special(kind), c) => Operand::Special(special(kind, *name, *c, *span)?),
+                    (Resolved::Special(kind), c) => Operand::Special(special(kind, *name, *c, span)?),
                     (_, Some(c)) => {
                         return Err(Diagnostic::new(
                             codes::BAD_OPERAND,
                             format!("unexpected component `.{}` on `{}`", c.text, name.text),
                             c.span,
                         )
-                        .with_help("only the special registers %tid, %ntid, %ctaid and %nctaid have .x/.y/.z components"))
+                        .with_help(
+                            "only the special registers %tid, %ntid, %ctaid and %nctaid have .x/.y/.z components",
+                        ))
                     }
                     (Resolved::Reg(r), None) => Operand::Reg(r),
                     (Resolved::Sym(s), None) => Operand::Sym(s),
@@ -659,9 +835,13 @@ impl<'s> FuncLowerer<'_, 's> {
                     AddrBaseAst::Abs => AddrBase::Abs,
                     AddrBaseAst::Name(n) => match self.resolve(n.text) {
                         Some(Resolved::Reg(r)) => AddrBase::Reg(r),
-                        Some(Resolved::Sym(s @ (Symbol::Global(_) | Symbol::Local(_) | Symbol::Param(_) | Symbol::Ret(_) | Symbol::Func(_)))) => {
-                            AddrBase::Sym(s)
-                        }
+                        Some(Resolved::Sym(
+                            s @ (Symbol::Global(_)
+                            | Symbol::Local(_)
+                            | Symbol::Param(_)
+                            | Symbol::Ret(_)
+                            | Symbol::Func(_)),
+                        )) => AddrBase::Sym(s),
                         None => return Err(self.undefined(*n, Ctx::Plain)),
                         Some(_) => {
                             return Err(Diagnostic::new(
@@ -674,12 +854,12 @@ impl<'s> FuncLowerer<'_, 's> {
                 };
                 Operand::Addr(Address { base, offset: *offset })
             }
-            OperandAst::Vector(items, _) => {
-                Operand::Vector(items.iter().map(|i| self.operand(i, Ctx::Plain)).collect::<Result<_, _>>()?)
-            }
-            OperandAst::List(items, _) => {
-                Operand::List(items.iter().map(|i| self.operand(i, Ctx::Plain)).collect::<Result<_, _>>()?)
-            }
+            OperandAst::Vector(items, _) => Operand::Vector(
+                self.body.operands(*items).iter().map(|i| self.operand(i, Ctx::Plain)).collect::<Result<_, _>>()?,
+            ),
+            OperandAst::List(items, _) => Operand::List(
+                self.body.operands(*items).iter().map(|i| self.operand(i, Ctx::Plain)).collect::<Result<_, _>>()?,
+            ),
             OperandAst::Pair(regs, _) => {
                 let mut out = [None, None];
                 for (o, r) in out.iter_mut().zip(regs) {
@@ -716,22 +896,27 @@ impl<'s> FuncLowerer<'_, 's> {
                 }
             },
         };
-        let mut mods: SmallVec<[Modifier; 4]> = SmallVec::new();
-        let mut types: SmallVec<[ScalarType; 2]> = SmallVec::new();
-        for w in &i.words {
-            match ScalarType::from_word(w.text) {
-                Some(t) => types.push(t),
-                None => mods.push(Modifier::from_word(w.text)),
+        let body = self.body;
+        let decoded = self.words.entry(i.mnemonic).or_insert_with(|| {
+            let mut d = Decoded { mods: SmallVec::new(), types: SmallVec::new() };
+            for w in body.words(i.words) {
+                match ScalarType::from_word(w.text) {
+                    Some(t) => d.types.push(t),
+                    None => d.mods.push(Modifier::from_word(w.text)),
+                }
             }
-        }
+            d
+        });
+        let (mods, types) = (decoded.mods.clone(), decoded.types.clone());
         let callee = if i.op == Opcode::Call {
-            i.operands.iter().position(|o| matches!(o, OperandAst::Name { .. }))
+            body.operands(i.operands).iter().position(|o| matches!(o, OperandAst::Name { .. }))
         } else {
             None
         };
-        let mut operands: SmallVec<[Operand; 4]> = SmallVec::with_capacity(i.operands.len());
-        let mut op_spans: SmallVec<[Span; 4]> = SmallVec::with_capacity(i.operands.len());
-        for (n, o) in i.operands.iter().enumerate() {
+        let ops = body.operands(i.operands);
+        let mut operands: SmallVec<[Operand; 4]> = SmallVec::with_capacity(ops.len());
+        let mut op_spans: SmallVec<[Span; 4]> = SmallVec::with_capacity(ops.len());
+        for (n, o) in ops.iter().enumerate() {
             let ctx = if Some(n) == callee {
                 Ctx::Callee
             } else if (i.op == Opcode::Bra && n == 0) || (i.op == Opcode::Brx && n == 1) {
@@ -748,7 +933,7 @@ impl<'s> FuncLowerer<'_, 's> {
         }
         if i.op != Opcode::Call {
             if let Some(range) = i.op.operand_count() {
-                let n = i.operands.len();
+                let n = ops.len();
                 if !range.contains(&n) {
                     let want = if range.start() == range.end() {
                         format!("{}", range.start())
@@ -765,7 +950,8 @@ impl<'s> FuncLowerer<'_, 's> {
             }
         }
         if let Some(_new) = self.cursor.inst(i.op.is_terminator()) {
-            let b = self.f.blocks.push(Block::default());
+            let insts = Vec::with_capacity(self.block_size(self.f.blocks.len()));
+            let b = self.f.blocks.push(Block { label: None, insts });
             self.f.layout.push(b);
             self.f.spans.blocks[b] = i.span;
         }
@@ -786,7 +972,12 @@ fn undefined_label(name: ast::Ident<'_>) -> Diagnostic {
 }
 
 /// Checks the `.x/.y/.z` component of a special register.
-fn special(kind: SpecialRegKind, name: ast::Ident<'_>, component: Option<ast::Ident<'_>>, span: Span) -> Result<SpecialReg, Diagnostic> {
+fn special(
+    kind: SpecialRegKind,
+    name: ast::Ident<'_>,
+    component: Option<ast::Ident<'_>>,
+    span: Span,
+) -> Result<SpecialReg, Diagnostic> {
     match (kind.is_vector(), component) {
         (true, Some(c)) => match Dim::from_word(c.text) {
             Some(d) => Ok(SpecialReg { kind, dim: Some(d) }),
@@ -808,5 +999,96 @@ fn special(kind: SpecialRegKind, name: ast::Ident<'_>, component: Option<ast::Id
             c.span,
         )),
         (false, None) => Ok(SpecialReg { kind, dim: None }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use reconverge_ir::{print_module, Function, Module, Operand};
+
+    fn module(body: &str) -> Module {
+        let src = format!(".version 8.0\n.target sm_80\n.entry k()\n{{\n{body}\n}}\n");
+        match crate::parse(&src) {
+            Ok(m) => m,
+            Err(e) => panic!("{}", crate::SourceError::new("t.ptx", src, e).render_plain()),
+        }
+    }
+
+    fn func(m: &Module) -> &Function {
+        m.functions.values().next().unwrap_or_else(|| unreachable!())
+    }
+
+    /// The register names of each instruction's register operands, in order.
+    fn reg_uses(f: &Function) -> Vec<Vec<&str>> {
+        f.insts
+            .values()
+            .map(|i| {
+                i.operands
+                    .iter()
+                    .filter_map(|o| match o {
+                        Operand::Reg(r) => Some(f.regs[*r].name.as_str()),
+                        _ => None,
+                    })
+                    .collect()
+            })
+            .collect()
+    }
+
+    fn round_trips(m: &Module) {
+        let mut a = m.clone();
+        let mut b = crate::parse(&print_module(m)).unwrap_or_else(|e| panic!("{e}\n{}", print_module(m)));
+        a.strip_spans();
+        b.strip_spans();
+        assert!(a == b, "{}", print_module(m));
+    }
+
+    #[test]
+    fn inner_single_shadows_outer_range() {
+        let m = module(
+            ".reg .pred %p<3>;\n.reg .b32 %r<2>;\n{ .reg .pred %p1; setp.ne.u32 %p1, %r1, 0; }\n@%p1 ret;\nret;",
+        );
+        let f = func(&m);
+        assert_eq!(reg_uses(f)[0], ["%p1$1", "%r1"]);
+        assert_eq!(f.regs[f.insts.values().nth(1).and_then(|i| i.guard).map(|g| g.reg).unwrap()].name, "%p1");
+        round_trips(&m);
+    }
+
+    #[test]
+    fn inner_range_shadows_outer_range() {
+        let m = module(".reg .b32 %r<3>;\n{ .reg .b32 %r<2>; mov.u32 %r1, %r0; }\nmov.u32 %r1, %r2;");
+        let f = func(&m);
+        assert_eq!(reg_uses(f), [vec!["%r1$1", "%r0$1"], vec!["%r1", "%r2"]]);
+        round_trips(&m);
+    }
+
+    #[test]
+    fn range_after_nested_single_is_renamed_where_it_clashes() {
+        let m = module("{ .reg .b32 %r5; mov.u32 %r5, 1; }\n.reg .b32 %r<10>;\nmov.u32 %r5, %r6;");
+        let f = func(&m);
+        assert_eq!(reg_uses(f), [vec!["%r5"], vec!["%r5$1", "%r6"]]);
+        round_trips(&m);
+    }
+
+    #[test]
+    fn digit_ending_prefixes_and_non_canonical_names() {
+        let m = module(".reg .b32 %r1<3>;\n.reg .b32 %r<2>;\nmov.u32 %r12, %r1;");
+        assert_eq!(reg_uses(func(&m)), [vec!["%r12", "%r1"]]);
+        round_trips(&m);
+        let src = ".version 8.0\n.target sm_80\n.entry k()\n{\n.reg .b32 %r<3>;\nmov.u32 %r01, 1;\n}\n";
+        let e = crate::parse(src).unwrap_err();
+        assert_eq!(e.diagnostics[0].code, crate::codes::UNDECLARED_REGISTER);
+    }
+
+    #[test]
+    fn names_that_clash_with_module_symbols_are_renamed() {
+        let src = ".version 8.0\n.target sm_80\n.global .u32 g;\n.entry k()\n{\n{ .param .b32 g; st.param.b32 [g], 1; }\nld.global.u32 %r, [g];\n.reg .b32 %r;\n}\n";
+        // `%r` is used before its declaration: an error, the rest resolves.
+        let e = crate::parse(src).unwrap_err();
+        assert_eq!(e.diagnostics.len(), 1);
+        let src = src.replace("ld.global.u32 %r, [g];\n.reg .b32 %r;", ".reg .b32 %r;\nld.global.u32 %r, [g];");
+        let m = crate::parse(&src).unwrap();
+        let f = func(&m);
+        assert_eq!(f.locals.values().map(|v| v.name.as_str()).collect::<Vec<_>>(), ["g$1"]);
+        round_trips(&m);
     }
 }

@@ -7,6 +7,7 @@
 
 use crate::ast::*;
 use crate::diag::{codes, Diagnostic};
+use crate::fxhash::FxHashMap;
 use crate::lexer::{Token, TokenKind};
 use reconverge_ir::{FuncKind, Imm, Linkage, Opcode, PerfDirective, PtrAttr, ScalarType, Span, StateSpace};
 use smallvec::SmallVec;
@@ -14,12 +15,37 @@ use smallvec::SmallVec;
 /// The deepest nesting of scopes, initializer lists or vector operands the parser accepts.
 pub const MAX_DEPTH: u32 = 64;
 
-type PResult<T> = Result<T, Diagnostic>;
+/// Errors are boxed: results are returned through memory on every call, and errors are rare.
+type PResult<T> = Result<T, Box<Diagnostic>>;
+
+fn err<T>(d: Diagnostic) -> PResult<T> {
+    Err(Box::new(d))
+}
 
 /// Parses a token vector (as produced by [`lex`](crate::lexer::lex)) of `src` into a module.
 pub fn parse_tokens<'s>(src: &'s str, tokens: &[Token]) -> Result<Module<'s>, Diagnostic> {
-    let mut p = Parser { src, tokens, pos: 0, eof: Token { kind: TokenKind::Eof, span: Span::new(src.len(), src.len()) } };
-    p.module()
+    let mut m = Module::default();
+    parse_directives(src, tokens, &mut |d| m.directives.push(d))?;
+    Ok(m)
+}
+
+/// Parses a token vector of `src`, handing each module-level directive to `sink` as soon as it is
+/// complete (so that a caller can lower a function while its tree is still in cache, then drop it).
+pub fn parse_directives<'s>(
+    src: &'s str,
+    tokens: &[Token],
+    sink: &mut dyn FnMut(Directive<'s>),
+) -> Result<(), Diagnostic> {
+    let mut p = Parser {
+        src,
+        tokens,
+        pos: 0,
+        eof: Token { kind: TokenKind::Eof, span: Span::new(src.len(), src.len()) },
+        opcodes: FxHashMap::default(),
+        operands: Vec::new(),
+        words: Vec::new(),
+    };
+    p.module(sink).map_err(|d| *d)
 }
 
 struct Parser<'s, 't> {
@@ -27,6 +53,12 @@ struct Parser<'s, 't> {
     tokens: &'t [Token],
     pos: usize,
     eof: Token,
+    /// Decoded opcode words (decoding is a long string match; a module uses few distinct opcodes).
+    opcodes: FxHashMap<&'s str, Opcode>,
+    /// The operand pool of the function body being parsed.
+    operands: Vec<OperandAst<'s>>,
+    /// The dot-word pool of the function body being parsed.
+    words: Vec<Ident<'s>>,
 }
 
 /// Performance directives accepted between a function's signature and its body.
@@ -133,7 +165,7 @@ impl<'s> Parser<'s, '_> {
         if self.at(kind) {
             Ok(self.bump())
         } else {
-            Err(self.expected(what))
+            err(self.expected(what))
         }
     }
 
@@ -187,8 +219,10 @@ impl<'s> Parser<'s, '_> {
 
     fn int_value(&self, t: Token) -> PResult<u64> {
         parse_int(self.text(t)).ok_or_else(|| {
-            Diagnostic::new(codes::BAD_NUMBER, format!("integer literal `{}` out of range", self.text(t)), t.span)
-                .with_help("integer literals must fit in 64 bits (octal literals use digits 0-7)")
+            Box::new(
+                Diagnostic::new(codes::BAD_NUMBER, format!("integer literal `{}` out of range", self.text(t)), t.span)
+                    .with_help("integer literals must fit in 64 bits (octal literals use digits 0-7)"),
+            )
         })
     }
 
@@ -200,7 +234,11 @@ impl<'s> Parser<'s, '_> {
     fn expect_u32(&mut self, what: &str) -> PResult<(u32, Span)> {
         let (v, span) = self.expect_int(what)?;
         let v = u32::try_from(v).map_err(|_| {
-            Diagnostic::new(codes::BAD_NUMBER, format!("integer literal `{v}` out of range (at most {})", u32::MAX), span)
+            Diagnostic::new(
+                codes::BAD_NUMBER,
+                format!("integer literal `{v}` out of range (at most {})", u32::MAX),
+                span,
+            )
         })?;
         Ok((v, span))
     }
@@ -214,7 +252,7 @@ impl<'s> Parser<'s, '_> {
                 let v = self.int_value(t)?;
                 if negate {
                     if v > 1u64 << 63 {
-                        return Err(Diagnostic::new(
+                        return err(Diagnostic::new(
                             codes::BAD_NUMBER,
                             format!("integer literal `-{text}` out of range"),
                             start.to(t.span),
@@ -239,7 +277,7 @@ impl<'s> Parser<'s, '_> {
                 })?;
                 Imm::F64(if negate { -v } else { v }.to_bits())
             }
-            _ => return Err(self.expected("a number")),
+            _ => return err(self.expected("a number")),
         };
         self.bump();
         Ok((imm, start.to(t.span)))
@@ -261,7 +299,7 @@ impl<'s> Parser<'s, '_> {
         let (v, span) = self.expect_int("an offset")?;
         if neg {
             if v > 1u64 << 63 {
-                return Err(Diagnostic::new(codes::BAD_NUMBER, "offset out of range", span));
+                return err(Diagnostic::new(codes::BAD_NUMBER, "offset out of range", span));
             }
             Ok((v as i64).wrapping_neg())
         } else {
@@ -271,14 +309,13 @@ impl<'s> Parser<'s, '_> {
 
     // ---- module -------------------------------------------------------------------------------------
 
-    fn module(&mut self) -> PResult<Module<'s>> {
-        let mut m = Module::default();
+    fn module(&mut self, sink: &mut dyn FnMut(Directive<'s>)) -> PResult<()> {
         loop {
             let t = self.peek();
             match t.kind {
-                TokenKind::Eof => return Ok(m),
+                TokenKind::Eof => return Ok(()),
                 TokenKind::DotWord => {}
-                _ => return Err(self.expected("a directive")),
+                _ => return err(self.expected("a directive")),
             }
             let w = self.text(t);
             match w {
@@ -286,15 +323,15 @@ impl<'s> Parser<'s, '_> {
                     self.bump();
                     let v = self.peek();
                     if !matches!(v.kind, TokenKind::Float | TokenKind::Int) {
-                        return Err(self.expected("a version number such as `8.0`"));
+                        return err(self.expected("a version number such as `8.0`"));
                     }
                     self.bump();
                     let text = self.text(v);
                     let (ma, mi) = text.split_once('.').unwrap_or((text, "0"));
                     let (Ok(major), Ok(minor)) = (ma.parse::<u32>(), mi.parse::<u32>()) else {
-                        return Err(Diagnostic::new(codes::BAD_NUMBER, format!("malformed version `{text}`"), v.span));
+                        return err(Diagnostic::new(codes::BAD_NUMBER, format!("malformed version `{text}`"), v.span));
                     };
-                    m.directives.push(Directive::Version { major, minor, span: t.span.to(v.span) });
+                    sink(Directive::Version { major, minor, span: t.span.to(v.span) });
                 }
                 ".target" => {
                     self.bump();
@@ -302,12 +339,12 @@ impl<'s> Parser<'s, '_> {
                     while self.eat(TokenKind::Comma).is_some() {
                         targets.push(self.expect_ident("a target option")?);
                     }
-                    m.directives.push(Directive::Target { targets, span: self.span_from(t.span) });
+                    sink(Directive::Target { targets, span: self.span_from(t.span) });
                 }
                 ".address_size" => {
                     self.bump();
                     let (size, _) = self.expect_u32("an address size (32 or 64)")?;
-                    m.directives.push(Directive::AddressSize { size, span: self.span_from(t.span) });
+                    sink(Directive::AddressSize { size, span: self.span_from(t.span) });
                 }
                 ".file" => {
                     self.bump();
@@ -318,7 +355,7 @@ impl<'s> Parser<'s, '_> {
                     while self.eat(TokenKind::Comma).is_some() {
                         extra.push(self.expect_int("a number")?.0);
                     }
-                    m.directives.push(Directive::File { index, path, extra, span: self.span_from(t.span) });
+                    sink(Directive::File { index, path, extra, span: self.span_from(t.span) });
                 }
                 ".section" => self.skip_section()?,
                 ".loc" => {
@@ -327,27 +364,27 @@ impl<'s> Parser<'s, '_> {
                 ".pragma" => {
                     self.pragma()?;
                 }
-                ".entry" | ".func" => m.directives.push(Directive::Func(Box::new(self.func(None, t.span)?))),
+                ".entry" | ".func" => sink(Directive::Func(Box::new(self.func(None, t.span)?))),
                 _ => {
                     if let Some(linkage) = linkage_word(w) {
                         self.bump();
                         let n = self.peek();
                         let nw = self.text(n);
                         if n.kind == TokenKind::DotWord && (nw == ".entry" || nw == ".func") {
-                            m.directives.push(Directive::Func(Box::new(self.func(Some(linkage), t.span)?)));
+                            sink(Directive::Func(Box::new(self.func(Some(linkage), t.span)?)));
                         } else if n.kind == TokenKind::DotWord && var_space(nw).is_some() {
                             for v in self.var_decls(Some(linkage), t.span, true)? {
-                                m.directives.push(Directive::Var(v));
+                                sink(Directive::Var(v));
                             }
                         } else {
-                            return Err(self.expected("`.entry`, `.func` or a variable declaration"));
+                            return err(self.expected("`.entry`, `.func` or a variable declaration"));
                         }
                     } else if var_space(w).is_some_and(|s| s != StateSpace::Param) {
                         for v in self.var_decls(None, t.span, true)? {
-                            m.directives.push(Directive::Var(v));
+                            sink(Directive::Var(v));
                         }
                     } else {
-                        return Err(self.unknown_directive(t, "at module level").with_help(
+                        return err(self.unknown_directive(t, "at module level").with_help(
                             "expected `.version`, `.target`, `.address_size`, `.file`, `.entry`, `.func` or a variable",
                         ));
                     }
@@ -368,7 +405,7 @@ impl<'s> Parser<'s, '_> {
         let mut n = 0;
         while !self.at(TokenKind::LBrace) {
             if self.at(TokenKind::Eof) || n > 16 {
-                return Err(self.expected("`{` opening the section"));
+                return err(self.expected("`{` opening the section"));
             }
             self.bump();
             n += 1;
@@ -380,7 +417,7 @@ impl<'s> Parser<'s, '_> {
                 TokenKind::LBrace => depth += 1,
                 TokenKind::RBrace => depth -= 1,
                 TokenKind::Eof => {
-                    return Err(self.expected("`}` closing the section").with_label(open.span, "section opened here"))
+                    return err(self.expected("`}` closing the section").with_label(open.span, "section opened here"))
                 }
                 _ => {}
             }
@@ -425,7 +462,7 @@ impl<'s> Parser<'s, '_> {
                     self.expect(TokenKind::LParen, "`(`")?;
                     while !self.at(TokenKind::RParen) {
                         if !matches!(self.peek().kind, TokenKind::DotWord | TokenKind::Comma) {
-                            return Err(self.expected("an attribute or `)`"));
+                            return err(self.expected("an attribute or `)`"));
                         }
                         self.bump();
                     }
@@ -440,7 +477,7 @@ impl<'s> Parser<'s, '_> {
                         self.bump();
                         ty = Some(t);
                     } else {
-                        return Err(Diagnostic::new(
+                        return err(Diagnostic::new(
                             codes::BAD_DECL,
                             format!("unexpected `{w}` in a variable declaration"),
                             t.span,
@@ -450,7 +487,7 @@ impl<'s> Parser<'s, '_> {
             }
         }
         let Some(ty) = ty else {
-            return Err(self.expected("a type such as `.b32` in the declaration"));
+            return err(self.expected("a type such as `.b32` in the declaration"));
         };
         Ok((space, align, vector, ty, ptr))
     }
@@ -462,7 +499,7 @@ impl<'s> Parser<'s, '_> {
                 self.bump();
                 Ok(self.ident(t))
             }
-            _ => Err(self.expected("a variable name")),
+            _ => err(self.expected("a variable name")),
         }
     }
 
@@ -500,7 +537,7 @@ impl<'s> Parser<'s, '_> {
     fn param(&mut self) -> PResult<VarDecl<'s>> {
         let t = self.peek();
         if !(t.kind == TokenKind::DotWord && matches!(self.text(t), ".param" | ".reg")) {
-            return Err(self.expected("a parameter (`.param .type name`)"));
+            return err(self.expected("a parameter (`.param .type name`)"));
         }
         let (space, align, vector, ty, ptr) = if self.text(t) == ".reg" {
             // `.reg .b32 x` parameters: same attribute syntax.
@@ -511,7 +548,18 @@ impl<'s> Parser<'s, '_> {
         };
         let name = self.var_name()?;
         let dims = self.dims()?;
-        Ok(VarDecl { linkage: None, space, align, vector, ty, ptr, name, dims, init: None, span: self.span_from(t.span) })
+        Ok(VarDecl {
+            linkage: None,
+            space,
+            align,
+            vector,
+            ty,
+            ptr,
+            name,
+            dims,
+            init: None,
+            span: self.span_from(t.span),
+        })
     }
 
     /// `( param, param )`
@@ -533,7 +581,7 @@ impl<'s> Parser<'s, '_> {
 
     fn init(&mut self, depth: u32) -> PResult<Init<'s>> {
         if depth > MAX_DEPTH {
-            return Err(Diagnostic::new(codes::TOO_DEEP, "initializer nested too deeply", self.peek().span));
+            return err(Diagnostic::new(codes::TOO_DEEP, "initializer nested too deeply", self.peek().span));
         }
         let t = self.peek();
         match t.kind {
@@ -573,7 +621,7 @@ impl<'s> Parser<'s, '_> {
                 let offset = self.offset()?;
                 Ok(Init::Value(InitValue::Addr { name, generic, offset, span: self.span_from(t.span) }))
             }
-            _ => Err(self.expected("an initializer value")),
+            _ => err(self.expected("an initializer value")),
         }
     }
 
@@ -606,16 +654,22 @@ impl<'s> Parser<'s, '_> {
                 }
                 directives.push(PerfDirective { name: w.to_string(), args, text: None });
             } else {
-                return Err(self.unknown_directive(t, "in a function header"));
+                return err(self.unknown_directive(t, "in a function header"));
             }
         }
         let header_span = self.span_from(start);
         let body = if self.eat(TokenKind::Semi).is_some() {
             None
         } else if self.at(TokenKind::LBrace) {
-            Some(self.scope(0)?)
+            let scope = self.scope(0)?;
+            // The body takes the pools; the next body starts with pools of the same capacity (the largest
+            // so far), so that they rarely grow again.
+            let (n_ops, n_words) = (self.operands.capacity(), self.words.capacity());
+            let operands = std::mem::replace(&mut self.operands, Vec::with_capacity(n_ops));
+            let words = std::mem::replace(&mut self.words, Vec::with_capacity(n_words));
+            Some(Body { scope, operands, words })
         } else {
-            return Err(self.expected("`{` or `;` after the function header"));
+            return err(self.expected("`{` or `;` after the function header"));
         };
         Ok(FuncDecl { linkage, kind, rets, name, params, noreturn, directives, body, header_span })
     }
@@ -658,7 +712,7 @@ impl<'s> Parser<'s, '_> {
                     }
                 }
                 _ => {
-                    return Err(Diagnostic::new(
+                    return err(Diagnostic::new(
                         codes::UNEXPECTED_TOKEN,
                         format!("expected `function_name` or `inlined_at`, found `{}`", self.text(k)),
                         k.span,
@@ -674,9 +728,9 @@ impl<'s> Parser<'s, '_> {
     fn scope(&mut self, depth: u32) -> PResult<Scope<'s>> {
         let open = self.expect(TokenKind::LBrace, "`{`")?;
         if depth > MAX_DEPTH {
-            return Err(Diagnostic::new(codes::TOO_DEEP, "scopes nested too deeply", open.span));
+            return err(Diagnostic::new(codes::TOO_DEEP, "scopes nested too deeply", open.span));
         }
-        let mut stmts = Vec::new();
+        let mut stmts = Vec::with_capacity(self.count_statements());
         loop {
             let t = self.peek();
             match t.kind {
@@ -685,7 +739,7 @@ impl<'s> Parser<'s, '_> {
                     break;
                 }
                 TokenKind::Eof => {
-                    return Err(self.expected("`}`").with_label(open.span, "this `{` is not closed"));
+                    return err(self.expected("`}`").with_label(open.span, "this `{` is not closed"));
                 }
                 TokenKind::LBrace => stmts.push(Stmt::Scope(self.scope(depth + 1)?)),
                 TokenKind::DotWord => {
@@ -696,11 +750,11 @@ impl<'s> Parser<'s, '_> {
                         ".pragma" => stmts.push(self.pragma()?),
                         _ if var_space(w).is_some() => {
                             for v in self.var_decls(None, t.span, true)? {
-                                stmts.push(Stmt::Var(v));
+                                stmts.push(Stmt::Var(Box::new(v)));
                             }
                         }
                         _ => {
-                            return Err(self.unknown_directive(t, "in a function body").with_help(
+                            return err(self.unknown_directive(t, "in a function body").with_help(
                                 "statements are instructions, labels, `.reg`/`.local`/`.shared`/`.param` declarations, `.loc` or `.pragma`",
                             ))
                         }
@@ -708,10 +762,33 @@ impl<'s> Parser<'s, '_> {
                 }
                 TokenKind::Ident if self.peek_at(1).kind == TokenKind::Colon => stmts.push(self.labelled()?),
                 TokenKind::Ident | TokenKind::At => stmts.push(Stmt::Inst(self.instruction()?)),
-                _ => return Err(self.expected("an instruction, a label or `}`")),
+                _ => return err(self.expected("an instruction, a label or `}`")),
             }
         }
         Ok(Scope { stmts, span: self.span_from(open.span) })
+    }
+
+    /// An upper estimate of the statements of the scope that starts at the cursor (just after its `{`):
+    /// the semicolons, colons and nested scopes at its level. Sizing the statement vector up front avoids
+    /// moving the (large) statements when it grows.
+    fn count_statements(&self) -> usize {
+        let mut depth = 0u32;
+        let mut n = 0usize;
+        for t in self.tokens.get(self.pos..).unwrap_or(&[]) {
+            match t.kind {
+                TokenKind::LBrace => {
+                    if depth == 0 {
+                        n += 1;
+                    }
+                    depth += 1;
+                }
+                TokenKind::RBrace if depth == 0 => break,
+                TokenKind::RBrace => depth -= 1,
+                TokenKind::Semi | TokenKind::Colon if depth == 0 => n += 1,
+                _ => {}
+            }
+        }
+        n
     }
 
     /// `name:` followed by nothing (a label), `.branchtargets` or `.callprototype`.
@@ -740,7 +817,8 @@ impl<'s> Parser<'s, '_> {
                 false
             };
             self.expect(TokenKind::Semi, "`;` after the call prototype")?;
-            return Ok(Stmt::CallPrototype(ProtoDecl { name, rets, params, noreturn, span: self.span_from(n.span) }));
+            let proto = ProtoDecl { name, rets, params, noreturn, span: self.span_from(n.span) };
+            return Ok(Stmt::CallPrototype(Box::new(proto)));
         }
         Ok(Stmt::Label(name))
     }
@@ -758,13 +836,17 @@ impl<'s> Parser<'s, '_> {
                 _ => match ScalarType::from_word(w) {
                     Some(s) => ty = Some(s),
                     None => {
-                        return Err(Diagnostic::new(codes::BAD_DECL, format!("unexpected `.{w}` in a `.reg` declaration"), t.span))
+                        return err(Diagnostic::new(
+                            codes::BAD_DECL,
+                            format!("unexpected `.{w}` in a `.reg` declaration"),
+                            t.span,
+                        ))
                     }
                 },
             }
         }
         let Some(ty) = ty else {
-            return Err(self.expected("a register type such as `.b32`"));
+            return err(self.expected("a register type such as `.b32`"));
         };
         let mut names = Vec::new();
         loop {
@@ -796,21 +878,36 @@ impl<'s> Parser<'s, '_> {
         };
         let t = self.peek();
         if t.kind != TokenKind::Ident {
-            return Err(self.expected("an instruction"));
+            return err(self.expected("an instruction"));
         }
         let text = self.text(t);
         if text.starts_with(['%', '$']) {
-            return Err(Diagnostic::new(codes::UNEXPECTED_TOKEN, format!("expected an instruction, found `{text}`"), t.span));
+            return err(Diagnostic::new(
+                codes::UNEXPECTED_TOKEN,
+                format!("expected an instruction, found `{text}`"),
+                t.span,
+            ));
         }
         self.bump();
         let opcode = self.ident(t);
-        let mut words = SmallVec::new();
+        let op = match self.opcodes.get(opcode.text) {
+            Some(op) => op.clone(),
+            None => {
+                let op = Opcode::from_word(opcode.text);
+                self.opcodes.insert(opcode.text, op.clone());
+                op
+            }
+        };
+        let words_start = self.words.len();
         while self.at(TokenKind::DotWord) {
             let w = self.bump();
-            words.push(self.word(w));
+            let w = self.word(w);
+            self.words.push(w);
         }
+        let words = Pool { start: words_start as u32, len: (self.words.len() - words_start) as u32 };
         let opcode_span = self.span_from(t.span);
-        let mut operands = SmallVec::new();
+        let mnemonic = self.src.get(opcode_span.range()).unwrap_or("");
+        let mut operands: SmallVec<[OperandAst<'s>; 6]> = SmallVec::new();
         if self.eat(TokenKind::Semi).is_none() {
             loop {
                 operands.push(self.operand(0)?);
@@ -820,27 +917,27 @@ impl<'s> Parser<'s, '_> {
             }
             self.expect(TokenKind::Semi, "`,` or `;` after the operand")?;
         }
-        Ok(Instruction {
-            guard,
-            opcode,
-            op: Opcode::from_word(opcode.text),
-            words,
-            operands,
-            opcode_span,
-            span: self.span_from(start),
-        })
+        let operands = self.pool(&operands);
+        Ok(Instruction { guard, opcode, op, words, operands, mnemonic, opcode_span, span: self.span_from(start) })
+    }
+
+    /// Appends `items` to the operand pool.
+    fn pool(&mut self, items: &[OperandAst<'s>]) -> Pool {
+        let start = self.operands.len();
+        self.operands.extend_from_slice(items);
+        Pool { start: start as u32, len: items.len() as u32 }
     }
 
     fn operand(&mut self, depth: u32) -> PResult<OperandAst<'s>> {
         let t = self.peek();
         if depth > MAX_DEPTH {
-            return Err(Diagnostic::new(codes::TOO_DEEP, "operand nested too deeply", t.span));
+            return err(Diagnostic::new(codes::TOO_DEEP, "operand nested too deeply", t.span));
         }
         match t.kind {
             TokenKind::LParen | TokenKind::LBrace => {
                 self.bump();
                 let close = if t.kind == TokenKind::LParen { TokenKind::RParen } else { TokenKind::RBrace };
-                let mut items = Vec::new();
+                let mut items: SmallVec<[OperandAst<'s>; 4]> = SmallVec::new();
                 if self.eat(close).is_none() {
                     loop {
                         items.push(self.operand(depth + 1)?);
@@ -852,7 +949,12 @@ impl<'s> Parser<'s, '_> {
                     self.expect(close, what)?;
                 }
                 let span = self.span_from(t.span);
-                Ok(if t.kind == TokenKind::LParen { OperandAst::List(items, span) } else { OperandAst::Vector(items, span) })
+                let items = self.pool(&items);
+                Ok(if t.kind == TokenKind::LParen {
+                    OperandAst::List(items, span)
+                } else {
+                    OperandAst::Vector(items, span)
+                })
             }
             TokenKind::LBracket => {
                 self.bump();
@@ -870,11 +972,11 @@ impl<'s> Parser<'s, '_> {
                         self.bump();
                         let (v, span) = self.expect_int("an address")?;
                         if v > 1u64 << 63 {
-                            return Err(Diagnostic::new(codes::BAD_NUMBER, "address out of range", span));
+                            return err(Diagnostic::new(codes::BAD_NUMBER, "address out of range", span));
                         }
                         (AddrBaseAst::Abs, (v as i64).wrapping_neg())
                     }
-                    _ => return Err(self.expected("a register, variable or number in the address")),
+                    _ => return err(self.expected("a register, variable or number in the address")),
                 };
                 self.expect(TokenKind::RBracket, "`]`")?;
                 Ok(OperandAst::Addr { base, offset, span: self.span_from(t.span) })
@@ -914,9 +1016,9 @@ impl<'s> Parser<'s, '_> {
                 } else {
                     None
                 };
-                Ok(OperandAst::Name { name, component, span: self.span_from(t.span) })
+                Ok(OperandAst::Name { name, component })
             }
-            _ => Err(self.expected("an operand")),
+            _ => err(self.expected("an operand")),
         }
     }
 
@@ -927,7 +1029,7 @@ impl<'s> Parser<'s, '_> {
         let second = match t.kind {
             TokenKind::Ident => Some(self.ident(t)),
             TokenKind::Underscore => None,
-            _ => return Err(self.expected("a register or `_` after `|`")),
+            _ => return err(self.expected("a register or `_` after `|`")),
         };
         self.bump();
         Ok(OperandAst::Pair([first, second], self.span_from(start)))
@@ -944,12 +1046,24 @@ mod tests {
         parse_tokens(src, &toks)
     }
 
-    fn body(src: &str) -> Vec<Stmt<'_>> {
+    fn body(src: &str) -> Body<'_> {
         let m = parse(src).unwrap();
         match m.directives.into_iter().next() {
-            Some(Directive::Func(f)) => f.body.unwrap().stmts,
+            Some(Directive::Func(f)) => f.body.unwrap(),
             other => panic!("{other:?}"),
         }
+    }
+
+    /// The instructions of a body with their operands.
+    fn insts<'a, 's>(b: &'a Body<'s>) -> Vec<(&'a Instruction<'s>, &'a [OperandAst<'s>])> {
+        b.scope
+            .stmts
+            .iter()
+            .filter_map(|s| match s {
+                Stmt::Inst(i) => Some((i, b.operands(i.operands))),
+                _ => None,
+            })
+            .collect()
     }
 
     #[test]
@@ -965,7 +1079,8 @@ mod tests {
 
     #[test]
     fn header() {
-        let m = parse(".version 8.10\n.target sm_80, texmode_independent\n.address_size 64\n.file 1 \"a.cu\", 5, 6").unwrap();
+        let m = parse(".version 8.10\n.target sm_80, texmode_independent\n.address_size 64\n.file 1 \"a.cu\", 5, 6")
+            .unwrap();
         assert!(matches!(m.directives[0], Directive::Version { major: 8, minor: 10, .. }));
         match &m.directives[1] {
             Directive::Target { targets, .. } => assert_eq!(targets.len(), 2),
@@ -977,33 +1092,35 @@ mod tests {
 
     #[test]
     fn instruction_pieces() {
-        let s = body(".entry k { @!%p1 ld.global.nc.v4.f32 {%f1, %f2, _, %f4}, [%rd1+-8]; }");
-        let Stmt::Inst(i) = &s[0] else { panic!() };
+        let b = body(".entry k { @!%p1 ld.global.nc.v4.f32 {%f1, %f2, _, %f4}, [%rd1+-8]; }");
+        let (i, ops) = insts(&b)[0];
         assert!(i.guard.is_some_and(|g| g.negated && g.reg.text == "%p1"));
         assert_eq!(i.op, Opcode::Ld);
-        assert_eq!(i.words.iter().map(|w| w.text).collect::<Vec<_>>(), ["global", "nc", "v4", "f32"]);
-        assert!(matches!(&i.operands[0], OperandAst::Vector(v, _) if v.len() == 4 && matches!(v[2], OperandAst::Sink(_))));
-        assert!(matches!(i.operands[1], OperandAst::Addr { offset: -8, .. }));
+        assert_eq!(b.words(i.words).iter().map(|w| w.text).collect::<Vec<_>>(), ["global", "nc", "v4", "f32"]);
+        let OperandAst::Vector(v, _) = ops[0] else { panic!() };
+        assert!(matches!(b.operands(v), [_, _, OperandAst::Sink(_), _]));
+        assert!(matches!(ops[1], OperandAst::Addr { offset: -8, .. }));
     }
 
     #[test]
     fn operands() {
-        let s = body(".entry k { shfl.sync.down.b32 %r1|%p2, %tid.x, -1, 0f3F800000; setp.eq.s32 _|%p, 1.5, -0x10, !%p; call.uni (r), f, (a, b); st.global.u32 [4096], 0; }");
-        let Stmt::Inst(i) = &s[0] else { panic!() };
-        assert!(matches!(i.operands[0], OperandAst::Pair([Some(_), Some(_)], _)));
-        assert!(matches!(&i.operands[1], OperandAst::Name { component: Some(c), .. } if c.text == "x"));
-        assert!(matches!(i.operands[2], OperandAst::Imm(Imm::Int(-1), _)));
-        assert!(matches!(i.operands[3], OperandAst::Imm(Imm::F32(0x3F80_0000), _)));
-        let Stmt::Inst(i) = &s[1] else { panic!() };
-        assert!(matches!(i.operands[0], OperandAst::Pair([None, Some(_)], _)));
-        assert!(matches!(i.operands[1], OperandAst::Imm(Imm::F64(b), _) if b == 1.5f64.to_bits()));
-        assert!(matches!(i.operands[2], OperandAst::Imm(Imm::Int(-16), _)));
-        assert!(matches!(i.operands[3], OperandAst::Not(..)));
-        let Stmt::Inst(i) = &s[2] else { panic!() };
-        assert!(matches!(&i.operands[0], OperandAst::List(v, _) if v.len() == 1));
-        assert!(matches!(&i.operands[2], OperandAst::List(v, _) if v.len() == 2));
-        let Stmt::Inst(i) = &s[3] else { panic!() };
-        assert!(matches!(i.operands[0], OperandAst::Addr { base: AddrBaseAst::Abs, offset: 4096, .. }));
+        let b = body(".entry k { shfl.sync.down.b32 %r1|%p2, %tid.x, -1, 0f3F800000; setp.eq.s32 _|%p, 1.5, -0x10, !%p; call.uni (r), f, (a, b); st.global.u32 [4096], 0; }");
+        let is = insts(&b);
+        let ops = is[0].1;
+        assert!(matches!(ops[0], OperandAst::Pair([Some(_), Some(_)], _)));
+        assert!(matches!(&ops[1], OperandAst::Name { component: Some(c), .. } if c.text == "x"));
+        assert_eq!(ops[1].span(), Span::new(39, 45));
+        assert!(matches!(ops[2], OperandAst::Imm(Imm::Int(-1), _)));
+        assert!(matches!(ops[3], OperandAst::Imm(Imm::F32(0x3F80_0000), _)));
+        let ops = is[1].1;
+        assert!(matches!(ops[0], OperandAst::Pair([None, Some(_)], _)));
+        assert!(matches!(ops[1], OperandAst::Imm(Imm::F64(b), _) if b == 1.5f64.to_bits()));
+        assert!(matches!(ops[2], OperandAst::Imm(Imm::Int(-16), _)));
+        assert!(matches!(ops[3], OperandAst::Not(..)));
+        let ops = is[2].1;
+        assert!(matches!(ops[0], OperandAst::List(v, _) if v.len == 1));
+        assert!(matches!(ops[2], OperandAst::List(v, _) if v.len == 2));
+        assert!(matches!(is[3].1[0], OperandAst::Addr { base: AddrBaseAst::Abs, offset: 4096, .. }));
     }
 
     #[test]
@@ -1018,7 +1135,7 @@ mod tests {
         assert_eq!((f.params[1].align, f.params[1].dims.as_slice()), (Some(8), &[Some(16)][..]));
         assert_eq!(f.directives.len(), 2);
         assert_eq!(f.directives[0].args, vec![256, 1, 1]);
-        let b = &f.body.as_ref().unwrap().stmts;
+        let b = &f.body.as_ref().unwrap().scope.stmts;
         assert!(matches!(&b[0], Stmt::Reg(r) if r.names.len() == 2 && r.names[0].count == Some(10)));
         assert!(matches!(&b[1], Stmt::Var(v) if v.align == Some(4) && v.dims.as_slice() == [Some(8)]));
         assert!(matches!(&b[2], Stmt::BranchTargets { targets, .. } if targets.len() == 1));

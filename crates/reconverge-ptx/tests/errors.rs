@@ -124,7 +124,10 @@ fn undefined_variable_and_function() {
     assert_eq!(d.message, "undefined function `later`");
     assert!(render(&src).contains(" --> k.ptx:6:11\n"));
     // With a prototype first it is fine.
-    parse(&format!("{HEAD}.func later();\n.entry k()\n{{\n\tcall.uni later;\n\tret;\n}}\n.func later()\n{{\n\tret;\n}}\n")).unwrap();
+    parse(&format!(
+        "{HEAD}.func later();\n.entry k()\n{{\n\tcall.uni later;\n\tret;\n}}\n.func later()\n{{\n\tret;\n}}\n"
+    ))
+    .unwrap();
     single(&format!("{HEAD}.global .u64 p = nothing;\n"), codes::UNDEFINED_SYMBOL, "nothing");
 }
 
@@ -135,7 +138,10 @@ fn duplicates() {
     assert_eq!(d.span.start as usize, src.rfind("$L1").unwrap_or(0));
     assert_eq!(d.labels.len(), 1);
     let r = render(&src);
-    assert!(r.contains(" --> k.ptx:13:1\n") && r.contains("::: k.ptx:11:1\n") && r.contains("- first defined here"), "{r}");
+    assert!(
+        r.contains(" --> k.ptx:13:1\n") && r.contains("::: k.ptx:11:1\n") && r.contains("- first defined here"),
+        "{r}"
+    );
     let d = single(&kernel("\t.reg .b32 %r5;\n"), codes::DUPLICATE_REGISTER, "%r5");
     assert!(d.message.contains("declared more than once"));
     single(&kernel("\t.reg .b32 %x, %x;\n"), codes::DUPLICATE_REGISTER, "%x");

@@ -108,7 +108,12 @@ fn check_no_panic(src: &str) -> Result<bool, TestCaseError> {
         Err(e) => {
             prop_assert!(!e.diagnostics.is_empty());
             for d in &e.diagnostics {
-                prop_assert!(d.span.start <= d.span.end && d.span.end as usize <= src.len(), "span {:?} outside 0..{}", d.span, src.len());
+                prop_assert!(
+                    d.span.start <= d.span.end && d.span.end as usize <= src.len(),
+                    "span {:?} outside 0..{}",
+                    d.span,
+                    src.len()
+                );
                 for (s, _) in &d.labels {
                     prop_assert!(s.start <= s.end && s.end as usize <= src.len());
                 }

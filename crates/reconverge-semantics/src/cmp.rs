@@ -77,9 +77,7 @@ pub fn compare(op: CmpOp, ty: NumTy, a: u64, b: u64) -> bool {
 pub fn compare_ftz(op: CmpOp, ty: NumTy, a: u64, b: u64) -> bool {
     match ty {
         NumTy::Int(t) => compare_int(op, t, a, b),
-        NumTy::Float(t) => {
-            compare_float(op, t, flush_subnormal(t, a & t.mask()), flush_subnormal(t, b & t.mask()))
-        }
+        NumTy::Float(t) => compare_float(op, t, flush_subnormal(t, a & t.mask()), flush_subnormal(t, b & t.mask())),
     }
 }
 
@@ -96,7 +94,8 @@ pub fn compare_x2(op: CmpOp, ty: FloatTy, ftz: bool, a: u64, b: u64) -> [bool; 2
             compare_float(op, ty, x, y)
         }
     };
-    [f(a & m, b & m), f((a >> w) & m, (b >> w) & m)]
+    let hi = |x: u64| x.checked_shr(w).unwrap_or(0) & m;
+    [f(a & m, b & m), f(hi(a), hi(b))]
 }
 
 /// The combining operator of `setp.op.bop` / `set.op.bop`.
@@ -135,5 +134,5 @@ pub fn set_value(dst: NumTy, t: bool) -> u64 {
 #[inline]
 pub fn set_value_x2(lane_dst: NumTy, t: [bool; 2]) -> u64 {
     let w = lane_dst.bits();
-    set_value(lane_dst, t[0]) | (set_value(lane_dst, t[1]) << w)
+    set_value(lane_dst, t[0]) | set_value(lane_dst, t[1]).checked_shl(w).unwrap_or(0)
 }

@@ -182,6 +182,8 @@ pub fn float_to_float(dst: FloatTy, src: FloatTy, m: FloatMode, a: u64) -> u64 {
         match (dst, src, m.rnd) {
             (FloatTy::F64, FloatTy::F32, _) => (f32::from_bits(a as u32) as f64).to_bits(),
             (FloatTy::F32, FloatTy::F64, Rounding::Rn) => (f64::from_bits(a) as f32).to_bits() as u64,
+            (FloatTy::F16, FloatTy::F32, Rounding::Rn) => soft::f32_to_f16_rn(a as u32),
+            (FloatTy::Bf16, FloatTy::F32, Rounding::Rn) => soft::f32_to_bf16_rn(a as u32),
             _ => {
                 let (neg, mant, exp) = soft::decode(Fmt::of(src), a);
                 soft::round_bits(Fmt::of(dst), neg, mant, exp, false, RMode::from(m.rnd))
@@ -278,5 +280,5 @@ pub fn f32_pair_to_x2(dst: FloatTy, rnd: Rounding, relu: bool, satfinite: bool, 
         }
         r
     };
-    (one(a) << dst.bits()) | one(b)
+    one(a).checked_shl(dst.bits()).unwrap_or(0) | one(b)
 }

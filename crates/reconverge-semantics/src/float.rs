@@ -141,8 +141,26 @@ enum Op {
     Sqrt,
 }
 
-/// `f16`/`bf16` (all modes) and `f32` (directed modes): exact-or-sticky `f64` intermediate, then software
-/// rounding. `a`, `b`, `c` are already flushed.
+/// `f16`/`bf16` `.rn` add/sub/mul/div/sqrt: computed in `f32` and rounded once more to the half type. The
+/// double rounding is harmless because `f32` has at least `2p + 2` bits for both half types (Figueroa's
+/// theorem for +, −, ·, /, √). `a`, `b` are already flushed.
+#[inline]
+fn half_rn(ty: FloatTy, m: FloatMode, op: Op, a: u64, b: u64) -> u64 {
+    let x = soft::narrow_to_f64(ty, a) as f32;
+    let y = soft::narrow_to_f64(ty, b) as f32;
+    let r = match op {
+        Op::Add => x + y,
+        Op::Sub => x - y,
+        Op::Mul => x * y,
+        Op::Div => x / y,
+        _ => x.sqrt(),
+    };
+    let bits = if ty == FloatTy::F16 { soft::f32_to_f16_rn(r.to_bits()) } else { soft::f32_to_bf16_rn(r.to_bits()) };
+    finish(ty, m, bits)
+}
+
+/// `f16`/`bf16` (fused or directed) and `f32` (directed modes): exact-or-sticky `f64` intermediate, then
+/// software rounding. `a`, `b`, `c` are already flushed.
 #[inline]
 fn narrow_op(ty: FloatTy, m: FloatMode, op: Op, a: u64, b: u64, c: u64) -> u64 {
     let x = soft::narrow_to_f64(ty, a);
@@ -270,7 +288,7 @@ fn f64_sqrt_directed(a: f64, rnd: Rounding) -> f64 {
         return a;
     }
     // Scale tiny inputs by an even power of two so the residual below is exact.
-    let tiny = a < f64::from_bits(0x0830_0000_0000_0000); // 2^-900
+    let tiny = a < f64::from_bits(0x0830_0000_0000_0000); // 2^-892
     let s = if tiny { a * f64::from_bits(0x4C70_0000_0000_0000) } else { a }; // · 2^200
     let q = s.sqrt();
     let dir = soft::sign_of((-q).mul_add(q, s)); // sign of sqrt(s) - q
@@ -320,7 +338,11 @@ fn arith(ty: FloatTy, m: FloatMode, op: Op, a: u64, b: u64, c: u64) -> u64 {
         }
         FloatTy::F16 | FloatTy::Bf16 => {
             let (a, b, c) = (in_ftz(ty, m.ftz, a), in_ftz(ty, m.ftz, b), in_ftz(ty, m.ftz, c));
-            narrow_op(ty, m, op, a, b, c)
+            if m.rnd == Rounding::Rn && op != Op::Fma {
+                half_rn(ty, m, op, a, b)
+            } else {
+                narrow_op(ty, m, op, a, b, c)
+            }
         }
     }
 }

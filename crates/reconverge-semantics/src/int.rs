@@ -385,6 +385,7 @@ pub fn bfe(ty: IntTy, a: u64, b: u64, c: u64) -> u64 {
 /// length or a start beyond the msb returns `b`; a field running past the msb is cut off.
 #[inline]
 pub fn bfi(bits: u32, a: u64, b: u64, c: u64, d: u64) -> u64 {
+    let bits = bits.min(64);
     let w = bits as u64;
     let pos = c & 0xFF;
     let len = d & 0xFF;
@@ -575,6 +576,7 @@ pub fn lop3(bits: u32, a: u64, b: u64, c: u64, lut: u8) -> u64 {
 /// `shl.bN`: left shift by the unsigned 32-bit amount `b`; amounts ≥ `bits` give 0.
 #[inline]
 pub fn shl(bits: u32, a: u64, b: u64) -> u64 {
+    let bits = bits.min(64);
     let n = b as u32;
     if n >= bits {
         0

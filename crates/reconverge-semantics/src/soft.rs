@@ -238,3 +238,37 @@ pub(crate) fn next_up(x: f64) -> f64 {
 pub(crate) fn next_down(x: f64) -> f64 {
     -next_up(-x)
 }
+
+/// `f32` → `f16` bits, round to nearest even (NaN → canonical `0x7FFF`). Fast path for `.rn`; uses the host's
+/// round-to-nearest addition for the subnormal range.
+#[inline]
+pub(crate) fn f32_to_f16_rn(x: u32) -> u64 {
+    let sign = ((x >> 16) & 0x8000) as u64;
+    let a = x & 0x7FFF_FFFF;
+    if a > 0x7F80_0000 {
+        return 0x7FFF;
+    }
+    let o = if a >= 0x4780_0000 {
+        // ≥ 65536 (or ∞): overflow to ∞.
+        0x7C00
+    } else if a < 0x3880_0000 {
+        // Below the smallest normal f16 (2^-14): let the FPU round at the f16 subnormal grid by adding 0.5,
+        // whose ulp is 2^-24.
+        let f = f32::from_bits(a) + 0.5;
+        (f.to_bits() - 0x3F00_0000) as u64
+    } else {
+        let odd = (a >> 13) & 1;
+        let r = a.wrapping_add(((15u32.wrapping_sub(127)) << 23).wrapping_add(0xFFF)).wrapping_add(odd);
+        (r >> 13) as u64
+    };
+    sign | o
+}
+
+/// `f32` → `bf16` bits, round to nearest even (NaN → canonical `0x7FFF`).
+#[inline]
+pub(crate) fn f32_to_bf16_rn(x: u32) -> u64 {
+    if x & 0x7FFF_FFFF > 0x7F80_0000 {
+        return 0x7FFF;
+    }
+    ((x as u64 + 0x7FFF + ((x as u64 >> 16) & 1)) >> 16) & 0xFFFF
+}

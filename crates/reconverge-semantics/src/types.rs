@@ -475,8 +475,8 @@ pub enum BoolOp {
 pub struct FloatMode {
     /// Rounding mode (`.rn` when the instruction has none).
     pub rnd: Rounding,
-    /// `.ftz`: flush subnormal inputs and results to a sign-preserving zero (meaningful for `.f32`, `.f16`
-    /// and `.f16x2`; ignored for `.f64` and `.bf16`, which have no `.ftz` form).
+    /// `.ftz`: flush subnormal inputs and results to a sign-preserving zero. PTX has it on `.f32`, `.f16` and
+    /// `.f16x2`; it is honoured for every type except `.f64` (where it is ignored).
     pub ftz: bool,
     /// `.sat`: clamp the result to `[0.0, 1.0]`, NaN becomes `+0.0`.
     pub sat: bool,

@@ -91,7 +91,8 @@ fn float_to_int_rounding_modes() {
     assert_eq!(cvt::float_to_int(S32, F32, IntRounding::Rmi, true, b32(-1.0e-40)), 0);
     // f16 and bf16 sources.
     assert_eq!(cvt::float_to_int(S32, F16, IntRounding::Rni, false, 0xC100), 0xFFFF_FFFE); // -2.5 → -2
-    assert_eq!(cvt::float_to_int(U8, Bf16, IntRounding::Rzi, false, 0x4380), 255); // 256.0 → clamp
+    assert_eq!(cvt::float_to_int(U8, Bf16, IntRounding::Rzi, false, 0x4380), 255);
+    // 256.0 → clamp
 }
 
 proptest! {
@@ -377,7 +378,8 @@ fn round_to_integral_in_same_type() {
     assert_eq!(cvt::round_to_integral(F32, IntRounding::Rpi, false, true, b32(3.2)), b32(1.0)); // sat
     assert_eq!(cvt::round_to_integral(F16, IntRounding::Rni, false, false, 0x4100), 0x4000); // 2.5 → 2
     assert_eq!(cvt::round_to_integral(Bf16, IntRounding::Rpi, false, false, 0x3FC0), 0x4000); // 1.5 → 2
-    assert_eq!(cvt::round_to_integral(F16, IntRounding::Rmi, false, false, 0xB800), 0xBC00); // -0.5 → -1
+    assert_eq!(cvt::round_to_integral(F16, IntRounding::Rmi, false, false, 0xB800), 0xBC00);
+    // -0.5 → -1
 }
 
 #[test]
@@ -393,7 +395,8 @@ fn tf32_conversions() {
     assert_eq!(cvt::f32_to_tf32(Tf32Rounding::Rna, true, false, 0xFF80_0000), 0xFF7F_E000);
     assert_eq!(cvt::f32_to_tf32(Tf32Rounding::Rna, false, false, 0x7FC0_0001), 0x7FFF_E000);
     assert_eq!(cvt::f32_to_tf32(Tf32Rounding::Rn, false, true, 0xBF80_0000), 0);
-    assert_eq!(cvt::f32_to_tf32(Tf32Rounding::Rna, false, false, 0x0000_1000), 0x0000_2000); // subnormal tie
+    assert_eq!(cvt::f32_to_tf32(Tf32Rounding::Rna, false, false, 0x0000_1000), 0x0000_2000);
+    // subnormal tie
 }
 
 #[test]
@@ -416,7 +419,10 @@ fn cvt_dispatcher_routes_every_kind() {
     let f = NumTy::Float;
     let md = CvtMode::default();
     assert_eq!(cvt::cvt(i(S32), f(F32), md, b32(-2.7)), (-2i32) as u32 as u64); // default .rzi
-    assert_eq!(cvt::cvt(i(S32), f(F32), CvtMode { rnd: CvtRounding::Int(IntRounding::Rni), ..md }, b32(-2.7)), (-3i32) as u32 as u64);
+    assert_eq!(
+        cvt::cvt(i(S32), f(F32), CvtMode { rnd: CvtRounding::Int(IntRounding::Rni), ..md }, b32(-2.7)),
+        (-3i32) as u32 as u64
+    );
     assert_eq!(cvt::cvt(i(S32), f(F32), CvtMode { rnd: CvtRounding::Float(Rounding::Rm), ..md }, b32(2.7)), 2);
     assert_eq!(cvt::cvt(f(F32), i(S32), md, 3), b32(3.0));
     assert_eq!(cvt::cvt(f(F16), i(U32), CvtMode { rnd: CvtRounding::Float(Rounding::Rz), ..md }, 65520), 0x7BFF);
@@ -442,5 +448,26 @@ proptest! {
         let r = cvt::cvt(d, s, CvtMode { rnd, ftz, sat }, a);
         let mask = if d.bits() == 64 { u64::MAX } else { (1u64 << d.bits()) - 1 };
         prop_assert_eq!(r & !mask, 0);
+    }
+}
+
+#[test]
+fn f32_to_half_rn_strided_sweep() {
+    // ~1M f32 patterns across the whole encoding space, against the `half` crate.
+    for x in (0..=u32::MAX).step_by(4093).chain([0x3880_0000, 0x387F_FFFF, 0x477F_EFFF, 0x477F_F000, 0x3300_0001]) {
+        let f = f32::from_bits(x);
+        if f.is_nan() {
+            continue;
+        }
+        assert_eq!(
+            cvt::float_to_float(F16, F32, FloatMode::RN, x as u64),
+            half::f16::from_f32(f).to_bits() as u64,
+            "{x:#x}"
+        );
+        assert_eq!(
+            cvt::float_to_float(Bf16, F32, FloatMode::RN, x as u64),
+            half::bf16::from_f32(f).to_bits() as u64,
+            "{x:#x}"
+        );
     }
 }

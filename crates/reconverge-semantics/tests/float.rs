@@ -126,7 +126,7 @@ fn expect_narrow<F: Float>(ty: FloatTy, r: F) -> u64 {
 // ------------------------------------------------------------------------------------------------
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(2000))]
+    #![proptest_config(ProptestConfig { cases: 2000, max_global_rejects: 1_000_000, ..ProptestConfig::default() })]
 
     #[test]
     fn f32_binops_match_apfloat(op in bin(), r in rounding(), a in f32_bits(), b in f32_bits()) {
@@ -182,7 +182,13 @@ fn q64(x: u64) -> Quad {
 /// Checks the four rounding results of one exact value: `rm ≤ exact ≤ rp`, `rp - rm ≤ 1 ulp` (equal iff
 /// exact), `rz` is the one nearer zero, and `rn` is `host`. `cmp(x)` orders a finite result against the exact
 /// value; `next_up` steps a bit pattern one ulp up.
-fn check_bracket(res: [u64; 4], host: u64, cmp: impl Fn(u64) -> Ordering, next_up: impl Fn(u64) -> u64, exact_neg: bool) {
+fn check_bracket(
+    res: [u64; 4],
+    host: u64,
+    cmp: impl Fn(u64) -> Ordering,
+    next_up: impl Fn(u64) -> u64,
+    exact_neg: bool,
+) {
     let [rn, rz, rm, rp] = res;
     assert_eq!(rn, host, "rn must equal the host result");
     assert_ne!(cmp(rm), Ordering::Greater, "rm {rm:#x} above exact");
@@ -201,7 +207,11 @@ fn next_up32(x: u64) -> u64 {
     if f == 0.0 {
         return 1;
     }
-    if f.is_sign_negative() { x - 1 } else { x + 1 }
+    if f.is_sign_negative() {
+        x - 1
+    } else {
+        x + 1
+    }
 }
 
 fn next_up64(x: u64) -> u64 {
@@ -209,7 +219,11 @@ fn next_up64(x: u64) -> u64 {
     if f == 0.0 {
         return 1;
     }
-    if f.is_sign_negative() { x - 1 } else { x + 1 }
+    if f.is_sign_negative() {
+        x - 1
+    } else {
+        x + 1
+    }
 }
 
 fn all_modes(f: impl Fn(Rounding) -> u64) -> [u64; 4] {
@@ -218,11 +232,34 @@ fn all_modes(f: impl Fn(Rounding) -> u64) -> [u64; 4] {
 
 /// Finite, nonzero inputs in a moderate exponent window so the exact sum usually fits binary128.
 fn f32_finite() -> impl Strategy<Value = u64> {
-    (any::<bool>(), 60u32..190, any::<u32>()).prop_map(|(s, e, f)| ((s as u64) << 31) | ((e as u64) << 23) | (f & 0x7F_FFFF) as u64)
+    (any::<bool>(), 60u32..190, any::<u32>())
+        .prop_map(|(s, e, f)| ((s as u64) << 31) | ((e as u64) << 23) | (f & 0x7F_FFFF) as u64)
 }
 
 fn f64_finite() -> impl Strategy<Value = u64> {
-    (any::<bool>(), 900u64..1150, any::<u64>()).prop_map(|(s, e, f)| ((s as u64) << 63) | (e << 52) | (f & ((1 << 52) - 1)))
+    (any::<bool>(), 900u64..1150, any::<u64>())
+        .prop_map(|(s, e, f)| ((s as u64) << 63) | (e << 52) | (f & ((1 << 52) - 1)))
+}
+
+/// A value within a factor `2^k` of `p`, with the sign and low fraction bits taken from `noise`.
+fn near32(p: f32, noise: u64, k: i32) -> u64 {
+    let v = (p.abs() * 2f32.powi(k)).to_bits() as u64;
+    let v = (v ^ (noise & 0x3F_FFFF)) | (noise & 0x8000_0000);
+    if f32b(v).is_finite() {
+        v
+    } else {
+        noise
+    }
+}
+
+fn near64(p: f64, noise: u64, k: i32) -> u64 {
+    let v = (p.abs() * 2f64.powi(k)).to_bits();
+    let v = (v ^ (noise & 0x7_FFFF_FFFF_FFFF)) | (noise & (1 << 63));
+    if f64b(v).is_finite() {
+        v
+    } else {
+        noise
+    }
 }
 
 fn is_finite_result32(x: u64) -> bool {
@@ -230,10 +267,12 @@ fn is_finite_result32(x: u64) -> bool {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(1000))]
+    #![proptest_config(ProptestConfig { cases: 1000, max_global_rejects: 1_000_000, max_local_rejects: 1_000_000, ..ProptestConfig::default() })]
 
     #[test]
-    fn f32_add_mul_fma_bracket_exact(a in f32_finite(), b in f32_finite(), c in f32_finite(), which in 0u8..4) {
+    fn f32_add_mul_fma_bracket_exact(a in f32_finite(), b in f32_finite(), c in f32_finite(), which in 0u8..4, k in -30i32..30) {
+        // For fma, put the addend near the product so the exact sum fits binary128 and often cancels.
+        let c = if which == 3 { near32(f32b(a) * f32b(b), c, k) } else { c };
         let (qa, qb, qc) = (q32(a), q32(b), q32(c));
         let (exact, st) = match which {
             0 => { let r = qa.add_r(qb, Round::NearestTiesToEven); (r.value, r.status) }
@@ -278,7 +317,8 @@ proptest! {
     }
 
     #[test]
-    fn f64_bracket_exact(a in f64_finite(), b in f64_finite(), c in f64_finite(), which in 0u8..6) {
+    fn f64_bracket_exact(a in f64_finite(), b in f64_finite(), c in f64_finite(), which in 0u8..6, k in -30i32..30) {
+        let c = if which == 3 { near64(f64b(a) * f64b(b), c, k) } else { c };
         let (qa, qb, qc) = (q64(a), q64(b), q64(c));
         let host;
         let res;
@@ -354,7 +394,7 @@ proptest! {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(1000))]
+    #![proptest_config(ProptestConfig { cases: 1000, max_global_rejects: 1_000_000, max_local_rejects: 1_000_000, ..ProptestConfig::default() })]
 
     #[test]
     fn f64_ops_match_apfloat_with_payload_rule(op in bin(), r in rounding(), a in f64_bits(), b in f64_bits(), c in f64_bits()) {
@@ -600,7 +640,8 @@ fn copysign_and_testp() {
         (0xFF80_0000, [false, true, true, false, false, false]),
         (0x7FC0_0000, [false, false, false, true, false, false]),
     ];
-    let ops = [TestpOp::Finite, TestpOp::Infinite, TestpOp::Number, TestpOp::NotANumber, TestpOp::Normal, TestpOp::Subnormal];
+    let ops =
+        [TestpOp::Finite, TestpOp::Infinite, TestpOp::Number, TestpOp::NotANumber, TestpOp::Normal, TestpOp::Subnormal];
     for (x, want) in cases {
         for (op, w) in ops.iter().zip(want) {
             assert_eq!(float::testp(*op, F32, x), w, "{op:?} {x:#x}");
@@ -618,7 +659,11 @@ fn copysign_and_testp() {
 fn ulp_diff32(a: u64, b: u64) -> u64 {
     let key = |x: u64| -> i64 {
         let x = x as u32;
-        if x >> 31 == 1 { -((x & 0x7FFF_FFFF) as i64) } else { x as i64 }
+        if x >> 31 == 1 {
+            -((x & 0x7FFF_FFFF) as i64)
+        } else {
+            x as i64
+        }
     };
     (key(a) - key(b)).unsigned_abs()
 }
@@ -648,7 +693,9 @@ fn approx_special_value_tables() {
         assert_eq!(float::lg2_approx_f32(false, i), o, "lg2 {i:#x}");
     }
     // sin: ±Inf→NaN, ±0→±0; cos: ±Inf→NaN, ±0→1
-    for (i, s, c) in [(ninf, QNAN32, QNAN32), (nz, nz, one), (pz, pz, one), (pinf, QNAN32, QNAN32), (nan, QNAN32, QNAN32)] {
+    for (i, s, c) in
+        [(ninf, QNAN32, QNAN32), (nz, nz, one), (pz, pz, one), (pinf, QNAN32, QNAN32), (nan, QNAN32, QNAN32)]
+    {
         assert_eq!(float::sin_approx_f32(false, i), s, "sin {i:#x}");
         assert_eq!(float::cos_approx_f32(false, i), c, "cos {i:#x}");
     }
@@ -684,8 +731,15 @@ fn approx_f64_hi_word_instructions() {
     for (i, o) in cases_rcp {
         assert_eq!(float::rcp_approx_ftz_f64(i), o, "rcp64 {i:#x}");
     }
-    let cases_rsqrt =
-        [(ninf, canon), (0x8000_0000_0000_0001, ninf), (1u64 << 63, ninf), (0, inf), (1, inf), (inf, 0), (b64(-4.0), canon)];
+    let cases_rsqrt = [
+        (ninf, canon),
+        (0x8000_0000_0000_0001, ninf),
+        (1u64 << 63, ninf),
+        (0, inf),
+        (1, inf),
+        (inf, 0),
+        (b64(-4.0), canon),
+    ];
     for (i, o) in cases_rsqrt {
         assert_eq!(float::rsqrt_approx_ftz_f64(i), o, "rsqrt64 {i:#x}");
     }
@@ -838,5 +892,59 @@ proptest! {
             prop_assert_eq!(x & !m32, 0);
         }
         let _ = (float::rcp_approx_ftz_f64(a), float::rsqrt_approx_ftz_f64(a), float::rsqrt_approx_f64(a));
+    }
+}
+
+#[test]
+fn half_arithmetic_strided_sweep_matches_apfloat() {
+    let rn = Round::NearestTiesToEven;
+    for a in (0u64..0x10000).step_by(61) {
+        for b in (0u64..0x10000).step_by(509) {
+            let (x, y) = (Half::from_bits(a as u128), Half::from_bits(b as u128));
+            assert_eq!(float::add(F16, FloatMode::RN, a, b), expect_narrow(F16, x.add_r(y, rn).value), "{a:#x}+{b:#x}");
+            assert_eq!(float::div(F16, FloatMode::RN, a, b), expect_narrow(F16, x.div_r(y, rn).value), "{a:#x}/{b:#x}");
+            let (x, y) = (BFloat::from_bits(a as u128), BFloat::from_bits(b as u128));
+            assert_eq!(
+                float::mul(BF16, FloatMode::RN, a, b),
+                expect_narrow(BF16, x.mul_r(y, rn).value),
+                "{a:#x}*{b:#x}"
+            );
+            assert_eq!(
+                float::sub(BF16, FloatMode::RN, a, b),
+                expect_narrow(BF16, x.sub_r(y, rn).value),
+                "{a:#x}-{b:#x}"
+            );
+        }
+    }
+}
+
+#[test]
+fn half_sqrt_exhaustive_all_modes() {
+    // Every non-negative finite f16/bf16: rm² ≤ a ≤ rp² (exact in f64), adjacency, rz = rm, and rn picks the
+    // side of the midpoint the exact root lies on.
+    for ty in [F16, BF16] {
+        let to_f64 = |x: u64| {
+            if ty == F16 {
+                half::f16::from_bits(x as u16).to_f64()
+            } else {
+                half::bf16::from_bits(x as u16).to_f64()
+            }
+        };
+        for a in 0u64..ty.inf() {
+            let r = all_modes(|rr| float::sqrt(ty, m(rr), a));
+            let [rn, rz, rm, rp] = r;
+            let (x, lo, hi) = (to_f64(a), to_f64(rm), to_f64(rp));
+            assert!(lo * lo <= x && x <= hi * hi, "{ty:?} {a:#x}");
+            assert!(rp == rm || rp == rm + 1, "{ty:?} {a:#x}");
+            assert_eq!(rz, rm);
+            if rp != rm {
+                let mid = (lo + hi) / 2.0;
+                assert_eq!(rn, if x < mid * mid { rm } else { rp }, "{ty:?} {a:#x}");
+            } else {
+                assert_eq!(rn, rm);
+            }
+        }
+        assert_eq!(float::sqrt(ty, FloatMode::RN, ty.sign_bit()), ty.sign_bit());
+        assert_eq!(float::sqrt(ty, FloatMode::RN, ty.one() | ty.sign_bit()), ty.canonical_nan());
     }
 }

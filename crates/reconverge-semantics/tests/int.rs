@@ -298,7 +298,7 @@ fn bfe_bfi_edges() {
     assert_eq!(int::bfe(S32, 0x0000_00F0, 4, 4), 0xFFFF_FFFF); // 0b1111 sign-extended
     assert_eq!(int::bfe(U32, 0x0000_00F0, 4, 4), 0xF);
     assert_eq!(int::bfe(S32, 0x8000_0000, 28, 32), 0xFFFF_FFF8); // field runs past msb: sign = a[31]
-    // Only the low 8 bits of pos/len count: 0x104 is pos 4.
+                                                                 // Only the low 8 bits of pos/len count: 0x104 is pos 4.
     assert_eq!(int::bfe(U32, 0xF0, 0x104, 0x104), 0xF);
     assert_eq!(int::bfi(32, 0xF, 0, 4, 4), 0xF0);
     assert_eq!(int::bfi(32, 0xF, 0xAAAA_AAAA, 32, 4), 0xAAAA_AAAA);
@@ -614,5 +614,27 @@ proptest! {
         ] {
             prop_assert_eq!(r & !b32, 0);
         }
+    }
+}
+
+#[test]
+fn odd_widths_do_not_panic() {
+    for bits in [0u32, 1, 7, 65, 128, u32::MAX] {
+        let w = bits.min(64);
+        let m = if w == 64 { u64::MAX } else { (1u64 << w) - 1 };
+        for r in [
+            int::shl(bits, u64::MAX, 70),
+            int::shl(bits, 1, 3),
+            int::bfi(bits, u64::MAX, 0, 100, 200),
+            int::bfi(bits, 1, 0, 0, 1),
+            int::popc(bits, u64::MAX),
+            int::and(bits, u64::MAX, u64::MAX),
+            int::not(bits, 0),
+            int::lop3(bits, 1, 2, 3, 0xFE),
+        ] {
+            assert_eq!(r & !m.max(0x7F), 0, "bits {bits}");
+        }
+        assert!(int::clz(bits, u64::MAX) <= 64);
+        let _ = int::brev(bits, 1);
     }
 }

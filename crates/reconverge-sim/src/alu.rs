@@ -9,7 +9,9 @@ use reconverge_ir::{KnownModifier as K, ScalarType};
 use reconverge_semantics::cvt::{CvtMode, CvtRounding};
 use reconverge_semantics::float::{MinMaxMode, TestpOp};
 use reconverge_semantics::int::{ClampWrap, PrmtMode};
-use reconverge_semantics::{cmp, cvt, float, int, select, CmpOp, FloatMode, FloatTy, IntRounding, IntTy, NumTy, Rounding};
+use reconverge_semantics::{
+    cmp, cvt, float, int, select, CmpOp, FloatMode, FloatTy, IntRounding, IntTy, NumTy, Rounding,
+};
 
 fn ity(ty: ScalarType) -> IntTy {
     IntTy::try_from(ty).unwrap_or(match ty.bits() {
@@ -457,6 +459,9 @@ mod tests {
         assert_eq!(atom(AtomOp::Cas, ScalarType::B32, 0, 0, 1), 1);
         assert_eq!(atom(AtomOp::Cas, ScalarType::B32, 1, 0, 1), 1);
         assert_eq!(atom(AtomOp::Min, ScalarType::S32, 0xFFFF_FFFF, 3, 0), 0xFFFF_FFFF);
-        assert_eq!(atom(AtomOp::Add, ScalarType::F32, 1.5f32.to_bits() as u64, 2.0f32.to_bits() as u64, 0), 3.5f32.to_bits() as u64);
+        assert_eq!(
+            atom(AtomOp::Add, ScalarType::F32, 1.5f32.to_bits() as u64, 2.0f32.to_bits() as u64, 0),
+            3.5f32.to_bits() as u64
+        );
     }
 }

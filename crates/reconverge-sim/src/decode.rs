@@ -357,8 +357,20 @@ impl<'m> Decoder<'m> {
                     let base = match sym {
                         Symbol::Global(g) => match self.global_addr.get(g) {
                             Some((StateSpace::Global, a)) => *a,
-                            Some((StateSpace::Const, a)) => if *generic { CONST_WINDOW + a } else { *a },
-                            Some((StateSpace::Shared, a)) => if *generic { SHARED_WINDOW + a } else { *a },
+                            Some((StateSpace::Const, a)) => {
+                                if *generic {
+                                    CONST_WINDOW + a
+                                } else {
+                                    *a
+                                }
+                            }
+                            Some((StateSpace::Shared, a)) => {
+                                if *generic {
+                                    SHARED_WINDOW + a
+                                } else {
+                                    *a
+                                }
+                            }
                             _ => 0,
                         },
                         Symbol::Func(f) => FUNC_ADDR_BASE + *self.func_index.get(f).unwrap_or(&u32::MAX) as u64,
@@ -675,9 +687,7 @@ impl<'m> Decoder<'m> {
                     },
                     Symbol::Local(l) => match self.ctxs[fi].locals[l.index()] {
                         LocalPlace::Frame(off) => match declared {
-                            None => {
-                                return Err("generic access to a frame variable by name is not supported".into())
-                            }
+                            None => return Err("generic access to a frame variable by name is not supported".into()),
                             _ => frame(off),
                         },
                         LocalPlace::Shared(s) => (Space::Shared, Addr { base: AddrBase::Const(s), offset: a.offset }),
@@ -686,7 +696,10 @@ impl<'m> Decoder<'m> {
                     Symbol::Param(n) if is_kernel => {
                         let off = self.prog.params.get(n as usize).map(|p| p.offset).unwrap_or(0);
                         if declared.is_none() {
-                            (Space::Generic, Addr { base: AddrBase::Const(PARAM_WINDOW + off as u64), offset: a.offset })
+                            (
+                                Space::Generic,
+                                Addr { base: AddrBase::Const(PARAM_WINDOW + off as u64), offset: a.offset },
+                            )
                         } else {
                             (Space::KernelParam, Addr { base: AddrBase::Const(off as u64), offset: a.offset })
                         }
@@ -755,7 +768,13 @@ impl<'m> Decoder<'m> {
                     b: PredSrc::Const(false),
                 }
             }
-            Opcode::Abs | Opcode::Neg | Opcode::Not | Opcode::Cnot | Opcode::Popc | Opcode::Clz | Opcode::Brev
+            Opcode::Abs
+            | Opcode::Neg
+            | Opcode::Not
+            | Opcode::Cnot
+            | Opcode::Popc
+            | Opcode::Clz
+            | Opcode::Brev
             | Opcode::Bfind => {
                 need(2)?;
                 let op = match inst.opcode {
@@ -828,19 +847,22 @@ impl<'m> Decoder<'m> {
             Opcode::Madc => {
                 need(4)?;
                 let op = if inst.has(K::Hi) { CarryOp::MadHi } else { CarryOp::MadLo };
-                Op::Carry {
-                    op,
-                    ty: t()?,
-                    cin: true,
-                    cout: inst.has(K::Cc),
-                    d: dreg(0)?,
-                    a: s(1)?,
-                    b: s(2)?,
-                    c: s(3)?,
-                }
+                Op::Carry { op, ty: t()?, cin: true, cout: inst.has(K::Cc), d: dreg(0)?, a: s(1)?, b: s(2)?, c: s(3)? }
             }
-            Opcode::Add | Opcode::Sub | Opcode::Mul | Opcode::Mul24 | Opcode::Div | Opcode::Rem | Opcode::Min
-            | Opcode::Max | Opcode::And | Opcode::Or | Opcode::Xor | Opcode::Shl | Opcode::Shr | Opcode::Bmsk
+            Opcode::Add
+            | Opcode::Sub
+            | Opcode::Mul
+            | Opcode::Mul24
+            | Opcode::Div
+            | Opcode::Rem
+            | Opcode::Min
+            | Opcode::Max
+            | Opcode::And
+            | Opcode::Or
+            | Opcode::Xor
+            | Opcode::Shl
+            | Opcode::Shr
+            | Opcode::Bmsk
             | Opcode::Szext => {
                 need(3)?;
                 let sat = inst.has(K::Sat);
@@ -903,10 +925,7 @@ impl<'m> Decoder<'m> {
                     }
                 };
                 let (b, c) = if op == IntTerOp::Bfe {
-                    (
-                        self.src(fi, f, &ops[2], Some(ScalarType::U32))?,
-                        self.src(fi, f, &ops[3], Some(ScalarType::U32))?,
-                    )
+                    (self.src(fi, f, &ops[2], Some(ScalarType::U32))?, self.src(fi, f, &ops[3], Some(ScalarType::U32))?)
                 } else {
                     (s(2)?, s(3)?)
                 };
@@ -950,7 +969,13 @@ impl<'m> Decoder<'m> {
                     c: self.src(fi, f, &ops[3], Some(ScalarType::U32))?,
                 }
             }
-            Opcode::Sqrt | Opcode::Rcp | Opcode::Rsqrt | Opcode::Sin | Opcode::Cos | Opcode::Ex2 | Opcode::Lg2
+            Opcode::Sqrt
+            | Opcode::Rcp
+            | Opcode::Rsqrt
+            | Opcode::Sin
+            | Opcode::Cos
+            | Opcode::Ex2
+            | Opcode::Lg2
             | Opcode::Tanh => {
                 need(2)?;
                 let op = match inst.opcode {
@@ -971,10 +996,7 @@ impl<'m> Decoder<'m> {
                     .mods
                     .iter()
                     .find(|m| {
-                        matches!(
-                            m.as_str(),
-                            "finite" | "infinite" | "number" | "notanumber" | "normal" | "subnormal"
-                        )
+                        matches!(m.as_str(), "finite" | "infinite" | "number" | "notanumber" | "normal" | "subnormal")
                     })
                     .cloned()
                     .ok_or("testp needs a test")?;
@@ -1149,7 +1171,12 @@ impl<'m> Decoder<'m> {
                 let space = inst.space();
                 let (space, addr) = self.addr(fi, f, &ops[rest], space)?;
                 let b = s(rest + 1)?;
-                let c = if op == AtomOp::Cas { need(rest + 3)?; s(rest + 2)? } else { Src::Imm(0) };
+                let c = if op == AtomOp::Cas {
+                    need(rest + 3)?;
+                    s(rest + 2)?
+                } else {
+                    Src::Imm(0)
+                };
                 Op::Atom { space, op, ty, d, addr, b, c }
             }
             Opcode::Cvta => {
@@ -1191,8 +1218,13 @@ impl<'m> Decoder<'m> {
             Opcode::Ret => Op::Ret,
             Opcode::Exit => Op::Exit,
             Opcode::Trap => Op::Trap,
-            Opcode::Brkpt | Opcode::Membar | Opcode::Fence | Opcode::Prefetch | Opcode::Prefetchu
-            | Opcode::Nanosleep | Opcode::Pmevent => Op::Nop,
+            Opcode::Brkpt
+            | Opcode::Membar
+            | Opcode::Fence
+            | Opcode::Prefetch
+            | Opcode::Prefetchu
+            | Opcode::Nanosleep
+            | Opcode::Pmevent => Op::Nop,
             Opcode::Bar | Opcode::Barrier if inst.has(K::Warp) => {
                 need(1)?;
                 Op::WarpSync { mask: self.src(fi, f, &ops[0], Some(ScalarType::U32))? }
@@ -1278,11 +1310,7 @@ impl<'m> Decoder<'m> {
                 } else {
                     return Err("vote needs a mode".into());
                 };
-                let d = if mode == VoteMode::Ballot {
-                    Src::Reg(dreg(0)?)
-                } else {
-                    Src::Pred(self.pred(fi, &ops[0])?)
-                };
+                let d = if mode == VoteMode::Ballot { Src::Reg(dreg(0)?) } else { Src::Pred(self.pred(fi, &ops[0])?) };
                 let mask = ops.get(2).map(|o| self.src(fi, f, o, Some(ScalarType::U32))).transpose()?;
                 Op::Vote { mode, d, a: self.pred_src(fi, &ops[1])?, mask }
             }

@@ -120,11 +120,7 @@ impl fmt::Display for SimError {
                     Space::KernelParam => "param",
                     Space::Generic => "generic",
                 };
-                write!(
-                    f,
-                    "{kind} {}-byte {space} memory access at address {:#x} in {at}",
-                    fault.size, fault.addr
-                )?;
+                write!(f, "{kind} {}-byte {space} memory access at address {:#x} in {at}", fault.size, fault.addr)?;
                 if let Some(n) = near {
                     write!(f, "\n  note: {n}")?;
                 }

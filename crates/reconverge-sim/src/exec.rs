@@ -9,8 +9,8 @@ use crate::alu;
 use crate::cta::{CallFrame, Cta};
 use crate::error::{Location, SimError};
 use crate::layout::{CONST_WINDOW, LOCAL_WINDOW, PARAM_WINDOW, SHARED_WINDOW, WINDOW_SIZE};
-use crate::memory::{flat_read, flat_write, DeviceMemory, FaultKind, MemFault};
 use crate::mechanism::Flow;
+use crate::memory::{flat_read, flat_write, DeviceMemory, FaultKind, MemFault};
 use crate::program::*;
 use crate::types::{full_mask, lanes, LaneMask, Pc};
 use smallvec::SmallVec;
@@ -347,7 +347,15 @@ fn mem_read(env: &Env, cta: &Cta, t: usize, space: Space, addr: u64, size: u32) 
     })
 }
 
-fn mem_write(env: &mut Env, cta: &mut Cta, t: usize, space: Space, addr: u64, size: u32, v: u64) -> Result<(), MemFault> {
+fn mem_write(
+    env: &mut Env,
+    cta: &mut Cta,
+    t: usize,
+    space: Space,
+    addr: u64,
+    size: u32,
+    v: u64,
+) -> Result<(), MemFault> {
     let (sp, a) = resolve(space, addr);
     let fault = |kind| MemFault { kind, addr, size, space: sp };
     let r = match sp {
@@ -462,10 +470,16 @@ pub fn execute(
         }
         Op::IntBin { op, ty, d, a, b } => match (op, ty) {
             // The hottest cases inline; the rest go through a function pointer.
-            (IntBinOp::Add, reconverge_ir::ScalarType::S32 | reconverge_ir::ScalarType::U32 | reconverge_ir::ScalarType::B32) => {
+            (
+                IntBinOp::Add,
+                reconverge_ir::ScalarType::S32 | reconverge_ir::ScalarType::U32 | reconverge_ir::ScalarType::B32,
+            ) => {
                 bin!(*d, *a, *b, |x, y| (x as u32).wrapping_add(y as u32) as u64)
             }
-            (IntBinOp::Add, reconverge_ir::ScalarType::S64 | reconverge_ir::ScalarType::U64 | reconverge_ir::ScalarType::B64) => {
+            (
+                IntBinOp::Add,
+                reconverge_ir::ScalarType::S64 | reconverge_ir::ScalarType::U64 | reconverge_ir::ScalarType::B64,
+            ) => {
                 bin!(*d, *a, *b, |x, y| x.wrapping_add(y))
             }
             _ => {
@@ -644,8 +658,8 @@ pub fn execute(
                 let a0 = lane_addr(cta, warp, l, addr);
                 for (k, dr) in d.iter().enumerate() {
                     let a = a0.wrapping_add(k as u64 * size as u64);
-                    let v = mem_read(env, cta, base + l, *space, a, size)
-                        .map_err(|f| mem_err(env, cta, warp, pc, l, f))?;
+                    let v =
+                        mem_read(env, cta, base + l, *space, a, size).map_err(|f| mem_err(env, cta, warp, pc, l, f))?;
                     if let Some(r) = dr {
                         let v = if signed { sign_extend(v, size * 8, *dst_bits) } else { v };
                         write_lane(cta, env, warp, *r, l, v);
@@ -670,10 +684,12 @@ pub fn execute(
             let cv: SmallVec<[u64; 64]> = fetch(cta, env, warp, *c, &mut sc.c).iter().copied().collect();
             for l in lanes(eff) {
                 let a = lane_addr(cta, warp, l, addr);
-                let old = mem_read(env, cta, base + l, *space, a, size).map_err(|f| mem_err(env, cta, warp, pc, l, f))?;
+                let old =
+                    mem_read(env, cta, base + l, *space, a, size).map_err(|f| mem_err(env, cta, warp, pc, l, f))?;
                 let new = alu::atom(*op, *ty, old, bv[l], cv[l]);
                 if new != old {
-                    mem_write(env, cta, base + l, *space, a, size, new).map_err(|f| mem_err(env, cta, warp, pc, l, f))?;
+                    mem_write(env, cta, base + l, *space, a, size, new)
+                        .map_err(|f| mem_err(env, cta, warp, pc, l, f))?;
                 }
                 if let Some(r) = d {
                     write_lane(cta, env, warp, *r, l, old);
@@ -753,11 +769,9 @@ pub fn execute(
                     let size = pcpy.size as usize;
                     cta.local[t].copy_within(from..from + size, to);
                 }
-                let saved_regs =
-                    (0..cf.nregs).map(|r| cta.regs[(cf.reg_base + r) as usize * cta.padded + t]).collect();
-                let saved_preds = (0..cf.npreds)
-                    .map(|p| pred_mask(cta, warp, cf.pred_base + p) >> l & 1 == 1)
-                    .collect();
+                let saved_regs = (0..cf.nregs).map(|r| cta.regs[(cf.reg_base + r) as usize * cta.padded + t]).collect();
+                let saved_preds =
+                    (0..cf.npreds).map(|p| pred_mask(cta, warp, cf.pred_base + p) >> l & 1 == 1).collect();
                 cta.calls[t].push(CallFrame { ret_pc: pc + 1, call_pc: pc, caller_base, saved_regs, saved_preds });
                 cta.frame_base[t] = new_base;
             }
@@ -937,7 +951,10 @@ pub fn execute(
         Op::Brk => return Ok(Effects { flow: Flow::Brk { lanes: eff }, barrier: None }),
         Op::Nop => {}
         Op::Unsupported(what) => {
-            return Err(SimError::Unsupported { what: what.to_string(), at: Box::new(location(prog, cta, warp, pc, None)) })
+            return Err(SimError::Unsupported {
+                what: what.to_string(),
+                at: Box::new(location(prog, cta, warp, pc, None)),
+            })
         }
     }
     Ok(Effects::next())

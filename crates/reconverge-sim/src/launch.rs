@@ -32,8 +32,18 @@ pub enum Dtype {
 
 impl Dtype {
     /// Every dtype.
-    pub const ALL: [Dtype; 10] =
-        [Dtype::I8, Dtype::U8, Dtype::I16, Dtype::U16, Dtype::I32, Dtype::U32, Dtype::I64, Dtype::U64, Dtype::F32, Dtype::F64];
+    pub const ALL: [Dtype; 10] = [
+        Dtype::I8,
+        Dtype::U8,
+        Dtype::I16,
+        Dtype::U16,
+        Dtype::I32,
+        Dtype::U32,
+        Dtype::I64,
+        Dtype::U64,
+        Dtype::F32,
+        Dtype::F64,
+    ];
 
     /// Bytes per element.
     pub fn size(self) -> usize {
@@ -81,9 +91,10 @@ impl fmt::Display for Dtype {
 impl FromStr for Dtype {
     type Err = String;
     fn from_str(s: &str) -> Result<Dtype, String> {
-        Dtype::ALL.into_iter().find(|d| d.name() == s).ok_or_else(|| {
-            format!("unknown dtype `{s}` (expected one of i8 u8 i16 u16 i32 u32 i64 u64 f32 f64)")
-        })
+        Dtype::ALL
+            .into_iter()
+            .find(|d| d.name() == s)
+            .ok_or_else(|| format!("unknown dtype `{s}` (expected one of i8 u8 i16 u16 i32 u32 i64 u64 f32 f64)"))
     }
 }
 
@@ -161,7 +172,9 @@ pub fn parse_scalar(text: &str, ty: reconverge_ir::ScalarType) -> Result<u64, St
     };
     let bits = ty.bits();
     match ty {
-        T::F32 => text.trim().parse::<f32>().map(|f| f.to_bits() as u64).map_err(|_| format!("`{text}` is not a number")),
+        T::F32 => {
+            text.trim().parse::<f32>().map(|f| f.to_bits() as u64).map_err(|_| format!("`{text}` is not a number"))
+        }
         T::F64 => text.trim().parse::<f64>().map(|f| f.to_bits()).map_err(|_| format!("`{text}` is not a number")),
         _ if ty.is_integer() || ty.is_bits() => {
             let v = int(text)?;

@@ -316,12 +316,16 @@ fn simulate<M: WarpMechanism>(
                         if since_progress == cfg.livelock_window {
                             env.track = true;
                         } else if since_progress >= 2 * cfg.livelock_window {
-                            return Err(SimError::Deadlock { report: livelock_report(prog, mech, &resident_view(&resident), cfg) });
+                            return Err(SimError::Deadlock {
+                                report: livelock_report(prog, mech, &resident_view(&resident), cfg),
+                            });
                         }
                     }
                     if let Some(max) = cfg.max_instructions {
                         if stats.warp_instructions >= max {
-                            return Err(SimError::Limit { what: format!("--max-instructions {max} warp instructions") });
+                            return Err(SimError::Limit {
+                                what: format!("--max-instructions {max} warp instructions"),
+                            });
                         }
                     }
                     n += 1;
@@ -426,12 +430,7 @@ struct View<'a, S> {
 }
 
 fn resident_view<S>(resident: &[Resident<S>]) -> View<'_, S> {
-    View {
-        ctas: resident
-            .iter()
-            .map(|r| (&r.cta, r.warps.iter().map(|w| (&w.st, w.at_barrier)).collect()))
-            .collect(),
-    }
+    View { ctas: resident.iter().map(|r| (&r.cta, r.warps.iter().map(|w| (&w.st, w.at_barrier)).collect())).collect() }
 }
 
 fn lane_ranges(mask: LaneMask) -> String {
@@ -499,7 +498,13 @@ fn where_threads<M: WarpMechanism>(
             for b in &cta.barriers {
                 let m = b.waiting.get(wi).copied().unwrap_or(0) & live & !seen;
                 if m != 0 {
-                    lines.push(format!("  block ({},{},{}) warp {wi} lanes {} waiting at a barrier", cta.id[0], cta.id[1], cta.id[2], lane_ranges(m)));
+                    lines.push(format!(
+                        "  block ({},{},{}) warp {wi} lanes {} waiting at a barrier",
+                        cta.id[0],
+                        cta.id[1],
+                        cta.id[2],
+                        lane_ranges(m)
+                    ));
                 }
             }
         }
@@ -508,7 +513,12 @@ fn where_threads<M: WarpMechanism>(
     lines.join("\n")
 }
 
-fn livelock_report<M: WarpMechanism>(prog: &Program, mech: &M, view: &View<'_, M::State>, cfg: &LaunchConfig) -> String {
+fn livelock_report<M: WarpMechanism>(
+    prog: &Program,
+    mech: &M,
+    view: &View<'_, M::State>,
+    cfg: &LaunchConfig,
+) -> String {
     format!(
         "no thread changed any register, predicate or memory location in the last {} warp instructions \
          under `{}`; the threads spin forever. Live threads:\n{}",

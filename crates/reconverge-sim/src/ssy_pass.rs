@@ -87,7 +87,13 @@ fn label_of(f: &mut Function, b: u32, prefix: &str) -> BlockId {
     id
 }
 
-fn new_inst(f: &mut Function, opcode: Opcode, guard: Option<Guard>, target: Option<BlockId>, near: Option<InstId>) -> InstId {
+fn new_inst(
+    f: &mut Function,
+    opcode: Opcode,
+    guard: Option<Guard>,
+    target: Option<BlockId>,
+    near: Option<InstId>,
+) -> InstId {
     let loc = near.and_then(|i| f.insts[i].loc);
     let operands: SmallVec<[Operand; 4]> = match target {
         Some(t) => smallvec![Operand::Sym(Symbol::Label(t))],
@@ -176,10 +182,8 @@ fn transform(f: &mut Function) -> SsyFunctionReport {
     for (li, l) in loops.iter().enumerate() {
         let Some(&(_, e)) = l.exits.first() else { continue };
         if l.exits.iter().any(|&(_, x)| x != e) {
-            rep.fallback.push(format!(
-                "loop at {}: exits to several blocks",
-                f.block_name(BlockId::new(l.header as usize))
-            ));
+            rep.fallback
+                .push(format!("loop at {}: exits to several blocks", f.block_name(BlockId::new(l.header as usize))));
             continue;
         }
         if let Some(p) = l.parent {
@@ -200,10 +204,8 @@ fn transform(f: &mut Function) -> SsyFunctionReport {
             _ => true,
         };
         if prev_inside_falls || l.header == cfg.entry() {
-            rep.fallback.push(format!(
-                "loop at {}: no place for a preheader",
-                f.block_name(BlockId::new(l.header as usize))
-            ));
+            rep.fallback
+                .push(format!("loop at {}: no place for a preheader", f.block_name(BlockId::new(l.header as usize))));
             continue;
         }
         pbk_loops.push((li, e));
@@ -257,6 +259,10 @@ fn transform(f: &mut Function) -> SsyFunctionReport {
     let mut at_end: Vec<BlockId> = Vec::new();
     // New blocks and the original block they belong with (for "inside a loop" questions).
     let mut assoc: HashMap<BlockId, u32> = HashMap::new();
+    let targets: Vec<u32> = actions.keys().map(|&(_, x)| x).collect();
+    for x in targets {
+        label_of(f, x, "rcv");
+    }
     for (&(u, x), action) in &actions {
         let (opcode, prefix) = match action {
             Action::Sync => (Opcode::Sync, "sync"),
@@ -275,7 +281,7 @@ fn transform(f: &mut Function) -> SsyFunctionReport {
             // Unconditional jump to x, or a block that only falls into x: the action ends the block.
             Some(t) if t.opcode == Opcode::Bra && t.guard.is_none() && single_succ => {
                 let ti = term.unwrap_or_else(|| unreachable!());
-                let i = new_inst(f, opcode, None, None, Some(ti));
+                let i = new_inst(f, opcode, None, Some(xb), Some(ti));
                 let insts = &mut f.blocks[ub].insts;
                 if let Some(last) = insts.last_mut() {
                     *last = i;
@@ -286,14 +292,14 @@ fn transform(f: &mut Function) -> SsyFunctionReport {
                 let ti = term.unwrap_or_else(|| unreachable!());
                 match action {
                     Action::Brk if cfg.fallthrough(u) != Some(x) => {
-                        let i = new_inst(f, Opcode::Brk, t.guard, None, Some(ti));
+                        let i = new_inst(f, Opcode::Brk, t.guard, Some(xb), Some(ti));
                         let insts = &mut f.blocks[ub].insts;
                         if let Some(last) = insts.last_mut() {
                             *last = i;
                         }
                     }
                     _ => {
-                        let i = new_inst(f, opcode, None, None, Some(ti));
+                        let i = new_inst(f, opcode, None, Some(xb), Some(ti));
                         let nb = new_block(f, prefix, vec![i]);
                         retarget(f, ti, xb, nb);
                         assoc.insert(nb, u);
@@ -303,7 +309,7 @@ fn transform(f: &mut Function) -> SsyFunctionReport {
             }
             Some(t) if t.opcode == Opcode::Brx => {
                 let ti = term.unwrap_or_else(|| unreachable!());
-                let i = new_inst(f, opcode, None, None, Some(ti));
+                let i = new_inst(f, opcode, None, Some(xb), Some(ti));
                 let nb = new_block(f, prefix, vec![i]);
                 if let Some(tid) = t.branch_targets() {
                     for tb in f.targets[tid].targets.iter_mut() {
@@ -318,7 +324,7 @@ fn transform(f: &mut Function) -> SsyFunctionReport {
             // Fall-through edge.
             _ if cfg.fallthrough(u) == Some(x) => {
                 let near = term.or_else(|| f.blocks[ub].insts.last().copied());
-                let i = new_inst(f, opcode, None, None, near);
+                let i = new_inst(f, opcode, None, Some(xb), near);
                 let conditional = term.is_some_and(|t| f.insts[t].guard.is_some() || f.insts[t].opcode == Opcode::Brx);
                 if conditional {
                     let nb = new_block(f, prefix, vec![i]);
@@ -345,7 +351,7 @@ fn transform(f: &mut Function) -> SsyFunctionReport {
         let hb = BlockId::new(h as usize);
         let target = if landings.get(&li).copied().unwrap_or(false) {
             let near = f.blocks[BlockId::new(e as usize)].insts.first().copied();
-            let s = new_inst(f, Opcode::Sync, None, None, near);
+            let s = new_inst(f, Opcode::Sync, None, Some(BlockId::new(e as usize)), near);
             rep.sync += 1;
             let lb = new_block(f, "land", vec![s]);
             assoc.insert(lb, e);

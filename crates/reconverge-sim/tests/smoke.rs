@@ -16,7 +16,11 @@ fn kern_runs_under_every_mechanism() {
         assert!(r.error.is_none(), "{mech}: {:?}", r.error.map(|e| e.to_string()));
         let a = r.buffers[0].as_ref().unwrap();
         let vals: Vec<String> = (0..a.len()).map(|i| a.format(i)).collect();
-        eprintln!("{mech}: a = {}  stats {:?}", vals.join(" "), (r.stats.warp_instructions, r.stats.thread_instructions, r.stats.max_stack_depth));
+        eprintln!(
+            "{mech}: a = {}  stats {:?}",
+            vals.join(" "),
+            (r.stats.warp_instructions, r.stats.thread_instructions, r.stats.max_stack_depth)
+        );
         assert_eq!(a.format(6), "99");
         assert_eq!(a.format(0), "1");
         assert_eq!(a.format(11), "5");

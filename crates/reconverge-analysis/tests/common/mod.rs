@@ -3,8 +3,8 @@
 #![allow(dead_code)]
 
 use reconverge_ir::{
-    BlockId, BranchTargets, FuncId, FuncKind, Function, Guard, Imm, Inst, InstId, KnownModifier,
-    Modifier, Opcode, Operand, RegDecl, ScalarType, Symbol,
+    BlockId, BranchTargets, FuncId, FuncKind, Function, Guard, Imm, Inst, InstId, KnownModifier, Modifier, Opcode,
+    Operand, RegDecl, ScalarType, Symbol,
 };
 
 /// How a test block ends.
@@ -43,14 +43,7 @@ pub enum End<'a> {
 }
 
 fn inst(opcode: Opcode, guard: Option<Guard>) -> Inst {
-    Inst {
-        guard,
-        opcode,
-        mods: Default::default(),
-        types: Default::default(),
-        operands: Default::default(),
-        loc: None,
-    }
+    Inst { guard, opcode, mods: Default::default(), types: Default::default(), operands: Default::default(), loc: None }
 }
 
 /// A kernel with the given blocks, in layout order (block `i` is `BlockId(i)`). Every non-empty block
@@ -58,29 +51,15 @@ fn inst(opcode: Opcode, guard: Option<Guard>) -> Inst {
 pub fn func(blocks: &[(&str, End<'_>)]) -> Function {
     let mut f = Function::new("k", FuncKind::Entry);
     f.has_body = true;
-    let p = f.regs.push(RegDecl {
-        name: "%p".into(),
-        ty: ScalarType::Pred,
-        vector: None,
-    });
-    let r = f.regs.push(RegDecl {
-        name: "%r".into(),
-        ty: ScalarType::U32,
-        vector: None,
-    });
+    let p = f.regs.push(RegDecl { name: "%p".into(), ty: ScalarType::Pred, vector: None });
+    let r = f.regs.push(RegDecl { name: "%r".into(), ty: ScalarType::U32, vector: None });
     for (label, _) in blocks {
         let b = f.blocks.push(Default::default());
         f.blocks[b].label = Some((*label).to_string());
         f.layout.push(b);
     }
-    let id = |f: &Function, l: &str| {
-        f.block_by_label(l)
-            .unwrap_or_else(|| panic!("no block {l}"))
-    };
-    let guard = Some(Guard {
-        reg: p,
-        negated: false,
-    });
+    let id = |f: &Function, l: &str| f.block_by_label(l).unwrap_or_else(|| panic!("no block {l}"));
+    let guard = Some(Guard { reg: p, negated: false });
     for (i, (_, end)) in blocks.iter().enumerate() {
         let b = BlockId::from_u32(i as u32);
         if matches!(end, End::Empty) {
@@ -96,16 +75,11 @@ pub fn func(blocks: &[(&str, End<'_>)]) -> Function {
             End::Fall | End::Empty => None,
             End::Call => {
                 let mut c = inst(Opcode::Call, None);
-                c.operands
-                    .push(Operand::Sym(Symbol::Func(FuncId::from_u32(0))));
+                c.operands.push(Operand::Sym(Symbol::Func(FuncId::from_u32(0))));
                 Some(c)
             }
             End::Bra(l) | End::BraUni(l) | End::BraIf(l) | End::BraIfUni(l) => {
-                let g = if matches!(end, End::BraIf(_) | End::BraIfUni(_)) {
-                    guard
-                } else {
-                    None
-                };
+                let g = if matches!(end, End::BraIf(_) | End::BraIfUni(_)) { guard } else { None };
                 let mut c = inst(Opcode::Bra, g);
                 if matches!(end, End::BraUni(_) | End::BraIfUni(_)) {
                     c.mods.push(Modifier::Known(KnownModifier::Uni));
@@ -115,15 +89,8 @@ pub fn func(blocks: &[(&str, End<'_>)]) -> Function {
             }
             End::Brx(ls) | End::BrxIf(ls) => {
                 let targets = ls.iter().map(|l| id(&f, l)).collect();
-                let t = f.targets.push(BranchTargets {
-                    name: format!("$targets{i}"),
-                    targets,
-                });
-                let g = if matches!(end, End::BrxIf(_)) {
-                    guard
-                } else {
-                    None
-                };
+                let t = f.targets.push(BranchTargets { name: format!("$targets{i}"), targets });
+                let g = if matches!(end, End::BrxIf(_)) { guard } else { None };
                 let mut c = inst(Opcode::Brx, g);
                 c.mods.push(Modifier::Known(KnownModifier::Idx));
                 c.operands.push(Operand::Reg(r));
@@ -135,13 +102,7 @@ pub fn func(blocks: &[(&str, End<'_>)]) -> Function {
             End::Exit => Some(inst(Opcode::Exit, None)),
             End::ExitIf => Some(inst(Opcode::Exit, guard)),
             End::Trap => Some(inst(Opcode::Trap, None)),
-            End::TrapIfNot => Some(inst(
-                Opcode::Trap,
-                Some(Guard {
-                    reg: p,
-                    negated: true,
-                }),
-            )),
+            End::TrapIfNot => Some(inst(Opcode::Trap, Some(Guard { reg: p, negated: true }))),
         };
         if let Some(c) = last {
             let t = f.insts.push(c);
@@ -153,13 +114,10 @@ pub fn func(blocks: &[(&str, End<'_>)]) -> Function {
 
 /// The node of the block labelled `l`.
 pub fn node(f: &Function, l: &str) -> u32 {
-    f.block_by_label(l)
-        .unwrap_or_else(|| panic!("no block {l}"))
-        .as_u32()
+    f.block_by_label(l).unwrap_or_else(|| panic!("no block {l}")).as_u32()
 }
 
 /// The last instruction of the block labelled `l`.
 pub fn last_inst(f: &Function, l: &str) -> InstId {
-    f.last_inst(f.block_by_label(l).expect("block exists"))
-        .expect("block is not empty")
+    f.last_inst(f.block_by_label(l).expect("block exists")).expect("block is not empty")
 }

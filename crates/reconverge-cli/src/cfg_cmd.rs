@@ -1,0 +1,68 @@
+//! `reconverge cfg`.
+
+use crate::{source, Failure};
+use clap::{Args, ValueEnum};
+
+/// Output formats of `cfg`.
+#[derive(Clone, Copy, ValueEnum)]
+pub enum Format {
+    /// Human-readable text.
+    Text,
+    /// Graphviz.
+    Dot,
+    /// JSON.
+    Json,
+}
+
+/// Arguments of `reconverge cfg`.
+#[derive(Args)]
+pub struct CfgArgs {
+    /// The kernel file (.ptx, or .cu when NVRTC is installed).
+    pub file: String,
+    /// Only this function (kernel or device function).
+    #[arg(long)]
+    pub kernel: Option<String>,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: Format,
+    /// Show the program as a mechanism runs it (`ssy` shows the inserted ssy/sync/pbk/brk).
+    #[arg(long, default_value = "pdom")]
+    pub mechanism: String,
+    /// Extra NVRTC option for .cu input (repeatable).
+    #[arg(long = "nvrtc-opt")]
+    pub nvrtc_opts: Vec<String>,
+}
+
+/// Runs `reconverge cfg`.
+pub fn run(a: CfgArgs) -> Result<(), Failure> {
+    let loaded = source::load(&a.file, &a.nvrtc_opts)?;
+    let mech = reconverge_sim::Mechanism::from_name(&a.mechanism)
+        .ok_or_else(|| Failure::input(format!("unknown mechanism `{}` (known: pdom, ssy, none)", a.mechanism)))?;
+    let (module, ssy) = if mech.needs_ssy_pass() {
+        let (m, r) = reconverge_sim::insert_ssy(&loaded.module);
+        (m, Some(r))
+    } else {
+        (loaded.module, None)
+    };
+    let only = match &a.kernel {
+        Some(k) => Some(module.function_by_name(k).filter(|f| module.functions[*f].has_body).ok_or_else(|| {
+            let names: Vec<&str> = module.functions.values().filter(|f| f.has_body).map(|f| f.name.as_str()).collect();
+            Failure::input(format!("no function named `{k}` in {} (functions: {})", a.file, names.join(", ")))
+        })?),
+        None => None,
+    };
+    let report = reconverge_report::cfg_report(
+        &module,
+        &a.file,
+        &loaded.ptx,
+        only,
+        ssy.as_ref().map(|r| r.functions.as_slice()),
+    );
+    let out = match a.format {
+        Format::Text => report.render_text(),
+        Format::Dot => report.render_dot(),
+        Format::Json => report.render_json(),
+    };
+    print!("{out}");
+    Ok(())
+}

@@ -1,0 +1,67 @@
+//! `reconverge`: a laboratory for SIMT control-flow divergence.
+//!
+//! This crate is the only one that does IO: it parses arguments, reads files, runs the libraries and
+//! prints their reports. Exit status: 0 success, 2 invalid input (with file:line:col or the argument),
+//! 3 SIMT deadlock, 4 a configured limit was reached.
+
+mod cfg_cmd;
+mod nvrtc;
+mod source;
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+/// A failure with its exit status.
+#[derive(Debug)]
+pub struct Failure {
+    /// The message (already formatted for the terminal).
+    pub message: String,
+    /// The exit status.
+    pub code: u8,
+}
+
+impl Failure {
+    /// Invalid input or usage (exit 2).
+    pub fn input(message: impl Into<String>) -> Failure {
+        Failure { message: message.into(), code: 2 }
+    }
+}
+
+#[derive(Parser)]
+#[command(
+    name = "reconverge",
+    version,
+    about = "Run CUDA kernels (PTX) on a simulated GPU under every SIMT divergence mechanism and compare what each costs."
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Print the control-flow graph, dominators, post-dominators, control dependence, loops and the
+    /// reconvergence point of every conditional branch.
+    Cfg(cfg_cmd::CfgArgs),
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let code = if e.use_stderr() { 2 } else { 0 };
+            let _ = e.print();
+            return ExitCode::from(code);
+        }
+    };
+    let result = match cli.command {
+        Command::Cfg(a) => cfg_cmd::run(a),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(f) => {
+            eprintln!("{}", f.message.trim_end());
+            ExitCode::from(f.code)
+        }
+    }
+}

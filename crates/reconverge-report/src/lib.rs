@@ -1,0 +1,11 @@
+//! Printable results of reconverge.
+//!
+//! Every report is a plain-data struct with public fields (serializable to JSON) plus renderers that
+//! return text; nothing here does IO. The command-line crate prints what these functions return.
+#![deny(missing_docs)]
+
+pub mod cfg;
+pub mod lines;
+
+pub use cfg::{cfg_report, CfgReport};
+pub use lines::LineIndex;

@@ -1,0 +1,16 @@
+//! The kernel suite: the manifest beside `kernels/`, `.npy` buffers, argument specifications, and running a
+//! kernel against its expected outputs. File contents come in through a loader function; nothing here
+//! touches the file system directly.
+#![deny(missing_docs)]
+
+pub mod args;
+pub mod manifest;
+pub mod npy;
+pub mod runner;
+
+pub use args::{resolve_args, ArgSpec};
+pub use manifest::{KernelEntry, Manifest};
+pub use runner::{run_entry, EntryOutcome, Verdict};
+
+/// Reads a file named relative to some base (the kernels directory, or the current directory).
+pub type Loader<'a> = dyn Fn(&str) -> Result<Vec<u8>, String> + 'a;

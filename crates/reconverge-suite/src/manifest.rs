@@ -1,0 +1,92 @@
+//! `kernels/manifest.toml`: what each suite kernel is launched with and what it must produce.
+
+use serde::Deserialize;
+use std::collections::BTreeMap;
+
+/// One argument of a kernel as the manifest writes it: a number, or a string spec (`@file.npy`,
+/// `zeros:i32:16`).
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(untagged)]
+pub enum ManifestArg {
+    /// An integer scalar.
+    Int(i64),
+    /// A float scalar.
+    Float(f64),
+    /// A string spec.
+    Text(String),
+}
+
+impl ManifestArg {
+    /// The spec as command-line text.
+    pub fn text(&self) -> String {
+        match self {
+            ManifestArg::Int(i) => i.to_string(),
+            ManifestArg::Float(f) => format!("{f:?}"),
+            ManifestArg::Text(s) => s.clone(),
+        }
+    }
+}
+
+/// One kernel of the suite.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+pub struct KernelEntry {
+    /// The entry point (and the source file stem).
+    pub name: String,
+    /// The PTX variant to run, relative to the kernels directory.
+    pub ptx: String,
+    /// Grid dimensions.
+    pub grid: [u32; 3],
+    /// Block dimensions.
+    pub block: [u32; 3],
+    /// One per kernel parameter.
+    pub args: Vec<ManifestArg>,
+    /// Argument index → `.npy` with the expected final contents.
+    #[serde(default)]
+    pub expected: BTreeMap<String, String>,
+    /// Dynamic shared memory in bytes.
+    #[serde(default)]
+    pub dynamic_shared: u32,
+    /// Expected outcome (`completed` unless overridden per mechanism).
+    #[serde(default = "completed")]
+    pub outcome: String,
+    /// Mechanism → expected outcome.
+    #[serde(default)]
+    pub outcome_by_mechanism: BTreeMap<String, String>,
+    /// The warp sizes the expectations hold for (absent: any).
+    #[serde(default)]
+    pub warp_sizes: Option<Vec<u32>>,
+    /// What the kernel is.
+    #[serde(default)]
+    pub description: String,
+}
+
+fn completed() -> String {
+    "completed".into()
+}
+
+impl KernelEntry {
+    /// The outcome expected under `mechanism`.
+    pub fn expected_outcome(&self, mechanism: &str) -> &str {
+        self.outcome_by_mechanism.get(mechanism).map(String::as_str).unwrap_or(&self.outcome)
+    }
+
+    /// Whether the expectations hold at `warp_size`.
+    pub fn supports_warp_size(&self, warp_size: u32) -> bool {
+        self.warp_sizes.as_ref().is_none_or(|v| v.contains(&warp_size))
+    }
+}
+
+/// The whole manifest.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+pub struct Manifest {
+    /// The kernels, in manifest order.
+    #[serde(rename = "kernel")]
+    pub kernels: Vec<KernelEntry>,
+}
+
+impl Manifest {
+    /// Parses the manifest text.
+    pub fn parse(text: &str) -> Result<Manifest, String> {
+        toml::from_str(text).map_err(|e| format!("invalid kernel manifest: {e}"))
+    }
+}

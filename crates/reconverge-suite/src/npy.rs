@@ -1,0 +1,105 @@
+//! `.npy` files as [`Buffer`]s.
+
+use reconverge_sim::{Buffer, Dtype};
+
+fn dtype_of(descr: &str) -> Option<Dtype> {
+    let d = descr.trim_start_matches(['<', '|', '=']);
+    Some(match d {
+        "i1" => Dtype::I8,
+        "u1" | "b1" => Dtype::U8,
+        "i2" => Dtype::I16,
+        "u2" => Dtype::U16,
+        "i4" => Dtype::I32,
+        "u4" => Dtype::U32,
+        "i8" => Dtype::I64,
+        "u8" => Dtype::U64,
+        "f4" => Dtype::F32,
+        "f8" => Dtype::F64,
+        _ => return None,
+    })
+}
+
+/// Parses a `.npy` file (little-endian numeric dtypes, any shape, C order) into a flat buffer.
+pub fn read(bytes: &[u8]) -> Result<Buffer, String> {
+    let f = npyz::NpyFile::new(bytes).map_err(|e| format!("not a valid .npy file: {e}"))?;
+    let descr = match f.dtype() {
+        npyz::DType::Plain(t) => t.to_string(),
+        other => return Err(format!("unsupported .npy dtype {other:?} (structured arrays are not supported)")),
+    };
+    if descr.starts_with('>') {
+        return Err(format!("big-endian .npy data ({descr}) is not supported"));
+    }
+    if f.order() == npyz::Order::Fortran && f.shape().len() > 1 {
+        return Err("Fortran-ordered .npy arrays are not supported".into());
+    }
+    let dtype = dtype_of(&descr).ok_or_else(|| format!("unsupported .npy dtype `{descr}`"))?;
+    fn bytes_of<T: npyz::Deserialize + Copy, const N: usize>(
+        f: npyz::NpyFile<&[u8]>,
+        le: impl Fn(T) -> [u8; N],
+    ) -> Result<Vec<u8>, String> {
+        let v: Vec<T> = f.into_vec().map_err(|e| format!("cannot read .npy data: {e}"))?;
+        Ok(v.into_iter().flat_map(le).collect())
+    }
+    let bytes = match dtype {
+        Dtype::I8 => bytes_of::<i8, 1>(f, |x| x.to_le_bytes())?,
+        Dtype::U8 => bytes_of::<u8, 1>(f, |x| x.to_le_bytes())?,
+        Dtype::I16 => bytes_of::<i16, 2>(f, |x| x.to_le_bytes())?,
+        Dtype::U16 => bytes_of::<u16, 2>(f, |x| x.to_le_bytes())?,
+        Dtype::I32 => bytes_of::<i32, 4>(f, |x| x.to_le_bytes())?,
+        Dtype::U32 => bytes_of::<u32, 4>(f, |x| x.to_le_bytes())?,
+        Dtype::I64 => bytes_of::<i64, 8>(f, |x| x.to_le_bytes())?,
+        Dtype::U64 => bytes_of::<u64, 8>(f, |x| x.to_le_bytes())?,
+        Dtype::F32 => bytes_of::<f32, 4>(f, |x| x.to_bits().to_le_bytes())?,
+        Dtype::F64 => bytes_of::<f64, 8>(f, |x| x.to_bits().to_le_bytes())?,
+    };
+    Ok(Buffer { dtype, bytes })
+}
+
+/// Writes a buffer as a 1-D `.npy` file.
+pub fn write(b: &Buffer) -> Vec<u8> {
+    let descr = match b.dtype {
+        Dtype::I8 => "|i1",
+        Dtype::U8 => "|u1",
+        Dtype::I16 => "<i2",
+        Dtype::U16 => "<u2",
+        Dtype::I32 => "<i4",
+        Dtype::U32 => "<u4",
+        Dtype::I64 => "<i8",
+        Dtype::U64 => "<u8",
+        Dtype::F32 => "<f4",
+        Dtype::F64 => "<f8",
+    };
+    // Format 1.0: magic, version, header length, header padded so data starts at a multiple of 64.
+    let mut header = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': ({},), }}", b.len());
+    let unpadded = 10 + header.len() + 1;
+    let pad = (64 - unpadded % 64) % 64;
+    header.push_str(&" ".repeat(pad));
+    header.push('\n');
+    let mut out = Vec::with_capacity(10 + header.len() + b.bytes.len());
+    out.extend_from_slice(b"\x93NUMPY\x01\x00");
+    out.extend_from_slice(&(header.len() as u16).to_le_bytes());
+    out.extend_from_slice(header.as_bytes());
+    out.extend_from_slice(&b.bytes);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trip_every_dtype() {
+        for d in Dtype::ALL {
+            let b = Buffer { dtype: d, bytes: (0..(3 * d.size()) as u8).collect() };
+            let bytes = write(&b);
+            assert_eq!(&bytes[..6], b"\x93NUMPY");
+            assert_eq!((bytes.len() - b.bytes.len()) % 64, 0);
+            assert_eq!(read(&bytes).unwrap(), b, "{d}");
+        }
+    }
+
+    #[test]
+    fn rejects_garbage() {
+        assert!(read(b"hello").is_err());
+    }
+}

@@ -1,0 +1,161 @@
+//! Running one suite kernel under one mechanism and warp size, and judging the result.
+
+use crate::{args, manifest::KernelEntry, npy, Loader};
+use reconverge_sim::{run, Buffer, DecodeOptions, LaunchConfig, Mechanism, NoObserver, RunResult};
+
+/// How a run compares with the manifest.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Verdict {
+    /// Outcome and buffers as expected.
+    Pass,
+    /// The outcome differs from the expected one.
+    WrongOutcome {
+        /// Expected.
+        expected: String,
+        /// Got, with the error message if any.
+        got: String,
+    },
+    /// A buffer differs from its expected contents.
+    Mismatch(String),
+    /// The kernel could not be loaded or launched.
+    Broken(String),
+}
+
+impl Verdict {
+    /// Whether the run is as expected.
+    pub fn ok(&self) -> bool {
+        *self == Verdict::Pass
+    }
+}
+
+/// The result of one suite run.
+#[derive(Clone, Debug)]
+pub struct EntryOutcome {
+    /// The kernel.
+    pub kernel: String,
+    /// The mechanism.
+    pub mechanism: Mechanism,
+    /// The warp size.
+    pub warp_size: u32,
+    /// The judgement.
+    pub verdict: Verdict,
+    /// The run (absent when the kernel could not be loaded).
+    pub result: Option<RunResult>,
+}
+
+/// Compares `got` with `want` element by element; describes the first difference.
+pub fn compare(arg: usize, got: &Buffer, want: &Buffer) -> Result<(), String> {
+    if got.dtype != want.dtype || got.len() != want.len() {
+        return Err(format!(
+            "argument {arg}: expected {} × {}, got {} × {}",
+            want.len(),
+            want.dtype,
+            got.len(),
+            got.dtype
+        ));
+    }
+    let size = got.dtype.size();
+    if let Some(i) =
+        (0..got.len()).find(|&i| got.bytes[i * size..(i + 1) * size] != want.bytes[i * size..(i + 1) * size])
+    {
+        let n = (0..got.len())
+            .filter(|&j| got.bytes[j * size..(j + 1) * size] != want.bytes[j * size..(j + 1) * size])
+            .count();
+        return Err(format!(
+            "argument {arg}: {n} of {} elements differ; first at [{i}]: expected {}, got {}",
+            got.len(),
+            want.format(i),
+            got.format(i)
+        ));
+    }
+    Ok(())
+}
+
+/// Runs `entry` (files read through `load`, relative to the kernels directory).
+pub fn run_entry(
+    entry: &KernelEntry,
+    mechanism: Mechanism,
+    warp_size: u32,
+    load: &Loader<'_>,
+    max_instructions: u64,
+) -> EntryOutcome {
+    let broken = |why: String| EntryOutcome {
+        kernel: entry.name.clone(),
+        mechanism,
+        warp_size,
+        verdict: Verdict::Broken(why),
+        result: None,
+    };
+    let ptx = match load(&entry.ptx).and_then(|b| String::from_utf8(b).map_err(|e| e.to_string())) {
+        Ok(t) => t,
+        Err(e) => return broken(format!("{}: {e}", entry.ptx)),
+    };
+    let module = match reconverge_ptx::parse(&ptx) {
+        Ok(m) => m,
+        Err(e) => return broken(reconverge_ptx::SourceError::new(entry.ptx.clone(), ptx.clone(), e).render_plain()),
+    };
+    let prog = match reconverge_sim::load(
+        &module,
+        Some(&entry.name),
+        mechanism,
+        &DecodeOptions { file: entry.ptx.clone(), source: Some(ptx.clone()) },
+    ) {
+        Ok(p) => p,
+        Err(e) => return broken(e.to_string()),
+    };
+    let specs: Result<Vec<_>, String> = entry.args.iter().map(|a| args::ArgSpec::parse(&a.text())).collect();
+    let launch_args = match specs.and_then(|s| args::resolve_args(&prog, &s, load)) {
+        Ok(a) => a,
+        Err(e) => return broken(e),
+    };
+    let cfg = LaunchConfig {
+        grid: entry.grid,
+        block: entry.block,
+        warp_size,
+        dynamic_shared: entry.dynamic_shared,
+        max_instructions: Some(max_instructions),
+        ..LaunchConfig::default()
+    };
+    let result = run(&prog, mechanism, &cfg, &launch_args, &mut NoObserver);
+    let expected = entry.expected_outcome(mechanism.name());
+    let verdict = if result.outcome() != expected {
+        Verdict::WrongOutcome {
+            expected: expected.to_string(),
+            got: match &result.error {
+                Some(e) => format!("{}: {e}", result.outcome()),
+                None => result.outcome().to_string(),
+            },
+        }
+    } else if result.error.is_none() {
+        let mut v = Verdict::Pass;
+        for (k, file) in &entry.expected {
+            let Ok(i) = k.parse::<usize>() else {
+                v = Verdict::Broken(format!("expected key `{k}` is not an argument index"));
+                break;
+            };
+            let want = match load(file).and_then(|b| npy::read(&b)) {
+                Ok(b) => b,
+                Err(e) => {
+                    v = Verdict::Broken(format!("{file}: {e}"));
+                    break;
+                }
+            };
+            match result.buffers.get(i).and_then(|b| b.as_ref()) {
+                Some(got) => {
+                    if let Err(e) = compare(i, got, &want) {
+                        v = Verdict::Mismatch(e);
+                        break;
+                    }
+                }
+                None => {
+                    v = Verdict::Broken(format!("argument {i} is not a buffer"));
+                    break;
+                }
+            }
+        }
+        v
+    } else {
+        Verdict::Pass
+    };
+    EntryOutcome { kernel: entry.name.clone(), mechanism, warp_size, verdict, result: Some(result) }
+}
