@@ -4,9 +4,13 @@
 //! prints their reports. Exit status: 0 success, 2 invalid input (with file:line:col or the argument),
 //! 3 SIMT deadlock, 4 a configured limit was reached.
 
+mod bench_cmd;
 mod cfg_cmd;
+mod launch_args;
 mod nvrtc;
+mod run_cmd;
 mod source;
+mod suite_cmd;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -43,6 +47,15 @@ enum Command {
     /// Print the control-flow graph, dominators, post-dominators, control dependence, loops and the
     /// reconvergence point of every conditional branch.
     Cfg(cfg_cmd::CfgArgs),
+    /// Run a kernel on the simulated GPU and print its statistics.
+    Run(run_cmd::RunArgs),
+    /// Run a kernel and print, for one warp, every issued instruction with its active lanes and the
+    /// reconvergence structure after it.
+    Trace(run_cmd::TraceArgs),
+    /// Run every kernel of the built-in suite under every mechanism and check the results.
+    Suite(suite_cmd::SuiteArgs),
+    /// Measure simulation speed on the suite kernels.
+    Bench(bench_cmd::BenchArgs),
 }
 
 fn main() -> ExitCode {
@@ -56,6 +69,10 @@ fn main() -> ExitCode {
     };
     let result = match cli.command {
         Command::Cfg(a) => cfg_cmd::run(a),
+        Command::Run(a) => run_cmd::run_cmd(a),
+        Command::Trace(a) => run_cmd::trace_cmd(a),
+        Command::Suite(a) => suite_cmd::run(a),
+        Command::Bench(a) => bench_cmd::run_bench(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -100,5 +100,15 @@ fn bench(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, bench);
+fn config() -> Criterion {
+    // Criterion writes its reports under the current directory (the package) by default; keep them in the
+    // workspace's target directory instead.
+    Criterion::default().output_directory(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/criterion"))
+}
+
+criterion_group! {
+    name = benches;
+    config = config();
+    targets = bench
+}
 criterion_main!(benches);

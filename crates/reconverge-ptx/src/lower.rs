@@ -6,7 +6,7 @@
 //! 2. The main pass flattens nested `{ }` scopes into the function, declares registers and variables,
 //!    builds basic blocks, and lowers instructions with their operands resolved.
 //!
-//! Both passes split blocks with the same [`BlockCursor`]: a block starts at every label, and at the first
+//! Both passes split blocks with the same `BlockCursor`: a block starts at every label, and at the first
 //! instruction after a terminator (`bra`, `brx`, `ret`, `exit`, `trap`, guarded or not) when no label
 //! follows. So block ids are in layout order.
 //!
@@ -14,8 +14,8 @@
 //! A name is looked up innermost scope first, then special registers, the function's parameters, labels,
 //! module variables and functions. A register or variable whose name is already taken in the function
 //! (by a declaration in another scope, a parameter, a label, or a module variable or function declared
-//! before) is renamed `name$N` with the smallest free `N >= 1`; a second declaration in the same scope is
-//! an error. Renamed names are unique in the function, so printing the flattened function at top level
+//! before) is renamed `name$N`, with `N` counting 1, 2, ... per name (skipping taken names); a second
+//! declaration in the same scope is an error. Renamed names are unique in the function, so printing the flattened function at top level
 //! and parsing it again gives the same IR.
 //!
 //! All errors of all functions are collected; lowering does not stop at the first.
@@ -44,33 +44,25 @@ pub fn lower_module(ast: &ast::Module<'_>) -> Result<Module, Vec<Diagnostic>> {
     l.finish()
 }
 
-/// Lowers a module directive by directive (see [`crate::parser::parse_directives`]).
-pub struct Lowerer<'s>(ModuleLowerer<'s>);
-
 impl<'s> Lowerer<'s> {
     /// A lowerer for an empty module.
     pub fn new() -> Self {
-        Lowerer(ModuleLowerer {
+        Lowerer {
             m: Module { address_size: 64, ..Module::default() },
             globals: FxHashMap::default(),
             funcs: FxHashMap::default(),
             percent_names: false,
             words: FxHashMap::default(),
             diags: Vec::new(),
-        })
-    }
-
-    /// Lowers the next directive of the module.
-    pub fn directive(&mut self, d: &ast::Directive<'s>) {
-        self.0.directive(d);
+        }
     }
 
     /// The module, or every error found.
     pub fn finish(self) -> Result<Module, Vec<Diagnostic>> {
-        if self.0.diags.is_empty() {
-            Ok(self.0.m)
+        if self.diags.is_empty() {
+            Ok(self.m)
         } else {
-            Err(self.0.diags)
+            Err(self.diags)
         }
     }
 }
@@ -114,7 +106,9 @@ impl BlockCursor {
     }
 }
 
-struct ModuleLowerer<'s> {
+/// Lowers a module directive by directive (see [`crate::parser::parse_directives`]): module variables and
+/// functions are visible to the directives after them, as PTX requires.
+pub struct Lowerer<'s> {
     m: Module,
     globals: FxHashMap<&'s str, (GlobalId, Span)>,
     funcs: FxHashMap<&'s str, (FuncId, Span)>,
@@ -171,8 +165,9 @@ fn undefined_symbol(name: ast::Ident<'_>) -> Diagnostic {
     Diagnostic::new(codes::UNDEFINED_SYMBOL, format!("undefined symbol `{}`", name.text), name.span)
 }
 
-impl<'s> ModuleLowerer<'s> {
-    fn directive(&mut self, d: &ast::Directive<'s>) {
+impl<'s> Lowerer<'s> {
+    /// Lowers the next directive of the module.
+    pub fn directive(&mut self, d: &ast::Directive<'s>) {
         match d {
             ast::Directive::Version { major, minor, .. } => self.m.version = (*major, *minor),
             ast::Directive::Target { targets, .. } => {
@@ -285,6 +280,7 @@ impl<'s> ModuleLowerer<'s> {
             f,
             scopes: Vec::new(),
             used: FxHashSet::default(),
+            suffixes: FxHashMap::default(),
             ranges: Vec::new(),
             params: FxHashMap::default(),
             labels: FxHashMap::default(),
@@ -336,7 +332,7 @@ struct Split<'n> {
     index: u32,
 }
 
-/// Packs up to the first 8 bytes of `prefix` (with its length) for a one-compare equality pre-check.
+/// Packs the first 7 bytes of `prefix` and its length into a `u64`: a one-compare equality pre-check.
 fn prefix_key(prefix: &str) -> u64 {
     let b = prefix.as_bytes();
     let mut k = [0u8; 8];
@@ -435,6 +431,8 @@ struct FuncLowerer<'a, 's> {
     scopes: Vec<ScopeNames<'s>>,
     /// IR names of the registers and variables declared one by one (not in a [`RegRange`]).
     used: FxHashSet<Cow<'s, str>>,
+    /// The last `$N` suffix given to each renamed name.
+    suffixes: FxHashMap<Cow<'s, str>, u32>,
     /// Every register range of the function (also of closed scopes): their names are taken too.
     ranges: Vec<RegRange<'s>>,
     params: FxHashMap<&'s str, (Symbol, Span)>,
@@ -472,7 +470,8 @@ impl<'s> FuncLowerer<'_, 's> {
         self.f.spans.insts = SecondaryMap::with_capacity(insts);
         self.f.blocks.reserve(blocks);
         self.f.layout.reserve(blocks);
-        let regs = self.n_regs.min(MAX_REGS);
+        // Sized up front, but not beyond what a normal function needs: a hostile `%r<1000000>` grows it.
+        let regs = self.n_regs.min(1 << 16);
         self.f.regs.reserve(regs);
         self.f.spans.regs = SecondaryMap::with_capacity(regs);
         self.outer_percent |= self.params.keys().chain(self.labels.keys()).any(|n| n.starts_with('%'));
@@ -635,13 +634,16 @@ impl<'s> FuncLowerer<'_, 's> {
             return None;
         }
         let ir_name = if self.taken(&name) {
-            let mut n = 1u32;
+            // Continue from the last suffix given to this name: renaming stays linear when many call
+            // scopes declare `param0`.
+            let mut n = self.suffixes.get(name.as_ref()).copied().unwrap_or(0);
             loop {
+                n += 1;
                 let cand = format!("{name}${n}");
                 if !self.taken(&cand) {
+                    self.suffixes.insert(name.clone(), n);
                     break Cow::Owned(cand);
                 }
-                n += 1;
             }
         } else {
             name.clone()

@@ -61,6 +61,15 @@ struct Parser<'s, 't> {
     words: Vec<Ident<'s>>,
 }
 
+/// The attributes of a variable declaration, before its name.
+struct VarHead {
+    space: StateSpace,
+    align: Option<u32>,
+    vector: Option<u8>,
+    ty: ScalarType,
+    ptr: Option<PtrAttr>,
+}
+
 /// Performance directives accepted between a function's signature and its body.
 const PERF_DIRECTIVES: &[&str] = &[
     "maxntid",
@@ -400,7 +409,7 @@ impl<'s> Parser<'s, '_> {
 
     /// `.section name { ... }`, skipped by brace matching.
     fn skip_section(&mut self) -> PResult<()> {
-        let start = self.bump();
+        self.bump();
         // The section name and any attributes up to the opening brace.
         let mut n = 0;
         while !self.at(TokenKind::LBrace) {
@@ -422,14 +431,13 @@ impl<'s> Parser<'s, '_> {
                 _ => {}
             }
         }
-        let _ = start;
         Ok(())
     }
 
     // ---- declarations -------------------------------------------------------------------------------
 
     /// Parses the attributes of a variable declaration, from the state-space keyword up to the name.
-    fn var_head(&mut self) -> PResult<(StateSpace, Option<u32>, Option<u8>, ScalarType, Option<PtrAttr>)> {
+    fn var_head(&mut self) -> PResult<VarHead> {
         let st = self.bump();
         let space = var_space(self.text(st)).unwrap_or(StateSpace::Global);
         let mut align = None;
@@ -489,7 +497,7 @@ impl<'s> Parser<'s, '_> {
         let Some(ty) = ty else {
             return err(self.expected("a type such as `.b32` in the declaration"));
         };
-        Ok((space, align, vector, ty, ptr))
+        Ok(VarHead { space, align, vector, ty, ptr })
     }
 
     fn var_name(&mut self) -> PResult<Ident<'s>> {
@@ -518,7 +526,7 @@ impl<'s> Parser<'s, '_> {
 
     /// A declaration of one or more variables (`.global .u32 a, b = 1;`), through the semicolon.
     fn var_decls(&mut self, linkage: Option<Linkage>, start: Span, allow_init: bool) -> PResult<Vec<VarDecl<'s>>> {
-        let (space, align, vector, ty, ptr) = self.var_head()?;
+        let VarHead { space, align, vector, ty, ptr } = self.var_head()?;
         let mut out = Vec::new();
         loop {
             let name = self.var_name()?;
@@ -539,13 +547,12 @@ impl<'s> Parser<'s, '_> {
         if !(t.kind == TokenKind::DotWord && matches!(self.text(t), ".param" | ".reg")) {
             return err(self.expected("a parameter (`.param .type name`)"));
         }
-        let (space, align, vector, ty, ptr) = if self.text(t) == ".reg" {
+        let mut head = self.var_head()?;
+        if self.text(t) == ".reg" {
             // `.reg .b32 x` parameters: same attribute syntax.
-            let (_, align, vector, ty, ptr) = self.var_head()?;
-            (StateSpace::Reg, align, vector, ty, ptr)
-        } else {
-            self.var_head()?
-        };
+            head.space = StateSpace::Reg;
+        }
+        let VarHead { space, align, vector, ty, ptr } = head;
         let name = self.var_name()?;
         let dims = self.dims()?;
         Ok(VarDecl {
@@ -730,7 +737,7 @@ impl<'s> Parser<'s, '_> {
         if depth > MAX_DEPTH {
             return err(Diagnostic::new(codes::TOO_DEEP, "scopes nested too deeply", open.span));
         }
-        let mut stmts = Vec::with_capacity(self.count_statements());
+        let mut stmts = Vec::new();
         loop {
             let t = self.peek();
             match t.kind {
@@ -766,29 +773,6 @@ impl<'s> Parser<'s, '_> {
             }
         }
         Ok(Scope { stmts, span: self.span_from(open.span) })
-    }
-
-    /// An upper estimate of the statements of the scope that starts at the cursor (just after its `{`):
-    /// the semicolons, colons and nested scopes at its level. Sizing the statement vector up front avoids
-    /// moving the (large) statements when it grows.
-    fn count_statements(&self) -> usize {
-        let mut depth = 0u32;
-        let mut n = 0usize;
-        for t in self.tokens.get(self.pos..).unwrap_or(&[]) {
-            match t.kind {
-                TokenKind::LBrace => {
-                    if depth == 0 {
-                        n += 1;
-                    }
-                    depth += 1;
-                }
-                TokenKind::RBrace if depth == 0 => break,
-                TokenKind::RBrace => depth -= 1,
-                TokenKind::Semi | TokenKind::Colon if depth == 0 => n += 1,
-                _ => {}
-            }
-        }
-        n
     }
 
     /// `name:` followed by nothing (a label), `.branchtargets` or `.callprototype`.

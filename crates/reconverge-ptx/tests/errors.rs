@@ -228,3 +228,11 @@ fn line_index_and_display() {
     use miette::Diagnostic as _;
     assert_eq!(se.related().map(|r| r.count()), Some(2));
 }
+
+#[test]
+fn lowering_errors_before_a_syntax_error_are_kept() {
+    let src = format!("{HEAD}.entry a()\n{{\n\tbra $nowhere;\n}}\n.entry b()\n{{\n\tret\n}}\n");
+    let ds = errors(&src);
+    let got: Vec<(&str, &str)> = ds.iter().map(|d| (d.code, src.get(d.span.range()).unwrap_or("?"))).collect();
+    assert_eq!(got, [(codes::UNDEFINED_LABEL, "$nowhere"), (codes::UNEXPECTED_TOKEN, "}")]);
+}

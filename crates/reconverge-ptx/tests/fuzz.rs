@@ -41,12 +41,12 @@ enum Mutation {
 fn mutation() -> impl Strategy<Value = Mutation> {
     let pos = any::<usize>();
     prop_oneof![
-        (pos.clone(), 1u8..=255).prop_map(|(at, xor)| Mutation::FlipByte { at, xor }),
-        (pos.clone(), any::<u8>()).prop_map(|(at, byte)| Mutation::InsertByte { at, byte }),
-        (pos.clone(), 1usize..40).prop_map(|(at, len)| Mutation::DeleteBytes { at, len }),
-        pos.clone().prop_map(|index| Mutation::DeleteToken { index }),
-        pos.clone().prop_map(|index| Mutation::DuplicateToken { index }),
-        pos.clone().prop_map(|at| Mutation::Truncate { at }),
+        (pos, 1u8..=255).prop_map(|(at, xor)| Mutation::FlipByte { at, xor }),
+        (pos, any::<u8>()).prop_map(|(at, byte)| Mutation::InsertByte { at, byte }),
+        (pos, 1usize..40).prop_map(|(at, len)| Mutation::DeleteBytes { at, len }),
+        pos.prop_map(|index| Mutation::DeleteToken { index }),
+        pos.prop_map(|index| Mutation::DuplicateToken { index }),
+        pos.prop_map(|at| Mutation::Truncate { at }),
         (pos, "[ -~\\n\\t]{1,24}").prop_map(|(at, text)| Mutation::InsertGarbage { at, text }),
     ]
 }

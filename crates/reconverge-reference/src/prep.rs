@@ -96,7 +96,7 @@ fn var_align(v: &Variable) -> u64 {
     v.alignment().max(1)
 }
 
-fn unsized(v: &Variable) -> bool {
+fn is_unsized(v: &Variable) -> bool {
     v.dims.iter().any(|d| d.is_none())
 }
 
@@ -110,7 +110,7 @@ fn lay_out(f: &Function) -> Result<FuncCode, String> {
     let reg_bits = f.regs.values().map(|r| if r.ty == ScalarType::Pred { 1 } else { r.ty.bits().min(64) }).collect();
     let mut local_size = 0u64;
     let mut param_area = 0u64;
-    let mut place_param = |v: &Variable, area: &mut u64| {
+    let place_param = |v: &Variable, area: &mut u64| {
         let off = align_up(*area, var_align(v));
         *area = off + v.size_bytes();
         off
@@ -209,7 +209,7 @@ impl<'m> Prepared<'m> {
                     const_size = off + v.size_bytes();
                     globals[gid.index()] = GlobalPlace::Const(off);
                 }
-                StateSpace::Shared if unsized(v) => dynamic.push(gid),
+                StateSpace::Shared if is_unsized(v) => dynamic.push(gid),
                 StateSpace::Shared => {
                     let off = align_up(shared_size, var_align(v));
                     shared_size = off + v.size_bytes();
@@ -223,7 +223,7 @@ impl<'m> Prepared<'m> {
             let Some(code) = funcs[fid.index()].as_mut() else { continue };
             for (lid, v) in f.locals.iter() {
                 match v.space {
-                    StateSpace::Shared if !unsized(v) => {
+                    StateSpace::Shared if !is_unsized(v) => {
                         let off = align_up(shared_size, var_align(v));
                         shared_size = off + v.size_bytes();
                         code.vars[lid.index()] = VarPlace::Shared(off);
@@ -244,7 +244,7 @@ impl<'m> Prepared<'m> {
         for (fid, f) in module.functions.iter() {
             let Some(code) = funcs[fid.index()].as_mut() else { continue };
             for (lid, v) in f.locals.iter() {
-                if v.space == StateSpace::Shared && unsized(v) {
+                if v.space == StateSpace::Shared && is_unsized(v) {
                     code.vars[lid.index()] = VarPlace::Shared(static_shared);
                 }
             }

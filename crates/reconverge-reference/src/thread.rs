@@ -8,8 +8,8 @@
 use crate::memory::{flat_read, flat_write, read_le, write_le, GlobalMem, Region};
 use crate::prep::{imm_bits, FuncCode, GlobalPlace, Prepared, VarPlace};
 use reconverge_ir::{
-    AddrBase, Address, EntityRef, FuncId, FuncKind, Function, Inst, InstId, KnownModifier as K, Modifier, Opcode,
-    Operand, RegId, ScalarType, SpecialReg, SpecialRegKind, StateSpace, Symbol,
+    AddrBase, Address, EntityRef, FuncId, FuncKind, Function, Inst, KnownModifier as K, Modifier, Opcode, Operand,
+    RegId, ScalarType, SpecialReg, SpecialRegKind, StateSpace, Symbol,
 };
 use reconverge_semantics::cvt::{CvtMode, CvtRounding};
 use reconverge_semantics::float::{MinMaxMode, TestpOp};
@@ -240,7 +240,6 @@ struct X<'t, 'e, 'a, 'm> {
     f: &'m Function,
     code: &'a FuncCode,
     func: FuncId,
-    iid: InstId,
     inst: &'m Inst,
     /// The carry flag written by the instruction being executed, if it writes one.
     carry_set: std::cell::Cell<Option<bool>>,
@@ -248,10 +247,8 @@ struct X<'t, 'e, 'a, 'm> {
 
 /// Where a thread stands, for messages.
 pub(crate) fn describe(prep: &Prepared<'_>, th: &Thread, cta: [u32; 3]) -> String {
-    let mut s = format!(
-        "thread ({},{},{}) of block ({},{},{})",
-        th.tid[0], th.tid[1], th.tid[2], cta[0], cta[1], cta[2]
-    );
+    let mut s =
+        format!("thread ({},{},{}) of block ({},{},{})", th.tid[0], th.tid[1], th.tid[2], cta[0], cta[1], cta[2]);
     if let Some(fr) = th.frames.last() {
         let f = &prep.module.functions[fr.func];
         match prep.code(fr.func).and_then(|c| c.insts.get(fr.pc)) {
@@ -283,7 +280,7 @@ impl<'t, 'e, 'a, 'm> X<'t, 'e, 'a, 'm> {
                 f.name
             ));
         };
-        Ok(X { th, env, f, code, func, iid, inst: &f.insts[iid], carry_set: std::cell::Cell::new(None) })
+        Ok(X { th, env, f, code, func, inst: &f.insts[iid], carry_set: std::cell::Cell::new(None) })
     }
 
     fn err(&self, what: impl std::fmt::Display) -> String {
@@ -359,9 +356,7 @@ impl<'t, 'e, 'a, 'm> X<'t, 'e, 'a, 'm> {
                 GlobalPlace::Global(a) => Ok((Region::Global, a)),
                 GlobalPlace::Shared(o) => Ok((Region::Shared, o)),
                 GlobalPlace::Const(o) => Ok((Region::Const, o)),
-                GlobalPlace::None => {
-                    Err(self.err(format!("`{}` has no address", prep.module.globals[g].name)))
-                }
+                GlobalPlace::None => Err(self.err(format!("`{}` has no address", prep.module.globals[g].name))),
             },
             Symbol::Local(l) => match prep.var(self.func, l) {
                 VarPlace::Local(o) => Ok((Region::Local, self.frame().local_base + o)),
@@ -646,10 +641,8 @@ impl<'t, 'e, 'a, 'm> X<'t, 'e, 'a, 'm> {
 
     fn call(&mut self) -> R<()> {
         let ops = &self.inst.operands;
-        let ci = ops
-            .iter()
-            .position(|o| !matches!(o, Operand::List(_)))
-            .ok_or_else(|| self.err("call without a callee"))?;
+        let ci =
+            ops.iter().position(|o| !matches!(o, Operand::List(_))).ok_or_else(|| self.err("call without a callee"))?;
         let empty = Vec::new();
         let args = match ops.get(ci + 1) {
             Some(Operand::List(l)) => l,
@@ -993,7 +986,8 @@ impl<'t, 'e, 'a, 'm> X<'t, 'e, 'a, 'm> {
             *slot = self.src(&ops[k + 1], st)?;
         }
         let [a, b, c, d, _] = s;
-        let (v, out_ty) = if ty.is_float() { self.float_op(ty, nsrc, a, b, c)? } else { self.int_op(ty, nsrc, a, b, c, d)? };
+        let (v, out_ty) =
+            if ty.is_float() { self.float_op(ty, nsrc, a, b, c)? } else { self.int_op(ty, nsrc, a, b, c, d)? };
         self.dst(self.op(0)?, v, out_ty)
     }
 
@@ -1123,7 +1117,9 @@ impl<'t, 'e, 'a, 'm> X<'t, 'e, 'a, 'm> {
                 Opcode::Abs => float::abs_x2(lt, ftz, a),
                 Opcode::Ex2 => float::lanes2(lt, a, 0, 0, |x, _, _| float::ex2_approx_half(lt, ftz, x)),
                 Opcode::Tanh => float::lanes2(lt, a, 0, 0, |x, _, _| float::tanh_approx_half(lt, x)),
-                Opcode::Mov | Opcode::And | Opcode::Or | Opcode::Xor => return self.int_op(ScalarType::B32, nsrc, a, b, c, 0),
+                Opcode::Mov | Opcode::And | Opcode::Or | Opcode::Xor => {
+                    return self.int_op(ScalarType::B32, nsrc, a, b, c, 0)
+                }
                 ref other => return Err(self.err(format!("`{other}.{ty}` is not supported"))),
             };
             return Ok((v, ty));

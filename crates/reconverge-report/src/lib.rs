@@ -6,6 +6,9 @@
 
 pub mod cfg;
 pub mod lines;
+pub mod run;
+pub mod table;
+pub mod trace;
 
 pub use cfg::{cfg_report, CfgReport};
 pub use lines::LineIndex;

@@ -529,7 +529,7 @@ impl<'m> Decoder<'m> {
                         block: b.index() as u32,
                         text,
                         span: spans.whole,
-                        ptx_line: self.line_of(spans.whole.start),
+                        ptx_line: if spans.whole.is_empty() { 0 } else { self.line_of(spans.whole.start) },
                         loc: inst.loc,
                         class,
                         reads,

@@ -321,6 +321,27 @@ fn transform(f: &mut Function) -> SsyFunctionReport {
                 assoc.insert(nb, u);
                 at_end.push(nb);
             }
+            // A loop exit on the fall-through side of a guarded bra: the lanes leaving break right there
+            // (`@!p brk`), the others take the branch (`bra T` in a new block), so no stack entry is pushed
+            // for the exit.
+            Some(t)
+                if matches!(action, Action::Brk)
+                    && t.opcode == Opcode::Bra
+                    && t.guard.is_some()
+                    && cfg.fallthrough(u) == Some(x)
+                    && t.branch_target().is_some_and(|tb| !actions.contains_key(&(u, tb.index() as u32))) =>
+            {
+                let ti = term.unwrap_or_else(|| unreachable!());
+                let g = t.guard.map(|g| Guard { reg: g.reg, negated: !g.negated });
+                let brk = new_inst(f, Opcode::Brk, g, Some(xb), Some(ti));
+                let jump = new_inst(f, Opcode::Bra, None, t.branch_target(), Some(ti));
+                if let Some(last) = f.blocks[ub].insts.last_mut() {
+                    *last = brk;
+                }
+                let nb = new_block(f, "cont", vec![jump]);
+                assoc.insert(nb, u);
+                after.push((u, nb));
+            }
             // Fall-through edge.
             _ if cfg.fallthrough(u) == Some(x) => {
                 let near = term.or_else(|| f.blocks[ub].insts.last().copied());

@@ -1,0 +1,121 @@
+//! Command-line options shared by `run`, `trace` and `bench`: the kernel, its launch and the mechanism.
+
+use crate::{source, Failure};
+use clap::Args;
+use reconverge_sim::{Arg, DecodeOptions, LaunchConfig, Mechanism, Program};
+use reconverge_suite::{resolve_args, ArgSpec};
+
+/// Options that describe one launch.
+#[derive(Args, Clone, Debug)]
+pub struct LaunchArgs {
+    /// The kernel file (.ptx, or .cu when NVRTC is installed).
+    pub file: String,
+    /// The kernel to launch (needed when the file has several).
+    #[arg(long)]
+    pub kernel: Option<String>,
+    /// Grid dimensions: X[,Y[,Z]].
+    #[arg(long, default_value = "1")]
+    pub grid: String,
+    /// Block dimensions: X[,Y[,Z]].
+    #[arg(long, default_value = "32")]
+    pub block: String,
+    /// One per kernel parameter, in order: a number, @FILE.npy (a buffer filled from the file), or
+    /// zeros:DTYPE:LEN (DTYPE in i8 u8 i16 u16 i32 u32 i64 u64 f32 f64).
+    #[arg(long = "arg", allow_hyphen_values = true)]
+    pub args: Vec<String>,
+    /// The divergence mechanism: pdom, ssy or none.
+    #[arg(long, default_value = "pdom")]
+    pub mechanism: String,
+    /// Threads per warp (a power of two, 1..64).
+    #[arg(long, default_value_t = 32)]
+    pub warp_size: u32,
+    /// Dynamic shared memory per block, in bytes.
+    #[arg(long, default_value_t = 0)]
+    pub dynamic_shared: u32,
+    /// Local memory per thread (call stack), in bytes.
+    #[arg(long, default_value_t = 64 * 1024)]
+    pub local_bytes: u32,
+    /// Stop after this many warp instructions (exit 4).
+    #[arg(long)]
+    pub max_instructions: Option<u64>,
+    /// Warp instructions without any register or memory change before a livelock is declared.
+    #[arg(long, default_value_t = 100_000)]
+    pub livelock_window: u64,
+    /// Extra NVRTC option for .cu input (repeatable).
+    #[arg(long = "nvrtc-opt")]
+    pub nvrtc_opts: Vec<String>,
+}
+
+/// A loaded, decoded launch.
+pub struct Prepared {
+    /// The program.
+    pub prog: Program,
+    /// The mechanism.
+    pub mechanism: Mechanism,
+    /// The launch configuration.
+    pub cfg: LaunchConfig,
+    /// The arguments.
+    pub args: Vec<Arg>,
+}
+
+/// Parses `X[,Y[,Z]]`.
+pub fn dims(what: &str, text: &str) -> Result<[u32; 3], Failure> {
+    let parts: Vec<&str> = text.split(',').map(str::trim).collect();
+    if parts.is_empty() || parts.len() > 3 {
+        return Err(Failure::input(format!("--{what} `{text}`: expected X[,Y[,Z]]")));
+    }
+    let mut d = [1u32; 3];
+    for (i, p) in parts.iter().enumerate() {
+        d[i] = p
+            .parse::<u32>()
+            .ok()
+            .filter(|&v| v > 0)
+            .ok_or_else(|| Failure::input(format!("--{what} `{text}`: `{p}` is not a positive integer")))?;
+    }
+    Ok(d)
+}
+
+/// Parses a mechanism name.
+pub fn mechanism(name: &str) -> Result<Mechanism, Failure> {
+    Mechanism::from_name(name).ok_or_else(|| {
+        let all: Vec<&str> = Mechanism::ALL.iter().map(|m| m.name()).collect();
+        Failure::input(format!("unknown mechanism `{name}` (known: {})", all.join(", ")))
+    })
+}
+
+impl LaunchArgs {
+    /// Loads the file, decodes the kernel for the mechanism and resolves the arguments.
+    pub fn prepare(&self) -> Result<Prepared, Failure> {
+        let mech = mechanism(&self.mechanism)?;
+        let grid = dims("grid", &self.grid)?;
+        let block = dims("block", &self.block)?;
+        let loaded = source::load(&self.file, &self.nvrtc_opts)?;
+        let prog = reconverge_sim::load(
+            &loaded.module,
+            self.kernel.as_deref(),
+            mech,
+            &DecodeOptions { file: self.file.clone(), source: Some(loaded.ptx.clone()) },
+        )
+        .map_err(|e| Failure::input(format!("{}: {e}", self.file)))?;
+        let specs = self
+            .args
+            .iter()
+            .map(|a| ArgSpec::parse(a))
+            .collect::<Result<Vec<_>, String>>()
+            .map_err(|e| Failure::input(format!("--arg: {e}")))?;
+        let load = |p: &str| std::fs::read(p).map_err(|e| format!("cannot read `{p}`: {e}"));
+        let args = resolve_args(&prog, &specs, &load).map_err(|e| Failure::input(format!("--arg: {e}")))?;
+        let cfg = LaunchConfig {
+            grid,
+            block,
+            warp_size: self.warp_size,
+            dynamic_shared: self.dynamic_shared,
+            local_bytes: self.local_bytes,
+            max_instructions: self.max_instructions,
+            livelock_window: self.livelock_window.max(1),
+            ..LaunchConfig::default()
+        };
+        cfg.validate(&prog).map_err(|e| Failure::input(e.to_string()))?;
+        Ok(Prepared { prog, mechanism: mech, cfg, args })
+    }
+}

@@ -1,0 +1,101 @@
+//! `reconverge run` and `reconverge trace`.
+
+use crate::launch_args::LaunchArgs;
+use crate::Failure;
+use clap::Args;
+use reconverge_report::run::{run_json, run_text};
+use reconverge_report::trace::TraceRecorder;
+use reconverge_sim::{run, NoObserver, RunResult};
+
+/// Arguments of `reconverge run`.
+#[derive(Args)]
+pub struct RunArgs {
+    #[command(flatten)]
+    launch: LaunchArgs,
+    /// Write the final contents of argument INDEX (0-based) to FILE.npy (repeatable).
+    #[arg(long = "dump", value_name = "INDEX=FILE.npy")]
+    dumps: Vec<String>,
+    /// Print the statistics as one JSON object.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Arguments of `reconverge trace`.
+#[derive(Args)]
+pub struct TraceArgs {
+    #[command(flatten)]
+    launch: LaunchArgs,
+    /// The CTA (linear block index) whose warp is traced.
+    #[arg(long = "cta", default_value_t = 0)]
+    cta: u64,
+    /// The warp (index within the CTA) to trace.
+    #[arg(long, default_value_t = 0)]
+    warp: u32,
+    /// Print at most this many instructions.
+    #[arg(long, default_value_t = 10_000)]
+    limit: usize,
+}
+
+fn exit_for(r: &RunResult) -> Result<(), Failure> {
+    match &r.error {
+        None => Ok(()),
+        Some(e) => Err(Failure { message: format!("error: {e}"), code: e.exit_code() as u8 }),
+    }
+}
+
+/// Runs `reconverge run`.
+pub fn run_cmd(a: RunArgs) -> Result<(), Failure> {
+    let mut dumps = Vec::new();
+    for d in &a.dumps {
+        let (i, f) = d
+            .split_once('=')
+            .and_then(|(i, f)| i.parse::<usize>().ok().map(|i| (i, f.to_string())))
+            .ok_or_else(|| Failure::input(format!("--dump `{d}`: expected INDEX=FILE.npy")))?;
+        dumps.push((i, f));
+    }
+    let p = a.launch.prepare()?;
+    for (i, _) in &dumps {
+        if !matches!(p.args.get(*i), Some(reconverge_sim::Arg::Buffer(_))) {
+            return Err(Failure::input(format!("--dump {i}: argument {i} is not a buffer")));
+        }
+    }
+    let r = run(&p.prog, p.mechanism, &p.cfg, &p.args, &mut NoObserver);
+    for (i, f) in &dumps {
+        if let Some(Some(b)) = r.buffers.get(*i) {
+            std::fs::write(f, reconverge_suite::npy::write(b))
+                .map_err(|e| Failure::input(format!("cannot write `{f}`: {e}")))?;
+        }
+    }
+    let name = p.prog.kernel_name().to_string();
+    if a.json {
+        let j = run_json(&name, p.mechanism.name(), p.cfg.warp_size, &r);
+        println!("{}", serde_json::to_string(&j).unwrap_or_default());
+    } else {
+        print!("{}", run_text(&name, p.mechanism.name(), p.cfg.warp_size, &r));
+    }
+    exit_for(&r)
+}
+
+/// Runs `reconverge trace`.
+pub fn trace_cmd(a: TraceArgs) -> Result<(), Failure> {
+    let p = a.launch.prepare()?;
+    let mut rec = TraceRecorder::new(&p.prog, a.cta, a.warp, p.cfg.warp_size, a.limit);
+    let r = run(&p.prog, p.mechanism, &p.cfg, &p.args, &mut rec);
+    println!(
+        "trace of CTA {} warp {} of kernel {} under {}, warp size {}",
+        a.cta,
+        a.warp,
+        p.prog.kernel_name(),
+        p.mechanism,
+        p.cfg.warp_size
+    );
+    println!("{}", rec.header());
+    for l in &rec.lines {
+        println!("{l}");
+    }
+    if rec.truncated {
+        println!("... (trace cut at --limit {})", a.limit);
+    }
+    println!("outcome: {}", r.outcome());
+    exit_for(&r)
+}

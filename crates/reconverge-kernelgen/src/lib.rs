@@ -1,0 +1,1 @@
+//! Random kernels (work in progress).

@@ -1,0 +1,404 @@
+//! The launch: device memory and parameters, CTAs, and the one-thread-at-a-time scheduler with CTA
+//! barriers, warp-synchronous rendezvous, and deadlock detection.
+//!
+//! Scheduling: within a CTA, threads take turns in thread order; each runs alone until it exits, blocks
+//! (barrier, warp-synchronous instruction, `activemask`) or has used a time slice (so that a thread spinning
+//! on a flag another thread sets cannot starve it). A CTA keeps the machine while a round of turns makes
+//! progress (some thread exited, blocked or was released); a round in which every runnable thread only
+//! spun hands over to the next resident CTA, which is what cross-CTA spin locks need.
+
+use crate::memory::GlobalMem;
+use crate::prep::Prepared;
+use crate::thread::{
+    describe, new_thread, position, resolve_collective, run_slice, write_red, Arrival, Env, RedKind, State, Stop,
+    Thread,
+};
+use crate::{RefOptions, RefResult};
+use reconverge_ir::{RegId, ScalarType};
+use reconverge_sim::layout::{align_up, ALLOC_GAP};
+use reconverge_sim::{Arg, Buffer, LaunchConfig};
+
+type R<T> = Result<T, String>;
+
+/// One named CTA barrier.
+struct BarState {
+    arrived: u32,
+    waiters: Vec<(usize, Option<(RedKind, RegId)>)>,
+    count: Option<u32>,
+    popc: u32,
+    all: bool,
+    any: bool,
+}
+
+impl Default for BarState {
+    fn default() -> Self {
+        BarState { arrived: 0, waiters: Vec::new(), count: None, popc: 0, all: true, any: false }
+    }
+}
+
+/// A resident CTA.
+struct Cta {
+    id: [u32; 3],
+    threads: Vec<Thread>,
+    shared: Vec<u8>,
+    bars: Vec<BarState>,
+    nwarps: u32,
+}
+
+enum Round {
+    /// Every thread exited.
+    Done,
+    /// Something happened; keep running this CTA.
+    Progress,
+    /// Runnable threads only spun; let another CTA run.
+    Spinning,
+}
+
+/// The whole launch.
+struct Machine<'a, 'm> {
+    prep: &'a Prepared<'m>,
+    cfg: &'a LaunchConfig,
+    opts: &'a RefOptions,
+    global: GlobalMem,
+    kparams: Vec<u8>,
+}
+
+/// Builds an [`Env`] for `cta` (a macro so that the CTA's threads stay separately borrowable).
+macro_rules! env {
+    ($m:expr, $shared:expr, $id:expr, $nwarps:expr) => {
+        Env {
+            prep: $m.prep,
+            global: &mut $m.global,
+            shared: $shared,
+            kparams: &$m.kparams,
+            consts: &$m.prep.consts,
+            cta: $id,
+            grid: $m.cfg.grid,
+            block: $m.cfg.block,
+            warp_size: $m.cfg.warp_size,
+            nwarps: $nwarps,
+            dynamic_shared: $m.cfg.dynamic_shared,
+            local_limit: $m.cfg.local_bytes as u64,
+            max_instructions: $m.opts.max_thread_instructions,
+        }
+    };
+}
+
+impl Machine<'_, '_> {
+    fn new_cta(&self, linear: u64) -> R<Cta> {
+        let g = self.cfg.grid;
+        let id = [
+            (linear % g[0] as u64) as u32,
+            ((linear / g[0] as u64) % g[1] as u64) as u32,
+            (linear / (g[0] as u64 * g[1] as u64)) as u32,
+        ];
+        let b = self.cfg.block;
+        let w = self.cfg.warp_size;
+        let mut threads = Vec::with_capacity(self.cfg.threads_per_cta() as usize);
+        for z in 0..b[2] {
+            for y in 0..b[1] {
+                for x in 0..b[0] {
+                    let linear = x + y * b[0] + z * b[0] * b[1];
+                    threads.push(new_thread(self.prep, [x, y, z], linear, w)?);
+                }
+            }
+        }
+        let nwarps = (threads.len() as u32).div_ceil(w);
+        let shared = vec![0u8; (self.prep.static_shared + self.cfg.dynamic_shared as u64) as usize];
+        Ok(Cta { id, threads, shared, bars: (0..16).map(|_| BarState::default()).collect(), nwarps })
+    }
+
+    /// One round of turns over the CTA's runnable threads.
+    fn round(&mut self, cta: &mut Cta) -> R<Round> {
+        let quantum = self.opts.quantum.max(1);
+        let mut any_ready = false;
+        let mut progress = false;
+        for t in 0..cta.threads.len() {
+            if cta.threads[t].state != State::Ready {
+                continue;
+            }
+            any_ready = true;
+            let stop = {
+                let mut env = env!(self, &mut cta.shared, cta.id, cta.nwarps);
+                run_slice(&mut cta.threads[t], &mut env, quantum)?
+            };
+            cta.threads[t].preempted = matches!(stop, Stop::Preempted);
+            let warp = cta.threads[t].warp;
+            match stop {
+                Stop::Exited => {
+                    cta.threads[t].state = State::Exited;
+                    progress = true;
+                    self.release_barriers(cta)?;
+                    self.resolve_warp(cta, warp)?;
+                }
+                Stop::Barrier(arr) => {
+                    progress = true;
+                    self.arrive(cta, t, arr)?;
+                }
+                Stop::Collective(mask) => {
+                    cta.threads[t].state = State::Collective(mask);
+                    progress = true;
+                    self.resolve_warp(cta, warp)?;
+                }
+                Stop::Activemask => {
+                    cta.threads[t].state = State::Activemask;
+                    progress = true;
+                }
+                Stop::Preempted => {}
+            }
+        }
+        // `activemask`: once no thread of the warp can still arrive (every runnable one only spun), the
+        // threads waiting at the same instruction are the active ones.
+        for w in 0..cta.nwarps {
+            let range = self.warp_range(cta, w);
+            let ws = &cta.threads[range.clone()];
+            let waiting = ws.iter().any(|t| t.state == State::Activemask);
+            let can_arrive = ws.iter().any(|t| t.state == State::Ready && !t.preempted);
+            if waiting && !can_arrive {
+                let mut positions: Vec<_> = ws.iter().filter(|t| t.state == State::Activemask).map(position).collect();
+                positions.dedup();
+                for pos in positions {
+                    let group: Vec<usize> = range
+                        .clone()
+                        .filter(|&i| cta.threads[i].state == State::Activemask && position(&cta.threads[i]) == pos)
+                        .collect();
+                    if group.is_empty() {
+                        continue;
+                    }
+                    let mut env = env!(self, &mut cta.shared, cta.id, cta.nwarps);
+                    resolve_collective(&mut cta.threads, &group, &mut env)?;
+                    progress = true;
+                }
+            }
+        }
+        if cta.threads.iter().all(|t| t.state == State::Exited) {
+            return Ok(Round::Done);
+        }
+        if progress {
+            return Ok(Round::Progress);
+        }
+        if any_ready {
+            return Ok(Round::Spinning);
+        }
+        Err(self.deadlock_report(cta))
+    }
+
+    fn warp_range(&self, cta: &Cta, w: u32) -> std::ops::Range<usize> {
+        let ws = self.cfg.warp_size as usize;
+        let start = w as usize * ws;
+        start.min(cta.threads.len())..((w as usize + 1) * ws).min(cta.threads.len())
+    }
+
+    fn arrive(&mut self, cta: &mut Cta, t: usize, arr: Arrival) -> R<()> {
+        let b = &mut cta.bars[arr.id as usize];
+        if arr.count.is_some() {
+            b.count = arr.count;
+        }
+        b.arrived += 1;
+        let mut red = None;
+        if let Some((kind, v, dest)) = arr.red {
+            b.popc += v as u32;
+            b.all &= v;
+            b.any |= v;
+            red = Some((kind, dest));
+        }
+        if arr.waits {
+            cta.threads[t].state = State::Barrier(arr.id);
+            b.waiters.push((t, red));
+        }
+        self.release_barriers(cta)
+    }
+
+    fn release_barriers(&mut self, cta: &mut Cta) -> R<()> {
+        let live = cta.threads.iter().filter(|t| t.state != State::Exited).count() as u32;
+        for id in 0..cta.bars.len() {
+            let b = &cta.bars[id];
+            if b.arrived == 0 || b.arrived < b.count.unwrap_or(live) {
+                continue;
+            }
+            let b = std::mem::take(&mut cta.bars[id]);
+            for (t, red) in b.waiters {
+                let th = &mut cta.threads[t];
+                th.state = State::Ready;
+                th.preempted = false;
+                if let Some((kind, dest)) = red {
+                    let v = match kind {
+                        RedKind::Popc => b.popc as u64,
+                        RedKind::And => b.all as u64,
+                        RedKind::Or => b.any as u64,
+                    };
+                    let mut env = env!(self, &mut cta.shared, cta.id, cta.nwarps);
+                    write_red(&mut cta.threads[t], &mut env, dest, kind, v)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Runs every warp-synchronous instruction of warp `w` whose members have all arrived.
+    fn resolve_warp(&mut self, cta: &mut Cta, w: u32) -> R<()> {
+        let range = self.warp_range(cta, w);
+        let live: u64 =
+            cta.threads[range.clone()].iter().filter(|t| t.state != State::Exited).fold(0, |m, t| m | 1u64 << t.lane);
+        let mut positions: Vec<_> = cta.threads[range.clone()]
+            .iter()
+            .filter(|t| matches!(t.state, State::Collective(_)))
+            .map(position)
+            .collect();
+        positions.sort();
+        positions.dedup();
+        for pos in positions {
+            let mut group: Vec<usize> = range
+                .clone()
+                .filter(|&i| matches!(cta.threads[i].state, State::Collective(_)) && position(&cta.threads[i]) == pos)
+                .collect();
+            // Keep the threads whose live members are all in the group (to a fixed point).
+            loop {
+                let lanes = group.iter().fold(0u64, |m, &i| m | 1u64 << cta.threads[i].lane);
+                let before = group.len();
+                group.retain(|&i| match cta.threads[i].state {
+                    State::Collective(mask) => mask & live & !lanes == 0,
+                    _ => false,
+                });
+                if group.len() == before {
+                    break;
+                }
+            }
+            if !group.is_empty() {
+                let mut env = env!(self, &mut cta.shared, cta.id, cta.nwarps);
+                resolve_collective(&mut cta.threads, &group, &mut env)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn deadlock_report(&self, cta: &Cta) -> String {
+        let mut lines = Vec::new();
+        for t in cta.threads.iter().filter(|t| t.state != State::Exited) {
+            if lines.len() >= 16 {
+                lines.push("  ...".to_string());
+                break;
+            }
+            let what = match t.state {
+                State::Barrier(id) => format!("waits at barrier {id}"),
+                State::Collective(m) => format!("waits at a warp-synchronous instruction (member mask {m:#x})"),
+                State::Activemask => "waits at activemask".to_string(),
+                _ => "is runnable".to_string(),
+            };
+            lines.push(format!("  {} {what}", describe(self.prep, t, cta.id)));
+        }
+        format!(
+            "deadlock: no thread of block ({},{},{}) can run:\n{}",
+            cta.id[0],
+            cta.id[1],
+            cta.id[2],
+            lines.join("\n")
+        )
+    }
+}
+
+fn validate(cfg: &LaunchConfig) -> R<()> {
+    if !(1..=64).contains(&cfg.warp_size) || !cfg.warp_size.is_power_of_two() {
+        return Err(format!("warp size {} is not a power of two in 1..=64", cfg.warp_size));
+    }
+    if cfg.grid.contains(&0) || cfg.block.contains(&0) {
+        return Err("grid and block dimensions must be at least 1".into());
+    }
+    if cfg.threads_per_cta() > 1024 {
+        return Err(format!("{} threads per block exceed 1024", cfg.threads_per_cta()));
+    }
+    Ok(())
+}
+
+/// Runs the launch; returns the result (errors included).
+pub(crate) fn launch(prep: &Prepared<'_>, cfg: &LaunchConfig, args: &[Arg], opts: &RefOptions) -> RefResult {
+    let mut result = RefResult { buffers: args.iter().map(|_| None).collect(), error: None, thread_instructions: 0 };
+    if let Err(e) = validate(cfg) {
+        result.error = Some(e);
+        return result;
+    }
+    let kernel = &prep.module.functions[prep.kernel];
+    if args.len() != kernel.params.len() {
+        result.error =
+            Some(format!("kernel `{}` takes {} arguments, {} given", kernel.name, kernel.params.len(), args.len()));
+        return result;
+    }
+    // Device memory: module variables, then one allocation per buffer argument.
+    let mut global = GlobalMem::default();
+    for (addr, data, name) in &prep.global_data {
+        global.add(*addr, data.clone(), name.clone());
+    }
+    let mut next = prep.global_end;
+    let mut kparams = vec![0u8; prep.param_size as usize];
+    let mut addrs = Vec::with_capacity(args.len());
+    for (i, (a, p)) in args.iter().zip(&kernel.params).enumerate() {
+        let slot = prep.params[i];
+        let value = match a {
+            Arg::Scalar(v) => {
+                addrs.push(None);
+                *v
+            }
+            Arg::Buffer(b) => {
+                if slot.size != 8 || p.ty == ScalarType::F64 {
+                    result.error = Some(format!(
+                        "argument {i} is a buffer but parameter `{}` is .{}, not a 64-bit pointer",
+                        p.name, p.ty
+                    ));
+                    return result;
+                }
+                let addr = align_up(next, 256);
+                next = align_up(addr + b.bytes.len().max(1) as u64 + ALLOC_GAP, 256);
+                global.add(addr, b.bytes.clone(), format!("argument {i} ({})", p.name));
+                addrs.push(Some(addr));
+                addr
+            }
+        };
+        let (o, n) = (slot.offset as usize, (slot.size as usize).min(8));
+        kparams[o..o + n].copy_from_slice(&value.to_le_bytes()[..n]);
+    }
+    let mut m = Machine { prep, cfg, opts, global, kparams };
+    let total = cfg.num_ctas();
+    let max_resident = opts.max_resident_ctas.max(1);
+    let mut next_cta = 0u64;
+    let mut resident: Vec<Cta> = Vec::new();
+    let mut cur = 0usize;
+    let mut executed = 0u64;
+    let error = 'run: loop {
+        while resident.len() < max_resident && next_cta < total {
+            match m.new_cta(next_cta) {
+                Ok(c) => resident.push(c),
+                Err(e) => break 'run Some(e),
+            }
+            next_cta += 1;
+        }
+        if resident.is_empty() {
+            break None;
+        }
+        if cur >= resident.len() {
+            cur = 0;
+        }
+        match m.round(&mut resident[cur]) {
+            Ok(Round::Done) => {
+                executed += resident[cur].threads.iter().map(|t| t.executed).sum::<u64>();
+                resident.remove(cur);
+            }
+            Ok(Round::Progress) => {}
+            Ok(Round::Spinning) => cur += 1,
+            Err(e) => break Some(e),
+        }
+    };
+    executed += resident.iter().flat_map(|c| c.threads.iter()).map(|t| t.executed).sum::<u64>();
+    result.thread_instructions = executed;
+    result.error = error;
+    result.buffers = args
+        .iter()
+        .zip(&addrs)
+        .map(|(a, addr)| match (a, addr) {
+            (Arg::Buffer(b), Some(addr)) => {
+                m.global.get(*addr).map(|al| Buffer { dtype: b.dtype, bytes: al.data.clone() })
+            }
+            _ => None,
+        })
+        .collect();
+    result
+}
