@@ -305,12 +305,12 @@ pub fn cfg_report(
 impl CfgReport {
     fn loc_str(&self, loc: &Option<Loc>) -> String {
         match loc {
-            Some(l) => {
+            Some(l) if l.line > 0 => {
                 let f = self.src_files.iter().find(|(i, _)| *i == l.file).map(|(_, p)| p.as_str()).unwrap_or("?");
                 let base = f.rsplit('/').next().unwrap_or(f);
                 format!("{base}:{}", l.line)
             }
-            None => String::new(),
+            _ => String::new(),
         }
     }
 

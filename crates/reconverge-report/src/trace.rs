@@ -60,6 +60,7 @@ impl Observer for TraceRecorder<'_> {
         let info = &self.prog.info[ev.pc as usize];
         let src = info
             .loc
+            .filter(|l| l.line > 0)
             .map(|l| {
                 let f = self.prog.src_files.iter().find(|(i, _)| *i == l.file).map(|(_, f)| f.as_str()).unwrap_or("?");
                 let base = f.rsplit('/').next().unwrap_or(f);
@@ -75,7 +76,7 @@ impl Observer for TraceRecorder<'_> {
             line,
             src,
             mask_string(ev.mask, self.width),
-            info.text.replace(" \t", " "),
+            info.text,
             self.entries(&ev.entries),
             w = self.width.max(27) as usize
         ));

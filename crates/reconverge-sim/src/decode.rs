@@ -517,7 +517,7 @@ impl<'m> Decoder<'m> {
                         let (is_pred, idx) = self.ctxs[fi].regs[g.reg.index()];
                         is_pred.then_some((idx, g.negated))
                     });
-                    let text = reconverge_ir::print_inst(self.m, f, i);
+                    let text = reconverge_ir::print_inst(self.m, f, i).replace(" \t", " ");
                     let spans = f.spans.insts.get(i).cloned().unwrap_or_default();
                     let (reads, writes) = reads_writes(&op);
                     let class = classify(&op);

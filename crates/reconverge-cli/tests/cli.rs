@@ -1,0 +1,225 @@
+//! End-to-end tests of the `reconverge` command: golden outputs (re-bless with `UPDATE_EXPECT=1 cargo test
+//! -p reconverge-cli`), exit statuses and error messages.
+
+use expect_test::expect_file;
+use std::process::Command;
+
+/// Runs `reconverge` from the repository root; returns (exit status, stdout, stderr).
+fn reconverge(args: &[&str]) -> (i32, String, String) {
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
+    let out = Command::new(env!("CARGO_BIN_EXE_reconverge")).args(args).current_dir(root).output().expect("runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn ok(args: &[&str]) -> String {
+    let (code, out, err) = reconverge(args);
+    assert_eq!(code, 0, "reconverge {args:?} failed:\n{err}");
+    out
+}
+
+const KERN: &str = "kernels/ptx/sm_80/kern.ptx";
+const KERN_ARGS: [&str; 6] = ["--arg", "zeros:i32:38", "--arg", "zeros:i32:38", "--arg", "zeros:i32:38"];
+
+#[test]
+fn cfg_of_seed_examples() {
+    expect_file!["golden/cfg_kern.txt"].assert_eq(&ok(&["cfg", KERN]));
+    expect_file!["golden/cfg_kern_ssy.txt"].assert_eq(&ok(&["cfg", KERN, "--mechanism", "ssy"]));
+    expect_file!["golden/cfg_kern.dot"].assert_eq(&ok(&["cfg", KERN, "--format", "dot"]));
+    expect_file!["golden/cfg_capri.txt"].assert_eq(&ok(&["cfg", "kernels/ptx/sm_80/capri.ptx"]));
+    expect_file!["golden/cfg_short_circuit.txt"].assert_eq(&ok(&["cfg", "kernels/ptx/sm_80/short_circuit.ptx"]));
+    expect_file!["golden/cfg_fir.txt"].assert_eq(&ok(&["cfg", "kernels/ptx/sm_80-nofma/fir.ptx"]));
+    expect_file!["golden/cfg_seed004_fig2.txt"].assert_eq(&ok(&["cfg", "kernels/handwritten/seed004_fig2.ptx"]));
+}
+
+#[test]
+fn cfg_of_kern_shows_the_branch_reconverging_at_its_post_dominator() {
+    let out = ok(&["cfg", KERN]);
+    // The if/else of seed 001: the branch in the entry block reconverges at the block of `a[6] = 99`.
+    assert!(out.contains("branch (line 47): may diverge; reconverges at B4 $L__BB0_3 (line 73, kern.cu:37)"), "{out}");
+    assert!(out.contains("B4 $L__BB0_3\n    succs: exit (exit)"), "{out}");
+}
+
+#[test]
+fn cfg_json_is_valid_and_names_reconvergence_points() {
+    let out = ok(&["cfg", KERN, "--format", "json"]);
+    let v: serde_json::Value = serde_json::from_str(&out).expect("json");
+    let br = &v["functions"][0]["branches"][0];
+    assert_eq!(br["reconvergence"]["label"], "$L__BB0_3");
+    assert_eq!(br["may_diverge"], true);
+}
+
+#[test]
+fn traces_of_seed_001_kern() {
+    let ssy = ok(&[&["trace", KERN, "--mechanism", "ssy"][..], &KERN_ARGS].concat());
+    expect_file!["golden/trace_kern_ssy.txt"].assert_eq(&ssy);
+    // The notes' stack walk: SSY pops one entry and pushes two; the divergent BRA pops one and pushes the
+    // not-taken then the taken entry; each SYNC pops one.
+    assert!(ssy.contains("[ssy 11111111111111111111111111111111 29 -] [11111111111111111111111111111111 13 29]"));
+    assert!(ssy.contains("[ssy 11111111111111111111111111111111 29 -] [00000111111111111111111111111111 14 29] [11111000000000000000000000000000 15 29]"));
+    let pdom = ok(&[&["trace", KERN, "--mechanism", "pdom"][..], &KERN_ARGS].concat());
+    expect_file!["golden/trace_kern_pdom.txt"].assert_eq(&pdom);
+}
+
+#[test]
+fn trace_of_the_capri_test_case() {
+    let args = [
+        "trace",
+        "kernels/ptx/sm_80/capri.ptx",
+        "--block",
+        "64",
+        "--arg",
+        "@kernels/data/capri/in1.npy",
+        "--arg",
+        "@kernels/data/capri/in2.npy",
+        "--arg",
+        "zeros:i32:2048",
+        "--arg",
+        "zeros:i32:2048",
+        "--warp",
+        "1",
+    ];
+    expect_file!["golden/trace_capri_pdom.txt"].assert_eq(&ok(&args));
+}
+
+#[test]
+fn run_reports_statistics_as_json() {
+    let out = ok(&[&["run", KERN, "--json"][..], &KERN_ARGS].concat());
+    let v: serde_json::Value = serde_json::from_str(out.trim()).expect("json");
+    for key in [
+        "outcome",
+        "mechanism",
+        "warp_size",
+        "cycles",
+        "warp_instructions",
+        "thread_instructions",
+        "simd_efficiency",
+        "ipc",
+        "max_stack_depth",
+    ] {
+        assert!(v.get(key).is_some(), "missing key {key}");
+    }
+    assert_eq!(v["outcome"], "completed");
+    assert_eq!(v["thread_instructions"], 736);
+    assert_eq!(v["warp_instructions"], 30);
+}
+
+#[test]
+fn run_dumps_buffers() {
+    let dir = std::env::temp_dir().join(format!("reconverge-dump-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let f = dir.join("a.npy");
+    let fs = f.to_string_lossy().to_string();
+    ok(&[&["run", KERN][..], &KERN_ARGS, &["--dump", &format!("0={fs}")]].concat());
+    let bytes = std::fs::read(&f).unwrap();
+    let b = reconverge_suite_npy(&bytes);
+    assert_eq!(b[6], 99);
+    assert_eq!(b[0], 1);
+    assert_eq!(b[11], 5);
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// The int32 payload of a 1-D .npy (header skipped).
+fn reconverge_suite_npy(bytes: &[u8]) -> Vec<i32> {
+    let hlen = u16::from_le_bytes([bytes[8], bytes[9]]) as usize;
+    bytes[10 + hlen..].chunks(4).map(|c| i32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()
+}
+
+#[test]
+fn malformed_ptx_gives_exit_2_with_location() {
+    for (file, loc) in [
+        ("truncated.ptx", "truncated.ptx:11:1"),
+        ("stray.ptx", "stray.ptx:8:"),
+        ("unknown_directive.ptx", "unknown_directive.ptx:4:1"),
+        ("operand_count.ptx", "operand_count.ptx:8:"),
+        ("undefined_label.ptx", "undefined_label.ptx:11:"),
+        ("undeclared_register.ptx", "undeclared_register.ptx:9:"),
+    ] {
+        let path = format!("crates/reconverge-cli/tests/data/{file}");
+        let (code, _, err) = reconverge(&["cfg", &path]);
+        assert_eq!(code, 2, "{file}: {err}");
+        assert!(err.contains(loc), "{file}: expected `{loc}` in\n{err}");
+        assert!(!err.contains("panicked"), "{file}: {err}");
+    }
+}
+
+#[test]
+fn exit_statuses() {
+    // Missing file.
+    let (code, _, err) = reconverge(&["cfg", "no/such/file.ptx"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("no/such/file.ptx"), "{err}");
+    // Malformed arguments.
+    let (code, _, err) = reconverge(&[&["run", KERN, "--grid", "0"][..], &KERN_ARGS].concat());
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--grid"), "{err}");
+    let (code, _, err) = reconverge(&["run", KERN, "--arg", "zeros:i32:38"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("takes 3 arguments"), "{err}");
+    let (code, _, err) = reconverge(&[&["run", KERN, "--mechanism", "magic"][..], &KERN_ARGS].concat());
+    assert_eq!(code, 2);
+    assert!(err.contains("unknown mechanism"), "{err}");
+    let (code, _, err) = reconverge(&[&["run", KERN, "--warp-size", "24"][..], &KERN_ARGS].concat());
+    assert_eq!(code, 2);
+    assert!(err.contains("warp size"), "{err}");
+    let (code, _, _) = reconverge(&["frobnicate"]);
+    assert_eq!(code, 2);
+}
+
+#[test]
+fn out_of_bounds_access_names_thread_pc_line_and_address() {
+    let (code, _, err) = reconverge(&["run", "crates/reconverge-cli/tests/data/oob.ptx", "--arg", "zeros:i32:32"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("out-of-bounds 4-byte global memory access"), "{err}");
+    assert!(err.contains("thread (0,0,0)"), "{err}");
+    assert!(err.contains("oob.ptx:19"), "{err}");
+    assert!(err.contains("kernel `oob`"), "{err}");
+    assert!(err.contains("nearest allocation"), "{err}");
+    let (code, _, err) =
+        reconverge(&["run", "crates/reconverge-cli/tests/data/misaligned.ptx", "--arg", "zeros:i32:4"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("misaligned"), "{err}");
+}
+
+#[test]
+fn naive_spin_lock_deadlocks_under_pdom_and_completes_without_reconvergence() {
+    let args = |m: &'static str| {
+        vec![
+            "run",
+            "kernels/ptx/sm_80/spinlock_naive.ptx",
+            "--arg",
+            "zeros:i32:1",
+            "--arg",
+            "zeros:i32:2",
+            "--mechanism",
+            m,
+        ]
+    };
+    for m in ["pdom", "ssy"] {
+        let (code, _, err) = reconverge(&args(m));
+        assert_eq!(code, 3, "{m}: {err}");
+        assert!(err.contains("SIMT deadlock"), "{err}");
+        assert!(err.contains("lanes 1-31"), "{err}");
+        assert!(err.contains("waiting in the reconvergence structure"), "{err}");
+    }
+    let (code, _, err) = reconverge(&args("none"));
+    assert_eq!(code, 0, "{err}");
+}
+
+#[test]
+fn runaway_kernels_stop_at_the_limit() {
+    let (code, _, err) =
+        reconverge(&["run", "crates/reconverge-cli/tests/data/forever.ptx", "--max-instructions", "1000"]);
+    assert_eq!(code, 4, "{err}");
+    assert!(err.contains("--max-instructions 1000"), "{err}");
+}
+
+#[test]
+fn suite_passes() {
+    let (code, out, err) = reconverge(&["suite"]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(out.contains("60 of 60 runs as expected"), "{out}");
+}
