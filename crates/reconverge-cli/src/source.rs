@@ -5,8 +5,6 @@ use reconverge_ir::Module;
 
 /// A parsed kernel file.
 pub struct Loaded {
-    /// The file name as given.
-    pub file: String,
     /// The PTX text (compiled from CUDA C for `.cu` input).
     pub ptx: String,
     /// The parsed module.
@@ -25,5 +23,5 @@ pub fn load(path: &str, nvrtc_options: &[String]) -> Result<Loaded, Failure> {
     };
     let module = reconverge_ptx::parse(&ptx)
         .map_err(|errs| Failure::input(reconverge_ptx::SourceError::new(path, ptx.clone(), errs).render_plain()))?;
-    Ok(Loaded { file: path.to_string(), ptx, module })
+    Ok(Loaded { ptx, module })
 }

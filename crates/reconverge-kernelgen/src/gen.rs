@@ -312,11 +312,13 @@ impl<'a> FnGen<'a> {
         self.depth = Some(d.clone());
         self.ltid = self.emit_ltid();
         let (v0, v1, v2) = (self.r(), self.r(), self.r());
-        self.ins(format!("add.s32 {v0}, {x}, {}", self.rng.range_i(-50, 50)));
+        let c = self.rng.range_i(-50, 50);
+        self.ins(format!("add.s32 {v0}, {x}, {c}"));
         self.ins(format!("xor.b32 {v1}, {x}, {}", self.ltid));
         self.ins(format!("mad.lo.s32 {v2}, {d}, 7, {x}"));
         let w0 = self.rd();
-        self.ins(format!("mul.wide.s32 {w0}, {x}, {}", self.rng.range_i(-9, 9)));
+        let c = self.rng.range_i(-9, 9);
+        self.ins(format!("mul.wide.s32 {w0}, {x}, {c}"));
         self.vars = vec![v0, v1, v2];
         self.wvars = vec![w0];
         self.init_local(uses_local);
@@ -485,7 +487,8 @@ impl<'a> FnGen<'a> {
                 }
                 17 => {
                     let (w, t) = (self.wvar(), self.rd());
-                    self.ins(format!("shr.u64 {t}, {w}, {}", self.rng.range(0, 40)));
+                    let sh = self.rng.range(0, 40);
+                    self.ins(format!("shr.u64 {t}, {w}, {sh}"));
                     format!("cvt.u32.u64 {d}, {t}")
                 }
                 18 => {
@@ -562,7 +565,8 @@ impl<'a> FnGen<'a> {
             15 => self.s_local(),
             16 => self.s_shared(),
             17 => self.s_jump_into_else(depth),
-            _ => self.s_load(),
+            18 => self.s_load(),
+            _ => self.s_switch(depth),
         }
     }
 
@@ -772,7 +776,8 @@ impl<'a> FnGen<'a> {
         let (t, lt) = (self.r(), self.ltid.clone());
         let k = self.rng.range(3, 9);
         self.ins(format!("rem.u32 {t}, {lt}, {k}"));
-        self.ins(format!("setp.eq.s32 {p}, {t}, {}", self.rng.range(0, k - 1)));
+        let j = self.rng.range(0, k - 1);
+        self.ins(format!("setp.eq.s32 {p}, {t}, {j}"));
         if self.is_kernel {
             let op = if self.rng.chance(0.5) { "ret" } else { "exit" };
             self.ins(format!("@{p} {op}"));
@@ -936,6 +941,40 @@ impl<'a> FnGen<'a> {
         self.block_mark();
         let n = self.n_stmts().min(2);
         self.stmts(depth - 1, n);
+        self.place(&end);
+        self.block_mark();
+    }
+
+    /// A `switch` through a jump table (`brx.idx`): cases may share a target and fall through to the next.
+    fn s_switch(&mut self, depth: u32) {
+        let ncases = self.rng.range(2, 5) as usize;
+        let labels: Vec<String> = (0..ncases).map(|_| self.label()).collect();
+        let end = self.label();
+        let entries = self.rng.range(ncases as u64, ncases as u64 + 2);
+        let mut targets: Vec<String> = labels.clone();
+        while (targets.len() as u64) < entries {
+            let extra = self.rng.pick(&labels).clone();
+            targets.push(extra);
+        }
+        let (t, idx) = (self.r(), self.r());
+        let src = if self.rng.chance(0.6) { self.ltid.clone() } else { self.var() };
+        self.ins(format!("and.b32 {t}, {src}, 2147483647"));
+        self.ins(format!("rem.u32 {idx}, {t}, {}", targets.len()));
+        self.nlabel += 1;
+        let table = format!("$L_brx_{}_{}", self.index, self.nlabel);
+        let _ = writeln!(self.body, "\t{table}: .branchtargets {};", targets.join(", "));
+        self.ins(format!("brx.idx {idx}, {table}"));
+        for (i, l) in labels.iter().enumerate() {
+            self.place(l);
+            self.block_mark();
+            if self.rng.chance(0.5) {
+                let n = self.n_stmts().min(2);
+                self.stmts(depth - 1, n);
+            }
+            if i + 1 < labels.len() && self.rng.chance(0.7) {
+                self.ins(format!("bra.uni {end}"));
+            }
+        }
         self.place(&end);
         self.block_mark();
     }

@@ -17,6 +17,8 @@
 //! - **Unstructured control flow**: forward gotos out of nested regions, a jump into the middle of an else
 //!   branch, a backward goto guarded by a decrementing counter, and irreducible cycles (two blocks, each an
 //!   entry, sharing a decrementing counter).
+//! - **Multi-way branches**: `switch` statements through `brx.idx` and a `.branchtargets` table, with
+//!   shared targets and fall-through between cases.
 //! - **Early exits**: `@%p ret` and `@%p exit` in the kernel; early `return` and `exit` in functions.
 //! - **Calls** to up to [`GenOptions::max_funcs`] `.func`s (each may call the ones written before it),
 //!   optionally self-recursive with depth ≤ 3, through NVRTC-style `.param` staging.
@@ -80,6 +82,8 @@ pub struct GenOptions {
     pub data_conditions: bool,
     /// Two-dimensional CTAs sometimes.
     pub two_d_blocks: bool,
+    /// `switch` statements through `brx.idx` jump tables (which NVRTC does not emit, but PTX allows).
+    pub indirect_branches: bool,
 }
 
 impl Default for GenOptions {
@@ -101,6 +105,7 @@ impl Default for GenOptions {
             shared_memory: true,
             data_conditions: true,
             two_d_blocks: true,
+            indirect_branches: true,
         }
     }
 }

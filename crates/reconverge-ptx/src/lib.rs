@@ -16,6 +16,23 @@
 //! The front end never panics and terminates on every input: tokens are consumed on every path, nesting
 //! is bounded, and all indexing is checked.
 //!
+//! # What parses
+//! Everything NVRTC, nvcc and clang emit for sm_70 to sm_90 (PTX ISA 7.x and 8.x), in particular:
+//! - module directives `.version`, `.target`, `.address_size`, `.file` (kept), `.loc` (attached to the
+//!   instructions that follow, also in its `function_name`/`inlined_at` form), `.section` (skipped);
+//! - `.entry`/`.func` with linkage, return and `.ptr`/`.align`/array parameters, `.noreturn`, prototypes
+//!   (later definitions reuse the prototype's [`reconverge_ir::FuncId`]) and performance directives;
+//! - module and body variables in every state space with alignment, vectors, array dimensions and
+//!   initializers (`generic(name)+4`, nested lists, every numeric literal form);
+//! - `.reg` declarations (`%r<10>`, lists, vectors), nested `{ }` scopes (flattened; names declared again
+//!   are renamed `name$N`), labels, `.branchtargets`, `.callprototype`, body `.pragma`;
+//! - instructions with guards, dot-words in any order, and every operand form: registers, special registers,
+//!   immediates, `!%p`, symbols, addresses, vectors, pairs `%r|%p`, the sink `_` and `call` lists.
+//!
+//! Not supported: texture/surface operand syntax (`[tex, {...}]`), vector-register components (`%v.x`),
+//! labels repeated in sibling scopes, and special registers the IR does not know (`%clusterid`,
+//! `%envreg3`, ...): those are reported as errors.
+//!
 //! # Round trip
 //! [`reconverge_ir::print_module`] prints PTX that parses back to the same IR (after
 //! [`reconverge_ir::Module::strip_spans`]); `tests/roundtrip.rs` checks this on every corpus file.

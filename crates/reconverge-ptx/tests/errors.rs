@@ -236,3 +236,16 @@ fn lowering_errors_before_a_syntax_error_are_kept() {
     let got: Vec<(&str, &str)> = ds.iter().map(|d| (d.code, src.get(d.span.range()).unwrap_or("?"))).collect();
     assert_eq!(got, [(codes::UNDEFINED_LABEL, "$nowhere"), (codes::UNEXPECTED_TOKEN, "}")]);
 }
+
+#[test]
+fn miette_renders_every_diagnostic_with_its_source() {
+    let src = kernel("\tmov.u32 %r1, %x;\n\tbra $nowhere;\n");
+    let e = parse(&src).unwrap_err();
+    let se = SourceError::new("k.ptx", src.clone(), e);
+    let mut out = String::new();
+    miette::NarratableReportHandler::new().render_report(&mut out, &se).unwrap_or_else(|_| unreachable!());
+    assert!(out.contains("undeclared register `%x`"), "{out}");
+    assert!(out.contains("undefined label `$nowhere`"), "{out}");
+    assert!(out.contains("E0202") && out.contains("E0201"), "{out}");
+    assert!(out.contains("k.ptx"), "{out}");
+}

@@ -83,7 +83,7 @@ mod tests {
         let mut t = Table::new(&["kernel", "n"]);
         t.row(vec!["a".into(), "10".into()]);
         t.row(vec!["bbb".into(), "2".into()]);
-        assert_eq!(t.render(), "kernel   n\n------  --\na       10\nbbb      2\n");
+        assert_eq!(t.render(), "kernel  n\n------  --\na       10\nbbb      2\n");
         assert_eq!(t.render_csv(), "kernel,n\na,10\nbbb,2\n");
     }
 }

@@ -97,8 +97,11 @@ pub fn run(
     }
 }
 
+/// Device memory, constant bank, parameter buffer, and the address of each buffer argument.
+type Setup = (DeviceMemory, Vec<u8>, Vec<u8>, Vec<Option<u64>>);
+
 /// Device memory, constant bank and parameter buffer for a launch; returns buffer addresses per argument.
-fn setup(prog: &Program, args: &[Arg]) -> Result<(DeviceMemory, Vec<u8>, Vec<u8>, Vec<Option<u64>>), SimError> {
+fn setup(prog: &Program, args: &[Arg]) -> Result<Setup, SimError> {
     let mut mem = DeviceMemory::new();
     for g in &prog.globals {
         let mut data = g.init.clone();
@@ -424,9 +427,12 @@ fn try_release<S>(r: &mut Resident<S>, mode: BarrierMode, env: &mut Env) {
     }
 }
 
+/// A warp's mechanism state and the barrier it waits at.
+type WarpView<'a, S> = (&'a S, Option<u32>);
+
 /// A read-only view of the resident CTAs for reports.
 struct View<'a, S> {
-    ctas: Vec<(&'a Cta, Vec<(&'a S, Option<u32>)>)>,
+    ctas: Vec<(&'a Cta, Vec<WarpView<'a, S>>)>,
 }
 
 fn resident_view<S>(resident: &[Resident<S>]) -> View<'_, S> {

@@ -29,11 +29,10 @@ pub struct PdomStack;
 
 fn normalize(st: &mut Vec<PdomEntry>, live: LaneMask) {
     while let Some(top) = st.last() {
-        if top.mask & live == 0 || top.pc == PC_EXIT {
-            st.pop();
-        } else if !top.call && top.pc == top.rpc {
-            st.pop();
-        } else if top.call && top.pc == PC_RET {
+        let empty = top.mask & live == 0 || top.pc == PC_EXIT;
+        let reconverged = !top.call && top.pc == top.rpc;
+        let returned = top.call && top.pc == PC_RET;
+        if empty || reconverged || returned {
             st.pop();
         } else {
             break;

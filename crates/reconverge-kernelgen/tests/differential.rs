@@ -1,0 +1,168 @@
+//! Differential test: random kernels under every divergence mechanism and warp size must produce exactly
+//! the memory of the one-thread-at-a-time reference interpreter.
+//!
+//! `RECONVERGE_DIFF_KERNELS` sets the number of kernels (default 1000) and `RECONVERGE_DIFF_SEED` the first
+//! seed (default 0); `RECONVERGE_DIFF_DEPTH`, `RECONVERGE_DIFF_STMTS` and `RECONVERGE_DIFF_BUDGET` make the
+//! kernels larger (see [`options`]). A failing kernel's PTX is written to `target/diff-failures/seed-N.ptx`.
+
+use reconverge_kernelgen::{generate, GenOptions, GeneratedKernel, KERNEL_NAME};
+use reconverge_reference::run_reference;
+use reconverge_sim::{load, run, Buffer, DecodeOptions, LaunchConfig, Mechanism, NoObserver};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+
+const WARP_SIZES: [u32; 4] = [4, 8, 16, 32];
+
+fn env_u64(name: &str, default: u64) -> u64 {
+    match std::env::var(name) {
+        Ok(v) => v.trim().parse().unwrap_or_else(|_| panic!("{name}={v} is not a number")),
+        Err(_) => default,
+    }
+}
+
+fn failure_dir() -> PathBuf {
+    let crate_dir = Path::new(env!("CARGO_MANIFEST_DIR"));
+    crate_dir.ancestors().nth(2).unwrap_or(crate_dir).join("target/diff-failures")
+}
+
+/// The generator options: the defaults, or larger kernels with `RECONVERGE_DIFF_DEPTH` (nesting depth),
+/// `RECONVERGE_DIFF_STMTS` (statements per sequence) and `RECONVERGE_DIFF_BUDGET` (dynamic instructions).
+fn options() -> GenOptions {
+    let d = GenOptions::default();
+    GenOptions {
+        max_depth: env_u64("RECONVERGE_DIFF_DEPTH", d.max_depth as u64) as u32,
+        max_stmts: env_u64("RECONVERGE_DIFF_STMTS", d.max_stmts as u64) as u32,
+        budget: env_u64("RECONVERGE_DIFF_BUDGET", d.budget),
+        ..d
+    }
+}
+
+/// The first element where `got` differs from `want`.
+fn first_difference(got: &Buffer, want: &Buffer, slots: Option<usize>) -> Option<String> {
+    if got.len() != want.len() {
+        return Some(format!("length {} vs {}", got.len(), want.len()));
+    }
+    (0..want.len()).find(|&i| got.bits(i) != want.bits(i)).map(|i| {
+        let whose = match slots {
+            Some(s) => format!(" (thread {} slot {})", i / s, i % s),
+            None => String::new(),
+        };
+        format!(
+            "element {i}{whose}: simulator {} (0x{:x}), reference {} (0x{:x})",
+            got.format(i),
+            got.bits(i),
+            want.format(i),
+            want.bits(i)
+        )
+    })
+}
+
+/// Runs one seed; `Err` describes the first disagreement.
+fn check_seed(seed: u64, opts: &GenOptions) -> Result<u64, String> {
+    let GeneratedKernel { ptx, grid, block, args } = generate(seed, opts);
+    let fail = |msg: String| -> String {
+        let dir = failure_dir();
+        let _ = std::fs::create_dir_all(&dir);
+        let path = dir.join(format!("seed-{seed}.ptx"));
+        let _ = std::fs::write(&path, &ptx);
+        let a = match &args[2] {
+            reconverge_sim::Arg::Scalar(c) => *c,
+            _ => 0,
+        };
+        format!(
+            "seed {seed}: {msg}\n  PTX written to {} (grid {grid:?}, block {block:?}, args: in = generated data, out, c = {a})",
+            path.display()
+        )
+    };
+    let module = reconverge_ptx::parse(&ptx).map_err(|e| fail(format!("the PTX does not parse: {e}\n{ptx}")))?;
+    let kernel = module.function_by_name(KERNEL_NAME).ok_or_else(|| fail("no kernel".into()))?;
+    let cfg = LaunchConfig { grid, block, warp_size: 32, ..LaunchConfig::default() };
+    let reference = run_reference(&module, kernel, &cfg, &args);
+    if let Some(e) = &reference.error {
+        return Err(fail(format!("the reference failed: {e}")));
+    }
+    let threads = (block.iter().product::<u32>() * grid.iter().product::<u32>()) as usize;
+    let dopts = DecodeOptions { file: format!("seed-{seed}.ptx"), source: Some(ptx.clone()) };
+    for mech in Mechanism::ALL {
+        let prog = load(&module, Some(KERNEL_NAME), mech, &dopts)
+            .map_err(|e| fail(format!("{mech}: the simulator cannot load it: {e}")))?;
+        for w in WARP_SIZES {
+            let cfg = LaunchConfig { warp_size: w, ..cfg.clone() };
+            let r = run(&prog, mech, &cfg, &args, &mut NoObserver);
+            if let Some(e) = &r.error {
+                return Err(fail(format!("{mech}, warp size {w}: the simulator stopped: {e}")));
+            }
+            for (i, (got, want)) in r.buffers.iter().zip(&reference.buffers).enumerate() {
+                let (Some(got), Some(want)) = (got, want) else { continue };
+                let slots = (i == 1).then(|| want.len() / threads.max(1));
+                if let Some(d) = first_difference(got, want, slots) {
+                    return Err(fail(format!("{mech}, warp size {w}: argument {i} differs at {d}")));
+                }
+            }
+        }
+    }
+    Ok(reference.thread_instructions)
+}
+
+#[test]
+fn random_kernels_agree_with_the_reference() {
+    let n = env_u64("RECONVERGE_DIFF_KERNELS", 1000);
+    let first = env_u64("RECONVERGE_DIFF_SEED", 0);
+    let opts = options();
+    let next = AtomicU64::new(0);
+    let failures = Mutex::new(Vec::new());
+    let instructions = AtomicU64::new(0);
+    let start = std::time::Instant::now();
+    let workers = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2).min(16);
+    std::thread::scope(|s| {
+        for _ in 0..workers {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                if i >= n {
+                    break;
+                }
+                let seed = first + i;
+                let outcome = std::panic::catch_unwind(|| check_seed(seed, &opts))
+                    .unwrap_or_else(|p| Err(format!("seed {seed}: panicked: {p:?}")));
+                match outcome {
+                    Ok(t) => {
+                        instructions.fetch_add(t, Ordering::Relaxed);
+                    }
+                    Err(e) => failures.lock().unwrap_or_else(|e| e.into_inner()).push((seed, e)),
+                }
+            });
+        }
+    });
+    let mut failures = failures.into_inner().unwrap_or_else(|e| e.into_inner());
+    failures.sort();
+    eprintln!(
+        "{n} kernels from seed {first}: {} reference thread instructions, {} failures, {:.1?}",
+        instructions.load(Ordering::Relaxed),
+        failures.len(),
+        start.elapsed()
+    );
+    if !failures.is_empty() {
+        let shown: Vec<&str> = failures.iter().take(10).map(|(_, e)| e.as_str()).collect();
+        panic!("{} of {n} kernels disagree:\n{}", failures.len(), shown.join("\n\n"));
+    }
+}
+
+#[test]
+fn generation_is_deterministic() {
+    let opts = GenOptions::default();
+    for seed in [0, 1, 17, 123_456_789, u64::MAX] {
+        assert_eq!(generate(seed, &opts), generate(seed, &opts), "seed {seed}");
+    }
+}
+
+#[test]
+fn the_first_200_kernels_parse() {
+    let opts = GenOptions::default();
+    for seed in 0..200 {
+        let k = generate(seed, &opts);
+        if let Err(e) = reconverge_ptx::parse(&k.ptx) {
+            panic!("seed {seed} does not parse: {e}\n{}", k.ptx);
+        }
+    }
+}
