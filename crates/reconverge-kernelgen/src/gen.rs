@@ -545,6 +545,7 @@ impl<'a> FnGen<'a> {
             2 * (o.shared_memory && self.facts.smem.is_some()) as u32, // 16 shared memory
             2 * un,                                                    // 17 jump into an else branch
             (self.is_kernel && o.data_conditions) as u32,              // 18 load data
+            2 * nest * o.indirect_branches as u32,                     // 19 switch through brx.idx
         ];
         match self.rng.weighted(&w) {
             0 => self.block_mark(),

@@ -416,6 +416,43 @@ fn check_members(env: &Env, cta: &Cta, warp: u32, pc: Pc, issued: LaneMask, memb
     Ok(())
 }
 
+/// Integer comparisons of `setp`, specialized per operator and signedness (the hottest predicate
+/// producer). `None` for float types.
+#[inline]
+fn int_compare(cmp: Cmp, ty: reconverge_ir::ScalarType, eff: LaneMask, a: &[u64], b: &[u64]) -> Option<LaneMask> {
+    if !(ty.is_integer() || ty.is_bits()) || ty.bits() > 64 {
+        return None;
+    }
+    let sh = 64 - ty.bits();
+    let signed = ty.is_signed();
+    macro_rules! lanes_cmp {
+        ($conv:expr, $op:tt) => {{
+            let conv = $conv;
+            let mut m = 0u64;
+            for l in lanes(eff) {
+                m |= ((conv(a[l]) $op conv(b[l])) as u64) << l;
+            }
+            m
+        }};
+    }
+    let s = move |x: u64| ((x << sh) as i64) >> sh;
+    let u = move |x: u64| x << sh;
+    Some(match (cmp, signed) {
+        (Cmp::Eq | Cmp::Equ, _) => lanes_cmp!(u, ==),
+        (Cmp::Ne | Cmp::Neu, _) => lanes_cmp!(u, !=),
+        (Cmp::Lt | Cmp::Ltu, true) => lanes_cmp!(s, <),
+        (Cmp::Le | Cmp::Leu, true) => lanes_cmp!(s, <=),
+        (Cmp::Gt | Cmp::Gtu, true) => lanes_cmp!(s, >),
+        (Cmp::Ge | Cmp::Geu, true) => lanes_cmp!(s, >=),
+        (Cmp::Lt | Cmp::Ltu | Cmp::Lo, _) => lanes_cmp!(u, <),
+        (Cmp::Le | Cmp::Leu | Cmp::Ls, _) => lanes_cmp!(u, <=),
+        (Cmp::Gt | Cmp::Gtu | Cmp::Hi, _) => lanes_cmp!(u, >),
+        (Cmp::Ge | Cmp::Geu | Cmp::Hs, _) => lanes_cmp!(u, >=),
+        (Cmp::Num, _) => eff,
+        (Cmp::Nan, _) => 0,
+    })
+}
+
 /// Executes the instruction at `pc` for the lanes `mask` of static warp `warp`.
 pub fn execute(
     env: &mut Env,
@@ -566,13 +603,19 @@ pub fn execute(
             un!(*d, *a, f)
         }
         Op::Setp { cmp, ty, p, q, a, b, comb } => {
-            let f = alu::compare(*cmp, *ty);
             let av = fetch(cta, env, warp, *a, &mut sc.a);
             let bv = fetch(cta, env, warp, *b, &mut sc.b);
-            let mut m = 0u64;
-            for l in lanes(eff) {
-                m |= (f(av[l], bv[l]) as u64) << l;
-            }
+            let m = match int_compare(*cmp, *ty, eff, av, bv) {
+                Some(m) => m,
+                None => {
+                    let f = alu::compare(*cmp, *ty);
+                    let mut m = 0u64;
+                    for l in lanes(eff) {
+                        m |= (f(av[l], bv[l]) as u64) << l;
+                    }
+                    m
+                }
+            };
             let (pm, qm) = match comb {
                 None => (m, !m),
                 Some((op, c)) => {

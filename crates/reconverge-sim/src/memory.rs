@@ -129,19 +129,32 @@ impl DeviceMemory {
     }
 }
 
-/// Reads a little-endian value of `bytes.len()` bytes.
+/// Reads a little-endian value of `bytes.len()` bytes (1, 2, 4 or 8; other lengths up to 8 work too).
 #[inline]
 pub fn read_le(bytes: &[u8]) -> u64 {
-    let mut v = [0u8; 8];
-    v[..bytes.len()].copy_from_slice(bytes);
-    u64::from_le_bytes(v)
+    match bytes.len() {
+        4 => u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]) as u64,
+        8 => u64::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7]]),
+        1 => bytes[0] as u64,
+        2 => u16::from_le_bytes([bytes[0], bytes[1]]) as u64,
+        n => {
+            let mut v = [0u8; 8];
+            v[..n].copy_from_slice(bytes);
+            u64::from_le_bytes(v)
+        }
+    }
 }
 
 /// Writes the low `bytes.len()` bytes of `value` little-endian.
 #[inline]
 pub fn write_le(bytes: &mut [u8], value: u64) {
-    let n = bytes.len();
-    bytes.copy_from_slice(&value.to_le_bytes()[..n]);
+    match bytes.len() {
+        4 => bytes.copy_from_slice(&(value as u32).to_le_bytes()),
+        8 => bytes.copy_from_slice(&value.to_le_bytes()),
+        1 => bytes[0] = value as u8,
+        2 => bytes.copy_from_slice(&(value as u16).to_le_bytes()),
+        n => bytes.copy_from_slice(&value.to_le_bytes()[..n]),
+    }
 }
 
 /// A flat byte memory with bounds and alignment checks (shared, local, constant, parameters).
