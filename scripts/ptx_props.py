@@ -10,9 +10,9 @@ Usage:
         (shfl/vote/match/redux/activemask) and atomics.
 
     python3 scripts/ptx_props.py cfg FILE.ptx --format json
-        The same JSON as `reconverge cfg FILE.ptx --format json` (schema in
-        scripts/bssy_compare.py), computed here with a plain post-dominator data-flow over the
-        CFG plus a virtual exit. It is a stand-in and cross-check for the Rust implementation,
+        The same JSON as `reconverge cfg FILE.ptx --format json` (the part described in
+        scripts/bssy_compare.py: blocks with successor edges, branches), computed here with a
+        plain post-dominator data-flow over the CFG plus a virtual exit. It is a stand-in and cross-check for the Rust implementation,
         usable as `scripts/bssy_compare.py --reconverge "python3 scripts/ptx_props.py"`.
         Limits: `uniform` is always false (no variance analysis here); a block that cannot
         reach an exit gets a fake edge to the virtual exit.
@@ -284,13 +284,31 @@ def analyse(blocks: list[dict]) -> dict:
     }
 
 
+def _succ_json(b: dict) -> list[dict]:
+    """Successor edges in the `reconverge cfg --format json` shape ("to": null = the exit)."""
+    kind = b["kind"]
+    if kind == "cond":
+        kinds = ["taken", "fallthrough"]
+    elif kind == "jump":
+        kinds = ["jump"]
+    elif kind == "brx":
+        kinds = ["brx"] * len(b["succ"])
+    else:
+        kinds = ["fallthrough"] * len(b["succ"])
+    out = [{"to": s, "kind": k} for s, k in zip(b["succ"], kinds)]
+    if kind in ("exit", "cond-exit"):
+        out.append({"to": None, "kind": "exit"})
+    return out
+
+
 def cfg_json(path: Path) -> dict:
     """The `reconverge cfg --format json` schema, computed in Python."""
     funcs = []
     for f in split_functions(path.read_text()):
         blocks = build_cfg(f["body"])
         ip = ipdoms(blocks)
-        jblocks = [{"index": i, "label": b["label"], "ptx_line": b["ptx_line"], "loc": b["loc"]}
+        jblocks = [{"index": i, "label": b["label"], "ptx_line": b["ptx_line"], "loc": b["loc"],
+                    "succs": _succ_json(b)}
                    for i, b in enumerate(blocks)]
         branches = []
         for i, b in enumerate(blocks):

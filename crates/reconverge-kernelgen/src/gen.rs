@@ -453,7 +453,7 @@ impl<'a> FnGen<'a> {
             let d = self.var();
             let (a, b) = (self.var(), self.var());
             let imm = self.rng.range_i(-100, 100);
-            let text = match self.rng.range(0, 21) {
+            let text = match self.rng.range(0, 27) {
                 0 => format!("add.s32 {d}, {a}, {b}"),
                 1 => format!("sub.s32 {d}, {a}, {imm}"),
                 2 => format!("mul.lo.s32 {d}, {a}, {imm}"),
@@ -497,10 +497,27 @@ impl<'a> FnGen<'a> {
                 }
                 19 => format!("popc.b32 {d}, {a}"),
                 20 => format!("brev.b32 {d}, {a}"),
-                _ => {
+                21 => {
                     let w = self.wvar();
                     format!("mul.lo.s64 {w}, {w}, {}", self.rng.range_i(-1000, 1000))
                 }
+                22 => {
+                    let (w, x) = (self.wvar(), self.wvar());
+                    let op = *self.rng.pick(&["min.s64", "max.s64", "min.u64", "max.u64", "sub.s64"]);
+                    format!("{op} {w}, {w}, {x}")
+                }
+                23 => {
+                    let w = self.wvar();
+                    format!("shl.b64 {w}, {w}, {}", self.rng.range(0, 63))
+                }
+                24 => {
+                    let (w, x, p) = (self.wvar(), self.wvar(), self.p());
+                    self.ins(format!("setp.ge.s64 {p}, {w}, {x}"));
+                    format!("selp.b64 {w}, {w}, {x}, {p}")
+                }
+                25 => format!("not.b32 {d}, {a}"),
+                26 => format!("neg.s32 {d}, {a}"),
+                _ => format!("max.s32 {d}, {a}, {imm}"),
             };
             self.ins(text);
         }
@@ -612,11 +629,8 @@ impl<'a> FnGen<'a> {
         }
         self.block_mark(); // B
         let b = self.cond();
-        if and {
-            self.ins(format!("@!{b} bra {d_lab}"));
-        } else {
-            self.ins(format!("@!{b} bra {d_lab}"));
-        }
+        // Both shapes leave B for D when B is false; they differ in where A goes.
+        self.ins(format!("@!{b} bra {d_lab}"));
         self.place(&c_lab); // C
         self.block_mark();
         let n = self.n_stmts();

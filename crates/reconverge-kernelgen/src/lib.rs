@@ -24,8 +24,9 @@
 //!   optionally self-recursive with depth ≤ 3, through NVRTC-style `.param` staging.
 //! - **Side effects**: every basic block appends a distinct code, mixed with a variable, to the thread's
 //!   own trace `out[gtid * slots + k]` (a per-thread counter `k`; a full trace stops writing; the last slot
-//!   finally receives `k`); arithmetic in 32 and 64 bits (add, mul, mad, xor, shifts, min/max, selp,
-//!   rem/div by constants, popc, brev, wide multiplies, conversions) feeds the stored values; a per-frame
+//!   finally receives `k`); arithmetic in 32 and 64 bits (add, sub, mul, mad, xor, and, or, not, neg,
+//!   shifts, min/max, setp + selp, rem/div by constants, popc, brev, wide multiplies, conversions) feeds
+//!   the stored values; a per-frame
 //!   `.local` array and thread-private shared-memory words are written and read through local, shared and
 //!   generic addresses.
 //!
@@ -92,10 +93,10 @@ impl Default for GenOptions {
             max_ctas: 2,
             max_threads: 96,
             max_depth: 3,
-            max_stmts: 4,
+            max_stmts: 5,
             max_funcs: 3,
             slots: 24,
-            budget: 1500,
+            budget: 2000,
             loops: true,
             unstructured: true,
             calls: true,
@@ -119,7 +120,8 @@ pub struct GeneratedKernel {
     pub grid: [u32; 3],
     /// CTA dimensions.
     pub block: [u32; 3],
-    /// Arguments: `in` (i32 input data), `out` (u32 trace, zero-filled), `c` (a scalar).
+    /// Arguments: `in` (i32 input data, at least 256 elements and one per thread), `out` (u32 trace,
+    /// `slots` words per thread, zero-filled), `c` (a `.u32` scalar).
     pub args: Vec<Arg>,
 }
 
@@ -204,11 +206,12 @@ pub fn generate(seed: u64, opts: &GenOptions) -> GeneratedKernel {
          .param .u64 {KERNEL_NAME}_param_1,\n\t.param .u32 {KERNEL_NAME}_param_2\n)\n{{\n{body}\n}}"
     );
     // Arguments.
-    let mut input = Vec::with_capacity(IN_LEN as usize * 4);
-    for _ in 0..IN_LEN {
+    let total = (grid[0] * grid[1] * grid[2] * threads) as usize;
+    let in_len = total.max(IN_LEN as usize);
+    let mut input = Vec::with_capacity(in_len * 4);
+    for _ in 0..in_len {
         input.extend_from_slice(&(rng.range_i(-1000, 1000) as i32).to_le_bytes());
     }
-    let total = (grid[0] * grid[1] * grid[2] * threads) as usize;
     let c = rng.range(0, 1000);
     let args = vec![
         Arg::Buffer(Buffer { dtype: Dtype::I32, bytes: input }),

@@ -14,7 +14,7 @@ pub struct Rng {
 impl Rng {
     /// A generator for `seed`.
     pub fn new(seed: u64) -> Rng {
-        Rng { state: seed ^ 0x5EED_0F_C0DE_u64.rotate_left(17) }
+        Rng { state: seed ^ 0x005E_ED0F_C0DE_u64.rotate_left(17) }
     }
 
     /// The next 64 random bits.

@@ -96,6 +96,45 @@ fn var_align(v: &Variable) -> u64 {
     v.alignment().max(1)
 }
 
+/// Largest variable (and state space) the reference lays out, in bytes.
+const MAX_BYTES: u64 = 1 << 30;
+
+/// Checks that `v`'s size and alignment are sane, so that `size_bytes` and `align_up` cannot overflow.
+fn check_var(v: &Variable) -> Result<(), String> {
+    let mut n: u64 = 1;
+    for d in &v.dims {
+        n = n.checked_mul(d.unwrap_or(0)).ok_or_else(|| format!("`{}` is too large", v.name))?;
+    }
+    let elem = v.ty.bytes() as u64 * v.vector.unwrap_or(1) as u64;
+    let size = n.checked_mul(elem).ok_or_else(|| format!("`{}` is too large", v.name))?;
+    if size > MAX_BYTES {
+        return Err(format!("`{}` has {size} bytes; the reference lays out at most {MAX_BYTES}", v.name));
+    }
+    if v.alignment() > 1 << 16 {
+        return Err(format!("`{}` asks for an alignment of {} bytes", v.name, v.alignment()));
+    }
+    Ok(())
+}
+
+fn check_module(module: &Module) -> Result<(), String> {
+    for (_, v) in module.globals.iter() {
+        check_var(v)?;
+    }
+    for (_, f) in module.functions.iter() {
+        for v in f.params.iter().chain(&f.rets).chain(f.locals.values()) {
+            check_var(v)?;
+        }
+    }
+    Ok(())
+}
+
+fn check_total(what: &str, size: u64) -> Result<(), String> {
+    if size > MAX_BYTES {
+        return Err(format!("{what} needs {size} bytes; the reference lays out at most {MAX_BYTES}"));
+    }
+    Ok(())
+}
+
 fn is_unsized(v: &Variable) -> bool {
     v.dims.iter().any(|d| d.is_none())
 }
@@ -130,6 +169,7 @@ fn lay_out(f: &Function) -> Result<FuncCode, String> {
             _ => VarPlace::None,
         });
     }
+    check_total(&format!("the frame of `{}`", f.name), local_size.max(param_area))?;
     Ok(FuncCode { insts, block_start, reg_bits, local_size, vars, param_off, ret_off, param_area })
 }
 
@@ -187,6 +227,7 @@ impl<'m> Prepared<'m> {
         if kf.kind != FuncKind::Entry || !kf.has_body {
             return Err(format!("`{}` is not a kernel with a body", kf.name));
         }
+        check_module(module)?;
         let mut funcs = Vec::with_capacity(module.functions.len());
         for (_, f) in module.functions.iter() {
             funcs.push(if f.has_body { Some(lay_out(f)?) } else { None });
@@ -237,6 +278,9 @@ impl<'m> Prepared<'m> {
                 }
             }
         }
+        check_total("static shared memory", shared_size)?;
+        check_total("the constant bank", const_size)?;
+        check_total("module .global variables", next_global - GLOBAL_BASE)?;
         let static_shared = align_up(shared_size, 16);
         for gid in dynamic {
             globals[gid.index()] = GlobalPlace::Shared(static_shared);

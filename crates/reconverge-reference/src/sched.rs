@@ -205,6 +205,8 @@ impl Machine<'_, '_> {
         if arr.waits {
             cta.threads[t].state = State::Barrier(arr.id);
             b.waiters.push((t, red));
+        } else {
+            cta.threads[t].pass();
         }
         self.release_barriers(cta)
     }
@@ -218,9 +220,6 @@ impl Machine<'_, '_> {
             }
             let b = std::mem::take(&mut cta.bars[id]);
             for (t, red) in b.waiters {
-                let th = &mut cta.threads[t];
-                th.state = State::Ready;
-                th.preempted = false;
                 if let Some((kind, dest)) = red {
                     let v = match kind {
                         RedKind::Popc => b.popc as u64,
@@ -230,6 +229,10 @@ impl Machine<'_, '_> {
                     let mut env = env!(self, &mut cta.shared, cta.id, cta.nwarps);
                     write_red(&mut cta.threads[t], &mut env, dest, kind, v)?;
                 }
+                let th = &mut cta.threads[t];
+                th.pass();
+                th.state = State::Ready;
+                th.preempted = false;
             }
         }
         Ok(())
@@ -272,21 +275,34 @@ impl Machine<'_, '_> {
         Ok(())
     }
 
+    /// Names every waiting thread, grouped by what it waits for and where.
     fn deadlock_report(&self, cta: &Cta) -> String {
-        let mut lines = Vec::new();
+        let mut groups: Vec<(String, Vec<[u32; 3]>)> = Vec::new();
         for t in cta.threads.iter().filter(|t| t.state != State::Exited) {
-            if lines.len() >= 16 {
-                lines.push("  ...".to_string());
-                break;
-            }
             let what = match t.state {
-                State::Barrier(id) => format!("waits at barrier {id}"),
-                State::Collective(m) => format!("waits at a warp-synchronous instruction (member mask {m:#x})"),
-                State::Activemask => "waits at activemask".to_string(),
-                _ => "is runnable".to_string(),
+                State::Barrier(id) => format!("wait at barrier {id}"),
+                State::Collective(m) => format!("wait at a warp-synchronous instruction (member mask {m:#x})"),
+                State::Activemask => "wait at activemask".to_string(),
+                _ => "are runnable".to_string(),
             };
-            lines.push(format!("  {} {what}", describe(self.prep, t, cta.id)));
+            // The place, without the thread's own coordinates.
+            let place = describe(self.prep, t, cta.id);
+            let place = place.split_once(" in ").map(|(_, p)| p.to_string()).unwrap_or_default();
+            let key = format!("{what} in {place}");
+            match groups.iter_mut().find(|(k, _)| *k == key) {
+                Some((_, v)) => v.push(t.tid),
+                None => groups.push((key, vec![t.tid])),
+            }
         }
+        let lines: Vec<String> = groups
+            .iter()
+            .take(16)
+            .map(|(k, tids)| {
+                let shown: Vec<String> = tids.iter().take(8).map(|t| format!("({},{},{})", t[0], t[1], t[2])).collect();
+                let more = if tids.len() > 8 { format!(" and {} more", tids.len() - 8) } else { String::new() };
+                format!("  {} thread(s) {}{more} {k}", tids.len(), shown.join(" "))
+            })
+            .collect();
         format!(
             "deadlock: no thread of block ({},{},{}) can run:\n{}",
             cta.id[0],
@@ -318,6 +334,10 @@ pub(crate) fn launch(prep: &Prepared<'_>, cfg: &LaunchConfig, args: &[Arg], opts
         return result;
     }
     let kernel = &prep.module.functions[prep.kernel];
+    if prep.code(prep.kernel).is_some_and(|c| c.local_size > cfg.local_bytes as u64) {
+        result.error = Some(format!("the kernel's .local variables exceed {} bytes per thread", cfg.local_bytes));
+        return result;
+    }
     if args.len() != kernel.params.len() {
         result.error =
             Some(format!("kernel `{}` takes {} arguments, {} given", kernel.name, kernel.params.len(), args.len()));

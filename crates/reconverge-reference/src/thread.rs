@@ -70,6 +70,15 @@ pub(crate) struct Thread {
     pub preempted: bool,
 }
 
+impl Thread {
+    /// Moves the thread past the instruction it waits at.
+    pub(crate) fn pass(&mut self) {
+        if let Some(f) = self.frames.last_mut() {
+            f.pc += 1;
+        }
+    }
+}
+
 /// The reduction of a `bar.red`.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(crate) enum RedKind {
@@ -98,7 +107,7 @@ pub(crate) struct Arrival {
 pub(crate) enum Stop {
     /// The thread exited.
     Exited,
-    /// The thread arrived at a barrier (its pc is already past it).
+    /// The thread arrived at a barrier (its pc is still on it).
     Barrier(Arrival),
     /// The thread waits at a warp-synchronous instruction (its pc is still on it).
     Collective(u64),
@@ -412,7 +421,7 @@ impl<'t, 'e, 'a, 'm> X<'t, 'e, 'a, 'm> {
                 let mut v = 0u64;
                 for (k, it) in items.iter().enumerate() {
                     let x = self.src(it, ScalarType::B64)? & mask_bits(eb);
-                    v |= x << (k as u32 * eb);
+                    v |= x.checked_shl(k as u32 * eb).unwrap_or(0);
                 }
                 Ok(v)
             }
@@ -463,7 +472,7 @@ impl<'t, 'e, 'a, 'm> X<'t, 'e, 'a, 'm> {
                 let eb = ty.bits() / items.len() as u32;
                 let et = int_type(eb, false);
                 for (k, it) in items.iter().enumerate() {
-                    let x = (v >> (k as u32 * eb)) & mask_bits(eb);
+                    let x = v.checked_shr(k as u32 * eb).unwrap_or(0) & mask_bits(eb);
                     self.dst(it, x, et)?;
                 }
                 Ok(())
@@ -588,9 +597,8 @@ impl<'t, 'e, 'a, 'm> X<'t, 'e, 'a, 'm> {
             Opcode::Exit => return Ok(Some(Stop::Exited)),
             Opcode::Trap | Opcode::Brkpt => return Err(self.err("trap")),
             Opcode::Bar | Opcode::Barrier if !inst.has(K::Warp) => {
-                let arr = self.barrier()?;
-                self.advance();
-                return Ok(Some(Stop::Barrier(arr)));
+                // The pc stays on the barrier until the thread passes it (see `Thread::pass`).
+                return Ok(Some(Stop::Barrier(self.barrier()?)));
             }
             Opcode::Membar | Opcode::Fence | Opcode::Prefetch | Opcode::Prefetchu | Opcode::Nanosleep => {}
             Opcode::Pmevent => {}
@@ -830,6 +838,9 @@ impl<'t, 'e, 'a, 'm> X<'t, 'e, 'a, 'm> {
             return Err(self.err(format!("atomic on {} memory", region.name())));
         }
         let size = ty.bytes() as u64;
+        if size > 8 {
+            return Err(self.err(format!("atomics on .{ty} are not supported")));
+        }
         let b = self.src(self.op(bi)?, ty)?;
         let c = match inst.operands.get(bi + 1) {
             Some(o) => self.src(o, ty)?,

@@ -5,6 +5,10 @@
 //! every kernel (the naive spin lock included) must complete. Variants other than the manifest's are
 //! checked bit-exactly for integer outputs; float outputs of the FMA-contracted variants are only
 //! checked to be close (they legitimately round differently from the `--fmad=false` expectations).
+//!
+//! A second test runs the same launches on the simulator under every mechanism and compares every buffer
+//! (not only the expected ones) with the reference, bit for bit; launches the manifest expects to deadlock
+//! under a mechanism must deadlock there.
 
 use reconverge_ir::{Module, ScalarType};
 use reconverge_reference::{run_reference, Arg, Buffer, Dtype, LaunchConfig, RefResult};
@@ -94,6 +98,68 @@ fn compare(got: &Buffer, want: &Buffer, close: bool) -> Result<(), String> {
     Ok(())
 }
 
+/// One manifest entry, loaded.
+struct Entry {
+    name: String,
+    cases: Vec<Case>,
+    warp_sizes: Vec<u32>,
+    expected: Vec<(usize, Buffer)>,
+    grid: [u32; 3],
+    block: [u32; 3],
+    dynamic_shared: u32,
+    args: Vec<toml::Value>,
+    outcomes: Vec<(String, String)>,
+}
+
+fn load_manifest() -> Vec<Entry> {
+    let dir = kernels_dir();
+    let text = std::fs::read_to_string(dir.join("manifest.toml")).expect("manifest");
+    let manifest: toml::Table = text.parse().expect("manifest parses");
+    let kernels = manifest["kernel"].as_array().expect("[[kernel]]");
+    kernels
+        .iter()
+        .map(|k| {
+            let name = k["name"].as_str().expect("name").to_string();
+            let main_ptx = k["ptx"].as_str().expect("ptx").to_string();
+            let float_kernel = main_ptx.contains("nofma");
+            let mut cases = vec![Case { name: name.clone(), ptx: main_ptx.clone(), exact: true }];
+            for variant in ["sm_80", "sm_70", "sm_80-nofma"] {
+                let p = format!("ptx/{variant}/{name}.ptx");
+                if p != main_ptx && dir.join(&p).exists() {
+                    cases.push(Case { name: name.clone(), ptx: p, exact: !float_kernel || variant.contains("nofma") });
+                }
+            }
+            let warp_sizes: Vec<u32> = match k.get("warp_sizes") {
+                Some(v) => {
+                    v.as_array().expect("warp_sizes").iter().map(|x| x.as_integer().expect("int") as u32).collect()
+                }
+                None => vec![4, 8, 16, 32],
+            };
+            let expected = k["expected"]
+                .as_table()
+                .expect("expected")
+                .iter()
+                .map(|(i, f)| (i.parse().expect("index"), read_npy(&dir.join(f.as_str().expect("path")))))
+                .collect();
+            let outcomes = match k.get("outcome_by_mechanism").and_then(|v| v.as_table()) {
+                Some(t) => t.iter().map(|(m, o)| (m.clone(), o.as_str().unwrap_or("").to_string())).collect(),
+                None => Vec::new(),
+            };
+            Entry {
+                name,
+                cases,
+                warp_sizes: warp_sizes.into_iter().filter(|w| [4, 8, 16, 32].contains(w)).collect(),
+                expected,
+                grid: dims(&k["grid"]),
+                block: dims(&k["block"]),
+                dynamic_shared: k.get("dynamic_shared").and_then(|v| v.as_integer()).unwrap_or(0) as u32,
+                args: k["args"].as_array().expect("args").clone(),
+                outcomes,
+            }
+        })
+        .collect()
+}
+
 struct Case {
     name: String,
     ptx: String,
@@ -103,43 +169,20 @@ struct Case {
 #[test]
 fn every_kernel_matches_its_expected_outputs() {
     let dir = kernels_dir();
-    let text = std::fs::read_to_string(dir.join("manifest.toml")).expect("manifest");
-    let manifest: toml::Table = text.parse().expect("manifest parses");
-    let kernels = manifest["kernel"].as_array().expect("[[kernel]]");
     let mut failures = Vec::new();
     let mut runs = 0;
-    for k in kernels {
-        let name = k["name"].as_str().expect("name").to_string();
-        let main_ptx = k["ptx"].as_str().expect("ptx").to_string();
-        let float_kernel = main_ptx.contains("nofma");
-        let mut cases = vec![Case { name: name.clone(), ptx: main_ptx.clone(), exact: true }];
-        for variant in ["sm_80", "sm_70", "sm_80-nofma"] {
-            let p = format!("ptx/{variant}/{name}.ptx");
-            if p != main_ptx && dir.join(&p).exists() {
-                cases.push(Case { name: name.clone(), ptx: p, exact: !float_kernel || variant.contains("nofma") });
-            }
-        }
-        let warp_sizes: Vec<u32> = match k.get("warp_sizes") {
-            Some(v) => v.as_array().expect("warp_sizes").iter().map(|x| x.as_integer().expect("int") as u32).collect(),
-            None => vec![4, 8, 16, 32],
-        };
-        let expected: Vec<(usize, Buffer)> = k["expected"]
-            .as_table()
-            .expect("expected")
-            .iter()
-            .map(|(i, f)| (i.parse().expect("index"), read_npy(&dir.join(f.as_str().expect("path")))))
-            .collect();
-        for case in &cases {
+    for e in load_manifest() {
+        for case in &e.cases {
             let src = std::fs::read_to_string(dir.join(&case.ptx)).expect("ptx");
-            let module = reconverge_ptx::parse(&src).unwrap_or_else(|e| panic!("{}: {e}", case.ptx));
+            let module = reconverge_ptx::parse(&src).unwrap_or_else(|err| panic!("{}: {err}", case.ptx));
             let kernel = module.function_by_name(&case.name).expect("kernel by name");
-            let args = build_args(&module, kernel, k["args"].as_array().expect("args"));
-            for &w in warp_sizes.iter().filter(|w| [4, 8, 16, 32].contains(*w)) {
+            let args = build_args(&module, kernel, &e.args);
+            for &w in &e.warp_sizes {
                 let cfg = LaunchConfig {
-                    grid: dims(&k["grid"]),
-                    block: dims(&k["block"]),
+                    grid: e.grid,
+                    block: e.block,
                     warp_size: w,
-                    dynamic_shared: k.get("dynamic_shared").and_then(|v| v.as_integer()).unwrap_or(0) as u32,
+                    dynamic_shared: e.dynamic_shared,
                     ..LaunchConfig::default()
                 };
                 let start = std::time::Instant::now();
@@ -147,15 +190,15 @@ fn every_kernel_matches_its_expected_outputs() {
                 runs += 1;
                 let tag = format!("{} warp {w}", case.ptx);
                 eprintln!("{tag}: {} thread instructions in {:?}", r.thread_instructions, start.elapsed());
-                if let Some(e) = &r.error {
-                    failures.push(format!("{tag}: {e}"));
+                if let Some(err) = &r.error {
+                    failures.push(format!("{tag}: {err}"));
                     continue;
                 }
-                for (i, want) in &expected {
+                for (i, want) in &e.expected {
                     match r.buffers.get(*i).and_then(|b| b.as_ref()) {
                         Some(got) => {
-                            if let Err(e) = compare(got, want, !case.exact) {
-                                failures.push(format!("{tag}: argument {i}: {e}"));
+                            if let Err(err) = compare(got, want, !case.exact) {
+                                failures.push(format!("{tag}: argument {i}: {err}"));
                             }
                         }
                         None => failures.push(format!("{tag}: argument {i} is not a buffer")),
@@ -166,4 +209,70 @@ fn every_kernel_matches_its_expected_outputs() {
     }
     assert!(failures.is_empty(), "{} of {runs} runs failed:\n{}", failures.len(), failures.join("\n"));
     assert!(runs >= 100, "only {runs} runs");
+}
+
+#[test]
+fn the_simulator_agrees_with_the_reference_on_every_kernel() {
+    use reconverge_sim::{load, run, DecodeOptions, Mechanism, NoObserver};
+    let dir = kernels_dir();
+    let mut failures = Vec::new();
+    let mut runs = 0;
+    for e in load_manifest() {
+        for case in &e.cases {
+            let src = std::fs::read_to_string(dir.join(&case.ptx)).expect("ptx");
+            let module = reconverge_ptx::parse(&src).unwrap_or_else(|err| panic!("{}: {err}", case.ptx));
+            let kernel = module.function_by_name(&case.name).expect("kernel by name");
+            let args = build_args(&module, kernel, &e.args);
+            let dopts = DecodeOptions { file: case.ptx.clone(), source: Some(src.clone()) };
+            for mech in Mechanism::ALL {
+                let prog = match load(&module, Some(&case.name), mech, &dopts) {
+                    Ok(p) => p,
+                    Err(err) => {
+                        failures.push(format!("{} {mech}: cannot load: {err}", case.ptx));
+                        continue;
+                    }
+                };
+                let expect = e.outcomes.iter().find(|(m, _)| m == mech.name()).map(|(_, o)| o.as_str());
+                for &w in &e.warp_sizes {
+                    let cfg = LaunchConfig {
+                        grid: e.grid,
+                        block: e.block,
+                        warp_size: w,
+                        dynamic_shared: e.dynamic_shared,
+                        ..LaunchConfig::default()
+                    };
+                    let tag = format!("{} {mech} warp {w}", case.ptx);
+                    let start = std::time::Instant::now();
+                    let reference = run_reference(&module, kernel, &cfg, &args);
+                    let sim = run(&prog, mech, &cfg, &args, &mut NoObserver);
+                    eprintln!("{tag}: {} in {:?}", sim.outcome(), start.elapsed());
+                    runs += 1;
+                    if let Some(want) = expect {
+                        if sim.outcome() != want {
+                            failures.push(format!("{tag}: outcome {}, manifest says {want}", sim.outcome()));
+                        }
+                        continue;
+                    }
+                    if let Some(err) = &sim.error {
+                        failures.push(format!("{tag}: the simulator stopped: {err}"));
+                        continue;
+                    }
+                    if let Some(err) = &reference.error {
+                        failures.push(format!("{tag}: the reference stopped: {err}"));
+                        continue;
+                    }
+                    for (i, (got, want)) in sim.buffers.iter().zip(&reference.buffers).enumerate() {
+                        if let (Some(got), Some(want)) = (got, want) {
+                            // FMA-contracted float variants may round differently from each other only
+                            // through contraction, which both sides do identically: compare exactly.
+                            if let Err(err) = compare(got, want, false) {
+                                failures.push(format!("{tag}: argument {i}: simulator vs reference: {err}"));
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{} of {runs} runs failed:\n{}", failures.len(), failures.join("\n"));
 }

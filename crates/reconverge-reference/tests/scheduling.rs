@@ -48,7 +48,7 @@ $L1:
     let r = run(&ptx, 1, 32, 32, vec![zeros(32)]);
     assert_eq!(r.outcome(), "deadlock", "{:?}", r.error);
     let e = r.error.unwrap_or_default();
-    assert!(e.contains("waits at barrier 0") && e.contains("warp-synchronous"), "{e}");
+    assert!(e.contains("wait at barrier 0 in `k` at instruction 3 `bar.sync") && e.contains("warp-synchronous"), "{e}");
 }
 
 #[test]
@@ -74,7 +74,7 @@ fn an_out_of_bounds_store_names_the_thread_and_instruction() {
     );
     let r = run(&ptx, 1, 8, 8, vec![zeros(8)]);
     assert_eq!(r.outcome(), "error");
-    let e = r.error.unwrap_or_default();
+    let e = r.error.clone().unwrap_or_default();
     assert!(e.contains("thread (5,0,0)") && e.contains("st.global.u32") && e.contains("out-of-bounds"), "{e}");
     // Threads before the faulting one ran to completion.
     assert_eq!(&u32s(&r, 0)[3..8], &[7, 7, 7, 7, 7]);

@@ -15,12 +15,123 @@ use crate::program::*;
 use crate::types::{full_mask, lanes, LaneMask, Pc};
 use smallvec::SmallVec;
 
+/// Device (global) memory as the executor sees it: the functional machine uses [`DeviceMemory`] directly;
+/// the timing model puts a per-SM view in front of it (stores buffered until an epoch ends, atomics
+/// deferred) so that SMs simulated on different host threads stay deterministic.
+pub trait GlobalMemory {
+    /// Reads `size` bytes at `addr`.
+    fn read(&self, addr: u64, size: u32) -> Result<u64, MemFault>;
+    /// Writes the low `size` bytes of `value`; returns whether the memory changed.
+    fn write(&mut self, addr: u64, size: u32, value: u64) -> Result<bool, MemFault>;
+    /// An atomic read-modify-write: returns the old value when performed now, or `None` when deferred (the
+    /// implementation then writes the old value into `dst` of `thread` itself, later).
+    fn atomic(&mut self, a: AtomicRequest) -> Result<Option<u64>, MemFault>;
+    /// The allocations, for error messages.
+    fn allocations(&self) -> &[crate::memory::Allocation];
+}
+
+/// One lane's atomic operation.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct AtomicRequest {
+    /// Global address.
+    pub addr: u64,
+    /// The operation.
+    pub op: AtomOp,
+    /// The data type.
+    pub ty: reconverge_ir::ScalarType,
+    /// Operand `b`.
+    pub b: u64,
+    /// Operand `c` (compare-and-swap's new value).
+    pub c: u64,
+    /// The thread slot in its CTA.
+    pub thread: u32,
+    /// The destination register, if the old value is wanted.
+    pub dst: Option<Reg>,
+}
+
+impl GlobalMemory for DeviceMemory {
+    #[inline]
+    fn read(&self, addr: u64, size: u32) -> Result<u64, MemFault> {
+        DeviceMemory::read(self, addr, size)
+    }
+    #[inline]
+    fn write(&mut self, addr: u64, size: u32, value: u64) -> Result<bool, MemFault> {
+        let changed = DeviceMemory::read(self, addr, size)? != value & full_mask(size * 8);
+        DeviceMemory::write(self, addr, size, value)?;
+        Ok(changed)
+    }
+    fn atomic(&mut self, a: AtomicRequest) -> Result<Option<u64>, MemFault> {
+        let size = a.ty.bytes();
+        let old = DeviceMemory::read(self, a.addr, size)?;
+        let new = alu::atom(a.op, a.ty, old, a.b, a.c);
+        if new != old {
+            DeviceMemory::write(self, a.addr, size, new)?;
+        }
+        Ok(Some(old))
+    }
+    fn allocations(&self) -> &[crate::memory::Allocation] {
+        DeviceMemory::allocations(self)
+    }
+}
+
+/// The memory accesses of the last executed instruction, per active lane (for the timing model).
+#[derive(Clone, Debug)]
+pub struct AccessLog {
+    /// Whether accesses are recorded at all.
+    pub enabled: bool,
+    /// Lanes that accessed memory.
+    pub mask: LaneMask,
+    /// The state space each lane's access resolved to.
+    pub space: [Space; 64],
+    /// The address (within that space) of each lane's first element.
+    pub addr: [u64; 64],
+    /// Bytes per lane (all vector elements).
+    pub bytes: u32,
+    /// What kind of access.
+    pub kind: AccessKind,
+}
+
+/// Loads, stores and atomics.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AccessKind {
+    /// A load.
+    Load,
+    /// A store.
+    Store,
+    /// An atomic or reduction.
+    Atomic,
+}
+
+impl Default for AccessLog {
+    fn default() -> Self {
+        AccessLog { enabled: false, mask: 0, space: [Space::Global; 64], addr: [0; 64], bytes: 0, kind: AccessKind::Load }
+    }
+}
+
+impl AccessLog {
+    #[inline]
+    fn begin(&mut self, kind: AccessKind, bytes: u32) {
+        self.mask = 0;
+        self.kind = kind;
+        self.bytes = bytes;
+    }
+
+    #[inline]
+    fn record(&mut self, lane: usize, space: Space, addr: u64) {
+        if self.enabled {
+            self.mask |= 1 << lane;
+            self.space[lane] = resolve(space, addr).0;
+            self.addr[lane] = resolve(space, addr).1;
+        }
+    }
+}
+
 /// Everything outside the CTA an instruction can touch.
-pub struct Env<'a> {
+pub struct Env<'a, G: GlobalMemory> {
     /// The program.
     pub prog: &'a Program,
     /// Device memory.
-    pub mem: &'a mut DeviceMemory,
+    pub mem: &'a mut G,
     /// The constant bank.
     pub consts: &'a [u8],
     /// The kernel parameter buffer.
@@ -43,6 +154,8 @@ pub struct Env<'a> {
     pub track: bool,
     /// Set when memory changed, or (while `track`) a register or predicate changed value.
     pub changed: bool,
+    /// The memory accesses of the last instruction (recorded when `access.enabled`).
+    pub access: AccessLog,
 }
 
 /// Scratch lane arrays, reused across instructions.
@@ -129,7 +242,7 @@ fn pred_src_mask(cta: &Cta, warp: u32, p: PredSrc) -> u64 {
 }
 
 #[inline]
-fn write_pred(cta: &mut Cta, env: &mut Env, warp: u32, p: Pred, eff: LaneMask, value: LaneMask) {
+fn write_pred<G: GlobalMemory>(cta: &mut Cta, env: &mut Env<G>, warp: u32, p: Pred, eff: LaneMask, value: LaneMask) {
     let slot = &mut cta.preds[p as usize * cta.nwarps as usize + warp as usize];
     let new = (*slot & !eff) | (value & eff);
     if env.track && new != *slot {
@@ -138,7 +251,7 @@ fn write_pred(cta: &mut Cta, env: &mut Env, warp: u32, p: Pred, eff: LaneMask, v
     *slot = new;
 }
 
-fn sreg_value(cta: &Cta, env: &Env, warp: u32, lane: usize, s: Sreg) -> u64 {
+fn sreg_value<G: GlobalMemory>(cta: &Cta, env: &Env<G>, warp: u32, lane: usize, s: Sreg) -> u64 {
     let t = warp as usize * cta.w + lane;
     match s {
         Sreg::Tid(d) => cta.tid[t][d as usize] as u64,
@@ -167,7 +280,7 @@ fn sreg_value(cta: &Cta, env: &Env, warp: u32, lane: usize, s: Sreg) -> u64 {
 
 /// The lanes of a source operand.
 #[inline]
-fn fetch<'x>(cta: &'x Cta, env: &Env, warp: u32, src: Src, buf: &'x mut [u64; 64]) -> &'x [u64] {
+fn fetch<'x, G: GlobalMemory>(cta: &'x Cta, env: &Env<G>, warp: u32, src: Src, buf: &'x mut [u64; 64]) -> &'x [u64] {
     let w = cta.w;
     let base = warp as usize * w;
     match src {
@@ -203,7 +316,7 @@ fn fetch<'x>(cta: &'x Cta, env: &Env, warp: u32, src: Src, buf: &'x mut [u64; 64
 
 /// Writes `vals` to register `d` for the lanes in `eff`.
 #[inline]
-fn write_reg(cta: &mut Cta, env: &mut Env, warp: u32, d: Reg, eff: LaneMask, vals: &[u64]) {
+fn write_reg<G: GlobalMemory>(cta: &mut Cta, env: &mut Env<G>, warp: u32, d: Reg, eff: LaneMask, vals: &[u64]) {
     let w = cta.w;
     let start = d as usize * cta.padded + warp as usize * w;
     let dst = &mut cta.regs[start..start + w];
@@ -224,7 +337,7 @@ fn write_reg(cta: &mut Cta, env: &mut Env, warp: u32, d: Reg, eff: LaneMask, val
 }
 
 #[inline]
-fn write_lane(cta: &mut Cta, env: &mut Env, warp: u32, d: Reg, lane: usize, v: u64) {
+fn write_lane<G: GlobalMemory>(cta: &mut Cta, env: &mut Env<G>, warp: u32, d: Reg, lane: usize, v: u64) {
     let i = d as usize * cta.padded + warp as usize * cta.w + lane;
     if env.track && cta.regs[i] != v {
         env.changed = true;
@@ -279,7 +392,7 @@ fn map3(
     }
 }
 
-fn mem_err(env: &Env, cta: &Cta, warp: u32, pc: Pc, lane: usize, fault: MemFault) -> SimError {
+fn mem_err<G: GlobalMemory>(env: &Env<G>, cta: &Cta, warp: u32, pc: Pc, lane: usize, fault: MemFault) -> SimError {
     let near = if matches!(fault.space, crate::program::Space::Global | crate::program::Space::Generic) {
         env.mem
             .allocations()
@@ -331,7 +444,7 @@ fn lane_addr(cta: &Cta, warp: u32, lane: usize, a: &Addr) -> u64 {
     base.wrapping_add(a.offset as u64)
 }
 
-fn mem_read(env: &Env, cta: &Cta, t: usize, space: Space, addr: u64, size: u32) -> Result<u64, MemFault> {
+fn mem_read<G: GlobalMemory>(env: &Env<G>, cta: &Cta, t: usize, space: Space, addr: u64, size: u32) -> Result<u64, MemFault> {
     let (sp, a) = resolve(space, addr);
     let r = match sp {
         Space::Global => env.mem.read(a, size),
@@ -347,8 +460,8 @@ fn mem_read(env: &Env, cta: &Cta, t: usize, space: Space, addr: u64, size: u32) 
     })
 }
 
-fn mem_write(
-    env: &mut Env,
+fn mem_write<G: GlobalMemory>(
+    env: &mut Env<G>,
     cta: &mut Cta,
     t: usize,
     space: Space,
@@ -359,12 +472,7 @@ fn mem_write(
     let (sp, a) = resolve(space, addr);
     let fault = |kind| MemFault { kind, addr, size, space: sp };
     let r = match sp {
-        Space::Global => {
-            if env.mem.read(a, size).ok() != Some(v & full_mask(size * 8)) {
-                env.changed = true;
-            }
-            env.mem.write(a, size, v)
-        }
+        Space::Global => env.mem.write(a, size, v).map(|changed| env.changed |= changed),
         Space::Shared => {
             if flat_read(&cta.shared, a, size, Space::Shared).ok() != Some(v & full_mask(size * 8)) {
                 env.changed = true;
@@ -396,7 +504,7 @@ fn sign_extend(v: u64, from_bits: u32, to_bits: u32) -> u64 {
 }
 
 /// Checks that the lanes of `membermask` that are still live all execute together in this group.
-fn check_members(env: &Env, cta: &Cta, warp: u32, pc: Pc, issued: LaneMask, member: u64) -> Result<(), SimError> {
+fn check_members<G: GlobalMemory>(env: &Env<G>, cta: &Cta, warp: u32, pc: Pc, issued: LaneMask, member: u64) -> Result<(), SimError> {
     let live = cta.live[warp as usize];
     let missing = member & live & !issued;
     if missing != 0 {
@@ -454,8 +562,8 @@ fn int_compare(cmp: Cmp, ty: reconverge_ir::ScalarType, eff: LaneMask, a: &[u64]
 }
 
 /// Executes the instruction at `pc` for the lanes `mask` of static warp `warp`.
-pub fn execute(
-    env: &mut Env,
+pub fn execute<G: GlobalMemory>(
+    env: &mut Env<G>,
     sc: &mut Scratch,
     cta: &mut Cta,
     warp: u32,
@@ -497,6 +605,7 @@ pub fn execute(
             write_reg(cta, env, warp, $d, eff, &sc.out);
         }};
     }
+    env.access.mask = 0;
     if eff == 0 && !matches!(inst.op, Op::Bra { .. } | Op::Brx { .. }) {
         return Ok(Effects::next());
     }
@@ -697,8 +806,10 @@ pub fn execute(
         Op::Ld { space, ty, d, addr, dst_bits, .. } => {
             let size = ty.bytes();
             let signed = ty.is_signed();
+            env.access.begin(AccessKind::Load, size * d.len() as u32);
             for l in lanes(eff) {
                 let a0 = lane_addr(cta, warp, l, addr);
+                env.access.record(l, *space, a0);
                 for (k, dr) in d.iter().enumerate() {
                     let a = a0.wrapping_add(k as u64 * size as u64);
                     let v =
@@ -712,27 +823,58 @@ pub fn execute(
         }
         Op::St { space, ty, s, addr } => {
             let size = ty.bytes();
+            env.access.begin(AccessKind::Store, size * s.len() as u32);
             for (k, src) in s.iter().enumerate() {
-                let vals: SmallVec<[u64; 64]> = fetch(cta, env, warp, *src, &mut sc.a).iter().copied().collect();
+                let vals = fetch(cta, env, warp, *src, &mut sc.a);
+                sc.out[..w].copy_from_slice(vals);
                 for l in lanes(eff) {
-                    let a = lane_addr(cta, warp, l, addr).wrapping_add(k as u64 * size as u64);
-                    mem_write(env, cta, base + l, *space, a, size, vals[l])
+                    let a0 = lane_addr(cta, warp, l, addr);
+                    if k == 0 {
+                        env.access.record(l, *space, a0);
+                    }
+                    let a = a0.wrapping_add(k as u64 * size as u64);
+                    mem_write(env, cta, base + l, *space, a, size, sc.out[l])
                         .map_err(|f| mem_err(env, cta, warp, pc, l, f))?;
                 }
             }
         }
         Op::Atom { space, op, ty, d, addr, b, c } => {
             let size = ty.bytes();
+            env.access.begin(AccessKind::Atomic, size);
             let bv: SmallVec<[u64; 64]> = fetch(cta, env, warp, *b, &mut sc.b).iter().copied().collect();
             let cv: SmallVec<[u64; 64]> = fetch(cta, env, warp, *c, &mut sc.c).iter().copied().collect();
             for l in lanes(eff) {
                 let a = lane_addr(cta, warp, l, addr);
-                let old =
-                    mem_read(env, cta, base + l, *space, a, size).map_err(|f| mem_err(env, cta, warp, pc, l, f))?;
+                env.access.record(l, *space, a);
+                let (sp, ra) = resolve(*space, a);
+                if sp == Space::Global {
+                    if ra % size as u64 != 0 {
+                        let f = MemFault { kind: FaultKind::Misaligned, addr: a, size, space: sp };
+                        return Err(mem_err(env, cta, warp, pc, l, f));
+                    }
+                    let req = AtomicRequest {
+                        addr: ra,
+                        op: *op,
+                        ty: *ty,
+                        b: bv[l],
+                        c: cv[l],
+                        thread: (base + l) as u32,
+                        dst: *d,
+                    };
+                    let old = env.mem.atomic(req).map_err(|mut f| {
+                        f.addr = a;
+                        mem_err(env, cta, warp, pc, l, f)
+                    })?;
+                    env.changed = true;
+                    if let (Some(r), Some(old)) = (d, old) {
+                        write_lane(cta, env, warp, *r, l, old);
+                    }
+                    continue;
+                }
+                let old = mem_read(env, cta, base + l, *space, a, size).map_err(|f| mem_err(env, cta, warp, pc, l, f))?;
                 let new = alu::atom(*op, *ty, old, bv[l], cv[l]);
                 if new != old {
-                    mem_write(env, cta, base + l, *space, a, size, new)
-                        .map_err(|f| mem_err(env, cta, warp, pc, l, f))?;
+                    mem_write(env, cta, base + l, *space, a, size, new).map_err(|f| mem_err(env, cta, warp, pc, l, f))?;
                 }
                 if let Some(r) = d {
                     write_lane(cta, env, warp, *r, l, old);

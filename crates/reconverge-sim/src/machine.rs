@@ -3,7 +3,7 @@
 
 use crate::cta::Cta;
 use crate::error::SimError;
-use crate::exec::{execute, location, BarrierArrival, Env, Scratch};
+use crate::exec::{execute, location, BarrierArrival, Env, GlobalMemory, Scratch};
 use crate::launch::{Arg, Buffer, LaunchConfig};
 use crate::mechanism::{
     BarrierMode, EntryView, Flow, Mechanism, NoReconvergence, PdomStack, SsyStack, UpdateCtx, WarpMechanism,
@@ -11,7 +11,7 @@ use crate::mechanism::{
 use crate::memory::DeviceMemory;
 use crate::program::{BarKind, Program};
 use crate::stats::Stats;
-use crate::types::{lanes, mask_string, LaneMask, Pc};
+use crate::types::{lanes, LaneMask, Pc};
 
 /// One issued instruction, as observers see it.
 #[derive(Clone, Debug)]
@@ -71,15 +71,162 @@ impl RunResult {
     }
 }
 
-struct WarpSlot<S> {
-    st: S,
-    /// Warp mode: the barrier this warp waits at.
-    at_barrier: Option<u32>,
+/// A static warp's mechanism state and barrier status.
+pub struct WarpSlot<S> {
+    /// The mechanism's structure for this warp.
+    pub st: S,
+    /// Warp-mode barriers: the barrier this warp waits at.
+    pub at_barrier: Option<u32>,
 }
 
-struct Resident<S> {
-    cta: Cta,
-    warps: Vec<WarpSlot<S>>,
+/// A resident CTA: its architectural state and its warps.
+pub struct Resident<S> {
+    /// The CTA.
+    pub cta: Cta,
+    /// Its static warps.
+    pub warps: Vec<WarpSlot<S>>,
+}
+
+impl<S> Resident<S> {
+    /// Launches CTA `linear` of `cfg` (all warps at the kernel entry).
+    pub fn new<M: WarpMechanism<State = S>>(prog: &Program, mech: &M, cfg: &LaunchConfig, linear: u64) -> Resident<S> {
+        let id = [
+            (linear % cfg.grid[0] as u64) as u32,
+            ((linear / cfg.grid[0] as u64) % cfg.grid[1] as u64) as u32,
+            (linear / (cfg.grid[0] as u64 * cfg.grid[1] as u64)) as u32,
+        ];
+        let cta = Cta::new(prog, id, linear, cfg.block, cfg.warp_size, cfg.dynamic_shared);
+        let entry = prog.functions[0].entry;
+        let warps = cta.live.iter().map(|&m| WarpSlot { st: mech.init(entry, m), at_barrier: None }).collect();
+        Resident { cta, warps }
+    }
+
+    /// Lanes of warp `wi` that wait at a thread-mode barrier.
+    pub fn blocked_lanes(&self, wi: usize, mode: BarrierMode) -> LaneMask {
+        if mode == BarrierMode::Thread {
+            self.cta.barriers.iter().fold(0, |a, b| a | b.waiting.get(wi).copied().unwrap_or(0))
+        } else {
+            0
+        }
+    }
+
+    /// Whether warp `wi` may issue now (live and not held at a warp-mode barrier), and its next group.
+    pub fn next_group<M: WarpMechanism<State = S>>(&mut self, wi: usize, mech: &M) -> Option<(Pc, LaneMask)> {
+        let live = self.cta.live[wi];
+        if live == 0 || self.warps[wi].at_barrier.is_some() {
+            return None;
+        }
+        let blocked = self.blocked_lanes(wi, mech.barrier_mode());
+        mech.select(&mut self.warps[wi].st, live, blocked)
+    }
+}
+
+/// What issuing one instruction did, beyond the architectural state.
+pub struct Issued {
+    /// The control flow reported to the mechanism.
+    pub flow: Flow,
+    /// Whether the instruction was a barrier the warp now waits at.
+    pub barrier: bool,
+    /// Whether some thread of the warp exited.
+    pub exited: bool,
+}
+
+/// Issues the group (`pc`, `mask`) of warp `wi`: executes it, updates statistics and the mechanism,
+/// handles barriers and exits, and tells the observer.
+#[allow(clippy::too_many_arguments)]
+pub fn issue<M: WarpMechanism, G: GlobalMemory>(
+    r: &mut Resident<M::State>,
+    wi: usize,
+    pc: Pc,
+    mask: LaneMask,
+    mech: &M,
+    env: &mut Env<G>,
+    sc: &mut Scratch,
+    stats: &mut Stats,
+    observer: &mut dyn Observer,
+) -> Result<Issued, SimError> {
+    let prog = env.prog;
+    let live = r.cta.live[wi];
+    let fx = execute(env, sc, &mut r.cta, wi as u32, pc, mask)?;
+    let active = mask.count_ones();
+    stats.warp_instructions += 1;
+    stats.thread_instructions += active as u64;
+    stats.lane_histogram[active as usize - 1] += 1;
+    stats.by_class.add(prog.info[pc as usize].class);
+    match &fx.flow {
+        Flow::Branch { taken, .. } if prog.insts[pc as usize].guard.is_some() => {
+            stats.branches += 1;
+            if *taken != 0 && *taken != mask {
+                stats.divergent_branches += 1;
+            }
+        }
+        Flow::Multi(groups) => {
+            stats.branches += 1;
+            if groups.len() > 1 || groups.first().is_some_and(|g| g.1 != mask) {
+                stats.divergent_branches += 1;
+            }
+        }
+        Flow::Ssy { .. } | Flow::Sync | Flow::Pbk { .. } | Flow::Brk { .. } => stats.stack_instructions += 1,
+        _ => {}
+    }
+    let live_after = r.cta.live[wi];
+    mech.update(&mut r.warps[wi].st, pc, mask, &fx.flow, &UpdateCtx { prog, live: live_after }).map_err(|e| {
+        SimError::Trap {
+            what: format!("{} mechanism: {e}", mech.name()),
+            at: Box::new(location(prog, &r.cta, wi as u32, pc, None)),
+        }
+    })?;
+    stats.max_stack_depth = stats.max_stack_depth.max(mech.depth(&r.warps[wi].st));
+    let mode = mech.barrier_mode();
+    let mut barrier = false;
+    if let Some(arr) = &fx.barrier {
+        stats.barriers += 1;
+        barrier = arr.kind != BarKind::Arrive;
+        arrive(r, wi, mode, arr, &mut env.changed);
+    }
+    if live_after != live {
+        // Exits may complete a barrier the exited threads no longer hold up.
+        try_release(r, mode, &mut env.changed);
+    }
+    if observer.wants(r.cta.linear, wi as u32) {
+        observer.on_issue(&IssueEvent {
+            cta: r.cta.linear,
+            warp: wi as u32,
+            pc,
+            mask,
+            flow: &fx.flow,
+            entries: mech.entries(&r.warps[wi].st),
+            seq: stats.warp_instructions - 1,
+        });
+    }
+    Ok(Issued { flow: fx.flow, barrier, exited: live_after != live })
+}
+
+/// Counts warp instructions without progress and declares a livelock after two windows (the second one
+/// watching register values too).
+#[derive(Clone, Debug, Default)]
+pub struct Watchdog {
+    since_progress: u64,
+}
+
+impl Watchdog {
+    /// Records one issued instruction; `Err` when the machine has made no progress for too long.
+    #[inline]
+    pub fn tick<G: GlobalMemory>(&mut self, env: &mut Env<G>, window: u64) -> Result<(), ()> {
+        if env.changed {
+            self.since_progress = 0;
+            env.track = false;
+            env.changed = false;
+        } else {
+            self.since_progress += 1;
+            if self.since_progress == window {
+                env.track = true;
+            } else if self.since_progress >= 2 * window {
+                return Err(());
+            }
+        }
+        Ok(())
+    }
 }
 
 /// Runs `prog` with `args` under `mech`.
@@ -194,8 +341,6 @@ fn simulate<M: WarpMechanism>(
     stats: &mut Stats,
     observer: &mut dyn Observer,
 ) -> Result<(), SimError> {
-    let mode = mech.barrier_mode();
-    let w = cfg.warp_size;
     let total = cfg.num_ctas();
     let mut next_cta: u64 = 0;
     let mut resident: Vec<Resident<M::State>> = Vec::new();
@@ -213,43 +358,28 @@ fn simulate<M: WarpMechanism>(
         dynamic_shared: cfg.dynamic_shared,
         track: false,
         changed: false,
+        access: Default::default(),
     };
     let mut sc = Scratch::default();
-    let mut since_progress: u64 = 0;
-    let entry = prog.functions[0].entry;
+    let mut watchdog = Watchdog::default();
     loop {
         while resident.len() < cfg.max_resident_ctas as usize && next_cta < total {
-            let l = next_cta;
-            let id = [
-                (l % cfg.grid[0] as u64) as u32,
-                ((l / cfg.grid[0] as u64) % cfg.grid[1] as u64) as u32,
-                (l / (cfg.grid[0] as u64 * cfg.grid[1] as u64)) as u32,
-            ];
-            let cta = Cta::new(prog, id, l, cfg.block, w, cfg.dynamic_shared);
+            let r = Resident::new(prog, mech, cfg, next_cta);
             stats.ctas += 1;
-            stats.threads += cta.nthreads as u64;
-            let warps = cta.live.iter().map(|&m| WarpSlot { st: mech.init(entry, m), at_barrier: None }).collect();
-            resident.push(Resident { cta, warps });
+            stats.threads += r.cta.nthreads as u64;
+            resident.push(r);
             next_cta += 1;
         }
         if resident.is_empty() {
             return Ok(());
         }
         let mut issued_round = 0u64;
-        for r in resident.iter_mut() {
-            for wi in 0..r.warps.len() {
+        for ri in 0..resident.len() {
+            for wi in 0..resident[ri].warps.len() {
                 let mut n = 0;
                 while n < QUANTUM {
-                    let live = r.cta.live[wi];
-                    if live == 0 || r.warps[wi].at_barrier.is_some() {
-                        break;
-                    }
-                    let blocked = if mode == BarrierMode::Thread {
-                        r.cta.barriers.iter().fold(0, |a, b| a | b.waiting.get(wi).copied().unwrap_or(0))
-                    } else {
-                        0
-                    };
-                    let Some((pc, mask)) = mech.select(&mut r.warps[wi].st, live, blocked) else { break };
+                    let r = &mut resident[ri];
+                    let Some((pc, mask)) = r.next_group(wi, mech) else { break };
                     if pc as usize >= prog.insts.len() {
                         return Err(SimError::Trap {
                             what: format!("control reached pc {pc}, past the end of the program"),
@@ -257,78 +387,15 @@ fn simulate<M: WarpMechanism>(
                         });
                     }
                     env.clock = stats.warp_instructions;
-                    env.changed = false;
-                    let fx = execute(&mut env, &mut sc, &mut r.cta, wi as u32, pc, mask)?;
-                    // Statistics.
-                    let active = mask.count_ones();
-                    stats.warp_instructions += 1;
-                    stats.thread_instructions += active as u64;
-                    stats.lane_histogram[active as usize - 1] += 1;
-                    let info = &prog.info[pc as usize];
-                    stats.by_class.add(info.class);
-                    match &fx.flow {
-                        Flow::Branch { taken, .. } if prog.insts[pc as usize].guard.is_some() => {
-                            stats.branches += 1;
-                            if *taken != 0 && *taken != mask {
-                                stats.divergent_branches += 1;
-                            }
-                        }
-                        Flow::Multi(groups) => {
-                            stats.branches += 1;
-                            if groups.len() > 1 || groups.first().is_some_and(|g| g.1 != mask) {
-                                stats.divergent_branches += 1;
-                            }
-                        }
-                        Flow::Ssy { .. } | Flow::Sync | Flow::Pbk { .. } | Flow::Brk { .. } => {
-                            stats.stack_instructions += 1
-                        }
-                        _ => {}
-                    }
-                    let live_after = r.cta.live[wi];
-                    mech.update(&mut r.warps[wi].st, pc, mask, &fx.flow, &UpdateCtx { prog, live: live_after })
-                        .map_err(|e| SimError::Trap {
-                            what: format!("{} mechanism: {e}", mech.name()),
-                            at: Box::new(location(prog, &r.cta, wi as u32, pc, None)),
-                        })?;
-                    stats.max_stack_depth = stats.max_stack_depth.max(mech.depth(&r.warps[wi].st));
-                    if let Some(arr) = fx.barrier {
-                        stats.barriers += 1;
-                        arrive(r, wi, mode, &arr, &mut env);
-                    }
-                    if live_after != live {
-                        // Exits may complete a barrier the exited threads no longer hold up.
-                        try_release(r, mode, &mut env);
-                    }
-                    if observer.wants(r.cta.linear, wi as u32) {
-                        observer.on_issue(&IssueEvent {
-                            cta: r.cta.linear,
-                            warp: wi as u32,
-                            pc,
-                            mask,
-                            flow: &fx.flow,
-                            entries: mech.entries(&r.warps[wi].st),
-                            seq: stats.warp_instructions - 1,
+                    issue(r, wi, pc, mask, mech, &mut env, &mut sc, stats, observer)?;
+                    if watchdog.tick(&mut env, cfg.livelock_window).is_err() {
+                        return Err(SimError::Deadlock {
+                            report: livelock_report(prog, mech, &resident_view(&resident), cfg.livelock_window),
                         });
-                    }
-                    // Livelock watchdog.
-                    if env.changed {
-                        since_progress = 0;
-                        env.track = false;
-                    } else {
-                        since_progress += 1;
-                        if since_progress == cfg.livelock_window {
-                            env.track = true;
-                        } else if since_progress >= 2 * cfg.livelock_window {
-                            return Err(SimError::Deadlock {
-                                report: livelock_report(prog, mech, &resident_view(&resident), cfg),
-                            });
-                        }
                     }
                     if let Some(max) = cfg.max_instructions {
                         if stats.warp_instructions >= max {
-                            return Err(SimError::Limit {
-                                what: format!("--max-instructions {max} warp instructions"),
-                            });
+                            return Err(SimError::Limit { what: format!("--max-instructions {max} warp instructions") });
                         }
                     }
                     n += 1;
@@ -338,12 +405,13 @@ fn simulate<M: WarpMechanism>(
         }
         resident.retain(|r| !r.cta.done());
         if issued_round == 0 && !resident.is_empty() {
-            return Err(SimError::Deadlock { report: stall_report(prog, mech, &resident_view(&resident), cfg) });
+            return Err(SimError::Deadlock { report: stall_report(prog, mech, &resident_view(&resident)) });
         }
     }
 }
 
-fn arrive<S>(r: &mut Resident<S>, wi: usize, mode: BarrierMode, arr: &BarrierArrival, env: &mut Env) {
+/// Accounts a barrier arrival of warp `wi` (and releases the barrier when complete).
+pub fn arrive<S>(r: &mut Resident<S>, wi: usize, mode: BarrierMode, arr: &BarrierArrival, changed: &mut bool) {
     let nwarps = r.cta.nwarps as usize;
     let b = &mut r.cta.barriers[arr.id as usize];
     if b.waiting.len() != nwarps {
@@ -380,10 +448,11 @@ fn arrive<S>(r: &mut Resident<S>, wi: usize, mode: BarrierMode, arr: &BarrierArr
             }
         }
     }
-    try_release(r, mode, env);
+    try_release(r, mode, changed);
 }
 
-fn try_release<S>(r: &mut Resident<S>, mode: BarrierMode, env: &mut Env) {
+/// Releases every barrier whose expected arrivals are complete.
+pub fn try_release<S>(r: &mut Resident<S>, mode: BarrierMode, changed: &mut bool) {
     let w = r.cta.w as u32;
     for id in 0..r.cta.barriers.len() {
         let b = &r.cta.barriers[id];
@@ -423,7 +492,7 @@ fn try_release<S>(r: &mut Resident<S>, mode: BarrierMode, env: &mut Env) {
                 }
             }
         }
-        env.changed = true;
+        *changed = true;
     }
 }
 
@@ -431,11 +500,12 @@ fn try_release<S>(r: &mut Resident<S>, mode: BarrierMode, env: &mut Env) {
 type WarpView<'a, S> = (&'a S, Option<u32>);
 
 /// A read-only view of the resident CTAs for reports.
-struct View<'a, S> {
+pub struct View<'a, S> {
     ctas: Vec<(&'a Cta, Vec<WarpView<'a, S>>)>,
 }
 
-fn resident_view<S>(resident: &[Resident<S>]) -> View<'_, S> {
+/// The view of `resident` for deadlock reports.
+pub fn resident_view<S>(resident: &[Resident<S>]) -> View<'_, S> {
     View { ctas: resident.iter().map(|r| (&r.cta, r.warps.iter().map(|w| (&w.st, w.at_barrier)).collect())).collect() }
 }
 
@@ -452,13 +522,7 @@ fn lane_ranges(mask: LaneMask) -> String {
     parts.join(",")
 }
 
-fn where_threads<M: WarpMechanism>(
-    prog: &Program,
-    mech: &M,
-    view: &View<'_, M::State>,
-    cfg: &LaunchConfig,
-    limit: usize,
-) -> String {
+fn where_threads<M: WarpMechanism>(prog: &Program, mech: &M, view: &View<'_, M::State>, limit: usize) -> String {
     let mut lines = Vec::new();
     'outer: for (cta, warps) in &view.ctas {
         for (wi, (st, at_bar)) in warps.iter().enumerate() {
@@ -515,30 +579,25 @@ fn where_threads<M: WarpMechanism>(
             }
         }
     }
-    let _ = (cfg, mask_string(0, 0));
     lines.join("\n")
 }
 
-fn livelock_report<M: WarpMechanism>(
-    prog: &Program,
-    mech: &M,
-    view: &View<'_, M::State>,
-    cfg: &LaunchConfig,
-) -> String {
+/// The report of a livelock (no change of any register or memory for two windows).
+pub fn livelock_report<M: WarpMechanism>(prog: &Program, mech: &M, view: &View<'_, M::State>, window: u64) -> String {
     format!(
-        "no thread changed any register, predicate or memory location in the last {} warp instructions \
+        "no thread changed any register, predicate or memory location in the last {window} warp instructions \
          under `{}`; the threads spin forever. Live threads:\n{}",
-        cfg.livelock_window,
         mech.name(),
-        where_threads(prog, mech, view, cfg, 24)
+        where_threads(prog, mech, view, 24)
     )
 }
 
-fn stall_report<M: WarpMechanism>(prog: &Program, mech: &M, view: &View<'_, M::State>, cfg: &LaunchConfig) -> String {
+/// The report of a stall deadlock (no warp can issue).
+pub fn stall_report<M: WarpMechanism>(prog: &Program, mech: &M, view: &View<'_, M::State>) -> String {
     format!(
         "no warp can issue under `{}` (every live thread waits at a barrier or for threads that cannot arrive). \
          Live threads:\n{}",
         mech.name(),
-        where_threads(prog, mech, view, cfg, 24)
+        where_threads(prog, mech, view, 24)
     )
 }
