@@ -14,6 +14,9 @@ use std::sync::Mutex;
 
 const WARP_SIZES: [u32; 4] = [4, 8, 16, 32];
 
+/// Warp instructions after which a simulator run counts as hung.
+const SIM_LIMIT: u64 = 20_000_000;
+
 fn env_u64(name: &str, default: u64) -> u64 {
     match std::env::var(name) {
         Ok(v) => v.trim().parse().unwrap_or_else(|_| panic!("{name}={v} is not a number")),
@@ -88,7 +91,9 @@ fn check_seed(seed: u64, opts: &GenOptions) -> Result<u64, String> {
         let prog = load(&module, Some(KERNEL_NAME), mech, &dopts)
             .map_err(|e| fail(format!("{mech}: the simulator cannot load it: {e}")))?;
         for w in WARP_SIZES {
-            let cfg = LaunchConfig { warp_size: w, ..cfg.clone() };
+            // A bound far above what any generated kernel needs, so that a simulator that does not
+            // terminate fails this test instead of hanging it.
+            let cfg = LaunchConfig { warp_size: w, max_instructions: Some(SIM_LIMIT), ..cfg.clone() };
             let r = run(&prog, mech, &cfg, &args, &mut NoObserver);
             if let Some(e) = &r.error {
                 return Err(fail(format!("{mech}, warp size {w}: the simulator stopped: {e}")));

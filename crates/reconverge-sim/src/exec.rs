@@ -24,8 +24,9 @@ pub trait GlobalMemory {
     /// Writes the low `size` bytes of `value`; returns whether the memory changed.
     fn write(&mut self, addr: u64, size: u32, value: u64) -> Result<bool, MemFault>;
     /// An atomic read-modify-write: returns the old value when performed now, or `None` when deferred (the
-    /// implementation then writes the old value into `dst` of `thread` itself, later).
-    fn atomic(&mut self, a: AtomicRequest) -> Result<Option<u64>, MemFault>;
+    /// implementation then writes the old value into `dst` of `thread` itself, later), and whether memory
+    /// changed now (a failing `cas` changes nothing, which the livelock watchdog relies on).
+    fn atomic(&mut self, a: AtomicRequest) -> Result<(Option<u64>, bool), MemFault>;
     /// The allocations, for error messages.
     fn allocations(&self) -> &[crate::memory::Allocation];
 }
@@ -60,14 +61,14 @@ impl GlobalMemory for DeviceMemory {
         DeviceMemory::write(self, addr, size, value)?;
         Ok(changed)
     }
-    fn atomic(&mut self, a: AtomicRequest) -> Result<Option<u64>, MemFault> {
+    fn atomic(&mut self, a: AtomicRequest) -> Result<(Option<u64>, bool), MemFault> {
         let size = a.ty.bytes();
         let old = DeviceMemory::read(self, a.addr, size)?;
         let new = alu::atom(a.op, a.ty, old, a.b, a.c);
         if new != old {
             DeviceMemory::write(self, a.addr, size, new)?;
         }
-        Ok(Some(old))
+        Ok((Some(old), new != old))
     }
     fn allocations(&self) -> &[crate::memory::Allocation] {
         DeviceMemory::allocations(self)
@@ -104,7 +105,14 @@ pub enum AccessKind {
 
 impl Default for AccessLog {
     fn default() -> Self {
-        AccessLog { enabled: false, mask: 0, space: [Space::Global; 64], addr: [0; 64], bytes: 0, kind: AccessKind::Load }
+        AccessLog {
+            enabled: false,
+            mask: 0,
+            space: [Space::Global; 64],
+            addr: [0; 64],
+            bytes: 0,
+            kind: AccessKind::Load,
+        }
     }
 }
 
@@ -444,7 +452,14 @@ fn lane_addr(cta: &Cta, warp: u32, lane: usize, a: &Addr) -> u64 {
     base.wrapping_add(a.offset as u64)
 }
 
-fn mem_read<G: GlobalMemory>(env: &Env<G>, cta: &Cta, t: usize, space: Space, addr: u64, size: u32) -> Result<u64, MemFault> {
+fn mem_read<G: GlobalMemory>(
+    env: &Env<G>,
+    cta: &Cta,
+    t: usize,
+    space: Space,
+    addr: u64,
+    size: u32,
+) -> Result<u64, MemFault> {
     let (sp, a) = resolve(space, addr);
     let r = match sp {
         Space::Global => env.mem.read(a, size),
@@ -504,7 +519,14 @@ fn sign_extend(v: u64, from_bits: u32, to_bits: u32) -> u64 {
 }
 
 /// Checks that the lanes of `membermask` that are still live all execute together in this group.
-fn check_members<G: GlobalMemory>(env: &Env<G>, cta: &Cta, warp: u32, pc: Pc, issued: LaneMask, member: u64) -> Result<(), SimError> {
+fn check_members<G: GlobalMemory>(
+    env: &Env<G>,
+    cta: &Cta,
+    warp: u32,
+    pc: Pc,
+    issued: LaneMask,
+    member: u64,
+) -> Result<(), SimError> {
     let live = cta.live[warp as usize];
     let missing = member & live & !issued;
     if missing != 0 {
@@ -861,20 +883,22 @@ pub fn execute<G: GlobalMemory>(
                         thread: (base + l) as u32,
                         dst: *d,
                     };
-                    let old = env.mem.atomic(req).map_err(|mut f| {
+                    let (old, changed) = env.mem.atomic(req).map_err(|mut f| {
                         f.addr = a;
                         mem_err(env, cta, warp, pc, l, f)
                     })?;
-                    env.changed = true;
+                    env.changed |= changed;
                     if let (Some(r), Some(old)) = (d, old) {
                         write_lane(cta, env, warp, *r, l, old);
                     }
                     continue;
                 }
-                let old = mem_read(env, cta, base + l, *space, a, size).map_err(|f| mem_err(env, cta, warp, pc, l, f))?;
+                let old =
+                    mem_read(env, cta, base + l, *space, a, size).map_err(|f| mem_err(env, cta, warp, pc, l, f))?;
                 let new = alu::atom(*op, *ty, old, bv[l], cv[l]);
                 if new != old {
-                    mem_write(env, cta, base + l, *space, a, size, new).map_err(|f| mem_err(env, cta, warp, pc, l, f))?;
+                    mem_write(env, cta, base + l, *space, a, size, new)
+                        .map_err(|f| mem_err(env, cta, warp, pc, l, f))?;
                 }
                 if let Some(r) = d {
                     write_lane(cta, env, warp, *r, l, old);

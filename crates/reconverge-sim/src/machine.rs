@@ -210,9 +210,9 @@ pub struct Watchdog {
 }
 
 impl Watchdog {
-    /// Records one issued instruction; `Err` when the machine has made no progress for too long.
+    /// Records one issued instruction; `true` when the machine has made no progress for too long.
     #[inline]
-    pub fn tick<G: GlobalMemory>(&mut self, env: &mut Env<G>, window: u64) -> Result<(), ()> {
+    pub fn tick<G: GlobalMemory>(&mut self, env: &mut Env<G>, window: u64) -> bool {
         if env.changed {
             self.since_progress = 0;
             env.track = false;
@@ -222,10 +222,10 @@ impl Watchdog {
             if self.since_progress == window {
                 env.track = true;
             } else if self.since_progress >= 2 * window {
-                return Err(());
+                return true;
             }
         }
-        Ok(())
+        false
     }
 }
 
@@ -388,14 +388,16 @@ fn simulate<M: WarpMechanism>(
                     }
                     env.clock = stats.warp_instructions;
                     issue(r, wi, pc, mask, mech, &mut env, &mut sc, stats, observer)?;
-                    if watchdog.tick(&mut env, cfg.livelock_window).is_err() {
+                    if watchdog.tick(&mut env, cfg.livelock_window) {
                         return Err(SimError::Deadlock {
                             report: livelock_report(prog, mech, &resident_view(&resident), cfg.livelock_window),
                         });
                     }
                     if let Some(max) = cfg.max_instructions {
                         if stats.warp_instructions >= max {
-                            return Err(SimError::Limit { what: format!("--max-instructions {max} warp instructions") });
+                            return Err(SimError::Limit {
+                                what: format!("--max-instructions {max} warp instructions"),
+                            });
                         }
                     }
                     n += 1;
