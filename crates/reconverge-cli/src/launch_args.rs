@@ -44,6 +44,49 @@ pub struct LaunchArgs {
     /// Extra NVRTC option for .cu input (repeatable).
     #[arg(long = "nvrtc-opt")]
     pub nvrtc_opts: Vec<String>,
+    #[command(flatten)]
+    pub timing: TimingArgs,
+}
+
+/// Options of the timing model.
+#[derive(Args, Clone, Debug)]
+pub struct TimingArgs {
+    /// GPU configuration: a preset (gtx480, volta, tiny) or a TOML file (see docs/configuration.md).
+    #[arg(long, default_value = "gtx480")]
+    pub config: String,
+    /// Functional simulation only: no cycles, fastest.
+    #[arg(long)]
+    pub functional: bool,
+    /// Host threads simulating SMs (0 = all cores); results do not depend on it.
+    #[arg(long, default_value_t = 0)]
+    pub threads: usize,
+    /// Stop after this many simulated cycles (exit 4).
+    #[arg(long)]
+    pub max_cycles: Option<u64>,
+}
+
+impl TimingArgs {
+    /// The GPU configuration (`None` in functional mode).
+    pub fn gpu(&self) -> Result<Option<reconverge_timing::GpuConfig>, Failure> {
+        if self.functional {
+            return Ok(None);
+        }
+        gpu_config(&self.config).map(Some)
+    }
+}
+
+/// Resolves `--config`: a preset or a TOML file.
+pub fn gpu_config(name: &str) -> Result<reconverge_timing::GpuConfig, Failure> {
+    if let Some(c) = reconverge_timing::GpuConfig::preset(name) {
+        return Ok(c);
+    }
+    let text = std::fs::read_to_string(name).map_err(|e| {
+        Failure::input(format!(
+            "--config `{name}` is neither a preset ({}) nor a readable file: {e}",
+            reconverge_timing::PRESETS.join(", ")
+        ))
+    })?;
+    reconverge_timing::GpuConfig::from_toml(&text).map_err(|e| Failure::input(format!("{name}: {e}")))
 }
 
 /// A loaded, decoded launch.

@@ -6,6 +6,7 @@
 
 mod bench_cmd;
 mod cfg_cmd;
+mod compare_cmd;
 mod launch_args;
 mod nvrtc;
 mod run_cmd;
@@ -54,6 +55,9 @@ enum Command {
     Trace(run_cmd::TraceArgs),
     /// Run every kernel of the built-in suite under every mechanism and check the results.
     Suite(suite_cmd::SuiteArgs),
+    /// Compare mechanisms (and warp sizes, GPU configurations) under the timing model on the suite
+    /// kernels: cycles, speedup over pdom, SIMD efficiency, stall breakdown.
+    Compare(compare_cmd::CompareArgs),
     /// Measure simulation speed on the suite kernels.
     Bench(bench_cmd::BenchArgs),
 }
@@ -72,6 +76,7 @@ fn main() -> ExitCode {
         Command::Run(a) => run_cmd::run_cmd(a),
         Command::Trace(a) => run_cmd::trace_cmd(a),
         Command::Suite(a) => suite_cmd::run(a),
+        Command::Compare(a) => compare_cmd::run(a),
         Command::Bench(a) => bench_cmd::run_bench(a),
     };
     match result {

@@ -3,7 +3,7 @@
 use crate::launch_args::LaunchArgs;
 use crate::Failure;
 use clap::Args;
-use reconverge_report::run::{run_json, run_text};
+use reconverge_report::run::run_text;
 use reconverge_report::trace::TraceRecorder;
 use reconverge_sim::{run, NoObserver, RunResult};
 
@@ -59,7 +59,22 @@ pub fn run_cmd(a: RunArgs) -> Result<(), Failure> {
             return Err(Failure::input(format!("--dump {i}: argument {i} is not a buffer")));
         }
     }
-    let r = run(&p.prog, p.mechanism, &p.cfg, &p.args, &mut NoObserver);
+    let gpu = a.launch.timing.gpu()?;
+    let (r, timing) = match &gpu {
+        None => (run(&p.prog, p.mechanism, &p.cfg, &p.args, &mut NoObserver), None),
+        Some(g) => {
+            let t = reconverge_timing::run_timed(
+                &p.prog,
+                p.mechanism,
+                &p.cfg,
+                g,
+                &p.args,
+                a.launch.timing.max_cycles,
+                a.launch.timing.threads,
+            );
+            (t.run, Some(t.timing))
+        }
+    };
     for (i, f) in &dumps {
         if let Some(Some(b)) = r.buffers.get(*i) {
             std::fs::write(f, reconverge_suite::npy::write(b))
@@ -68,10 +83,20 @@ pub fn run_cmd(a: RunArgs) -> Result<(), Failure> {
     }
     let name = p.prog.kernel_name().to_string();
     if a.json {
-        let j = run_json(&name, p.mechanism.name(), p.cfg.warp_size, &r);
+        let j = reconverge_report::run::run_json_timed(
+            &name,
+            p.mechanism.name(),
+            p.cfg.warp_size,
+            &r,
+            timing.as_ref(),
+            gpu.as_ref(),
+        );
         println!("{}", serde_json::to_string(&j).unwrap_or_default());
     } else {
         print!("{}", run_text(&name, p.mechanism.name(), p.cfg.warp_size, &r));
+        if let (Some(t), Some(g)) = (&timing, &gpu) {
+            print!("{}", reconverge_report::run::timing_text(t, g));
+        }
     }
     exit_for(&r)
 }

@@ -104,7 +104,7 @@ pub fn run(a: SuiteArgs) -> Result<(), Failure> {
                     table.row(vec![e.name.clone(), m.to_string(), ws.to_string(), "skipped".into(), "-".into()]);
                     continue;
                 }
-                let o = run_entry(e, m, ws, &load, a.max_instructions);
+                let o = run_entry(e, m, ws, &load, a.max_instructions, reconverge_suite::Mode::Functional);
                 total += 1;
                 let check = match &o.verdict {
                     Verdict::Pass => {

@@ -223,3 +223,71 @@ fn suite_passes() {
     assert_eq!(code, 0, "{out}\n{err}");
     assert!(out.contains("60 of 60 runs as expected"), "{out}");
 }
+
+const HIST: [&str; 12] = [
+    "run",
+    "kernels/ptx/sm_80/histogram.ptx",
+    "--grid",
+    "4",
+    "--block",
+    "100",
+    "--arg",
+    "@kernels/data/histogram/data.npy",
+    "--arg",
+    "400",
+    "--arg",
+    "zeros:i32:64",
+];
+
+#[test]
+fn timed_json_is_identical_for_any_thread_count_and_across_runs() {
+    let run = |threads: &str| ok(&[&HIST[..], &["--json", "--threads", threads, "--config", "tiny"]].concat());
+    let a = run("1");
+    let b = run("2");
+    let c = run("2");
+    assert_eq!(a, b);
+    assert_eq!(b, c);
+    let v: serde_json::Value = serde_json::from_str(a.trim()).expect("json");
+    assert!(v["cycles"].as_u64().unwrap_or(0) > 0);
+    assert!(v["ipc"].as_f64().unwrap_or(0.0) > 0.0);
+    for key in
+        ["stall_cycles", "issue_utilization", "l1_hit_rate", "l2_hit_rate", "dram_transactions", "sm_cycles", "config"]
+    {
+        assert!(v.get(key).is_some(), "missing {key}");
+    }
+    assert_eq!(v["config"]["name"], "tiny");
+    assert_eq!(v["lane_histogram"].as_array().map(|x| x.len()), Some(32));
+}
+
+#[test]
+fn functional_mode_and_cycle_limit() {
+    let out = ok(&[&HIST[..], &["--json", "--functional"]].concat());
+    let v: serde_json::Value = serde_json::from_str(out.trim()).expect("json");
+    assert!(v["cycles"].is_null());
+    let (code, _, err) = reconverge(&[&HIST[..], &["--max-cycles", "100"]].concat());
+    assert_eq!(code, 4, "{err}");
+    assert!(err.contains("--max-cycles 100"), "{err}");
+    let (code, _, err) = reconverge(&[&HIST[..], &["--config", "no-such-preset"]].concat());
+    assert_eq!(code, 2);
+    assert!(err.contains("neither a preset"), "{err}");
+}
+
+#[test]
+fn compare_table_of_the_seed_kernels() {
+    let out = ok(&[
+        "compare",
+        "--kernel",
+        "kern",
+        "--kernel",
+        "capri",
+        "--kernel",
+        "short_circuit",
+        "--kernel",
+        "fir",
+        "--threads",
+        "2",
+    ]);
+    expect_file!["golden/compare_seed_kernels.txt"].assert_eq(&out);
+    let csv = ok(&["compare", "--kernel", "kern", "--csv", "--warp-size", "8", "--warp-size", "32"]);
+    assert_eq!(csv.lines().count(), 1 + 2 * 3);
+}

@@ -107,3 +107,75 @@ pub fn run_text(kernel: &str, mechanism: &str, warp_size: u32, r: &RunResult) ->
     }
     out
 }
+
+/// The JSON statistics of a run with the timing model's keys (`cycles`, `ipc`, stalls, caches, the
+/// effective configuration); without timing it equals [`run_json`].
+pub fn run_json_timed(
+    kernel: &str,
+    mechanism: &str,
+    warp_size: u32,
+    r: &RunResult,
+    timing: Option<&reconverge_timing::TimingStats>,
+    gpu: Option<&reconverge_timing::GpuConfig>,
+) -> serde_json::Value {
+    let mut v = serde_json::to_value(run_json(kernel, mechanism, warp_size, r)).unwrap_or_default();
+    if let (Some(t), Some(obj)) = (timing, v.as_object_mut()) {
+        obj.insert("cycles".into(), t.cycles.into());
+        obj.insert("ipc".into(), t.ipc().into());
+        obj.insert("issue_utilization".into(), t.issue_utilization().into());
+        obj.insert("stall_cycles".into(), serde_json::to_value(&t.stalls).unwrap_or_default());
+        obj.insert("l1_hit_rate".into(), t.l1_hit_rate().into());
+        obj.insert("l2_hit_rate".into(), t.l2_hit_rate().into());
+        obj.insert("dram_transactions".into(), (t.memory.dram_reads + t.memory.dram_writes).into());
+        obj.insert("memory".into(), serde_json::to_value(&t.memory).unwrap_or_default());
+        obj.insert("sm_cycles".into(), serde_json::to_value(&t.sm_cycles).unwrap_or_default());
+        obj.insert("epochs".into(), t.epochs.into());
+        obj.insert("epoch_cycles".into(), t.epoch_cycles.into());
+    }
+    if let (Some(g), Some(obj)) = (gpu, v.as_object_mut()) {
+        obj.insert("config".into(), serde_json::to_value(g).unwrap_or_default());
+    }
+    v
+}
+
+/// The readable summary of the timing statistics.
+pub fn timing_text(t: &reconverge_timing::TimingStats, g: &reconverge_timing::GpuConfig) -> String {
+    let mut out = String::new();
+    let slots = t.issue_slots.max(1) as f64;
+    let pct = |x: u64| format!("{:.1}%", 100.0 * x as f64 / slots);
+    let s = &t.stalls;
+    let m = &t.memory;
+    let rows: Vec<(&str, String)> = vec![
+        ("GPU", format!("{} ({} SMs, {} schedulers/SM)", g.name, g.num_sms, g.sm.schedulers)),
+        ("cycles", t.cycles.to_string()),
+        ("IPC", format!("{:.3}", t.ipc())),
+        ("issue slot use", format!("{:.1}%", 100.0 * t.issue_utilization())),
+        (
+            "idle slots by cause",
+            format!(
+                "memory {} scoreboard {} pipeline {} barrier {} mechanism {} no warp {}",
+                pct(s.memory),
+                pct(s.scoreboard),
+                pct(s.pipeline),
+                pct(s.barrier),
+                pct(s.mechanism),
+                pct(s.no_ready_warp)
+            ),
+        ),
+        ("L1 hit rate", format!("{:.1}% of {} line accesses", 100.0 * t.l1_hit_rate(), m.l1_accesses)),
+        ("L2 hit rate", format!("{:.1}% of {} accesses", 100.0 * t.l2_hit_rate(), m.l2_accesses)),
+        ("DRAM", format!("{} reads, {} writes, {} bytes", m.dram_reads, m.dram_writes, m.dram_bytes)),
+        (
+            "coalescing",
+            format!(
+                "{} global instructions, {} transactions, {} sectors",
+                m.global_instructions, m.transactions, m.sectors
+            ),
+        ),
+        ("shared memory", format!("{} instructions, {} wavefronts", m.shared_instructions, m.shared_wavefronts)),
+    ];
+    for (k, v) in rows {
+        let _ = writeln!(out, "  {k:<22} {v}");
+    }
+    out
+}

@@ -400,8 +400,13 @@ impl<'m> Decoder<'m> {
         for (fi, &fid) in order.iter().enumerate() {
             let f = &self.m.functions[fid];
             let mut regs = Vec::with_capacity(f.regs.len());
-            let (mut nregs, mut npreds) = (0u32, 0u32);
+            let (mut nregs, mut npreds, mut reg_words) = (0u32, 0u32, 0u32);
             for (_, r) in f.regs.iter() {
+                reg_words += if r.ty == ScalarType::Pred {
+                    0
+                } else {
+                    r.ty.bits().div_ceil(32).max(1) * r.vector.unwrap_or(1) as u32
+                };
                 if r.ty == ScalarType::Pred {
                     regs.push((true, pred_next + npreds));
                     npreds += 1;
@@ -486,6 +491,7 @@ impl<'m> Decoder<'m> {
                 end: pc,
                 reg_base: reg_next,
                 nregs,
+                reg_words,
                 pred_base: pred_next,
                 npreds,
                 frame_size,
@@ -520,6 +526,10 @@ impl<'m> Decoder<'m> {
                     let text = reconverge_ir::print_inst(self.m, f, i).replace(" \t", " ");
                     let spans = f.spans.insts.get(i).cloned().unwrap_or_default();
                     let (reads, writes) = reads_writes(&op);
+                    let (mut pred_reads, pred_writes) = pred_reads_writes(&op);
+                    if let Some((p, _)) = guard {
+                        pred_reads.push(p);
+                    }
                     let class = classify(&op);
                     self.prog.insts.push(DInst { guard, op });
                     self.prog.info.push(InstInfo {
@@ -534,6 +544,8 @@ impl<'m> Decoder<'m> {
                         class,
                         reads,
                         writes,
+                        pred_reads,
+                        pred_writes,
                     });
                 }
             }
@@ -1556,6 +1568,56 @@ pub fn reads_writes(op: &Op) -> (SmallVec<[Reg; 4]>, SmallVec<[Reg; 2]>) {
             w.push(*d);
         }
         Op::WarpSync { mask } => src_reg(mask, &mut r),
+        _ => {}
+    }
+    (r, w)
+}
+
+fn pred_src(p: &PredSrc, out: &mut SmallVec<[Pred; 2]>) {
+    if let PredSrc::Reg(r, _) = p {
+        out.push(*r);
+    }
+}
+
+/// Predicates read and written by an operation (the guard is added by the caller).
+pub fn pred_reads_writes(op: &Op) -> (SmallVec<[Pred; 2]>, SmallVec<[Pred; 2]>) {
+    let mut r = SmallVec::new();
+    let mut w = SmallVec::new();
+    let src = |s: &Src, r: &mut SmallVec<[Pred; 2]>| {
+        if let Src::Pred(p) = s {
+            r.push(*p);
+        }
+    };
+    match op {
+        Op::Setp { p, q, a, b, comb, .. } => {
+            src(a, &mut r);
+            src(b, &mut r);
+            if let Some((_, c)) = comb {
+                pred_src(c, &mut r);
+            }
+            w.extend(p.iter().copied());
+            w.extend(q.iter().copied());
+        }
+        Op::Set { comb: Some((_, c)), .. } => pred_src(c, &mut r),
+        Op::Selp { c, .. } => pred_src(c, &mut r),
+        Op::PredOp { d, a, b, .. } => {
+            pred_src(a, &mut r);
+            pred_src(b, &mut r);
+            w.push(*d);
+        }
+        Op::Testp { p, .. } | Op::Isspacep { p, .. } => w.push(*p),
+        Op::Vote { d, a, .. } => {
+            pred_src(a, &mut r);
+            if let Src::Pred(p) = d {
+                w.push(*p);
+            }
+        }
+        Op::Shfl { p, .. } | Op::Match { p, .. } => w.extend(p.iter().copied()),
+        Op::Bar { p, c, .. } => {
+            pred_src(c, &mut r);
+            w.extend(p.iter().copied());
+        }
+        Op::Mov { a, .. } | Op::Cvt { a, .. } => src(a, &mut r),
         _ => {}
     }
     (r, w)

@@ -245,10 +245,10 @@ pub fn run(
 }
 
 /// Device memory, constant bank, parameter buffer, and the address of each buffer argument.
-type Setup = (DeviceMemory, Vec<u8>, Vec<u8>, Vec<Option<u64>>);
+pub type Setup = (DeviceMemory, Vec<u8>, Vec<u8>, Vec<Option<u64>>);
 
 /// Device memory, constant bank and parameter buffer for a launch; returns buffer addresses per argument.
-fn setup(prog: &Program, args: &[Arg]) -> Result<Setup, SimError> {
+pub fn setup(prog: &Program, args: &[Arg]) -> Result<Setup, SimError> {
     let mut mem = DeviceMemory::new();
     for g in &prog.globals {
         let mut data = g.init.clone();
@@ -508,7 +508,14 @@ pub struct View<'a, S> {
 
 /// The view of `resident` for deadlock reports.
 pub fn resident_view<S>(resident: &[Resident<S>]) -> View<'_, S> {
-    View { ctas: resident.iter().map(|r| (&r.cta, r.warps.iter().map(|w| (&w.st, w.at_barrier)).collect())).collect() }
+    View::of(resident.iter())
+}
+
+impl<'a, S> View<'a, S> {
+    /// The view of some resident CTAs.
+    pub fn of(residents: impl Iterator<Item = &'a Resident<S>>) -> View<'a, S> {
+        View { ctas: residents.map(|r| (&r.cta, r.warps.iter().map(|w| (&w.st, w.at_barrier)).collect())).collect() }
+    }
 }
 
 fn lane_ranges(mask: LaneMask) -> String {

@@ -39,16 +39,26 @@ pub struct Allocation {
 }
 
 /// The device's global memory.
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub struct DeviceMemory {
     allocs: Vec<Allocation>,
     next: u64,
-    last: std::cell::Cell<usize>,
+    last: std::sync::atomic::AtomicUsize,
 }
 
 impl Default for DeviceMemory {
     fn default() -> Self {
-        DeviceMemory { allocs: Vec::new(), next: GLOBAL_BASE, last: std::cell::Cell::new(0) }
+        DeviceMemory { allocs: Vec::new(), next: GLOBAL_BASE, last: std::sync::atomic::AtomicUsize::new(0) }
+    }
+}
+
+impl Clone for DeviceMemory {
+    fn clone(&self) -> Self {
+        DeviceMemory {
+            allocs: self.allocs.clone(),
+            next: self.next,
+            last: std::sync::atomic::AtomicUsize::new(self.last.load(std::sync::atomic::Ordering::Relaxed)),
+        }
     }
 }
 
@@ -86,7 +96,7 @@ impl DeviceMemory {
 
     #[inline]
     fn locate(&self, addr: u64, size: u32) -> Option<(usize, usize)> {
-        let last = self.last.get();
+        let last = self.last.load(std::sync::atomic::Ordering::Relaxed);
         if let Some(a) = self.allocs.get(last) {
             if addr >= a.base && addr + size as u64 <= a.base + a.data.len() as u64 {
                 return Some((last, (addr - a.base) as usize));
@@ -98,7 +108,7 @@ impl DeviceMemory {
         }
         let a = &self.allocs[i - 1];
         if addr + size as u64 <= a.base + a.data.len() as u64 {
-            self.last.set(i - 1);
+            self.last.store(i - 1, std::sync::atomic::Ordering::Relaxed);
             Some((i - 1, (addr - a.base) as usize))
         } else {
             None

@@ -613,6 +613,10 @@ pub struct InstInfo {
     pub reads: SmallVec<[Reg; 4]>,
     /// Registers written.
     pub writes: SmallVec<[Reg; 2]>,
+    /// Predicates read (the guard included).
+    pub pred_reads: SmallVec<[Pred; 2]>,
+    /// Predicates written.
+    pub pred_writes: SmallVec<[Pred; 2]>,
 }
 
 /// Per-function layout.
@@ -630,6 +634,8 @@ pub struct FuncInfo {
     pub reg_base: Reg,
     /// Number of value registers.
     pub nregs: u32,
+    /// 32-bit register words the function's value registers occupy (64-bit registers count twice).
+    pub reg_words: u32,
     /// First predicate of the function's window.
     pub pred_base: Pred,
     /// Number of predicates.

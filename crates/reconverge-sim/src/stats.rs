@@ -71,7 +71,42 @@ impl ClassCounts {
     }
 }
 
+impl ClassCounts {
+    /// Adds another set of counts.
+    pub fn merge(&mut self, o: &ClassCounts) {
+        self.int += o.int;
+        self.float += o.float;
+        self.double += o.double;
+        self.sfu += o.sfu;
+        self.mem += o.mem;
+        self.control += o.control;
+        self.sync += o.sync;
+        self.stack += o.stack;
+        self.nop += o.nop;
+    }
+}
+
 impl Stats {
+    /// Adds the counts of `o` (max stack depth takes the maximum).
+    pub fn merge(&mut self, o: &Stats) {
+        self.warp_instructions += o.warp_instructions;
+        self.thread_instructions += o.thread_instructions;
+        self.max_stack_depth = self.max_stack_depth.max(o.max_stack_depth);
+        self.branches += o.branches;
+        self.divergent_branches += o.divergent_branches;
+        self.stack_instructions += o.stack_instructions;
+        self.barriers += o.barriers;
+        if self.lane_histogram.len() < o.lane_histogram.len() {
+            self.lane_histogram.resize(o.lane_histogram.len(), 0);
+        }
+        for (a, b) in self.lane_histogram.iter_mut().zip(&o.lane_histogram) {
+            *a += b;
+        }
+        self.by_class.merge(&o.by_class);
+        self.ctas += o.ctas;
+        self.threads += o.threads;
+    }
+
     /// thread_instructions / (warp_instructions × warp_size).
     pub fn simd_efficiency(&self, warp_size: u32) -> f64 {
         if self.warp_instructions == 0 {

@@ -10,7 +10,7 @@ pub mod runner;
 
 pub use args::{resolve_args, ArgSpec};
 pub use manifest::{KernelEntry, Manifest};
-pub use runner::{run_entry, EntryOutcome, Verdict};
+pub use runner::{run_entry, EntryOutcome, Mode, Verdict};
 
 /// Reads a file named relative to some base (the kernels directory, or the current directory).
 pub type Loader<'a> = dyn Fn(&str) -> Result<Vec<u8>, String> + 'a;

@@ -28,6 +28,20 @@ impl Verdict {
     }
 }
 
+/// Functional simulation only, or the timing model on a GPU configuration.
+#[derive(Clone, Copy, Debug)]
+pub enum Mode<'a> {
+    /// The functional machine (no cycles).
+    Functional,
+    /// The timing model.
+    Timed {
+        /// The GPU.
+        gpu: &'a reconverge_timing::GpuConfig,
+        /// Host threads for SMs (results do not depend on it).
+        threads: usize,
+    },
+}
+
 /// The result of one suite run.
 #[derive(Clone, Debug)]
 pub struct EntryOutcome {
@@ -41,6 +55,8 @@ pub struct EntryOutcome {
     pub verdict: Verdict,
     /// The run (absent when the kernel could not be loaded).
     pub result: Option<RunResult>,
+    /// Timing statistics (timed runs).
+    pub timing: Option<reconverge_timing::TimingStats>,
 }
 
 /// Compares `got` with `want` element by element; describes the first difference.
@@ -78,6 +94,7 @@ pub fn run_entry(
     warp_size: u32,
     load: &Loader<'_>,
     max_instructions: u64,
+    mode: Mode<'_>,
 ) -> EntryOutcome {
     let broken = |why: String| EntryOutcome {
         kernel: entry.name.clone(),
@@ -85,6 +102,7 @@ pub fn run_entry(
         warp_size,
         verdict: Verdict::Broken(why),
         result: None,
+        timing: None,
     };
     let ptx = match load(&entry.ptx).and_then(|b| String::from_utf8(b).map_err(|e| e.to_string())) {
         Ok(t) => t,
@@ -116,7 +134,13 @@ pub fn run_entry(
         max_instructions: Some(max_instructions),
         ..LaunchConfig::default()
     };
-    let result = run(&prog, mechanism, &cfg, &launch_args, &mut NoObserver);
+    let (result, timing) = match mode {
+        Mode::Functional => (run(&prog, mechanism, &cfg, &launch_args, &mut NoObserver), None),
+        Mode::Timed { gpu, threads } => {
+            let t = reconverge_timing::run_timed(&prog, mechanism, &cfg, gpu, &launch_args, None, threads);
+            (t.run, Some(t.timing))
+        }
+    };
     let expected = entry.expected_outcome(mechanism.name());
     let verdict = if result.outcome() != expected {
         Verdict::WrongOutcome {
@@ -157,5 +181,5 @@ pub fn run_entry(
     } else {
         Verdict::Pass
     };
-    EntryOutcome { kernel: entry.name.clone(), mechanism, warp_size, verdict, result: Some(result) }
+    EntryOutcome { kernel: entry.name.clone(), mechanism, warp_size, verdict, result: Some(result), timing }
 }

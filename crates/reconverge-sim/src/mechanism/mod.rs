@@ -149,6 +149,12 @@ pub trait WarpMechanism: Sync {
         ctx: &UpdateCtx<'_>,
     ) -> Result<(), MechError>;
 
+    /// Extra cycles the warp stalls after this update (mechanism synchronisation or structure
+    /// maintenance); charged by the timing model as "mechanism" stall cycles. None by default.
+    fn stall_cycles(&self, _st: &Self::State, _flow: &Flow) -> u32 {
+        0
+    }
+
     /// The current size of the structure (stack depth, number of groups).
     fn depth(&self, st: &Self::State) -> usize;
 

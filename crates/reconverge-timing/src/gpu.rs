@@ -1,0 +1,268 @@
+//! The whole GPU in time: SMs advanced in parallel epochs, the epoch-end merge (global writes, L2/DRAM,
+//! CTA dispatch), termination, deadlock and limit detection, and statistics.
+
+use crate::config::GpuConfig;
+use crate::gmem::WriteOp;
+use crate::memsys::{L2Config as MemL2Config, L2Dram};
+use crate::sm::{EpochCtx, L2Request, Sm};
+use crate::stats::TimingStats;
+use rayon::prelude::*;
+use reconverge_sim::exec::GlobalMemory;
+use reconverge_sim::machine::{livelock_report, setup, stall_report, View};
+use reconverge_sim::mechanism::{Mechanism, NoReconvergence, PdomStack, SsyStack, WarpMechanism};
+use reconverge_sim::{Arg, Buffer, LaunchConfig, Program, RunResult, SimError, Stats};
+
+/// The result of a timed run.
+#[derive(Clone, Debug)]
+pub struct TimedResult {
+    /// The functional result (statistics, error, buffers).
+    pub run: RunResult,
+    /// What the timing model measured.
+    pub timing: TimingStats,
+}
+
+/// Runs `prog` under `mech` on the GPU `gpu`, simulating SMs on `threads` host threads (0 = all cores).
+/// Results and statistics do not depend on `threads`.
+pub fn run_timed(
+    prog: &Program,
+    mech: Mechanism,
+    launch: &LaunchConfig,
+    gpu: &GpuConfig,
+    args: &[Arg],
+    max_cycles: Option<u64>,
+    threads: usize,
+) -> TimedResult {
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build();
+    let go = || match mech {
+        Mechanism::Pdom => run_with(prog, &PdomStack, launch, gpu, args, max_cycles),
+        Mechanism::Ssy => run_with(prog, &SsyStack, launch, gpu, args, max_cycles),
+        Mechanism::None => run_with(prog, &NoReconvergence, launch, gpu, args, max_cycles),
+    };
+    match pool {
+        Ok(p) => p.install(go),
+        Err(_) => go(),
+    }
+}
+
+fn run_with<M: WarpMechanism>(
+    prog: &Program,
+    mech: &M,
+    launch: &LaunchConfig,
+    gpu: &GpuConfig,
+    args: &[Arg],
+    max_cycles: Option<u64>,
+) -> TimedResult {
+    let empty = |e: SimError| TimedResult {
+        run: RunResult {
+            stats: Stats { lane_histogram: vec![0; launch.warp_size as usize], ..Stats::default() },
+            error: Some(e),
+            buffers: args.iter().map(|_| None).collect(),
+        },
+        timing: TimingStats::default(),
+    };
+    if let Err(e) = launch.validate(prog).and_then(|_| gpu.validate().map_err(SimError::Launch)) {
+        return empty(e);
+    }
+    let (mut mem, consts, params, addrs) = match setup(prog, args) {
+        Ok(x) => x,
+        Err(e) => return empty(e),
+    };
+    let mut sms: Vec<Sm<M::State>> = match (0..gpu.num_sms).map(|i| Sm::new(i, gpu, prog, launch)).collect() {
+        Ok(v) => v,
+        Err(e) => return empty(SimError::Launch(e)),
+    };
+    let l2cfg = MemL2Config {
+        geometry: gpu.l2_geometry(),
+        sector_bytes: gpu.l1.sector,
+        hit_latency: gpu.l2.hit_latency,
+        sectors_per_cycle: (gpu.l2.sectors_per_cycle, 1),
+        dram_latency: gpu.dram.latency,
+        dram_bytes_per_cycle: (gpu.dram.bytes_per_cycle, 1),
+        atomic_latency: gpu.l2.atomic_latency,
+    };
+    let mut l2 = match L2Dram::new(l2cfg) {
+        Ok(l) => l,
+        Err(e) => return empty(SimError::Launch(format!("l2: {e}"))),
+    };
+    // A CTA that fits no SM can never run.
+    if !sms[0].fits(gpu, prog, launch) {
+        let (t, w, r, s) = sms[0].cta_demand(prog, launch);
+        return empty(SimError::Launch(format!(
+            "one CTA needs {t} threads, {w} warps, {r} registers ({} per thread) and {s} bytes of shared memory; \
+             an SM of `{}` offers {} threads, {} warps, {} registers and {} bytes",
+            sms[0].regs_per_thread(),
+            gpu.name,
+            gpu.sm.max_threads,
+            gpu.sm.max_warps,
+            gpu.sm.registers,
+            gpu.sm.shared_memory
+        )));
+    }
+    let epoch = (gpu.l1.hit_latency + gpu.l2.hit_latency).max(1);
+    let total = launch.num_ctas();
+    let mut next_cta = 0u64;
+    let mut timing = TimingStats { epoch_cycles: epoch, ..TimingStats::default() };
+    let mut error: Option<SimError> = None;
+    let mut t0 = 0u64;
+    let mut quiet_epochs = 0u32;
+    let (mut since_progress, mut track) = (0u64, false);
+    let mut total_issued = 0u64;
+    loop {
+        // Dispatch: fill SMs in order, one CTA per SM per round, while they have room.
+        loop {
+            let mut placed = false;
+            for sm in sms.iter_mut() {
+                if next_cta < total && sm.fits(gpu, prog, launch) {
+                    sm.launch(prog, mech, launch, next_cta, t0);
+                    next_cta += 1;
+                    placed = true;
+                }
+            }
+            if !placed || next_cta >= total {
+                break;
+            }
+        }
+        if next_cta >= total && sms.iter().all(|s| !s.has_work() && !s.has_pending_memory()) {
+            break;
+        }
+        let t1 = t0 + epoch;
+        let ctx = EpochCtx { prog, mech, gpu, launch, mem: &mem, consts: &consts, params: &params, track, max_cycles };
+        let outcomes: Vec<_> = sms.par_iter_mut().map(|sm| sm.run_epoch(t0, t1, &ctx)).collect();
+        timing.epochs += 1;
+        // The earliest error (by cycle, then SM) wins.
+        let first = outcomes
+            .iter()
+            .enumerate()
+            .filter_map(|(i, o)| o.error.as_ref().map(|(c, e)| (*c, i, e.clone())))
+            .min_by_key(|(c, i, _)| (*c, *i));
+        if let Some((_, _, e)) = first {
+            error = Some(e);
+            break;
+        }
+        let issued: u64 = outcomes.iter().map(|o| o.issued).sum();
+        total_issued += issued;
+        let mut changed = outcomes.iter().any(|o| o.changed);
+        // Global writes, in (cycle, SM, sequence) order.
+        let mut writes: Vec<(u64, usize, u64, WriteOp)> = Vec::new();
+        for (i, sm) in sms.iter_mut().enumerate() {
+            for e in sm.mem.log.drain(..) {
+                writes.push((e.cycle, i, e.seq, e.op));
+            }
+            sm.mem.clear();
+        }
+        writes.sort_by_key(|(c, i, q, _)| (*c, *i, *q));
+        for (_, i, _, op) in writes {
+            match op {
+                WriteOp::Store { addr, size, value } => {
+                    if let Ok(true) = GlobalMemory::write(&mut mem, addr, size, value) {
+                        changed = true;
+                    }
+                }
+                WriteOp::Atomic { req, cta_slot } => {
+                    if let Ok((Some(old), ch)) = GlobalMemory::atomic(&mut mem, req) {
+                        changed |= ch;
+                        if let Some(r) = req.dst {
+                            sms[i].write_register(cta_slot, req.thread, r, old);
+                        }
+                    }
+                }
+            }
+        }
+        // L2 and DRAM, in (cycle, SM, sequence) order.
+        let mut reqs: Vec<(usize, L2Request)> = Vec::new();
+        for (i, sm) in sms.iter_mut().enumerate() {
+            reqs.extend(sm.outbox.drain(..).map(|r| (i, r)));
+        }
+        reqs.sort_by_key(|(i, r)| (r.cycle, *i, r.seq));
+        let line_ratio = (gpu.l2.line / gpu.l1.line.max(1)).max(1) as u64;
+        for (i, r) in reqs {
+            let l2line = r.line / line_ratio;
+            let sectors = if line_ratio == 1 { r.sectors } else { 0 };
+            let done = l2.request(r.cycle, l2line, sectors, r.kind);
+            if let Some(tok) = r.token {
+                sms[i].deliver(done.max(t1), tok);
+            }
+        }
+        for sm in sms.iter_mut() {
+            sm.retire();
+        }
+        // Livelock and deadlock detection.
+        if changed {
+            since_progress = 0;
+            track = false;
+        } else {
+            since_progress += issued;
+            if since_progress >= launch.livelock_window {
+                if track && since_progress >= 2 * launch.livelock_window {
+                    let view = View::of(sms.iter().flat_map(|s| s.residents()));
+                    error = Some(SimError::Deadlock { report: livelock_report(prog, mech, &view, since_progress) });
+                    break;
+                }
+                track = true;
+            }
+        }
+        let pending = sms.iter().any(|s| s.has_pending_memory());
+        if issued == 0 && !pending && sms.iter().any(|s| s.has_work()) {
+            quiet_epochs += 1;
+            if quiet_epochs >= 2 {
+                let view = View::of(sms.iter().flat_map(|s| s.residents()));
+                error = Some(SimError::Deadlock { report: stall_report(prog, mech, &view) });
+                break;
+            }
+        } else {
+            quiet_epochs = 0;
+        }
+        if let Some(max) = launch.max_instructions {
+            if total_issued >= max {
+                error = Some(SimError::Limit { what: format!("--max-instructions {max} warp instructions") });
+                break;
+            }
+        }
+        t0 = t1;
+    }
+    // Statistics, in SM order.
+    let mut stats = Stats { lane_histogram: vec![0; launch.warp_size as usize], ..Stats::default() };
+    for sm in &sms {
+        stats.merge(&sm.stats);
+        let s = &sm.stalls;
+        let t = &mut timing.stalls;
+        t.memory += s.memory;
+        t.scoreboard += s.scoreboard;
+        t.pipeline += s.pipeline;
+        t.barrier += s.barrier;
+        t.mechanism += s.mechanism;
+        t.no_ready_warp += s.no_ready_warp;
+        let m = &sm.memc;
+        let tm = &mut timing.memory;
+        tm.l1_accesses += m.l1_accesses;
+        tm.l1_hits += m.l1_hits;
+        tm.l1_mshr_merges += m.l1_mshr_merges;
+        tm.l1_mshr_full += m.l1_mshr_full;
+        tm.global_instructions += m.global_instructions;
+        tm.transactions += m.transactions;
+        tm.sectors += m.sectors;
+        tm.shared_instructions += m.shared_instructions;
+        tm.shared_wavefronts += m.shared_wavefronts;
+        timing.issue_slots += sm.issue_slots;
+        timing.sm_cycles.push(sm.busy_cycles);
+        timing.cycles = timing.cycles.max(sm.last_busy.map(|c| c + 1).unwrap_or(0));
+    }
+    timing.issued = stats.warp_instructions;
+    let l2s = l2.stats();
+    timing.memory.l2_accesses = l2s.reads + l2s.writes + l2s.atomics;
+    timing.memory.l2_hits = l2s.hits;
+    timing.memory.dram_reads = l2s.dram_reads;
+    timing.memory.dram_writes = l2s.dram_writes;
+    timing.memory.dram_bytes = l2s.dram_bytes;
+    let buffers = args
+        .iter()
+        .zip(&addrs)
+        .map(|(a, addr)| match (a, addr) {
+            (Arg::Buffer(b), Some(addr)) => {
+                mem.allocation(*addr).map(|al| Buffer { dtype: b.dtype, bytes: al.data.clone() })
+            }
+            _ => None,
+        })
+        .collect();
+    TimedResult { run: RunResult { stats, error, buffers }, timing }
+}

@@ -1,0 +1,434 @@
+//! The L2 cache shared by all SMs, and DRAM behind it: a sequential, deterministic timing model.
+//!
+//! Requests arrive one at a time, in the deterministic order the caller presents them (issue cycle, then SM,
+//! then sequence); each returns the cycle its response is back at the SM. For a request of `n` sectors of line
+//! `L` issued at cycle `c`:
+//!
+//! 1. **L2 pipe**: `t_pipe = pipe.serve(c, n)` — the L2's `sectors_per_cycle` bandwidth, FIFO.
+//! 2. **Tag stage**: `t_tag = t_pipe + hit_latency`. The line's LRU position is updated if it is resident.
+//! 3. **Sector check**: the L2 is *sectored* — each resident line keeps a mask of valid sectors. The request
+//!    *hits* when all its sectors are valid, otherwise it *misses* (hit/miss counters are per request, for all
+//!    kinds). A line present with some requested sectors missing is a **partial miss**: only the missing
+//!    sectors are fetched.
+//! 4. **Reads and atomics**: a miss fetches the missing sectors from DRAM, `t_dram = dram.serve(t_tag, bytes) +
+//!    dram_latency` (`dram_bytes_per_cycle` bandwidth, FIFO, shared by reads and write-backs), and the response
+//!    is at `t_dram`; a hit responds at `t_tag`. A missing line is allocated at once (at the request, not when
+//!    the data returns) with the fetched sectors valid, its *ready* cycle set to `t_dram`; a later request to
+//!    a line whose data is still in flight waits for it (`max(t_tag, ready)`) and counts as a hit — this is
+//!    the L2's MSHR merging. Readiness is tracked per line, not per sector: a hit on a line with another
+//!    sector in flight also waits for that sector (conservative, rare). An atomic adds `atomic_latency` (the
+//!    read-modify-write at the L2) to that response and leaves the line dirty; atomics to one line are
+//!    pipelined, not serialized.
+//! 5. **Writes** (write-back, write-allocate, no fetch-on-write): the written sectors become valid and the line
+//!    dirty; a write never reads DRAM (a write covers whole sectors, the coalescer's granularity). The
+//!    response — the write being accepted — is at `t_tag`.
+//! 6. **Evictions**: allocating a line evicts the LRU line of its set; a dirty victim costs a DRAM write of its
+//!    valid sectors (all of them for a fully valid line, i.e. the line's bytes), issued at `t_tag` after the
+//!    request's own fetch (reads have priority). Write-backs occupy DRAM bandwidth but delay no response
+//!    directly.
+//!
+//! A request's sector mask is restricted to the line's sectors; an empty mask means the whole line. Stats count
+//! DRAM traffic in sectors (`dram_reads`, `dram_writes`) and bytes (`dram_bytes`, both directions). All
+//! arithmetic saturates; no input panics.
+
+use super::bandwidth::Bandwidth;
+use super::cache::{Cache, CacheGeometry, Evicted};
+
+/// Configuration of the L2 and DRAM.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct L2Config {
+    /// The L2 cache (all slices together): size, line size, associativity.
+    pub geometry: CacheGeometry,
+    /// Sector size in bytes: a power of two dividing the line, at most 32 sectors a line.
+    pub sector_bytes: u32,
+    /// Cycles from leaving the L2 pipe to the response of a hit (tag + data + interconnect back to the SM).
+    pub hit_latency: u64,
+    /// L2 bandwidth in sectors per cycle, as a rational (num, den).
+    pub sectors_per_cycle: (u64, u64),
+    /// DRAM latency in cycles, added after the DRAM transfer.
+    pub dram_latency: u64,
+    /// DRAM bandwidth in bytes per cycle, as a rational (num, den).
+    pub dram_bytes_per_cycle: (u64, u64),
+    /// Extra cycles of an atomic's read-modify-write at the L2.
+    pub atomic_latency: u64,
+}
+
+/// Kind of an L2 request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ReqKind {
+    /// A load (or the fill of an SM-side miss).
+    Read,
+    /// A store (write-back, write-allocate).
+    Write,
+    /// An atomic read-modify-write, performed at the L2.
+    Atomic,
+}
+
+/// Counters of an [`L2Dram`].
+#[derive(Default, Clone, Debug, PartialEq, Eq)]
+pub struct L2Stats {
+    /// Read requests.
+    pub reads: u64,
+    /// Write requests.
+    pub writes: u64,
+    /// Atomic requests.
+    pub atomics: u64,
+    /// Requests of any kind whose sectors were all valid (including lines whose data was still in flight).
+    pub hits: u64,
+    /// Requests of any kind with at least one sector not valid (including partial misses).
+    pub misses: u64,
+    /// Hits that found the line's data still in flight from DRAM and waited for it (a subset of `hits`).
+    pub pending_hits: u64,
+    /// DRAM read transactions = sectors fetched.
+    pub dram_reads: u64,
+    /// DRAM write transactions = sectors written back.
+    pub dram_writes: u64,
+    /// DRAM bytes moved, reads and writes.
+    pub dram_bytes: u64,
+}
+
+/// The L2 shared by all SMs plus DRAM. Requests MUST be presented in a deterministic order (the caller sorts
+/// them by issue cycle, then SM, then sequence); the model is sequential.
+#[derive(Clone, Debug)]
+pub struct L2Dram {
+    config: L2Config,
+    cache: Cache,
+    pipe: Bandwidth,
+    dram: Bandwidth,
+    /// Sectors of a line.
+    full_mask: u32,
+    stats: L2Stats,
+}
+
+fn bump(counter: &mut u64, by: u64) {
+    *counter = counter.saturating_add(by);
+}
+
+impl L2Dram {
+    /// Builds an empty L2. Errors on an invalid cache geometry (see [`Cache::new`]), a sector size that is not
+    /// a power of two dividing the line into at most 32 sectors, or a zero bandwidth numerator or denominator.
+    pub fn new(c: L2Config) -> Result<L2Dram, String> {
+        let cache = Cache::new(c.geometry).map_err(|e| format!("L2: {e}"))?;
+        let line = c.geometry.line_bytes;
+        if c.sector_bytes == 0 || !c.sector_bytes.is_power_of_two() || c.sector_bytes > line {
+            return Err(format!(
+                "L2: sector size {} bytes must be a power of two no larger than the {line}-byte line",
+                c.sector_bytes
+            ));
+        }
+        let sectors = line / c.sector_bytes;
+        if sectors > 32 {
+            return Err(format!(
+                "L2: {line}-byte lines of {}-byte sectors have {sectors} sectors, more than 32",
+                c.sector_bytes
+            ));
+        }
+        let full_mask = if sectors == 32 { u32::MAX } else { (1u32 << sectors) - 1 };
+        let pipe = Bandwidth::new(c.sectors_per_cycle.0, c.sectors_per_cycle.1).map_err(|e| format!("L2 pipe: {e}"))?;
+        let dram =
+            Bandwidth::new(c.dram_bytes_per_cycle.0, c.dram_bytes_per_cycle.1).map_err(|e| format!("DRAM: {e}"))?;
+        Ok(L2Dram { config: c, cache, pipe, dram, full_mask, stats: L2Stats::default() })
+    }
+
+    /// One transaction from an SM issued at `cycle` (line number in L2 line units, sector mask). Returns the
+    /// cycle the response is back at the SM (for writes: when the write is accepted). Model: the L2 pipe
+    /// (sectors_per_cycle bandwidth) then hit latency; a read miss fetches the missing sectors from DRAM
+    /// (dram bandwidth in bytes, plus dram_latency) and allocates the line (write-back, write-allocate: writes
+    /// mark dirty, evicting a dirty line costs a DRAM write of the line's bytes); atomics are performed at
+    /// L2: read-modify-write latency atomic_latency on top of the hit/miss path.
+    ///
+    /// The details are in the [module documentation](self).
+    pub fn request(&mut self, cycle: u64, line: u64, sectors: u32, kind: ReqKind) -> u64 {
+        let mut mask = sectors & self.full_mask;
+        if mask == 0 {
+            mask = self.full_mask;
+        }
+        match kind {
+            ReqKind::Read => bump(&mut self.stats.reads, 1),
+            ReqKind::Write => bump(&mut self.stats.writes, 1),
+            ReqKind::Atomic => bump(&mut self.stats.atomics, 1),
+        }
+        let t_pipe = self.pipe.serve(cycle, u64::from(mask.count_ones()));
+        let t_tag = t_pipe.saturating_add(self.config.hit_latency);
+
+        let state = self.cache.probe(line);
+        if state.is_some() {
+            self.cache.lookup(line, cycle);
+        }
+        let (valid, ready) = state.map_or((0, 0), |s| (s.sectors & self.full_mask, s.ready));
+        let missing = mask & !valid;
+        if missing == 0 {
+            bump(&mut self.stats.hits, 1);
+            if ready > t_tag && kind != ReqKind::Write {
+                bump(&mut self.stats.pending_hits, 1);
+            }
+        } else {
+            bump(&mut self.stats.misses, 1);
+        }
+
+        if kind == ReqKind::Write {
+            if state.is_some() {
+                self.cache.add_sectors(line, mask, t_tag);
+            } else {
+                let evicted = self.cache.fill_sectors(line, mask, t_tag);
+                self.write_back(evicted, t_tag);
+            }
+            self.cache.mark_dirty(line);
+            return t_tag;
+        }
+
+        let mut done = t_tag.max(ready);
+        if missing != 0 {
+            let n = u64::from(missing.count_ones());
+            let bytes = n.saturating_mul(u64::from(self.config.sector_bytes));
+            let t_dram = self.dram.serve(t_tag, bytes).saturating_add(self.config.dram_latency);
+            bump(&mut self.stats.dram_reads, n);
+            bump(&mut self.stats.dram_bytes, bytes);
+            if state.is_some() {
+                self.cache.add_sectors(line, missing, t_dram);
+            } else {
+                let evicted = self.cache.fill_sectors(line, missing, t_dram);
+                self.write_back(evicted, t_tag);
+            }
+            done = done.max(t_dram);
+        }
+        if kind == ReqKind::Atomic {
+            self.cache.mark_dirty(line);
+            done = done.saturating_add(self.config.atomic_latency);
+        }
+        done
+    }
+
+    /// Writes an evicted dirty line's valid sectors back to DRAM at `cycle`.
+    fn write_back(&mut self, evicted: Option<Evicted>, cycle: u64) {
+        let Some(ev) = evicted.filter(|e| e.dirty) else {
+            return;
+        };
+        let n = u64::from((ev.sectors & self.full_mask).count_ones());
+        let bytes = n.saturating_mul(u64::from(self.config.sector_bytes));
+        self.dram.serve(cycle, bytes);
+        bump(&mut self.stats.dram_writes, n);
+        bump(&mut self.stats.dram_bytes, bytes);
+    }
+
+    /// The counters so far.
+    pub fn stats(&self) -> &L2Stats {
+        &self.stats
+    }
+
+    /// The configuration the model was built with.
+    pub fn config(&self) -> &L2Config {
+        &self.config
+    }
+
+    /// The L2 tag array (for inspection).
+    pub fn cache(&self) -> &Cache {
+        &self.cache
+    }
+
+    /// Cycles the L2 pipe was busy so far (rounded up).
+    pub fn pipe_busy_cycles(&self) -> u64 {
+        self.pipe.busy_cycles()
+    }
+
+    /// Cycles DRAM was busy transferring so far (rounded up).
+    pub fn dram_busy_cycles(&self) -> u64 {
+        self.dram.busy_cycles()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const FULL: u32 = 0b1111;
+
+    /// 128-byte lines of four 32-byte sectors; hit 10, L2 pipe 4 sectors/cycle, DRAM 32 B/cycle + 100 cycles,
+    /// atomics +20.
+    fn config(size_bytes: u64, ways: u32) -> L2Config {
+        L2Config {
+            geometry: CacheGeometry { size_bytes, line_bytes: 128, ways },
+            sector_bytes: 32,
+            hit_latency: 10,
+            sectors_per_cycle: (4, 1),
+            dram_latency: 100,
+            dram_bytes_per_cycle: (32, 1),
+            atomic_latency: 20,
+        }
+    }
+
+    fn l2(size_bytes: u64, ways: u32) -> L2Dram {
+        match L2Dram::new(config(size_bytes, ways)) {
+            Ok(l) => l,
+            Err(e) => panic!("{e}"),
+        }
+    }
+
+    #[test]
+    fn read_miss_then_hit() {
+        let mut l = l2(64 << 10, 8);
+        // Pipe: 4 sectors at 4/cycle -> 1; tag: +10 -> 11; DRAM: 128 B at 32 B/cycle -> 15; +100 -> 115.
+        assert_eq!(l.request(0, 5, FULL, ReqKind::Read), 115);
+        assert_eq!(l.stats(), &L2Stats { reads: 1, misses: 1, dram_reads: 4, dram_bytes: 128, ..L2Stats::default() });
+        // Second read of the line, after the data arrived: 200 + 1 + 10.
+        assert_eq!(l.request(200, 5, FULL, ReqKind::Read), 211);
+        assert_eq!(l.stats().hits, 1);
+        assert_eq!(l.stats().dram_reads, 4);
+        // A one-sector hit still takes a pipe cycle.
+        assert_eq!(l.request(300, 5, 0b0100, ReqKind::Read), 311);
+        assert_eq!(l.stats().reads, 3);
+    }
+
+    #[test]
+    fn read_while_the_fill_is_in_flight_waits_for_it() {
+        let mut l = l2(64 << 10, 8);
+        assert_eq!(l.request(0, 5, FULL, ReqKind::Read), 115);
+        // Tag at 51 + 10 = 61, but the data is ready only at 115; no second DRAM read.
+        assert_eq!(l.request(50, 5, 0b0010, ReqKind::Read), 115);
+        assert_eq!((l.stats().hits, l.stats().pending_hits, l.stats().dram_reads), (1, 1, 4));
+    }
+
+    #[test]
+    fn sector_partial_miss() {
+        let mut l = l2(64 << 10, 8);
+        // One sector: pipe 1, tag 11, DRAM 32 B -> 12, +100 -> 112.
+        assert_eq!(l.request(0, 7, 0b0001, ReqKind::Read), 112);
+        assert_eq!(l.cache().probe(7).map(|s| s.sectors), Some(0b0001));
+        // Sectors 0 and 1: only sector 1 is fetched. Pipe 1001, tag 1011, DRAM 1012, +100.
+        assert_eq!(l.request(1000, 7, 0b0011, ReqKind::Read), 1112);
+        assert_eq!((l.stats().misses, l.stats().hits, l.stats().dram_reads, l.stats().dram_bytes), (2, 0, 2, 64));
+        // Now both are valid: a hit.
+        assert_eq!(l.request(2000, 7, 0b0011, ReqKind::Read), 2011);
+        assert_eq!(l.stats().hits, 1);
+        // The other two sectors: a partial miss of 64 bytes (2 DRAM cycles): 3001, 3011, 3013, 3113.
+        assert_eq!(l.request(3000, 7, 0b1100, ReqKind::Read), 3113);
+        assert_eq!(l.stats().dram_reads, 4);
+        assert_eq!(l.cache().probe(7).map(|s| s.sectors), Some(FULL));
+    }
+
+    #[test]
+    fn writes_allocate_dirty_and_evictions_write_back() {
+        // One set of two ways.
+        let mut l = l2(256, 2);
+        // Writes never read DRAM; accepted after pipe + hit latency.
+        assert_eq!(l.request(0, 0, FULL, ReqKind::Write), 11);
+        assert_eq!(l.request(0, 1, 0b0011, ReqKind::Write), 12); // pipe: 2 sectors after 4 -> 1.5 -> 2
+        assert_eq!(l.stats().dram_bytes, 0);
+        assert_eq!((l.stats().writes, l.stats().misses), (2, 2));
+        assert_eq!(l.cache().probe(1).map(|s| (s.sectors, s.dirty)), Some((0b0011, true)));
+        // A write of valid sectors is a hit.
+        assert_eq!(l.request(20, 1, 0b0001, ReqKind::Write), 31);
+        assert_eq!(l.stats().hits, 1);
+        // Reading line 2 evicts line 0 (LRU, dirty, 4 sectors): the fetch goes first (pipe 101, tag 111,
+        // DRAM 111..115, +100 -> 215), then the 128-byte write-back (DRAM busy 115..119).
+        assert_eq!(l.request(100, 2, FULL, ReqKind::Read), 215);
+        assert_eq!((l.stats().dram_reads, l.stats().dram_writes, l.stats().dram_bytes), (4, 4, 256));
+        // The write-back delays the next fetch: line 3 evicts line 1 (dirty, 2 valid sectors: 64 bytes).
+        // Pipe 101 + 1 = 102, tag 112, DRAM starts at 119, ends 123, +100 -> 223.
+        assert_eq!(l.request(100, 3, FULL, ReqKind::Read), 223);
+        assert_eq!((l.stats().dram_writes, l.stats().dram_bytes), (6, 256 + 128 + 64));
+        assert_eq!(l.dram_busy_cycles(), 4 + 4 + 4 + 2);
+        // Evicting a clean line costs nothing.
+        assert_eq!(l.request(1000, 4, 0b0001, ReqKind::Read), 1112);
+        assert_eq!(l.stats().dram_writes, 6);
+    }
+
+    #[test]
+    fn write_then_partial_read_fetches_only_unwritten_sectors() {
+        let mut l = l2(64 << 10, 8);
+        assert_eq!(l.request(0, 9, 0b0001, ReqKind::Write), 11);
+        // Sector 0 is valid (written), sectors 1..3 fetched: 96 bytes = 3 DRAM cycles. 1001, 1011, 1014, 1114.
+        assert_eq!(l.request(1000, 9, FULL, ReqKind::Read), 1114);
+        assert_eq!((l.stats().dram_reads, l.stats().dram_bytes), (3, 96));
+        assert_eq!(l.cache().probe(9).map(|s| (s.sectors, s.dirty)), Some((FULL, true)));
+    }
+
+    #[test]
+    fn bandwidth_saturation_raises_completion_times() {
+        let mut l = l2(64 << 10, 8);
+        // Sixteen full-line misses at cycle 0 to distinct lines: DRAM (4 cycles a line) is the bottleneck.
+        // Request i: pipe i + 1, tag i + 11, DRAM ends 15 + 4i, response 115 + 4i.
+        let mut last = 0;
+        for i in 0..16u64 {
+            let t = l.request(0, 100 + i, FULL, ReqKind::Read);
+            assert_eq!(t, 115 + 4 * i);
+            assert!(t > last);
+            last = t;
+        }
+        assert_eq!(l.dram_busy_cycles(), 64);
+        assert_eq!(l.pipe_busy_cycles(), 16);
+        // Hits are limited by the L2 pipe: 64 one-sector hits at cycle 1000 take 16 cycles of pipe.
+        let mut times = Vec::new();
+        for i in 0..64u64 {
+            times.push(l.request(1000, 100 + i % 16, 1 << (i % 4), ReqKind::Read));
+        }
+        assert!(times.windows(2).all(|w| w[0] <= w[1]));
+        assert_eq!(times.first(), Some(&1011));
+        assert_eq!(times.last(), Some(&1026));
+    }
+
+    #[test]
+    fn atomics() {
+        let mut l = l2(64 << 10, 8);
+        // Miss: 115 + 20.
+        assert_eq!(l.request(0, 3, 0b0001, ReqKind::Atomic), 112 + 20);
+        assert_eq!(l.stats().atomics, 1);
+        assert_eq!(l.stats().misses, 1);
+        assert_eq!(l.stats().dram_reads, 1);
+        assert_eq!(l.cache().probe(3).map(|s| s.dirty), Some(true));
+        // Hit: 1001 + 10 + 20.
+        assert_eq!(l.request(1000, 3, 0b0001, ReqKind::Atomic), 1031);
+        assert_eq!((l.stats().atomics, l.stats().hits, l.stats().reads), (2, 1, 0));
+    }
+
+    #[test]
+    fn masks_are_normalized() {
+        let mut l = l2(64 << 10, 8);
+        // Bits beyond the line's 4 sectors are ignored; an empty mask is the whole line.
+        assert_eq!(l.request(0, 1, 0xf0, ReqKind::Read), 115);
+        assert_eq!(l.stats().dram_reads, 4);
+        assert_eq!(l.request(1000, 2, 0xffff_fff1, ReqKind::Read), 1112);
+        assert_eq!(l.stats().dram_reads, 5);
+    }
+
+    #[test]
+    fn deterministic_replay() {
+        let run = || {
+            let mut l = l2(4 << 10, 4);
+            let mut out = Vec::new();
+            for i in 0..500u64 {
+                let kind = match i % 7 {
+                    0 => ReqKind::Write,
+                    1 => ReqKind::Atomic,
+                    _ => ReqKind::Read,
+                };
+                out.push(l.request(i / 3, (i * 37) % 97, (1 << (i % 4)) | 1, kind));
+            }
+            (out, l.stats().clone())
+        };
+        assert_eq!(run(), run());
+    }
+
+    #[test]
+    fn config_validation() {
+        let bad = |f: fn(&mut L2Config)| {
+            let mut c = config(64 << 10, 8);
+            f(&mut c);
+            L2Dram::new(c).err().unwrap_or_default()
+        };
+        assert!(bad(|c| c.geometry.ways = 3).contains("L2: "));
+        assert!(bad(|c| c.sector_bytes = 0).contains("sector size"));
+        assert!(bad(|c| c.sector_bytes = 24).contains("sector size"));
+        assert!(bad(|c| c.sector_bytes = 256).contains("sector size"));
+        assert!(bad(|c| c.sector_bytes = 2).contains("64 sectors, more than 32"));
+        assert!(bad(|c| c.sectors_per_cycle = (0, 1)).contains("L2 pipe"));
+        assert!(bad(|c| c.dram_bytes_per_cycle = (32, 0)).contains("DRAM"));
+        assert!(L2Dram::new(config(64 << 10, 8)).is_ok());
+        // 32 sectors of 4 bytes is the limit, and works.
+        let mut c = config(64 << 10, 8);
+        c.sector_bytes = 4;
+        let Ok(mut l) = L2Dram::new(c) else { panic!("32 sectors is valid") };
+        l.request(0, 0, 0, ReqKind::Read);
+        assert_eq!(l.stats().dram_reads, 32);
+    }
+}

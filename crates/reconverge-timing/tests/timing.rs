@@ -1,0 +1,81 @@
+//! Timing-model properties on whole kernels: latency hiding, determinism across host threads.
+
+use reconverge_sim::{Arg, Buffer, DecodeOptions, Dtype, LaunchConfig, Mechanism, Program};
+use reconverge_timing::{run_timed, GpuConfig};
+
+fn load(path: &str, mech: Mechanism) -> Program {
+    let src = std::fs::read_to_string(path).expect("kernel file");
+    let m = reconverge_ptx::parse(&src).expect("parses");
+    reconverge_sim::load(&m, None, mech, &DecodeOptions::default()).expect("decodes")
+}
+
+fn stream_args(ctas: usize) -> Vec<Arg> {
+    let input: Vec<u8> = (0..32 * 4096u32).flat_map(|i| (i % 7).to_le_bytes()).collect();
+    vec![Arg::Buffer(Buffer { dtype: Dtype::U32, bytes: input }), Arg::Buffer(Buffer::zeros(Dtype::U32, 32 * ctas))]
+}
+
+#[test]
+fn latency_hiding_more_resident_warps_means_fewer_cycles_per_instruction() {
+    let prog = load(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/stream.ptx"), Mechanism::Pdom);
+    // One SM, one scheduler, loads that miss: each extra resident warp fills the latency of the others.
+    let mut gpu = GpuConfig::gtx480();
+    gpu.num_sms = 1;
+    gpu.sm.schedulers = 1;
+    let mut per_instr = Vec::new();
+    for warps in [1u32, 2, 4, 8] {
+        let launch = LaunchConfig { grid: [warps, 1, 1], block: [32, 1, 1], ..LaunchConfig::default() };
+        let r = run_timed(&prog, Mechanism::Pdom, &launch, &gpu, &stream_args(warps as usize), None, 1);
+        assert!(r.run.error.is_none(), "{:?}", r.run.error);
+        // The sums are right.
+        let out = r.run.buffers[1].as_ref().expect("out");
+        for t in 0..(32 * warps as usize) {
+            let want: u32 = (0..32u32).map(|k| (k * 4096 + t as u32) % 7).sum();
+            assert_eq!(out.bits(t) as u32, want);
+        }
+        let cpi = r.timing.cycles as f64 / r.run.stats.warp_instructions as f64;
+        per_instr.push((warps, cpi, r.timing.stalls.memory));
+    }
+    for w in per_instr.windows(2) {
+        assert!(
+            w[1].1 < w[0].1,
+            "cycles per warp instruction did not fall from {} to {} warps: {per_instr:?}",
+            w[0].0,
+            w[1].0
+        );
+    }
+    // With one warp the scheduler mostly waits for memory.
+    assert!(per_instr[0].2 > 0);
+}
+
+#[test]
+fn bandwidth_binds_eventually() {
+    // With a DRAM of 1 byte per cycle, going from 8 to 16 warps no longer helps much: each warp's load needs
+    // 128 bytes of DRAM time.
+    let prog = load(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/stream.ptx"), Mechanism::Pdom);
+    let mut gpu = GpuConfig::gtx480();
+    gpu.num_sms = 1;
+    gpu.dram.bytes_per_cycle = 1;
+    let cpi = |warps: u32| {
+        let launch = LaunchConfig { grid: [warps, 1, 1], block: [32, 1, 1], ..LaunchConfig::default() };
+        let r = run_timed(&prog, Mechanism::Pdom, &launch, &gpu, &stream_args(warps as usize), None, 1);
+        r.timing.cycles as f64 / r.run.stats.warp_instructions as f64
+    };
+    let (a, b) = (cpi(8), cpi(16));
+    assert!(b > 0.9 * a, "bandwidth-bound: 8 warps {a:.2}, 16 warps {b:.2} cycles per instruction");
+}
+
+#[test]
+fn results_and_statistics_do_not_depend_on_host_threads() {
+    let prog = load(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/stream.ptx"), Mechanism::Pdom);
+    let gpu = GpuConfig::gtx480();
+    let launch = LaunchConfig { grid: [32, 1, 1], block: [32, 1, 1], ..LaunchConfig::default() };
+    let runs: Vec<_> = [1usize, 2, 1, 2]
+        .iter()
+        .map(|&th| run_timed(&prog, Mechanism::Pdom, &launch, &gpu, &stream_args(32), None, th))
+        .collect();
+    for r in &runs[1..] {
+        assert_eq!(r.timing, runs[0].timing);
+        assert_eq!(r.run.stats, runs[0].run.stats);
+        assert_eq!(r.run.buffers, runs[0].run.buffers);
+    }
+}
