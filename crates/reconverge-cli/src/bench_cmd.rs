@@ -25,9 +25,18 @@ pub struct BenchArgs {
     /// Warp size.
     #[arg(long, default_value_t = 32)]
     pub warp_size: u32,
-    /// Minimum measuring time per kernel, in milliseconds.
+    /// Minimum measuring time per kernel and mode, in milliseconds.
     #[arg(long, default_value_t = 300)]
     pub min_ms: u64,
+    /// GPU configuration for the timed measurement.
+    #[arg(long, default_value = "gtx480")]
+    pub config: String,
+    /// Host threads for the timed measurement (SMs in parallel).
+    #[arg(long, default_value_t = 1)]
+    pub threads: usize,
+    /// Functional simulation only.
+    #[arg(long)]
+    pub functional: bool,
 }
 
 /// Runs `reconverge bench`.
@@ -40,8 +49,18 @@ pub fn run_bench(a: BenchArgs) -> Result<(), Failure> {
     let manifest = load_manifest(&dir)?;
     let mech: Mechanism = mechanism(&a.mechanism)?;
     let load = |p: &str| std::fs::read(dir.join(p)).map_err(|e| format!("cannot read `{p}`: {e}"));
-    let mut t = Table::new(&["kernel", "SIMD eff", "runs", "thread instr/s", "warp instr/s", "ns/warp instr"]);
+    let gpu = if a.functional { None } else { Some(crate::launch_args::gpu_config(&a.config)?) };
+    let mut t = Table::new(&[
+        "kernel",
+        "SIMD eff",
+        "func thread/s",
+        "func warp/s",
+        "timed thread/s",
+        "timed warp/s",
+        "cycles/s",
+    ]);
     let (mut tot_thread, mut tot_warp, mut tot_time) = (0u64, 0u64, Duration::ZERO);
+    let (mut ttot_thread, mut ttot_warp, mut ttot_cycles, mut ttot_time) = (0u64, 0u64, 0u64, Duration::ZERO);
     // Parser speed on the suite's PTX.
     let mut ptx_bytes = 0usize;
     let mut parse_time = Duration::ZERO;
@@ -86,25 +105,58 @@ pub fn run_bench(a: BenchArgs) -> Result<(), Failure> {
         tot_warp += warp;
         tot_time += el;
         let s = el.as_secs_f64();
-        t.row(vec![
+        let mut row = vec![
             e.name.clone(),
             format!("{:.1}%", eff * 100.0),
-            runs.to_string(),
             format!("{:.1}M", thread as f64 / s / 1e6),
             format!("{:.2}M", warp as f64 / s / 1e6),
-            format!("{:.0}", s * 1e9 / warp.max(1) as f64),
-        ]);
+        ];
+        if let Some(g) = &gpu {
+            let (mut tw, mut tt, mut tc, mut runs) = (0u64, 0u64, 0u64, 0u64);
+            let start = Instant::now();
+            while runs == 0 || start.elapsed() < Duration::from_millis(a.min_ms) {
+                let r = reconverge_timing::run_timed(&prog, mech, &cfg, g, &args, None, a.threads);
+                if let Some(err) = &r.run.error {
+                    return Err(Failure::input(format!("{}: {err}", e.name)));
+                }
+                tw += r.run.stats.warp_instructions;
+                tt += r.run.stats.thread_instructions;
+                tc += r.timing.cycles;
+                runs += 1;
+            }
+            let el = start.elapsed();
+            ttot_thread += tt;
+            ttot_warp += tw;
+            ttot_cycles += tc;
+            ttot_time += el;
+            let s = el.as_secs_f64();
+            row.push(format!("{:.1}M", tt as f64 / s / 1e6));
+            row.push(format!("{:.2}M", tw as f64 / s / 1e6));
+            row.push(format!("{:.2}M", tc as f64 / s / 1e6));
+        }
+        t.row(row);
     }
     let s = tot_time.as_secs_f64().max(1e-9);
-    t.row(vec![
+    let ts = ttot_time.as_secs_f64().max(1e-9);
+    let mut row = vec![
         "ALL".into(),
-        "-".into(),
         "-".into(),
         format!("{:.1}M", tot_thread as f64 / s / 1e6),
         format!("{:.2}M", tot_warp as f64 / s / 1e6),
-        format!("{:.0}", s * 1e9 / tot_warp.max(1) as f64),
-    ]);
-    println!("functional simulation, mechanism {}, warp size {}, one host thread", mech, a.warp_size);
+    ];
+    if gpu.is_some() {
+        row.push(format!("{:.1}M", ttot_thread as f64 / ts / 1e6));
+        row.push(format!("{:.2}M", ttot_warp as f64 / ts / 1e6));
+        row.push(format!("{:.2}M", ttot_cycles as f64 / ts / 1e6));
+    }
+    t.row(row);
+    println!(
+        "mechanism {}, warp size {}; functional: one host thread; timed: {} on {} host thread(s)",
+        mech,
+        a.warp_size,
+        gpu.as_ref().map(|g| g.name.as_str()).unwrap_or("-"),
+        a.threads
+    );
     print!("{}", t.render());
     println!(
         "PTX parsing: {} bytes in {:.2} ms ({:.1} MB/s, single pass; see `cargo bench -p reconverge-ptx` for a careful figure)",

@@ -96,6 +96,9 @@ enum Cause {
     Done,
 }
 
+/// A scheduler's candidate warps, in the order it considers them.
+type Cands = smallvec::SmallVec<[usize; 64]>;
+
 /// What an epoch did.
 #[derive(Debug, Default)]
 pub struct EpochOutcome {
@@ -473,8 +476,8 @@ impl<S> Sm<S> {
     }
 
     /// The order in which scheduler `s` considers its warps.
-    fn candidates(&mut self, s: usize, nsched: usize, policy: SchedulerPolicy) -> Vec<usize> {
-        let mine: Vec<usize> = (0..self.warps.len()).filter(|&h| h % nsched == s && self.warps[h].is_some()).collect();
+    fn candidates(&mut self, s: usize, nsched: usize, policy: SchedulerPolicy) -> Cands {
+        let mine: Cands = (0..self.warps.len()).filter(|&h| h % nsched == s && self.warps[h].is_some()).collect();
         if mine.is_empty() {
             return mine;
         }
@@ -484,7 +487,9 @@ impl<S> Sm<S> {
                     Some(l) => mine.iter().position(|&h| h > l).unwrap_or(0),
                     None => 0,
                 };
-                mine[start..].iter().chain(mine[..start].iter()).copied().collect()
+                let mut v: Cands = mine[start..].iter().copied().collect();
+                v.extend_from_slice(&mine[..start]);
+                v
             }
             SchedulerPolicy::Gto => {
                 let mut by_age = mine;
@@ -504,12 +509,12 @@ impl<S> Sm<S> {
                     Some(l) => active.iter().position(|&h| h == l).map(|p| p + 1).unwrap_or(0),
                     None => 0,
                 };
-                let mut order: Vec<usize> = active[start.min(active.len())..]
+                let mut order: Cands = active[start.min(active.len())..]
                     .iter()
                     .chain(active[..start.min(active.len())].iter())
                     .copied()
                     .collect();
-                let mut pending: Vec<usize> = mine.into_iter().filter(|h| !order.contains(h)).collect();
+                let mut pending: Cands = mine.into_iter().filter(|h| !order.contains(h)).collect();
                 pending.sort_by_key(|&h| self.warps[h].as_ref().map(|w| w.age).unwrap_or(u64::MAX));
                 order.extend(pending);
                 order
@@ -541,8 +546,8 @@ impl<S> Sm<S> {
             self.last_busy = Some(t);
             self.issue_slots += nsched as u64;
             let mut wake = u64::MAX;
-            let mut causes: Vec<Option<Cause>> = vec![None; nsched];
-            let mut issued_s = vec![false; nsched];
+            let mut causes: smallvec::SmallVec<[Option<Cause>; 8]> = smallvec::smallvec![None; nsched];
+            let mut issued_s: smallvec::SmallVec<[bool; 8]> = smallvec::smallvec![false; nsched];
             for s in 0..nsched {
                 let order = self.candidates(s, nsched, policy);
                 if order.is_empty() {
@@ -586,7 +591,8 @@ impl<S> Sm<S> {
                 }
             }
             // Stall accounting for schedulers that issued nothing.
-            let idle_scheds: Vec<Option<Cause>> = (0..nsched).filter(|&s| !issued_s[s]).map(|s| causes[s]).collect();
+            let idle_scheds: smallvec::SmallVec<[Option<Cause>; 8]> =
+                (0..nsched).filter(|&s| !issued_s[s]).map(|s| causes[s]).collect();
             self.retire();
             if !self.has_work() {
                 for c in &idle_scheds {
@@ -738,12 +744,12 @@ impl<S> Sm<S> {
             Some(w) => (w.slot as u64, w.wi as u64),
             None => return (1, 1, false, None),
         };
-        let lanes: Vec<usize> = reconverge_sim::lanes(a.mask).collect();
+        let lanes: smallvec::SmallVec<[usize; 64]> = reconverge_sim::lanes(a.mask).collect();
         let space_of = |l: usize| a.space[l];
         // Shared memory: bank conflicts.
-        let shared: Vec<(u64, u32)> =
+        let shared: smallvec::SmallVec<[(u64, u32); 64]> =
             lanes.iter().filter(|&&l| space_of(l) == Space::Shared).map(|&l| (a.addr[l], a.bytes)).collect();
-        let konst: Vec<u64> = lanes
+        let konst: smallvec::SmallVec<[u64; 64]> = lanes
             .iter()
             .filter(|&&l| matches!(space_of(l), Space::Const | Space::KernelParam))
             .map(|&l| a.addr[l])
@@ -758,7 +764,7 @@ impl<S> Sm<S> {
             occupancy = occupancy.max(d * gpu.interval.mem);
         }
         if !konst.is_empty() {
-            let mut k = konst.clone();
+            let mut k = konst;
             k.sort_unstable();
             k.dedup();
             let d = k.len() as u64;
