@@ -26,9 +26,9 @@ pub struct LaunchArgs {
     /// The divergence mechanism: pdom, ssy or none.
     #[arg(long, default_value = "pdom")]
     pub mechanism: String,
-    /// Threads per warp (a power of two, 1..64).
-    #[arg(long, default_value_t = 32)]
-    pub warp_size: u32,
+    /// Threads per warp (a power of two, 1..64); default: the GPU configuration's (32).
+    #[arg(long)]
+    pub warp_size: Option<u32>,
     /// Dynamic shared memory per block, in bytes.
     #[arg(long, default_value_t = 0)]
     pub dynamic_shared: u32,
@@ -148,10 +148,14 @@ impl LaunchArgs {
             .map_err(|e| Failure::input(format!("--arg: {e}")))?;
         let load = |p: &str| std::fs::read(p).map_err(|e| format!("cannot read `{p}`: {e}"));
         let args = resolve_args(&prog, &specs, &load).map_err(|e| Failure::input(format!("--arg: {e}")))?;
+        let warp_size = match self.warp_size {
+            Some(w) => w,
+            None => self.timing.gpu()?.map(|g| g.warp_size).unwrap_or(32),
+        };
         let cfg = LaunchConfig {
             grid,
             block,
-            warp_size: self.warp_size,
+            warp_size,
             dynamic_shared: self.dynamic_shared,
             local_bytes: self.local_bytes,
             max_instructions: self.max_instructions,
