@@ -221,6 +221,7 @@ mod tests {
         flat_write(&mut d, 4, 4, 7, Space::Shared).unwrap();
         assert_eq!(flat_read(&d, 4, 4, Space::Shared).unwrap(), 7);
         assert_eq!(flat_read(&d, 8, 1, Space::Shared).unwrap_err().kind, FaultKind::OutOfBounds);
-        assert_eq!(flat_read(&d, u64::MAX - 1, 2, Space::Shared).unwrap_err().kind, FaultKind::Misaligned);
+        assert_eq!(flat_read(&d, u64::MAX - 1, 2, Space::Shared).unwrap_err().kind, FaultKind::OutOfBounds);
+        assert_eq!(flat_read(&d, 5, 2, Space::Shared).unwrap_err().kind, FaultKind::Misaligned);
     }
 }
