@@ -9,9 +9,7 @@ use reconverge_ir::{KnownModifier as K, ScalarType};
 use reconverge_semantics::cvt::{CvtMode, CvtRounding};
 use reconverge_semantics::float::{MinMaxMode, TestpOp};
 use reconverge_semantics::int::{ClampWrap, PrmtMode};
-use reconverge_semantics::{
-    cmp, cvt, float, int, select, CmpOp, FloatMode, FloatTy, IntRounding, IntTy, NumTy, Rounding,
-};
+use reconverge_semantics::{cmp, cvt, float, int, select, FloatMode, FloatTy, IntRounding, IntTy, NumTy, Rounding};
 
 fn ity(ty: ScalarType) -> IntTy {
     IntTy::try_from(ty).unwrap_or(match ty.bits() {
@@ -266,32 +264,9 @@ pub fn cvt(dty: ScalarType, sty: ScalarType, rnd: Option<K>, ftz: bool, sat: boo
     move |a| cvt::cvt(d, s, mode, a)
 }
 
-fn cmp_op(c: Cmp) -> CmpOp {
-    match c {
-        Cmp::Eq => CmpOp::Eq,
-        Cmp::Ne => CmpOp::Ne,
-        Cmp::Lt => CmpOp::Lt,
-        Cmp::Le => CmpOp::Le,
-        Cmp::Gt => CmpOp::Gt,
-        Cmp::Ge => CmpOp::Ge,
-        Cmp::Lo => CmpOp::Lo,
-        Cmp::Ls => CmpOp::Ls,
-        Cmp::Hi => CmpOp::Hi,
-        Cmp::Hs => CmpOp::Hs,
-        Cmp::Equ => CmpOp::Equ,
-        Cmp::Neu => CmpOp::Neu,
-        Cmp::Ltu => CmpOp::Ltu,
-        Cmp::Leu => CmpOp::Leu,
-        Cmp::Gtu => CmpOp::Gtu,
-        Cmp::Geu => CmpOp::Geu,
-        Cmp::Num => CmpOp::Num,
-        Cmp::Nan => CmpOp::Nan,
-    }
-}
-
 /// A comparison of `setp`/`set`.
 pub fn compare(c: Cmp, ty: ScalarType) -> impl Fn(u64, u64) -> bool {
-    let op = cmp_op(c);
+    let op = c;
     let t = numty(ty);
     move |a, b| cmp::compare(op, t, a, b)
 }

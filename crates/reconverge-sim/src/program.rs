@@ -308,46 +308,8 @@ pub struct FMode {
     pub nan: bool,
 }
 
-/// Comparison operators of `setp`/`set`.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub enum Cmp {
-    /// `eq`
-    Eq,
-    /// `ne`
-    Ne,
-    /// `lt`
-    Lt,
-    /// `le`
-    Le,
-    /// `gt`
-    Gt,
-    /// `ge`
-    Ge,
-    /// `lo`
-    Lo,
-    /// `ls`
-    Ls,
-    /// `hi`
-    Hi,
-    /// `hs`
-    Hs,
-    /// `equ`
-    Equ,
-    /// `neu`
-    Neu,
-    /// `ltu`
-    Ltu,
-    /// `leu`
-    Leu,
-    /// `gtu`
-    Gtu,
-    /// `geu`
-    Geu,
-    /// `num`
-    Num,
-    /// `nan`
-    Nan,
-}
+/// Comparison operators of `setp`/`set` (the semantics crate's).
+pub use reconverge_semantics::CmpOp as Cmp;
 
 /// Predicate combiners.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
