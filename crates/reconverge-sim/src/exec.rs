@@ -127,9 +127,10 @@ impl AccessLog {
     #[inline]
     fn record(&mut self, lane: usize, space: Space, addr: u64) {
         if self.enabled {
+            let (sp, a) = resolve(space, addr);
             self.mask |= 1 << lane;
-            self.space[lane] = resolve(space, addr).0;
-            self.addr[lane] = resolve(space, addr).1;
+            self.space[lane] = sp;
+            self.addr[lane] = a;
         }
     }
 }

@@ -96,9 +96,10 @@ impl DeviceMemory {
 
     #[inline]
     fn locate(&self, addr: u64, size: u32) -> Option<(usize, usize)> {
+        let end = addr.checked_add(size as u64)?;
         let last = self.last.load(std::sync::atomic::Ordering::Relaxed);
         if let Some(a) = self.allocs.get(last) {
-            if addr >= a.base && addr + size as u64 <= a.base + a.data.len() as u64 {
+            if addr >= a.base && end <= a.base + a.data.len() as u64 {
                 return Some((last, (addr - a.base) as usize));
             }
         }
@@ -107,7 +108,7 @@ impl DeviceMemory {
             return None;
         }
         let a = &self.allocs[i - 1];
-        if addr + size as u64 <= a.base + a.data.len() as u64 {
+        if end <= a.base + a.data.len() as u64 {
             self.last.store(i - 1, std::sync::atomic::Ordering::Relaxed);
             Some((i - 1, (addr - a.base) as usize))
         } else {
@@ -211,6 +212,7 @@ mod tests {
         assert_eq!(m.read(a + 16, 4).unwrap_err().kind, FaultKind::OutOfBounds);
         assert_eq!(m.read(a + 2, 4).unwrap_err().kind, FaultKind::Misaligned);
         assert_eq!(m.read(a - 4, 4).unwrap_err().kind, FaultKind::OutOfBounds);
+        assert_eq!(m.read(u64::MAX - 3, 4).unwrap_err().kind, FaultKind::OutOfBounds);
         m.write(b, 8, u64::MAX).unwrap();
         assert_eq!(m.read(b + 4, 4).unwrap(), 0xFFFF_FFFF);
     }

@@ -651,6 +651,17 @@ impl<S> Sm<S> {
             Some(w) => (w.slot as usize, w.wi as usize),
             None => return Ok(()),
         };
+        if pc as usize >= ctx.prog.insts.len() {
+            let c = self.ctas[slot].as_ref().map(|c| &c.res.cta);
+            let last = ctx.prog.insts.len().saturating_sub(1) as u32;
+            return Err(SimError::Trap {
+                what: format!("control reached pc {pc}, past the end of the program"),
+                at: Box::new(match c {
+                    Some(c) => reconverge_sim::exec::location(ctx.prog, c, wi as u32, last, None),
+                    None => Default::default(),
+                }),
+            });
+        }
         self.mem.cycle = now;
         self.mem.cta_slot = slot as u32;
         let Some(c) = self.ctas[slot].as_mut() else { return Ok(()) };
