@@ -183,12 +183,14 @@ impl Cfg {
                 Opcode::Sync | Opcode::Brk if matches!(inst.operands.first(), Some(Operand::Sym(Symbol::Label(_)))) => {
                     // reconverge's explicit-stack instructions, as the SSY pass writes them: `sync L` /
                     // `brk L` name where the threads continue once the stack pops (the reconvergence
-                    // point or the loop exit). A guarded `brk` also falls through.
+                    // point or the loop exit). A guarded `brk` also falls through: it is a conditional
+                    // branch whose lanes may split like a guarded `bra`.
                     info.kind = TermKind::Other;
-                    info.uniform = true;
+                    info.uniform = !info.guarded;
                     if let Some(Operand::Sym(Symbol::Label(l))) = inst.operands.first() {
                         if valid_block(*l) {
-                            push_edge(&mut info.edges, EdgeTarget::Block(l.index() as u32), EdgeKind::Jump);
+                            let kind = if info.guarded { EdgeKind::Taken } else { EdgeKind::Jump };
+                            push_edge(&mut info.edges, EdgeTarget::Block(l.index() as u32), kind);
                         }
                     }
                 }

@@ -1,12 +1,14 @@
 //! `reconverge bench`: simulation speed on the suite kernels, in simulated instructions per second.
 
 use crate::launch_args::mechanism;
-use crate::suite_cmd::{default_kernels_dir, load_manifest};
-use crate::Failure;
+use crate::suite_cmd::{check_kernel_names, check_warp_sizes, default_kernels_dir, load_manifest};
+use crate::{out, outln, Failure};
 use clap::Args;
+use reconverge_report::records;
 use reconverge_report::table::Table;
 use reconverge_sim::{run, DecodeOptions, LaunchConfig, Mechanism, NoObserver};
 use reconverge_suite::{resolve_args, ArgSpec};
+use serde::Serialize;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -37,6 +39,39 @@ pub struct BenchArgs {
     /// Functional simulation only.
     #[arg(long)]
     pub functional: bool,
+    /// Print CSV (one row per kernel, then the total as kernel `ALL`).
+    #[arg(long, conflicts_with = "json")]
+    pub csv: bool,
+    /// Print JSON (one array of rows).
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// One row of `bench` output (the `--csv`/`--json` columns).
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct BenchRecord {
+    /// The kernel (`ALL` for the total).
+    pub kernel: String,
+    /// The mechanism.
+    pub mechanism: String,
+    /// Threads per warp.
+    pub warp_size: u32,
+    /// The GPU configuration of the timed measurement (`null` with --functional).
+    pub config: Option<String>,
+    /// Host threads of the timed measurement.
+    pub threads: usize,
+    /// SIMD efficiency of the kernel's own instructions (0..1; `null` for the total).
+    pub simd_efficiency: Option<f64>,
+    /// Simulated thread instructions per second, functional.
+    pub functional_thread_instructions_per_s: f64,
+    /// Simulated warp instructions per second, functional.
+    pub functional_warp_instructions_per_s: f64,
+    /// Simulated thread instructions per second, timed.
+    pub timed_thread_instructions_per_s: Option<f64>,
+    /// Simulated warp instructions per second, timed.
+    pub timed_warp_instructions_per_s: Option<f64>,
+    /// Simulated cycles per second, timed.
+    pub simulated_cycles_per_s: Option<f64>,
 }
 
 /// Runs `reconverge bench`.
@@ -47,36 +82,43 @@ pub fn run_bench(a: BenchArgs) -> Result<(), Failure> {
         .or_else(default_kernels_dir)
         .ok_or_else(|| Failure::input("cannot find kernels/; pass --kernels DIR"))?;
     let manifest = load_manifest(&dir)?;
+    check_kernel_names(&manifest, &a.only)?;
+    check_warp_sizes(&[a.warp_size])?;
     let mech: Mechanism = mechanism(&a.mechanism)?;
     let load = |p: &str| std::fs::read(dir.join(p)).map_err(|e| format!("cannot read `{p}`: {e}"));
     let gpu = if a.functional { None } else { Some(crate::launch_args::gpu_config(&a.config)?) };
-    let mut t = Table::new(&[
-        "kernel",
-        "SIMD eff",
-        "func thread/s",
-        "func warp/s",
-        "timed thread/s",
-        "timed warp/s",
-        "cycles/s",
-    ]);
+    let mut rows: Vec<BenchRecord> = Vec::new();
+    let base = BenchRecord {
+        mechanism: mech.name().to_string(),
+        warp_size: a.warp_size,
+        config: gpu.as_ref().map(|g| g.name.clone()),
+        threads: a.threads,
+        ..BenchRecord::default()
+    };
+    let per_s = |n: u64, d: Duration| n as f64 / d.as_secs_f64().max(1e-9);
     let (mut tot_thread, mut tot_warp, mut tot_time) = (0u64, 0u64, Duration::ZERO);
     let (mut ttot_thread, mut ttot_warp, mut ttot_cycles, mut ttot_time) = (0u64, 0u64, 0u64, Duration::ZERO);
     // Parser speed on the suite's PTX.
     let mut ptx_bytes = 0usize;
     let mut parse_time = Duration::ZERO;
-    for e in manifest.kernels.iter().filter(|e| a.only.is_empty() || a.only.contains(&e.name)) {
-        if !e.supports_warp_size(a.warp_size) || e.expected_outcome(mech.name()) != "completed" {
-            continue;
-        }
+    let entries: Vec<_> = manifest
+        .kernels
+        .iter()
+        .filter(|e| a.only.is_empty() || a.only.contains(&e.name))
+        .filter(|e| e.supports_warp_size(a.warp_size) && e.expected_outcome(mech.name()) == "completed")
+        .collect();
+    let bar = crate::progress::bar(entries.len() as u64, a.csv || a.json);
+    for e in entries {
+        bar.inc(1);
         let text =
             String::from_utf8(load(&e.ptx).map_err(Failure::input)?).map_err(|e| Failure::input(e.to_string()))?;
         let t0 = Instant::now();
         let module = reconverge_ptx::parse(&text).map_err(|_| Failure::input(format!("{}: parse error", e.ptx)))?;
         parse_time += t0.elapsed();
         ptx_bytes += text.len();
+        let opts = DecodeOptions { file: e.ptx.clone(), ..Default::default() };
         let prog =
-            reconverge_sim::load(&module, Some(&e.name), mech, &DecodeOptions { file: e.ptx.clone(), source: None })
-                .map_err(|err| Failure::input(err.to_string()))?;
+            reconverge_sim::load(&module, Some(&e.name), mech, &opts).map_err(|err| Failure::input(err.to_string()))?;
         let specs: Vec<ArgSpec> =
             e.args.iter().map(|x| ArgSpec::parse(&x.text())).collect::<Result<_, _>>().map_err(Failure::input)?;
         let args = resolve_args(&prog, &specs, &load).map_err(Failure::input)?;
@@ -104,13 +146,13 @@ pub fn run_bench(a: BenchArgs) -> Result<(), Failure> {
         tot_thread += thread;
         tot_warp += warp;
         tot_time += el;
-        let s = el.as_secs_f64();
-        let mut row = vec![
-            e.name.clone(),
-            format!("{:.1}%", eff * 100.0),
-            format!("{:.1}M", thread as f64 / s / 1e6),
-            format!("{:.2}M", warp as f64 / s / 1e6),
-        ];
+        let mut row = BenchRecord {
+            kernel: e.name.clone(),
+            simd_efficiency: Some(eff),
+            functional_thread_instructions_per_s: per_s(thread, el),
+            functional_warp_instructions_per_s: per_s(warp, el),
+            ..base.clone()
+        };
         if let Some(g) = &gpu {
             let (mut tw, mut tt, mut tc, mut runs) = (0u64, 0u64, 0u64, 0u64);
             let start = Instant::now();
@@ -129,40 +171,62 @@ pub fn run_bench(a: BenchArgs) -> Result<(), Failure> {
             ttot_warp += tw;
             ttot_cycles += tc;
             ttot_time += el;
-            let s = el.as_secs_f64();
-            row.push(format!("{:.1}M", tt as f64 / s / 1e6));
-            row.push(format!("{:.2}M", tw as f64 / s / 1e6));
-            row.push(format!("{:.2}M", tc as f64 / s / 1e6));
+            row.timed_thread_instructions_per_s = Some(per_s(tt, el));
+            row.timed_warp_instructions_per_s = Some(per_s(tw, el));
+            row.simulated_cycles_per_s = Some(per_s(tc, el));
         }
-        t.row(row);
+        rows.push(row);
     }
-    let s = tot_time.as_secs_f64().max(1e-9);
-    let ts = ttot_time.as_secs_f64().max(1e-9);
-    let mut row = vec![
-        "ALL".into(),
-        "-".into(),
-        format!("{:.1}M", tot_thread as f64 / s / 1e6),
-        format!("{:.2}M", tot_warp as f64 / s / 1e6),
-    ];
-    if gpu.is_some() {
-        row.push(format!("{:.1}M", ttot_thread as f64 / ts / 1e6));
-        row.push(format!("{:.2}M", ttot_warp as f64 / ts / 1e6));
-        row.push(format!("{:.2}M", ttot_cycles as f64 / ts / 1e6));
+    bar.finish_and_clear();
+    let timed = gpu.is_some();
+    rows.push(BenchRecord {
+        kernel: "ALL".into(),
+        functional_thread_instructions_per_s: per_s(tot_thread, tot_time),
+        functional_warp_instructions_per_s: per_s(tot_warp, tot_time),
+        timed_thread_instructions_per_s: timed.then(|| per_s(ttot_thread, ttot_time)),
+        timed_warp_instructions_per_s: timed.then(|| per_s(ttot_warp, ttot_time)),
+        simulated_cycles_per_s: timed.then(|| per_s(ttot_cycles, ttot_time)),
+        ..base.clone()
+    });
+    if a.csv {
+        return out!("{}", records::to_csv(&rows));
     }
-    t.row(row);
-    println!(
+    if a.json {
+        return outln!("{}", records::to_json(&rows));
+    }
+    let mut t = Table::new(&[
+        "kernel",
+        "SIMD eff",
+        "func thread/s",
+        "func warp/s",
+        "timed thread/s",
+        "timed warp/s",
+        "cycles/s",
+    ]);
+    let m = |x: Option<f64>, d: usize| x.map(|v| format!("{:.*}M", d, v / 1e6)).unwrap_or_else(|| "-".into());
+    for r in &rows {
+        t.row(vec![
+            r.kernel.clone(),
+            records::pct(r.simd_efficiency),
+            m(Some(r.functional_thread_instructions_per_s), 1),
+            m(Some(r.functional_warp_instructions_per_s), 2),
+            m(r.timed_thread_instructions_per_s, 1),
+            m(r.timed_warp_instructions_per_s, 2),
+            m(r.simulated_cycles_per_s, 2),
+        ]);
+    }
+    outln!(
         "mechanism {}, warp size {}; functional: one host thread; timed: {} on {} host thread(s)",
         mech,
         a.warp_size,
         gpu.as_ref().map(|g| g.name.as_str()).unwrap_or("-"),
         a.threads
-    );
-    print!("{}", t.render());
-    println!(
+    )?;
+    out!("{}", t.render())?;
+    outln!(
         "PTX parsing: {} bytes in {:.2} ms ({:.1} MB/s, single pass; see `cargo bench -p reconverge-ptx` for a careful figure)",
         ptx_bytes,
         parse_time.as_secs_f64() * 1e3,
         ptx_bytes as f64 / parse_time.as_secs_f64().max(1e-9) / 1e6
-    );
-    Ok(())
+    )
 }

@@ -63,6 +63,5 @@ pub fn run(a: CfgArgs) -> Result<(), Failure> {
         Format::Dot => report.render_dot(),
         Format::Json => report.render_json(),
     };
-    print!("{out}");
-    Ok(())
+    crate::out::write(&out)
 }

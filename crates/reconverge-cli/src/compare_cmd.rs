@@ -1,14 +1,18 @@
 //! `reconverge compare`: kernels × mechanisms (× warp sizes × configurations) under the timing model, in
 //! one table: cycles, speedup over `pdom`, SIMD efficiency, IPC and where the issue slots went.
 
-use crate::launch_args::{gpu_config, mechanism};
-use crate::suite_cmd::{default_kernels_dir, load_manifest};
-use crate::Failure;
+use crate::launch_args::gpu_config;
+use crate::suite_cmd::{
+    check_kernel_names, check_of, check_warp_sizes, default_kernels_dir, load_manifest, mechanisms, print_branch_table,
+    print_tidy, record_of,
+};
+use crate::{out, outln, Failure};
 use clap::Args;
 use rayon::prelude::*;
+use reconverge_report::records::{self, branch_records, fill_speedups, geomean_speedups, BranchRecord, RunRecord};
 use reconverge_report::table::Table;
 use reconverge_sim::Mechanism;
-use reconverge_suite::{run_entry, EntryOutcome, Mode, Verdict};
+use reconverge_suite::{run_entry, EntryOutcome, Mode};
 use std::path::PathBuf;
 
 /// Arguments of `reconverge compare`.
@@ -29,12 +33,15 @@ pub struct CompareArgs {
     /// GPU configurations, presets or TOML files (repeatable; default gtx480).
     #[arg(long = "config")]
     pub configs: Vec<String>,
-    /// Print CSV.
-    #[arg(long)]
+    /// Print CSV (one row per run; with --branches, one row per branch of each run).
+    #[arg(long, conflicts_with = "json")]
     pub csv: bool,
-    /// Print JSON (one array of runs).
+    /// Print JSON: one array of run records (with --branches, each has `branches_by_pc`).
     #[arg(long)]
     pub json: bool,
+    /// Also print the per-branch statistics of every run, sorted by divergent executions.
+    #[arg(long)]
+    pub branches: bool,
     /// Host threads (0 = all cores); results do not depend on it.
     #[arg(long, default_value_t = 0)]
     pub threads: usize,
@@ -50,14 +57,6 @@ struct Job {
     mech: Mechanism,
 }
 
-fn pct(x: u64, of: u64) -> String {
-    if of == 0 {
-        "-".into()
-    } else {
-        format!("{:.0}%", 100.0 * x as f64 / of as f64)
-    }
-}
-
 /// Runs `reconverge compare`.
 pub fn run(a: CompareArgs) -> Result<(), Failure> {
     let dir = a
@@ -66,19 +65,12 @@ pub fn run(a: CompareArgs) -> Result<(), Failure> {
         .or_else(default_kernels_dir)
         .ok_or_else(|| Failure::input("cannot find kernels/; pass --kernels DIR"))?;
     let manifest = load_manifest(&dir)?;
-    let mechs: Vec<Mechanism> = if a.mechanisms.is_empty() {
-        Mechanism::ALL.to_vec()
-    } else {
-        a.mechanisms.iter().map(|m| mechanism(m)).collect::<Result<_, _>>()?
-    };
+    let mechs = mechanisms(&a.mechanisms)?;
+    check_warp_sizes(&a.warp_sizes)?;
     let warps = if a.warp_sizes.is_empty() { vec![32] } else { a.warp_sizes.clone() };
     let names = if a.configs.is_empty() { vec!["gtx480".to_string()] } else { a.configs.clone() };
     let configs = names.iter().map(|c| gpu_config(c)).collect::<Result<Vec<_>, _>>()?;
-    for k in &a.only {
-        if !manifest.kernels.iter().any(|e| &e.name == k) {
-            return Err(Failure::input(format!("no kernel `{k}` in the suite")));
-        }
-    }
+    check_kernel_names(&manifest, &a.only)?;
     let mut jobs = Vec::new();
     for (ei, e) in manifest.kernels.iter().enumerate() {
         if !a.only.is_empty() && !a.only.contains(&e.name) {
@@ -96,11 +88,7 @@ pub fn run(a: CompareArgs) -> Result<(), Failure> {
         }
     }
     let load = |p: &str| std::fs::read(dir.join(p)).map_err(|e| format!("cannot read `{p}`: {e}"));
-    let bar = indicatif::ProgressBar::new(jobs.len() as u64);
-    bar.set_style(
-        indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} runs {msg}")
-            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-    );
+    let bar = crate::progress::bar(jobs.len() as u64, a.csv || a.json);
     let pool =
         rayon::ThreadPoolBuilder::new().num_threads(a.threads).build().map_err(|e| Failure::input(e.to_string()))?;
     let results: Vec<EntryOutcome> = pool.install(|| {
@@ -121,17 +109,41 @@ pub fn run(a: CompareArgs) -> Result<(), Failure> {
             .collect()
     });
     bar.finish_and_clear();
-    let cycles_of = |j: &Job, m: Mechanism| -> Option<u64> {
-        jobs.iter().zip(&results).find_map(|(k, o)| {
-            (k.entry == j.entry
-                && k.config == j.config
-                && k.warp == j.warp
-                && k.mech == m
-                && o.result.as_ref().is_some_and(|r| r.error.is_none()))
-            .then(|| o.timing.as_ref().map(|t| t.cycles))
-            .flatten()
+    let mut runs: Vec<RunRecord> =
+        jobs.iter().zip(&results).map(|(j, o)| record_of(o, Some(configs[j.config].name.as_str()))).collect();
+    fill_speedups(&mut runs);
+    let branch_rows: Vec<Vec<BranchRecord>> = jobs
+        .iter()
+        .zip(&results)
+        .map(|(j, o)| match &o.result {
+            Some(r) if a.branches => {
+                branch_records(&o.kernel, Some(configs[j.config].name.as_str()), j.warp, j.mech.name(), r)
+            }
+            _ => Vec::new(),
         })
-    };
+        .collect();
+    let bad: Vec<String> = results
+        .iter()
+        .filter_map(|o| {
+            check_of(&o.verdict).1.map(|p| format!("{} / {} / warp {}: {p}", o.kernel, o.mechanism, o.warp_size))
+        })
+        .collect();
+    if !print_tidy(a.csv, a.json, a.branches, &runs, &branch_rows)? {
+        print_table(&runs)?;
+        if a.branches {
+            print_branch_table(&branch_rows)?;
+        }
+        for p in &bad {
+            outln!("  {p}")?;
+        }
+    }
+    if !bad.is_empty() {
+        return Err(Failure { message: format!("{} runs were not as expected", bad.len()), code: 1 });
+    }
+    Ok(())
+}
+
+fn print_table(runs: &[RunRecord]) -> Result<(), Failure> {
     let mut t = Table::new(&[
         "kernel",
         "config",
@@ -143,6 +155,7 @@ pub fn run(a: CompareArgs) -> Result<(), Failure> {
         "vs pdom",
         "SIMD eff",
         "IPC",
+        "structure",
         "mem",
         "dep",
         "pipe",
@@ -150,105 +163,57 @@ pub fn run(a: CompareArgs) -> Result<(), Failure> {
         "mech",
         "idle",
     ]);
-    let mut json = Vec::new();
-    let mut bad = 0;
-    for (j, o) in jobs.iter().zip(&results) {
-        let e = &manifest.kernels[j.entry];
-        let check = match &o.verdict {
-            Verdict::Pass => "ok".to_string(),
-            Verdict::WrongOutcome { .. } => "WRONG OUTCOME".into(),
-            Verdict::Mismatch(_) => "MISMATCH".into(),
-            Verdict::Broken(_) => "BROKEN".into(),
-        };
-        if !o.verdict.ok() {
-            bad += 1;
-        }
-        let (outcome, eff) = match &o.result {
-            Some(r) => (r.outcome().to_string(), format!("{:.1}%", 100.0 * r.stats.simd_efficiency(j.warp))),
-            None => ("-".into(), "-".into()),
-        };
-        let completed = o.result.as_ref().is_some_and(|r| r.error.is_none());
-        let speed = match (cycles_of(j, Mechanism::Pdom), o.timing.as_ref().filter(|_| completed)) {
-            (Some(p), Some(tm)) if tm.cycles > 0 => format!("{:.2}x", p as f64 / tm.cycles as f64),
+    for r in runs {
+        let slots = r.issue_slots.unwrap_or(0);
+        let share = |x: Option<u64>| match x {
+            Some(v) if slots > 0 => format!("{:.0}%", 100.0 * v as f64 / slots as f64),
             _ => "-".into(),
         };
-        let mut row = vec![
-            e.name.clone(),
-            configs[j.config].name.clone(),
-            j.warp.to_string(),
-            j.mech.to_string(),
-            outcome,
-            check.clone(),
-        ];
-        match o.timing.as_ref().filter(|_| completed) {
-            Some(tm) => {
-                let s = &tm.stalls;
-                let slots = tm.issue_slots;
-                row.extend([
-                    tm.cycles.to_string(),
-                    speed.clone(),
-                    eff.clone(),
-                    format!("{:.2}", tm.ipc()),
-                    pct(s.memory, slots),
-                    pct(s.scoreboard, slots),
-                    pct(s.pipeline, slots),
-                    pct(s.barrier, slots),
-                    pct(s.mechanism, slots),
-                    pct(s.no_ready_warp, slots),
-                ]);
-            }
-            None => row.extend([
-                "-".to_string(),
-                "-".into(),
-                eff.clone(),
-                "-".into(),
-                "-".into(),
-                "-".into(),
-                "-".into(),
-                "-".into(),
-                "-".into(),
-                "-".into(),
-            ]),
-        }
-        t.row(row);
-        if a.json {
-            let stats = o.result.as_ref().map(|r| {
-                reconverge_report::run::run_json_timed(&e.name, j.mech.name(), j.warp, r, o.timing.as_ref(), None)
-            });
-            json.push(serde_json::json!({
-                "kernel": e.name, "config": configs[j.config].name, "warp_size": j.warp, "mechanism": j.mech.name(),
-                "check": check, "speedup_over_pdom": speed, "stats": stats,
-            }));
+        t.row(vec![
+            r.kernel.clone(),
+            r.config.clone().unwrap_or_default(),
+            r.warp_size.to_string(),
+            r.mechanism.clone(),
+            r.outcome.clone(),
+            r.check.clone().unwrap_or_default(),
+            records::count(r.cycles, r.partial),
+            r.speedup_over_pdom.map(|s| format!("{s:.2}x")).unwrap_or_else(|| "-".into()),
+            records::pct(r.simd_efficiency),
+            r.ipc.map(|x| format!("{x:.2}")).unwrap_or_else(|| "-".into()),
+            records::structure(r),
+            share(r.stall_memory),
+            share(r.stall_scoreboard),
+            share(r.stall_pipeline),
+            share(r.stall_barrier),
+            share(r.stall_mechanism),
+            share(r.stall_no_ready_warp),
+        ]);
+    }
+    out!("{}", t.render())?;
+    if runs.iter().any(|r| r.partial) {
+        outln!("{}", records::PARTIAL_NOTE)?;
+    }
+    outln!(
+        "\nidle issue slots by cause: mem = memory, dep = register dependency, pipe = busy unit or branch, bar = barrier, mech = mechanism, idle = no warp"
+    )?;
+    let means = geomean_speedups(runs);
+    let mut keys: Vec<(Option<String>, u32)> = Vec::new();
+    for (cf, w, ..) in &means {
+        if !keys.contains(&(cf.clone(), *w)) {
+            keys.push((cf.clone(), *w));
         }
     }
-    if a.json {
-        println!("{}", serde_json::to_string_pretty(&json).unwrap_or_default());
-    } else if a.csv {
-        print!("{}", t.render_csv());
-    } else {
-        print!("{}", t.render());
-        println!("\nidle issue slots by cause: mem = memory, dep = register dependency, pipe = busy unit or branch, bar = barrier, mech = mechanism, idle = no warp");
-        // Geometric-mean speedup of each mechanism over pdom.
-        for (ci, config) in configs.iter().enumerate() {
-            for &w in &warps {
-                let mut parts = Vec::new();
-                for &m in &mechs {
-                    let ratios: Vec<f64> = jobs
-                        .iter()
-                        .filter(|j| j.config == ci && j.warp == w && j.mech == m)
-                        .filter_map(|j| Some(cycles_of(j, Mechanism::Pdom)? as f64 / cycles_of(j, m)?.max(1) as f64))
-                        .collect();
-                    if !ratios.is_empty() {
-                        let g = (ratios.iter().map(|r| r.ln()).sum::<f64>() / ratios.len() as f64).exp();
-                        parts.push(format!("{m} {g:.3}x ({} kernels)", ratios.len()));
-                    }
-                }
-                println!("geometric-mean speedup over pdom, {} warp {w}: {}", config.name, parts.join(", "));
-            }
-        }
-    }
-    if bad > 0 {
-        return Err(Failure { message: format!("{bad} runs were not as expected"), code: 1 });
+    for (cf, w) in keys {
+        let parts: Vec<String> = means
+            .iter()
+            .filter(|(c, x, ..)| *c == cf && *x == w)
+            .map(|(_, _, m, g, n)| format!("{m} {g:.3}x ({n} kernels)"))
+            .collect();
+        outln!(
+            "geometric-mean speedup over pdom, {} warp {w}: {}",
+            cf.unwrap_or_else(|| "-".into()),
+            parts.join(", ")
+        )?;
     }
     Ok(())
 }

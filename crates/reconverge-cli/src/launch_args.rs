@@ -137,7 +137,7 @@ impl LaunchArgs {
             &loaded.module,
             self.kernel.as_deref(),
             mech,
-            &DecodeOptions { file: self.file.clone(), source: Some(loaded.ptx.clone()) },
+            &DecodeOptions { file: self.file.clone(), source: Some(loaded.ptx.clone()), ..Default::default() },
         )
         .map_err(|e| Failure::input(format!("{}: {e}", self.file)))?;
         let specs = self

@@ -9,6 +9,8 @@ mod cfg_cmd;
 mod compare_cmd;
 mod launch_args;
 mod nvrtc;
+mod out;
+mod progress;
 mod run_cmd;
 mod source;
 mod suite_cmd;
@@ -29,6 +31,11 @@ impl Failure {
     /// Invalid input or usage (exit 2).
     pub fn input(message: impl Into<String>) -> Failure {
         Failure { message: message.into(), code: 2 }
+    }
+
+    /// Standard output was closed by its reader: stop quietly with status 0.
+    pub fn quiet() -> Failure {
+        Failure { message: String::new(), code: 0 }
     }
 }
 
@@ -82,7 +89,9 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(f) => {
-            eprintln!("{}", f.message.trim_end());
+            if !f.message.is_empty() {
+                eprintln!("{}", f.message.trim_end());
+            }
             ExitCode::from(f.code)
         }
     }

@@ -1,7 +1,7 @@
 //! `reconverge run` and `reconverge trace`.
 
 use crate::launch_args::LaunchArgs;
-use crate::Failure;
+use crate::{out, outln, Failure};
 use clap::Args;
 use reconverge_report::run::run_text;
 use reconverge_report::trace::TraceRecorder;
@@ -18,6 +18,10 @@ pub struct RunArgs {
     /// Print the statistics as one JSON object.
     #[arg(long)]
     json: bool,
+    /// Also print the per-branch statistics as a table sorted by divergent executions (in JSON they are
+    /// always there, as `branches_by_pc`).
+    #[arg(long)]
+    branches: bool,
 }
 
 /// Arguments of `reconverge trace`.
@@ -91,11 +95,19 @@ pub fn run_cmd(a: RunArgs) -> Result<(), Failure> {
             timing.as_ref(),
             gpu.as_ref(),
         );
-        println!("{}", serde_json::to_string(&j).unwrap_or_default());
+        outln!("{}", serde_json::to_string(&j).unwrap_or_default())?;
     } else {
-        print!("{}", run_text(&name, p.mechanism.name(), p.cfg.warp_size, &r));
+        out!("{}", run_text(&name, p.mechanism.name(), p.cfg.warp_size, &r))?;
         if let (Some(t), Some(g)) = (&timing, &gpu) {
-            print!("{}", reconverge_report::run::timing_text(t, g));
+            out!("{}", reconverge_report::run::timing_text(t, g))?;
+        }
+        if a.branches {
+            let config = gpu.as_ref().map(|g| g.name.as_str());
+            let mut rows =
+                reconverge_report::records::branch_records(&name, config, p.cfg.warp_size, p.mechanism.name(), &r);
+            reconverge_report::records::sort_branches(&mut rows);
+            outln!("\nbranches, most divergent first:")?;
+            out!("{}", reconverge_report::records::branch_table(&rows).render())?;
         }
     }
     exit_for(&r)
@@ -106,21 +118,21 @@ pub fn trace_cmd(a: TraceArgs) -> Result<(), Failure> {
     let p = a.launch.prepare()?;
     let mut rec = TraceRecorder::new(&p.prog, a.cta, a.warp, p.cfg.warp_size, a.limit);
     let r = run(&p.prog, p.mechanism, &p.cfg, &p.args, &mut rec);
-    println!(
+    outln!(
         "trace of CTA {} warp {} of kernel {} under {}, warp size {}",
         a.cta,
         a.warp,
         p.prog.kernel_name(),
         p.mechanism,
         p.cfg.warp_size
-    );
-    println!("{}", rec.header());
+    )?;
+    outln!("{}", rec.header())?;
     for l in &rec.lines {
-        println!("{l}");
+        outln!("{l}")?;
     }
     if rec.truncated {
-        println!("... (trace cut at --limit {})", a.limit);
+        outln!("... (trace cut at --limit {})", a.limit)?;
     }
-    println!("outcome: {}", r.outcome());
+    outln!("outcome: {}", r.outcome())?;
     exit_for(&r)
 }

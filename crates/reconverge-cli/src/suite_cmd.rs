@@ -2,11 +2,12 @@
 //! outputs.
 
 use crate::launch_args::mechanism;
-use crate::Failure;
+use crate::{out, outln, Failure};
 use clap::Args;
+use reconverge_report::records::{self, branch_records, sort_branches, BranchRecord, Check, RunRecord};
 use reconverge_report::table::Table;
 use reconverge_sim::Mechanism;
-use reconverge_suite::{run_entry, Manifest, Verdict};
+use reconverge_suite::{run_entry, EntryOutcome, Manifest, Verdict};
 use std::path::{Path, PathBuf};
 
 /// Arguments of `reconverge suite`.
@@ -24,12 +25,15 @@ pub struct SuiteArgs {
     /// Warp sizes (repeatable; default 32).
     #[arg(long = "warp-size")]
     pub warp_sizes: Vec<u32>,
-    /// Print CSV instead of a table.
-    #[arg(long)]
+    /// Print CSV (one row per run; with --branches, one row per branch of each run).
+    #[arg(long, conflicts_with = "json")]
     pub csv: bool,
-    /// Print JSON lines, one object per run.
+    /// Print JSON: one array of run records (with --branches, each has `branches_by_pc`).
     #[arg(long)]
     pub json: bool,
+    /// Also print the per-branch statistics of every run, sorted by divergent executions.
+    #[arg(long)]
+    pub branches: bool,
     /// Warp-instruction limit per run.
     #[arg(long, default_value_t = 50_000_000)]
     pub max_instructions: u64,
@@ -63,6 +67,110 @@ pub fn load_manifest(dir: &Path) -> Result<Manifest, Failure> {
     Manifest::parse(&text).map_err(|e| Failure::input(format!("{}: {e}", path.display())))
 }
 
+/// Checks that every name in `only` is a suite kernel.
+pub fn check_kernel_names(manifest: &Manifest, only: &[String]) -> Result<(), Failure> {
+    for k in only {
+        if !manifest.kernels.iter().any(|e| &e.name == k) {
+            let names: Vec<&str> = manifest.kernels.iter().map(|e| e.name.as_str()).collect();
+            return Err(Failure::input(format!("no kernel `{k}` in the suite (kernels: {})", names.join(", "))));
+        }
+    }
+    Ok(())
+}
+
+/// The mechanisms named on the command line (all when none).
+pub fn mechanisms(names: &[String]) -> Result<Vec<Mechanism>, Failure> {
+    if names.is_empty() {
+        Ok(Mechanism::ALL.to_vec())
+    } else {
+        names.iter().map(|m| mechanism(m)).collect()
+    }
+}
+
+/// Checks warp sizes given on the command line.
+pub fn check_warp_sizes(sizes: &[u32]) -> Result<(), Failure> {
+    for &w in sizes {
+        if !(1..=64).contains(&w) || !w.is_power_of_two() {
+            return Err(Failure::input(format!("--warp-size {w}: not a power of two in 1..=64")));
+        }
+    }
+    Ok(())
+}
+
+/// The suite's verdict as a `check` value, plus a description of the problem if any.
+pub fn check_of(v: &Verdict) -> (Check, Option<String>) {
+    match v {
+        Verdict::Pass => (Check::Ok, None),
+        Verdict::WrongOutcome { expected, got } => {
+            (Check::WrongOutcome, Some(format!("expected {expected}, got {got}")))
+        }
+        Verdict::Mismatch(s) => (Check::Mismatch, Some(s.clone())),
+        Verdict::Broken(s) => (Check::Broken, Some(s.clone())),
+    }
+}
+
+/// The record of a suite run (`config` is the GPU configuration's name for timed runs).
+pub fn record_of(o: &EntryOutcome, config: Option<&str>) -> RunRecord {
+    let (check, _) = check_of(&o.verdict);
+    RunRecord::new(
+        &o.kernel,
+        config,
+        o.warp_size,
+        o.mechanism.name(),
+        Some(check),
+        o.result.as_ref(),
+        o.timing.as_ref(),
+    )
+}
+
+/// Prints runs (and their branches) in the format asked: CSV, JSON or nothing (the caller prints a table).
+pub fn print_tidy(
+    csv: bool,
+    json: bool,
+    branches: bool,
+    runs: &[RunRecord],
+    branch_rows: &[Vec<BranchRecord>],
+) -> Result<bool, Failure> {
+    if csv {
+        if branches {
+            let mut all: Vec<BranchRecord> = branch_rows.iter().flatten().cloned().collect();
+            sort_branches(&mut all);
+            out!("{}", records::to_csv(&all))?;
+        } else {
+            out!("{}", records::to_csv(runs))?;
+        }
+        return Ok(true);
+    }
+    if json {
+        if branches {
+            let rows: Vec<serde_json::Value> = runs
+                .iter()
+                .zip(branch_rows)
+                .map(|(r, b)| {
+                    let mut v = serde_json::to_value(r).unwrap_or_default();
+                    if let Some(obj) = v.as_object_mut() {
+                        obj.insert("branches_by_pc".into(), serde_json::to_value(b).unwrap_or_default());
+                    }
+                    v
+                })
+                .collect();
+            outln!("{}", records::to_json(&rows))?;
+        } else {
+            outln!("{}", records::to_json(runs))?;
+        }
+        return Ok(true);
+    }
+    Ok(false)
+}
+
+/// Prints the branch table of text output.
+pub fn print_branch_table(branch_rows: &[Vec<BranchRecord>]) -> Result<(), Failure> {
+    let mut all: Vec<BranchRecord> = branch_rows.iter().flatten().cloned().collect();
+    sort_branches(&mut all);
+    outln!("\nbranches, most divergent first:")?;
+    out!("{}", records::branch_table(&all).render())
+}
+
 /// Runs `reconverge suite`.
 pub fn run(a: SuiteArgs) -> Result<(), Failure> {
     let dir = match a.kernels.clone().or_else(default_kernels_dir) {
@@ -70,94 +178,91 @@ pub fn run(a: SuiteArgs) -> Result<(), Failure> {
         None => return Err(Failure::input("cannot find kernels/manifest.toml; pass --kernels DIR")),
     };
     let manifest = load_manifest(&dir)?;
-    let mechs: Vec<Mechanism> = if a.mechanisms.is_empty() {
-        Mechanism::ALL.to_vec()
-    } else {
-        a.mechanisms.iter().map(|m| mechanism(m)).collect::<Result<_, _>>()?
-    };
+    let mechs = mechanisms(&a.mechanisms)?;
+    check_warp_sizes(&a.warp_sizes)?;
     let warp_sizes = if a.warp_sizes.is_empty() { vec![32] } else { a.warp_sizes.clone() };
-    for k in &a.only {
-        if !manifest.kernels.iter().any(|e| &e.name == k) {
-            let names: Vec<&str> = manifest.kernels.iter().map(|e| e.name.as_str()).collect();
-            return Err(Failure::input(format!("no kernel `{k}` in the suite (kernels: {})", names.join(", "))));
-        }
-    }
+    check_kernel_names(&manifest, &a.only)?;
     let load = |p: &str| std::fs::read(dir.join(p)).map_err(|e| format!("cannot read `{p}`: {e}"));
-    let mut table = Table::new(&[
-        "kernel",
-        "mechanism",
-        "warp",
-        "outcome",
-        "check",
-        "warp instr",
-        "thread instr",
-        "SIMD eff",
-        "max depth",
-        "div branches",
-    ]);
-    let (mut ok, mut total) = (0, 0);
+    let mut runs: Vec<RunRecord> = Vec::new();
+    let mut branch_rows: Vec<Vec<BranchRecord>> = Vec::new();
+    let mut skipped = Vec::new();
     let mut problems = Vec::new();
-    for e in manifest.kernels.iter().filter(|e| a.only.is_empty() || a.only.contains(&e.name)) {
+    let entries: Vec<_> = manifest.kernels.iter().filter(|e| a.only.is_empty() || a.only.contains(&e.name)).collect();
+    let total_jobs = entries.len() * warp_sizes.len() * mechs.len();
+    let bar = crate::progress::bar(total_jobs as u64, a.csv || a.json);
+    for e in entries {
         for &ws in &warp_sizes {
             for &m in &mechs {
+                bar.inc(1);
                 if !e.supports_warp_size(ws) {
-                    table.row(vec![e.name.clone(), m.to_string(), ws.to_string(), "skipped".into(), "-".into()]);
+                    skipped.push(format!("{} / {m} / warp {ws}", e.name));
                     continue;
                 }
                 let o = run_entry(e, m, ws, &load, a.max_instructions, reconverge_suite::Mode::Functional);
-                total += 1;
-                let check = match &o.verdict {
-                    Verdict::Pass => {
-                        ok += 1;
-                        "ok".to_string()
-                    }
-                    Verdict::WrongOutcome { expected, got } => {
-                        problems.push(format!("{} / {m} / warp {ws}: expected {expected}, got {got}", e.name));
-                        "WRONG OUTCOME".into()
-                    }
-                    Verdict::Mismatch(s) => {
-                        problems.push(format!("{} / {m} / warp {ws}: {s}", e.name));
-                        "MISMATCH".into()
-                    }
-                    Verdict::Broken(s) => {
-                        problems.push(format!("{} / {m} / warp {ws}: {s}", e.name));
-                        "BROKEN".into()
-                    }
-                };
-                let (outcome, w, t, eff, depth, div) = match &o.result {
-                    Some(r) => (
-                        r.outcome().to_string(),
-                        r.stats.warp_instructions.to_string(),
-                        r.stats.thread_instructions.to_string(),
-                        format!("{:.1}%", 100.0 * r.stats.simd_efficiency(ws)),
-                        r.stats.max_stack_depth.to_string(),
-                        format!("{}/{}", r.stats.divergent_branches, r.stats.branches),
-                    ),
-                    None => ("-".into(), "-".into(), "-".into(), "-".into(), "-".into(), "-".into()),
-                };
-                if a.json {
-                    let j = serde_json::json!({
-                        "kernel": e.name, "mechanism": m.name(), "warp_size": ws, "check": check,
-                        "outcome": outcome,
-                        "stats": o.result.as_ref().map(|r| serde_json::to_value(reconverge_report::run::run_json(&e.name, m.name(), ws, r)).unwrap_or_default()),
-                    });
-                    println!("{j}");
+                if let (_, Some(p)) = check_of(&o.verdict) {
+                    problems.push(format!("{} / {m} / warp {ws}: {p}", e.name));
                 }
-                table.row(vec![e.name.clone(), m.to_string(), ws.to_string(), outcome, check, w, t, eff, depth, div]);
+                runs.push(record_of(&o, None));
+                branch_rows.push(match &o.result {
+                    Some(r) if a.branches => branch_records(&e.name, None, ws, m.name(), r),
+                    _ => Vec::new(),
+                });
             }
         }
     }
-    if a.csv {
-        print!("{}", table.render_csv());
-    } else if !a.json {
-        print!("{}", table.render());
-        println!(
+    bar.finish_and_clear();
+    let ok = runs.iter().filter(|r| r.check.as_deref() == Some("ok")).count();
+    let total = runs.len();
+    if !print_tidy(a.csv, a.json, a.branches, &runs, &branch_rows)? {
+        let mut table = Table::new(&[
+            "kernel",
+            "mechanism",
+            "warp",
+            "outcome",
+            "check",
+            "warp instr",
+            "mech instr",
+            "thread instr",
+            "SIMD eff",
+            "structure",
+            "div branches",
+        ]);
+        for r in &runs {
+            let p = r.partial;
+            table.row(vec![
+                r.kernel.clone(),
+                r.mechanism.clone(),
+                r.warp_size.to_string(),
+                r.outcome.clone(),
+                r.check.clone().unwrap_or_default(),
+                records::count(r.warp_instructions, p),
+                records::count(r.mechanism_instructions, p),
+                records::count(r.thread_instructions, p),
+                records::pct(r.simd_efficiency),
+                records::structure(r),
+                match (r.divergent_branches, r.branches) {
+                    (Some(d), Some(b)) => format!("{d}/{b}"),
+                    _ => "-".into(),
+                },
+            ]);
+        }
+        out!("{}", table.render())?;
+        if runs.iter().any(|r| r.partial) {
+            outln!("{}", records::PARTIAL_NOTE)?;
+        }
+        if a.branches {
+            print_branch_table(&branch_rows)?;
+        }
+        outln!(
             "\n{ok} of {total} runs as expected ({} kernels, mechanisms: {})",
             manifest.kernels.len(),
             mechs.iter().map(|m| m.name()).collect::<Vec<_>>().join(", ")
-        );
+        )?;
+        for s in &skipped {
+            outln!("  skipped (the kernel's expected outputs do not hold at this warp size): {s}")?;
+        }
         for p in &problems {
-            println!("  {p}");
+            outln!("  {p}")?;
         }
     }
     if ok == total {

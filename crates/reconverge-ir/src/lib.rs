@@ -35,6 +35,6 @@ pub use module::{
     Block, BranchTargets, CallPrototype, FileEntry, FuncKind, Function, FunctionSpans, InitValue, Initializer,
     InstSpans, Item, Linkage, Module, ModuleSpans, PerfDirective, PtrAttr, RegDecl, SrcLoc, Variable,
 };
-pub use print::{print_function, print_inst, print_module, print_operand};
+pub use print::{print_function, print_inst, print_module, print_operand, InstPrinter};
 pub use span::Span;
 pub use types::{Dim, ScalarType, StateSpace};

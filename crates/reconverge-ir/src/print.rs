@@ -300,8 +300,30 @@ fn symbol_name(m: &Module, f: Option<&Function>, sym: Symbol) -> String {
 }
 
 /// Prints one instruction (without indentation or newline).
+///
+/// This computes the function's label names each time; to print many instructions of one function, use
+/// an [`InstPrinter`] (linear instead of quadratic in the function's size).
 pub fn print_inst(m: &Module, f: &Function, id: InstId) -> String {
     print_inst_with_labels(m, f, &block_labels(f), id)
+}
+
+/// Prints instructions of one function, with its label names computed once.
+pub struct InstPrinter<'a> {
+    m: &'a Module,
+    f: &'a Function,
+    labels: SecondaryMap<BlockId, Option<String>>,
+}
+
+impl<'a> InstPrinter<'a> {
+    /// A printer for the instructions of `f` (a function of `m`).
+    pub fn new(m: &'a Module, f: &'a Function) -> InstPrinter<'a> {
+        InstPrinter { m, f, labels: block_labels(f) }
+    }
+
+    /// Prints one instruction, as [`print_inst`] does.
+    pub fn inst(&self, id: InstId) -> String {
+        print_inst_with_labels(self.m, self.f, &self.labels, id)
+    }
 }
 
 fn print_inst_with_labels(

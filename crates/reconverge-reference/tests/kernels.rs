@@ -224,7 +224,7 @@ fn the_simulator_agrees_with_the_reference_on_every_kernel() {
             let module = reconverge_ptx::parse(&src).unwrap_or_else(|err| panic!("{}: {err}", case.ptx));
             let kernel = module.function_by_name(&case.name).expect("kernel by name");
             let args = build_args(&module, kernel, &e.args);
-            let dopts = DecodeOptions { file: case.ptx.clone(), source: Some(src.clone()) };
+            let dopts = DecodeOptions { file: case.ptx.clone(), source: Some(src.clone()), ..Default::default() };
             let mut progs = Vec::new();
             for mech in Mechanism::ALL {
                 match load(&module, Some(&case.name), mech, &dopts) {

@@ -202,6 +202,7 @@ pub fn cfg_report(
             continue;
         }
         let fa = FunctionAnalysis::compute(f);
+        let printer = reconverge_ir::InstPrinter::new(module, f);
         let mut blocks = Vec::new();
         for &b in &f.layout {
             let bi = b.index() as u32;
@@ -210,7 +211,7 @@ pub fn cfg_report(
                 .iter()
                 .map(|&i| InstReport {
                     ptx_line: f.spans.insts.get(i).map(|s| line_of(s.whole)).unwrap_or(0),
-                    text: reconverge_ir::print_inst(module, f, i).replace(" \t", " "),
+                    text: printer.inst(i).replace(" \t", " "),
                     loc: f.insts[i].loc.map(Loc::from),
                 })
                 .collect();
@@ -235,8 +236,15 @@ pub fn cfg_report(
                 insts,
             });
         }
-        let block_line = |b: u32| blocks.iter().find(|x| x.index == b).map(|x| x.ptx_line).unwrap_or(0);
-        let block_loc = |b: u32| blocks.iter().find(|x| x.index == b).and_then(|x| x.loc.clone());
+        let mut by_index: Vec<Option<usize>> = vec![None; f.blocks.len()];
+        for (k, x) in blocks.iter().enumerate() {
+            if let Some(slot) = by_index.get_mut(x.index as usize) {
+                *slot = Some(k);
+            }
+        }
+        let block_of = |b: u32| by_index.get(b as usize).copied().flatten().map(|k| &blocks[k]);
+        let block_line = |b: u32| block_of(b).map(|x| x.ptx_line).unwrap_or(0);
+        let block_loc = |b: u32| block_of(b).and_then(|x| x.loc.clone());
         let branches = fa
             .reconvergence
             .branches()
@@ -302,6 +310,51 @@ pub fn cfg_report(
     }
 }
 
+/// Lookups by block index for one function's report (so rendering is linear in the function's size).
+struct BlockIndex<'a> {
+    names: Vec<Option<&'a str>>,
+    branch: Vec<Option<&'a BranchReport>>,
+    reconverges_here: Vec<bool>,
+}
+
+impl<'a> BlockIndex<'a> {
+    fn new(f: &'a FunctionReport) -> BlockIndex<'a> {
+        let n = f.blocks.iter().map(|b| b.index as usize + 1).max().unwrap_or(0);
+        let mut names = vec![None; n];
+        for b in &f.blocks {
+            names[b.index as usize] = Some(b.name.as_str());
+        }
+        let mut branch = vec![None; n];
+        let mut reconverges_here = vec![false; n];
+        for br in &f.branches {
+            if let Some(slot) = branch.get_mut(br.block as usize) {
+                slot.get_or_insert(br);
+            }
+            if let (true, ReconvergenceReport::Block { block, .. }) = (br.may_diverge, &br.reconvergence) {
+                if let Some(slot) = reconverges_here.get_mut(*block as usize) {
+                    *slot = true;
+                }
+            }
+        }
+        BlockIndex { names, branch, reconverges_here }
+    }
+
+    fn name(&self, b: u32) -> String {
+        match self.names.get(b as usize).copied().flatten() {
+            Some(n) => n.to_string(),
+            None => format!("B{b}"),
+        }
+    }
+
+    fn branch(&self, b: u32) -> Option<&'a BranchReport> {
+        self.branch.get(b as usize).copied().flatten()
+    }
+
+    fn is_reconvergence_point(&self, b: u32) -> bool {
+        self.reconverges_here.get(b as usize).copied().unwrap_or(false)
+    }
+}
+
 impl CfgReport {
     fn loc_str(&self, loc: &Option<Loc>) -> String {
         match loc {
@@ -319,9 +372,8 @@ impl CfgReport {
         let mut s = String::new();
         let _ = writeln!(s, "file {}", self.file);
         for f in &self.functions {
-            let name = |b: u32| {
-                f.blocks.iter().find(|x| x.index == b).map(|x| x.name.clone()).unwrap_or_else(|| format!("B{b}"))
-            };
+            let index = BlockIndex::new(f);
+            let name = |b: u32| index.name(b);
             let names = |v: &[u32]| {
                 if v.is_empty() {
                     "-".to_string()
@@ -398,7 +450,7 @@ impl CfgReport {
                         let _ = writeln!(s, "    {line}  {:<48} {loc}", i.text);
                     }
                 }
-                if let Some(br) = f.branches.iter().find(|x| x.block == b.index) {
+                if let Some(br) = index.branch(b.index) {
                     let what = if br.uniform {
                         "uniform (.uni)"
                     } else if !br.may_diverge {
@@ -434,6 +486,7 @@ impl CfgReport {
             let _ = writeln!(s, "  subgraph cluster_{fi} {{");
             let _ = writeln!(s, "    label=\"{} {}\";", f.kind, esc(&f.name));
             let id = |b: u32| format!("f{fi}b{b}");
+            let index = BlockIndex::new(f);
             for b in &f.blocks {
                 let mut label = esc(&b.name);
                 label.push_str("\\l");
@@ -448,16 +501,12 @@ impl CfgReport {
                     label.push_str(&esc(&i.text));
                     label.push_str("\\l");
                 }
-                let br = f.branches.iter().find(|x| x.block == b.index);
-                let style = match br {
+                let style = match index.branch(b.index) {
                     Some(x) if x.may_diverge => ", color=red, penwidth=2",
                     _ => "",
                 };
-                let is_reconv = f.branches.iter().any(|x| {
-                    x.may_diverge
-                        && matches!(&x.reconvergence, ReconvergenceReport::Block { block, .. } if *block == b.index)
-                });
-                let fill = if is_reconv { ", style=filled, fillcolor=\"#d8f0d8\"" } else { "" };
+                let fill =
+                    if index.is_reconvergence_point(b.index) { ", style=filled, fillcolor=\"#d8f0d8\"" } else { "" };
                 let _ = writeln!(s, "    {} [label=\"{label}\"{style}{fill}];", id(b.index));
             }
             let _ = writeln!(s, "    f{fi}exit [label=\"exit\", shape=oval];");

@@ -6,6 +6,7 @@
 
 pub mod cfg;
 pub mod lines;
+pub mod records;
 pub mod run;
 pub mod table;
 pub mod trace;

@@ -1,39 +1,51 @@
-//! The summary of one run: readable text and the stable JSON statistics of architecture.md §4.
+//! The summary of one run: readable text and the stable JSON statistics (`run --json`).
 
 use reconverge_sim::{RunResult, Stats};
 use serde::Serialize;
 use std::fmt::Write;
 
-/// The JSON statistics object (stable keys).
+/// The JSON statistics object of one run (stable keys, documented in the README).
 #[derive(Clone, Debug, Serialize)]
 pub struct RunJson<'a> {
     /// `completed`, `deadlock`, `limit` or `error`.
     pub outcome: &'a str,
+    /// Whether the statistics cover only part of the run (it stopped early).
+    pub partial: bool,
     /// The mechanism's name.
     pub mechanism: &'a str,
     /// Threads per warp.
     pub warp_size: u32,
     /// Simulated cycles (`null` without the timing model).
     pub cycles: Option<u64>,
-    /// Issued issue groups.
+    /// Issued issue groups: the kernel's own instructions plus mechanism-inserted ones.
     pub warp_instructions: u64,
-    /// Active lanes summed over issued instructions.
+    /// Active lanes summed over all issued instructions.
     pub thread_instructions: u64,
-    /// thread_instructions / (warp_instructions × warp_size).
+    /// The kernel's own issued instructions.
+    pub kernel_instructions: u64,
+    /// Active lanes summed over the kernel's own instructions.
+    pub kernel_thread_instructions: u64,
+    /// Issued instructions a mechanism inserted (`ssy`, `sync`, `pbk`, `brk`, ...).
+    pub mechanism_instructions: u64,
+    /// Active lanes summed over the mechanism-inserted instructions.
+    pub mechanism_thread_instructions: u64,
+    /// kernel_thread_instructions / (kernel_instructions × warp_size).
     pub simd_efficiency: f64,
+    /// thread_instructions / (warp_instructions × warp_size), mechanism instructions included.
+    pub simd_efficiency_all: f64,
     /// warp_instructions / cycles (`null` without the timing model).
     pub ipc: Option<f64>,
-    /// The largest reconvergence structure any warp held, in entries.
-    pub max_stack_depth: usize,
-    /// Conditional branches issued.
+    /// The largest reconvergence stack (`null` for mechanisms that keep no stack).
+    pub max_stack_depth: Option<usize>,
+    /// The largest path list or group set (`null` for stack mechanisms).
+    pub max_paths: Option<usize>,
+    /// The kernel's conditional and indirect branches issued.
     pub branches: u64,
-    /// Branches whose lanes split.
+    /// Those whose active lanes split.
     pub divergent_branches: u64,
-    /// Explicit stack instructions issued.
-    pub stack_instructions: u64,
     /// Barriers issued.
     pub barriers: u64,
-    /// Issues by active-lane count (index k: k+1 lanes).
+    /// The kernel's own issues by active-lane count (index k: k+1 lanes).
     pub lane_histogram: &'a [u64],
     /// Warp instructions by class.
     pub by_class: &'a reconverge_sim::stats::ClassCounts,
@@ -45,6 +57,54 @@ pub struct RunJson<'a> {
     pub kernel: &'a str,
     /// Why the run stopped early.
     pub error: Option<String>,
+    /// One entry per conditional or indirect branch of the kernel, in pc order.
+    pub branches_by_pc: Vec<BranchEntry>,
+}
+
+/// The statistics of one of the kernel's branches (`branches_by_pc` entries).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct BranchEntry {
+    /// Its pc in the decoded program (pcs differ between mechanisms that insert instructions; match
+    /// branches across mechanisms by `ptx_line`).
+    pub pc: u32,
+    /// Its PTX line.
+    pub ptx_line: u32,
+    /// The CUDA source file (from `.loc`), or `null`.
+    pub cuda_file: Option<String>,
+    /// The CUDA source line (from `.loc`), or `null`.
+    pub cuda_line: Option<u32>,
+    /// The function containing it.
+    pub function: String,
+    /// Warp-level executions.
+    pub executions: u64,
+    /// Executions whose active lanes split.
+    pub divergent: u64,
+    /// Mean active lanes per execution (`null` if never executed).
+    pub mean_active_lanes: Option<f64>,
+    /// The pc where its paths reconverge (immediate post-dominator); `null` when only at function exit.
+    pub reconvergence_pc: Option<u32>,
+    /// Counters the mechanism keeps per branch (empty for mechanisms without any).
+    pub mechanism: serde_json::Map<String, serde_json::Value>,
+}
+
+/// The per-branch entries of a run, in pc order.
+pub fn branches_by_pc(r: &RunResult) -> Vec<BranchEntry> {
+    r.branch_sites
+        .iter()
+        .zip(&r.stats.branch_counts)
+        .map(|(site, c)| BranchEntry {
+            pc: site.pc,
+            ptx_line: site.ptx_line,
+            cuda_file: site.cuda_file.clone(),
+            cuda_line: site.cuda_line,
+            function: site.function.clone(),
+            executions: c.executions,
+            divergent: c.divergent,
+            mean_active_lanes: (c.executions > 0).then(|| c.active_lanes as f64 / c.executions as f64),
+            reconvergence_pc: site.reconvergence_pc,
+            mechanism: serde_json::Map::new(),
+        })
+        .collect()
 }
 
 /// Builds the JSON statistics of a run.
@@ -52,17 +112,23 @@ pub fn run_json<'a>(kernel: &'a str, mechanism: &'a str, warp_size: u32, r: &'a 
     let s: &Stats = &r.stats;
     RunJson {
         outcome: r.outcome(),
+        partial: r.partial(),
         mechanism,
         warp_size,
         cycles: None,
         warp_instructions: s.warp_instructions,
         thread_instructions: s.thread_instructions,
+        kernel_instructions: s.kernel_instructions(),
+        kernel_thread_instructions: s.kernel_thread_instructions(),
+        mechanism_instructions: s.mechanism_instructions,
+        mechanism_thread_instructions: s.mechanism_thread_instructions,
         simd_efficiency: s.simd_efficiency(warp_size),
+        simd_efficiency_all: s.simd_efficiency_all(warp_size),
         ipc: None,
-        max_stack_depth: s.max_stack_depth,
+        max_stack_depth: s.max_stack_depth(),
+        max_paths: s.max_paths(),
         branches: s.branches,
         divergent_branches: s.divergent_branches,
-        stack_instructions: s.stack_instructions,
         barriers: s.barriers,
         lane_histogram: &s.lane_histogram,
         by_class: &s.by_class,
@@ -70,6 +136,7 @@ pub fn run_json<'a>(kernel: &'a str, mechanism: &'a str, warp_size: u32, r: &'a 
         threads: s.threads,
         kernel,
         error: r.error.as_ref().map(|e| e.to_string()),
+        branches_by_pc: branches_by_pc(r),
     }
 }
 
@@ -77,20 +144,41 @@ pub fn run_json<'a>(kernel: &'a str, mechanism: &'a str, warp_size: u32, r: &'a 
 pub fn run_text(kernel: &str, mechanism: &str, warp_size: u32, r: &RunResult) -> String {
     let s = &r.stats;
     let mut out = String::new();
-    let _ = writeln!(out, "kernel {kernel} under {mechanism}, warp size {warp_size}: {}", r.outcome());
+    let partial = if r.partial() { " (partial statistics: the run stopped early)" } else { "" };
+    let _ = writeln!(out, "kernel {kernel} under {mechanism}, warp size {warp_size}: {}{partial}", r.outcome());
+    let structure = match (s.max_stack_depth(), s.max_paths()) {
+        (Some(d), _) => ("max stack depth", d.to_string()),
+        (_, Some(p)) => ("max paths", p.to_string()),
+        _ => ("max structure", "-".to_string()),
+    };
     let rows: [(&str, String); 9] = [
-        ("warp instructions", s.warp_instructions.to_string()),
+        (
+            "warp instructions",
+            format!(
+                "{} ({} kernel, {} mechanism)",
+                s.warp_instructions,
+                s.kernel_instructions(),
+                s.mechanism_instructions
+            ),
+        ),
         ("thread instructions", s.thread_instructions.to_string()),
-        ("SIMD efficiency", format!("{:.1}%", 100.0 * s.simd_efficiency(warp_size))),
-        ("max stack depth", s.max_stack_depth.to_string()),
+        (
+            "SIMD efficiency",
+            format!(
+                "{:.1}% of the kernel's instructions ({:.1}% with mechanism instructions)",
+                100.0 * s.simd_efficiency(warp_size),
+                100.0 * s.simd_efficiency_all(warp_size)
+            ),
+        ),
+        structure,
         ("branches (divergent)", format!("{} ({})", s.branches, s.divergent_branches)),
-        ("stack instructions", s.stack_instructions.to_string()),
+        ("mechanism instructions", s.mechanism_instructions.to_string()),
         ("barriers", s.barriers.to_string()),
         ("CTAs / threads", format!("{} / {}", s.ctas, s.threads)),
         (
             "by class",
             format!(
-                "int {} float {} double {} sfu {} mem {} control {} sync {} stack {}",
+                "int {} float {} double {} sfu {} mem {} control {} sync {} mechanism {} nop {}",
                 s.by_class.int,
                 s.by_class.float,
                 s.by_class.double,
@@ -98,7 +186,8 @@ pub fn run_text(kernel: &str, mechanism: &str, warp_size: u32, r: &RunResult) ->
                 s.by_class.mem,
                 s.by_class.control,
                 s.by_class.sync,
-                s.by_class.stack
+                s.by_class.mechanism,
+                s.by_class.nop
             ),
         ),
     ];

@@ -47,6 +47,10 @@ pub struct DecodeOptions {
     pub file: String,
     /// The PTX source text (for line numbers), if available.
     pub source: Option<String>,
+    /// Instructions a mechanism's compiler pass inserted: for a function, every instruction whose id is at
+    /// or above the count given here (a pass appends new instructions and rewrites the kernel's own in
+    /// place). They are decoded with class [`InstClass::Mechanism`].
+    pub first_inserted: Vec<(FuncId, usize)>,
 }
 
 /// Picks the kernel to run: `name` if given, else the only kernel.
@@ -110,6 +114,7 @@ struct Decoder<'m> {
     ctxs: Vec<FuncCtx>,
     global_addr: HashMap<reconverge_ir::GlobalId, (StateSpace, u64)>,
     line_starts: Vec<usize>,
+    opts_first_inserted: Vec<(FuncId, usize)>,
 }
 
 fn var_size(v: &Variable) -> u64 {
@@ -213,6 +218,7 @@ impl<'m> Decoder<'m> {
             info: Vec::new(),
             functions: Vec::new(),
             reconv: Vec::new(),
+            branches: Vec::new(),
             nregs: 0,
             npreds: 0,
             params: Vec::new(),
@@ -226,7 +232,16 @@ impl<'m> Decoder<'m> {
             file: opts.file.clone(),
             src_files: m.files.iter().map(|f| (f.index, f.path.clone())).collect(),
         };
-        let mut d = Decoder { m, order, func_index, prog, ctxs: Vec::new(), global_addr: HashMap::new(), line_starts };
+        let mut d = Decoder {
+            m,
+            order,
+            func_index,
+            prog,
+            ctxs: Vec::new(),
+            global_addr: HashMap::new(),
+            line_starts,
+            opts_first_inserted: opts.first_inserted.clone(),
+        };
         d.place_module_vars()?;
         Ok(d)
     }
@@ -510,6 +525,7 @@ impl<'m> Decoder<'m> {
         for (fi, &fid) in order.iter().enumerate() {
             let f = &self.m.functions[fid];
             let mut inst_pc: HashMap<InstId, Pc> = HashMap::new();
+            let printer = reconverge_ir::InstPrinter::new(self.m, f);
             for &b in &f.layout {
                 for (k, &i) in f.blocks[b].insts.iter().enumerate() {
                     let pc = self.ctxs[fi].block_pc[b.index()] + k as u32;
@@ -523,14 +539,23 @@ impl<'m> Decoder<'m> {
                         let (is_pred, idx) = self.ctxs[fi].regs[g.reg.index()];
                         is_pred.then_some((idx, g.negated))
                     });
-                    let text = reconverge_ir::print_inst(self.m, f, i).replace(" \t", " ");
+                    let text = printer.inst(i).replace(" \t", " ");
                     let spans = f.spans.insts.get(i).cloned().unwrap_or_default();
                     let (reads, writes) = reads_writes(&op);
                     let (mut pred_reads, pred_writes) = pred_reads_writes(&op);
                     if let Some((p, _)) = guard {
                         pred_reads.push(p);
                     }
-                    let class = classify(&op);
+                    let inserted = self.opts_first_inserted.iter().any(|&(g, n)| g == fid && i.index() >= n);
+                    let class = if inserted { InstClass::Mechanism } else { classify(&op) };
+                    let branch = match (&op, guard) {
+                        _ if inserted => None,
+                        (Op::Bra { .. } | Op::Brk, Some(_)) | (Op::Brx { .. }, _) => {
+                            self.prog.branches.push(pc);
+                            Some(self.prog.branches.len() as u32 - 1)
+                        }
+                        _ => None,
+                    };
                     self.prog.insts.push(DInst { guard, op });
                     self.prog.info.push(InstInfo {
                         func: fi as u32,
@@ -542,6 +567,7 @@ impl<'m> Decoder<'m> {
                         ptx_line: if spans.whole.is_empty() { 0 } else { self.line_of(spans.whole.start) },
                         loc: inst.loc,
                         class,
+                        branch,
                         reads,
                         writes,
                         pred_reads,
@@ -1230,13 +1256,8 @@ impl<'m> Decoder<'m> {
             Opcode::Ret => Op::Ret,
             Opcode::Exit => Op::Exit,
             Opcode::Trap => Op::Trap,
-            Opcode::Brkpt
-            | Opcode::Membar
-            | Opcode::Fence
-            | Opcode::Prefetch
-            | Opcode::Prefetchu
-            | Opcode::Nanosleep
-            | Opcode::Pmevent => Op::Nop,
+            Opcode::Membar | Opcode::Fence => Op::Fence { scope: fence_scope(inst) },
+            Opcode::Brkpt | Opcode::Prefetch | Opcode::Prefetchu | Opcode::Nanosleep | Opcode::Pmevent => Op::Nop,
             Opcode::Bar | Opcode::Barrier if inst.has(K::Warp) => {
                 need(1)?;
                 Op::WarpSync { mask: self.src(fi, f, &ops[0], Some(ScalarType::U32))? }
@@ -1623,6 +1644,17 @@ pub fn pred_reads_writes(op: &Op) -> (SmallVec<[Pred; 2]>, SmallVec<[Pred; 2]>) 
     (r, w)
 }
 
+/// The scope of a `membar`/`fence` instruction (`membar.cta`, `fence.acq_rel.gpu`, ...).
+fn fence_scope(inst: &reconverge_ir::Inst) -> FenceScope {
+    if inst.has(K::Cta) {
+        FenceScope::Cta
+    } else if inst.has(K::Sys) {
+        FenceScope::Sys
+    } else {
+        FenceScope::Gpu
+    }
+}
+
 /// The class of an operation.
 pub fn classify(op: &Op) -> InstClass {
     match op {
@@ -1664,7 +1696,11 @@ pub fn classify(op: &Op) -> InstClass {
         | Op::Match { .. }
         | Op::Redux { .. }
         | Op::WarpSync { .. } => InstClass::Sync,
-        Op::Ssy { .. } | Op::Sync | Op::Pbk { .. } | Op::Brk => InstClass::Stack,
+        Op::Ssy { .. } | Op::Pbk { .. } => InstClass::Mechanism,
+        // A `sync`/`brk` the SSY pass wrote over the kernel's own jump or branch stays the kernel's
+        // instruction (the inserted ones are classed by `first_inserted`).
+        Op::Sync | Op::Brk => InstClass::Control,
+        Op::Fence { .. } => InstClass::Sync,
         Op::Nop | Op::Unsupported(_) => InstClass::Nop,
     }
 }

@@ -1159,7 +1159,7 @@ pub fn execute<G: GlobalMemory>(
         Op::Pbk { target } => return Ok(Effects { flow: Flow::Pbk { target: *target }, barrier: None }),
         Op::Sync => return Ok(Effects { flow: Flow::Sync, barrier: None }),
         Op::Brk => return Ok(Effects { flow: Flow::Brk { lanes: eff }, barrier: None }),
-        Op::Nop => {}
+        Op::Nop | Op::Fence { .. } => {}
         Op::Unsupported(what) => {
             return Err(SimError::Unsupported {
                 what: what.to_string(),

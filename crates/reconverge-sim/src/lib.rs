@@ -57,12 +57,15 @@ pub fn load(
     opts: &DecodeOptions,
 ) -> Result<Program, DecodeError> {
     let transformed;
+    let mut opts = opts.clone();
     let m = if mechanism.needs_ssy_pass() {
         transformed = insert_ssy(module).0;
+        // The pass appends its instructions, so everything past the original count is inserted.
+        opts.first_inserted = module.functions.iter().map(|(id, f)| (id, f.insts.len())).collect();
         &transformed
     } else {
         module
     };
     let k = select_kernel(m, kernel)?;
-    decode(m, k, &reconvergence_points, opts)
+    decode(m, k, &reconvergence_points, &opts)
 }

@@ -9,7 +9,7 @@ use crate::mechanism::{
     BarrierMode, EntryView, Flow, Mechanism, NoReconvergence, PdomStack, SsyStack, UpdateCtx, WarpMechanism,
 };
 use crate::memory::DeviceMemory;
-use crate::program::{BarKind, Program};
+use crate::program::{BarKind, InstClass, Program};
 use crate::stats::Stats;
 use crate::types::{lanes, LaneMask, Pc};
 
@@ -59,6 +59,8 @@ pub struct RunResult {
     pub error: Option<SimError>,
     /// Final contents of every buffer argument (`None` for scalars), in argument order.
     pub buffers: Vec<Option<Buffer>>,
+    /// Where the kernel's branches are (indexed like [`Stats::branch_counts`]).
+    pub branch_sites: Vec<crate::stats::BranchSite>,
 }
 
 impl RunResult {
@@ -68,6 +70,11 @@ impl RunResult {
             None => "completed",
             Some(e) => e.outcome(),
         }
+    }
+
+    /// Whether the statistics cover only part of the run (it stopped early: deadlock, limit, error).
+    pub fn partial(&self) -> bool {
+        self.error.is_some()
     }
 }
 
@@ -127,6 +134,8 @@ pub struct Issued {
     pub flow: Flow,
     /// Whether the instruction was a barrier the warp now waits at.
     pub barrier: bool,
+    /// Whether a barrier of the CTA released during this instruction (its arrival or an exit completed it).
+    pub released: bool,
     /// Whether some thread of the warp exited.
     pub exited: bool,
 }
@@ -148,27 +157,7 @@ pub fn issue<M: WarpMechanism, G: GlobalMemory>(
     let prog = env.prog;
     let live = r.cta.live[wi];
     let fx = execute(env, sc, &mut r.cta, wi as u32, pc, mask)?;
-    let active = mask.count_ones();
-    stats.warp_instructions += 1;
-    stats.thread_instructions += active as u64;
-    stats.lane_histogram[active as usize - 1] += 1;
-    stats.by_class.add(prog.info[pc as usize].class);
-    match &fx.flow {
-        Flow::Branch { taken, .. } if prog.insts[pc as usize].guard.is_some() => {
-            stats.branches += 1;
-            if *taken != 0 && *taken != mask {
-                stats.divergent_branches += 1;
-            }
-        }
-        Flow::Multi(groups) => {
-            stats.branches += 1;
-            if groups.len() > 1 || groups.first().is_some_and(|g| g.1 != mask) {
-                stats.divergent_branches += 1;
-            }
-        }
-        Flow::Ssy { .. } | Flow::Sync | Flow::Pbk { .. } | Flow::Brk { .. } => stats.stack_instructions += 1,
-        _ => {}
-    }
+    count_issue(stats, prog, pc, mask, &fx.flow);
     let live_after = r.cta.live[wi];
     mech.update(&mut r.warps[wi].st, pc, mask, &fx.flow, &UpdateCtx { prog, live: live_after }).map_err(|e| {
         SimError::Trap {
@@ -176,17 +165,18 @@ pub fn issue<M: WarpMechanism, G: GlobalMemory>(
             at: Box::new(location(prog, &r.cta, wi as u32, pc, None)),
         }
     })?;
-    stats.max_stack_depth = stats.max_stack_depth.max(mech.depth(&r.warps[wi].st));
+    stats.max_structure = stats.max_structure.max(mech.depth(&r.warps[wi].st));
     let mode = mech.barrier_mode();
     let mut barrier = false;
+    let mut released = false;
     if let Some(arr) = &fx.barrier {
         stats.barriers += 1;
         barrier = arr.kind != BarKind::Arrive;
-        arrive(r, wi, mode, arr, &mut env.changed);
+        released |= arrive(r, wi, mode, arr, &mut env.changed);
     }
     if live_after != live {
         // Exits may complete a barrier the exited threads no longer hold up.
-        try_release(r, mode, &mut env.changed);
+        released |= try_release(r, mode, &mut env.changed);
     }
     if observer.wants(r.cta.linear, wi as u32) {
         observer.on_issue(&IssueEvent {
@@ -199,7 +189,33 @@ pub fn issue<M: WarpMechanism, G: GlobalMemory>(
             seq: stats.warp_instructions - 1,
         });
     }
-    Ok(Issued { flow: fx.flow, barrier, exited: live_after != live })
+    Ok(Issued { flow: fx.flow, barrier, released, exited: live_after != live })
+}
+
+/// Counts one issued instruction: totals, the kernel's own versus mechanism-inserted instructions, the
+/// active-lane histogram and the kernel's branches.
+#[inline]
+fn count_issue(stats: &mut Stats, prog: &Program, pc: Pc, mask: LaneMask, flow: &Flow) {
+    let info = &prog.info[pc as usize];
+    let active = mask.count_ones() as u64;
+    stats.warp_instructions += 1;
+    stats.thread_instructions += active;
+    stats.by_class.add(info.class);
+    if info.class == InstClass::Mechanism {
+        stats.mechanism_instructions += 1;
+        stats.mechanism_thread_instructions += active;
+        return;
+    }
+    stats.lane_histogram[active as usize - 1] += 1;
+    if let Some(b) = info.branch {
+        let split = crate::mechanism::splits(mask, flow);
+        stats.branches += 1;
+        stats.divergent_branches += split as u64;
+        let c = &mut stats.branch_counts[b as usize];
+        c.executions += 1;
+        c.divergent += split as u64;
+        c.active_lanes += active;
+    }
 }
 
 /// Counts warp instructions without progress and declares a livelock after two windows (the second one
@@ -308,10 +324,17 @@ fn run_with<M: WarpMechanism>(
     args: &[Arg],
     observer: &mut dyn Observer,
 ) -> RunResult {
-    let mut stats = Stats { lane_histogram: vec![0; cfg.warp_size as usize], ..Stats::default() };
+    let mut stats = Stats::new(prog, cfg.warp_size, M::STRUCTURE);
     let (mut mem, consts, params, addrs) = match cfg.validate(prog).and_then(|_| setup(prog, args)) {
         Ok(x) => x,
-        Err(e) => return RunResult { stats, error: Some(e), buffers: args.iter().map(|_| None).collect() },
+        Err(e) => {
+            return RunResult {
+                stats,
+                error: Some(e),
+                buffers: args.iter().map(|_| None).collect(),
+                branch_sites: crate::stats::branch_sites(prog),
+            }
+        }
     };
     let error = simulate(prog, mech, cfg, &mut mem, &consts, &params, &mut stats, observer).err();
     let buffers = args
@@ -324,7 +347,7 @@ fn run_with<M: WarpMechanism>(
             _ => None,
         })
         .collect();
-    RunResult { stats, error, buffers }
+    RunResult { stats, error, buffers, branch_sites: crate::stats::branch_sites(prog) }
 }
 
 /// Instructions a warp issues before the scheduler moves to the next warp (functional mode).
@@ -412,8 +435,9 @@ fn simulate<M: WarpMechanism>(
     }
 }
 
-/// Accounts a barrier arrival of warp `wi` (and releases the barrier when complete).
-pub fn arrive<S>(r: &mut Resident<S>, wi: usize, mode: BarrierMode, arr: &BarrierArrival, changed: &mut bool) {
+/// Accounts a barrier arrival of warp `wi` (and releases the barrier when complete); `true` when a barrier
+/// released.
+pub fn arrive<S>(r: &mut Resident<S>, wi: usize, mode: BarrierMode, arr: &BarrierArrival, changed: &mut bool) -> bool {
     let nwarps = r.cta.nwarps as usize;
     let b = &mut r.cta.barriers[arr.id as usize];
     if b.waiting.len() != nwarps {
@@ -450,12 +474,13 @@ pub fn arrive<S>(r: &mut Resident<S>, wi: usize, mode: BarrierMode, arr: &Barrie
             }
         }
     }
-    try_release(r, mode, changed);
+    try_release(r, mode, changed)
 }
 
-/// Releases every barrier whose expected arrivals are complete.
-pub fn try_release<S>(r: &mut Resident<S>, mode: BarrierMode, changed: &mut bool) {
+/// Releases every barrier whose expected arrivals are complete; `true` when one released.
+pub fn try_release<S>(r: &mut Resident<S>, mode: BarrierMode, changed: &mut bool) -> bool {
     let w = r.cta.w as u32;
+    let mut released = false;
     for id in 0..r.cta.barriers.len() {
         let b = &r.cta.barriers[id];
         if b.arrived == 0 {
@@ -495,7 +520,9 @@ pub fn try_release<S>(r: &mut Resident<S>, mode: BarrierMode, changed: &mut bool
             }
         }
         *changed = true;
+        released = true;
     }
+    released
 }
 
 /// A warp's mechanism state and the barrier it waits at.

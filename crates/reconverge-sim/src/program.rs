@@ -512,13 +512,31 @@ pub enum Op {
     Pbk { target: Pc },
     /// `brk`
     Brk,
-    /// An instruction without architectural effect here (`membar`, `fence`, `prefetch`, `nanosleep`...).
+    /// `membar.level` / `fence.sem.scope`: orders the thread's earlier memory accesses before its later
+    /// ones. No functional effect (the functional machine is sequentially consistent); the timing model
+    /// makes the thread wait until its earlier global writes are performed.
+    Fence {
+        /// The scope the fence orders memory for.
+        scope: FenceScope,
+    },
+    /// An instruction without architectural effect here (`prefetch`, `nanosleep`, `pmevent`...).
     Nop,
     /// Something the simulator cannot execute; running it is an error naming the instruction.
     Unsupported(Box<str>),
 }
 
-/// Broad instruction classes for statistics and (later) the timing model's latencies.
+/// The scope of a memory fence.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum FenceScope {
+    /// `membar.cta`, `fence.*.cta`: the threads of the CTA.
+    Cta,
+    /// `membar.gl`, `fence.*.gpu` (and `.cluster`): the whole GPU.
+    Gpu,
+    /// `membar.sys`, `fence.*.sys`: the GPU and the host.
+    Sys,
+}
+
+/// Broad instruction classes for statistics and the timing model's latencies.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, serde::Serialize)]
 pub enum InstClass {
     /// Integer and logic.
@@ -533,10 +551,11 @@ pub enum InstClass {
     Mem,
     /// Branches, calls, returns, exits.
     Control,
-    /// Barriers and warp-collectives.
+    /// Barriers, memory fences and warp-collectives.
     Sync,
-    /// Explicit reconvergence-stack instructions.
-    Stack,
+    /// Instructions a divergence mechanism's compiler pass inserted (`ssy`, `sync`, `pbk`, `brk`, and the
+    /// jumps the pass adds): counted apart from the kernel's own instructions.
+    Mechanism,
     /// No-ops.
     Nop,
 }
@@ -569,8 +588,12 @@ pub struct InstInfo {
     pub ptx_line: u32,
     /// The CUDA source location from `.loc`.
     pub loc: Option<SrcLoc>,
-    /// The instruction's class.
+    /// The instruction's class ([`InstClass::Mechanism`] exactly for the instructions a mechanism's pass
+    /// inserted).
     pub class: InstClass,
+    /// For the kernel's own conditional and indirect branches (guarded `bra` or `brk`, `brx.idx`): their
+    /// index in [`Program::branches`].
+    pub branch: Option<u32>,
     /// Registers read (value registers then predicates are kept separately).
     pub reads: SmallVec<[Reg; 4]>,
     /// Registers written.
@@ -651,6 +674,9 @@ pub struct Program {
     pub functions: Vec<FuncInfo>,
     /// Reconvergence pc of each conditional branch (indexed by pc; [`crate::PC_NONE`] elsewhere).
     pub reconv: Vec<Pc>,
+    /// The pc of each of the kernel's own conditional or indirect branches, in pc order (per-branch
+    /// statistics are indexed like this).
+    pub branches: Vec<Pc>,
     /// Total value registers per thread.
     pub nregs: u32,
     /// Total predicates per thread.

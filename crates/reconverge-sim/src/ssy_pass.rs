@@ -73,16 +73,31 @@ struct Candidate {
     size: usize,
 }
 
-fn label_of(f: &mut Function, b: u32, prefix: &str) -> BlockId {
+/// Block labels in use in one function (so that new labels are unique without rescanning the blocks).
+struct Labels(std::collections::HashSet<String>);
+
+impl Labels {
+    fn of(f: &Function) -> Labels {
+        Labels(f.blocks.values().filter_map(|b| b.label.clone()).collect())
+    }
+
+    /// `base`, or `base_1`, `base_2`, ... whichever is free; reserved.
+    fn fresh(&mut self, base: String) -> String {
+        let mut name = base.clone();
+        let mut k = 0;
+        while self.0.contains(&name) {
+            k += 1;
+            name = format!("{base}_{k}");
+        }
+        self.0.insert(name.clone());
+        name
+    }
+}
+
+fn label_of(f: &mut Function, labels: &mut Labels, b: u32, prefix: &str) -> BlockId {
     let id = BlockId::new(b as usize);
     if f.blocks[id].label.is_none() {
-        let mut name = format!("$RC_{prefix}{b}");
-        let mut k = 0;
-        while f.blocks.values().any(|x| x.label.as_deref() == Some(name.as_str())) {
-            k += 1;
-            name = format!("$RC_{prefix}{b}_{k}");
-        }
-        f.blocks[id].label = Some(name);
+        f.blocks[id].label = Some(labels.fresh(format!("$RC_{prefix}{b}")));
     }
     id
 }
@@ -102,14 +117,21 @@ fn new_inst(
     f.insts.push(Inst { guard, opcode, mods: SmallVec::new(), types: SmallVec::new(), operands, loc })
 }
 
-fn new_block(f: &mut Function, prefix: &str, insts: Vec<InstId>) -> BlockId {
+/// Turns the kernel's own terminator `inst` into `opcode target` (guarded by `guard`) in place: it keeps
+/// its id, source span and line, so it stays the kernel's instruction (only instructions the pass creates
+/// count as mechanism instructions).
+fn rewrite(f: &mut Function, inst: InstId, opcode: Opcode, guard: Option<Guard>, target: BlockId) {
+    let i = &mut f.insts[inst];
+    i.opcode = opcode;
+    i.guard = guard;
+    i.mods.clear();
+    i.types.clear();
+    i.operands = smallvec![Operand::Sym(Symbol::Label(target))];
+}
+
+fn new_block(f: &mut Function, labels: &mut Labels, prefix: &str, insts: Vec<InstId>) -> BlockId {
     let n = f.blocks.len();
-    let mut name = format!("$RC_{prefix}{n}");
-    let mut k = 0;
-    while f.blocks.values().any(|x| x.label.as_deref() == Some(name.as_str())) {
-        k += 1;
-        name = format!("$RC_{prefix}{n}_{k}");
-    }
+    let name = labels.fresh(format!("$RC_{prefix}{n}"));
     f.blocks.push(Block { label: Some(name), insts })
 }
 
@@ -238,11 +260,12 @@ fn transform(f: &mut Function) -> SsyFunctionReport {
     }
 
     // 4. Apply: labels first (they are looked up by block).
+    let mut labels = Labels::of(f);
     for c in &chosen {
-        label_of(f, c.r, "rcv");
+        label_of(f, &mut labels, c.r, "rcv");
     }
     for &(_, e) in &pbk_loops {
-        label_of(f, e, "exit");
+        label_of(f, &mut labels, e, "exit");
     }
     // ssy before the branch.
     for c in &chosen {
@@ -261,7 +284,7 @@ fn transform(f: &mut Function) -> SsyFunctionReport {
     let mut assoc: HashMap<BlockId, u32> = HashMap::new();
     let targets: Vec<u32> = actions.keys().map(|&(_, x)| x).collect();
     for x in targets {
-        label_of(f, x, "rcv");
+        label_of(f, &mut labels, x, "rcv");
     }
     for (&(u, x), action) in &actions {
         let (opcode, prefix) = match action {
@@ -281,26 +304,16 @@ fn transform(f: &mut Function) -> SsyFunctionReport {
             // Unconditional jump to x, or a block that only falls into x: the action ends the block.
             Some(t) if t.opcode == Opcode::Bra && t.guard.is_none() && single_succ => {
                 let ti = term.unwrap_or_else(|| unreachable!());
-                let i = new_inst(f, opcode, None, Some(xb), Some(ti));
-                let insts = &mut f.blocks[ub].insts;
-                if let Some(last) = insts.last_mut() {
-                    *last = i;
-                }
+                rewrite(f, ti, opcode, None, xb);
             }
             // Taken side of a guarded bra.
             Some(t) if t.opcode == Opcode::Bra && t.guard.is_some() && t.branch_target() == Some(xb) => {
                 let ti = term.unwrap_or_else(|| unreachable!());
                 match action {
-                    Action::Brk if cfg.fallthrough(u) != Some(x) => {
-                        let i = new_inst(f, Opcode::Brk, t.guard, Some(xb), Some(ti));
-                        let insts = &mut f.blocks[ub].insts;
-                        if let Some(last) = insts.last_mut() {
-                            *last = i;
-                        }
-                    }
+                    Action::Brk if cfg.fallthrough(u) != Some(x) => rewrite(f, ti, Opcode::Brk, t.guard, xb),
                     _ => {
                         let i = new_inst(f, opcode, None, Some(xb), Some(ti));
-                        let nb = new_block(f, prefix, vec![i]);
+                        let nb = new_block(f, &mut labels, prefix, vec![i]);
                         retarget(f, ti, xb, nb);
                         assoc.insert(nb, u);
                         at_end.push(nb);
@@ -310,7 +323,7 @@ fn transform(f: &mut Function) -> SsyFunctionReport {
             Some(t) if t.opcode == Opcode::Brx => {
                 let ti = term.unwrap_or_else(|| unreachable!());
                 let i = new_inst(f, opcode, None, Some(xb), Some(ti));
-                let nb = new_block(f, prefix, vec![i]);
+                let nb = new_block(f, &mut labels, prefix, vec![i]);
                 if let Some(tid) = t.branch_targets() {
                     for tb in f.targets[tid].targets.iter_mut() {
                         if *tb == xb {
@@ -333,12 +346,9 @@ fn transform(f: &mut Function) -> SsyFunctionReport {
             {
                 let ti = term.unwrap_or_else(|| unreachable!());
                 let g = t.guard.map(|g| Guard { reg: g.reg, negated: !g.negated });
-                let brk = new_inst(f, Opcode::Brk, g, Some(xb), Some(ti));
                 let jump = new_inst(f, Opcode::Bra, None, t.branch_target(), Some(ti));
-                if let Some(last) = f.blocks[ub].insts.last_mut() {
-                    *last = brk;
-                }
-                let nb = new_block(f, "cont", vec![jump]);
+                rewrite(f, ti, Opcode::Brk, g, xb);
+                let nb = new_block(f, &mut labels, "cont", vec![jump]);
                 assoc.insert(nb, u);
                 after.push((u, nb));
             }
@@ -348,7 +358,7 @@ fn transform(f: &mut Function) -> SsyFunctionReport {
                 let i = new_inst(f, opcode, None, Some(xb), near);
                 let conditional = term.is_some_and(|t| f.insts[t].guard.is_some() || f.insts[t].opcode == Opcode::Brx);
                 if conditional {
-                    let nb = new_block(f, prefix, vec![i]);
+                    let nb = new_block(f, &mut labels, prefix, vec![i]);
                     assoc.insert(nb, u);
                     after.push((u, nb));
                 } else {
@@ -374,7 +384,7 @@ fn transform(f: &mut Function) -> SsyFunctionReport {
             let near = f.blocks[BlockId::new(e as usize)].insts.first().copied();
             let s = new_inst(f, Opcode::Sync, None, Some(BlockId::new(e as usize)), near);
             rep.sync += 1;
-            let lb = new_block(f, "land", vec![s]);
+            let lb = new_block(f, &mut labels, "land", vec![s]);
             assoc.insert(lb, e);
             at_end.push(lb);
             lb
@@ -383,7 +393,7 @@ fn transform(f: &mut Function) -> SsyFunctionReport {
         };
         let near = f.blocks[hb].insts.first().copied();
         let p = new_inst(f, Opcode::Pbk, None, Some(target), near);
-        let pb = new_block(f, "pbk", vec![p]);
+        let pb = new_block(f, &mut labels, "pbk", vec![p]);
         assoc.insert(pb, h);
         rep.pbk += 1;
         before.push((h, pb));

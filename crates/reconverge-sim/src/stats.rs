@@ -1,33 +1,65 @@
 //! Run statistics.
+//!
+//! One definition per count: an issued instruction is either the kernel's own or one a mechanism's pass
+//! inserted ([`InstClass::Mechanism`]); `simd_efficiency` is over the kernel's own instructions, so two
+//! mechanisms running the same kernel are compared on the same work.
 
-use crate::program::InstClass;
+use crate::program::{InstClass, Program};
 use serde::Serialize;
 
-/// Counters gathered while a kernel runs. Keys of the JSON contract (architecture.md §4) are fields here.
+/// What kind of structure a mechanism keeps, which decides the name its size is reported under.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default, Serialize)]
+pub enum Structure {
+    /// A stack of entries (`max_stack_depth`).
+    #[default]
+    Stack,
+    /// A list (or set) of paths or thread groups (`max_paths`).
+    Paths,
+}
+
+/// Counters of one of the kernel's conditional or indirect branches ([`Program::branches`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct BranchCounts {
+    /// Warp-level executions.
+    pub executions: u64,
+    /// Executions whose active lanes went to more than one place.
+    pub divergent: u64,
+    /// Active lanes summed over executions.
+    pub active_lanes: u64,
+}
+
+/// Counters gathered while a kernel runs.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct Stats {
-    /// Issued issue groups.
+    /// Issued issue groups: the kernel's own instructions plus mechanism-inserted ones.
     pub warp_instructions: u64,
-    /// Active lanes summed over issued instructions.
+    /// Active lanes summed over all issued instructions.
     pub thread_instructions: u64,
-    /// The largest reconvergence structure any warp held, in entries.
-    pub max_stack_depth: usize,
-    /// Conditional branches issued (guarded `bra`, `brx.idx`).
+    /// Issued instructions a mechanism's pass inserted (`ssy`, `sync`, `pbk`, `brk`, ...).
+    pub mechanism_instructions: u64,
+    /// Active lanes summed over the mechanism-inserted instructions.
+    pub mechanism_thread_instructions: u64,
+    /// The kind of structure the mechanism keeps.
+    pub structure: Structure,
+    /// The largest structure any warp (or CTA, or SM) held, in entries.
+    pub max_structure: usize,
+    /// The kernel's conditional and indirect branches issued (the same instructions under every mechanism).
     pub branches: u64,
-    /// Branches whose lanes went to more than one pc.
+    /// Those of them whose active lanes went to more than one place.
     pub divergent_branches: u64,
-    /// Explicit reconvergence-stack instructions issued (`ssy`, `sync`, `pbk`, `brk`).
-    pub stack_instructions: u64,
     /// Barrier instructions issued.
     pub barriers: u64,
-    /// Issued instructions by active-lane count: `lane_histogram[k]` counts issues with k+1 lanes.
+    /// The kernel's own issued instructions by active-lane count: `lane_histogram[k]` counts issues with k+1
+    /// lanes.
     pub lane_histogram: Vec<u64>,
-    /// Issued warp instructions by class.
+    /// Issued warp instructions by class (`mechanism` = `mechanism_instructions`).
     pub by_class: ClassCounts,
     /// CTAs run.
     pub ctas: u64,
     /// Threads run.
     pub threads: u64,
+    /// Per-branch counters, indexed like [`Program::branches`].
+    pub branch_counts: Vec<BranchCounts>,
 }
 
 /// Warp instructions per instruction class.
@@ -45,10 +77,10 @@ pub struct ClassCounts {
     pub mem: u64,
     /// Control.
     pub control: u64,
-    /// Barriers and warp-collectives.
+    /// Barriers, fences and warp-collectives.
     pub sync: u64,
-    /// Reconvergence-stack instructions.
-    pub stack: u64,
+    /// Mechanism-inserted instructions.
+    pub mechanism: u64,
     /// No-ops.
     pub nop: u64,
 }
@@ -65,13 +97,11 @@ impl ClassCounts {
             InstClass::Mem => self.mem += 1,
             InstClass::Control => self.control += 1,
             InstClass::Sync => self.sync += 1,
-            InstClass::Stack => self.stack += 1,
+            InstClass::Mechanism => self.mechanism += 1,
             InstClass::Nop => self.nop += 1,
         }
     }
-}
 
-impl ClassCounts {
     /// Adds another set of counts.
     pub fn merge(&mut self, o: &ClassCounts) {
         self.int += o.int;
@@ -81,20 +111,31 @@ impl ClassCounts {
         self.mem += o.mem;
         self.control += o.control;
         self.sync += o.sync;
-        self.stack += o.stack;
+        self.mechanism += o.mechanism;
         self.nop += o.nop;
     }
 }
 
 impl Stats {
-    /// Adds the counts of `o` (max stack depth takes the maximum).
+    /// Empty statistics for a run of `prog` at `warp_size` under a mechanism keeping a `structure`.
+    pub fn new(prog: &Program, warp_size: u32, structure: Structure) -> Stats {
+        Stats {
+            structure,
+            lane_histogram: vec![0; warp_size as usize],
+            branch_counts: vec![BranchCounts::default(); prog.branches.len()],
+            ..Stats::default()
+        }
+    }
+
+    /// Adds the counts of `o` (the largest structure takes the maximum).
     pub fn merge(&mut self, o: &Stats) {
         self.warp_instructions += o.warp_instructions;
         self.thread_instructions += o.thread_instructions;
-        self.max_stack_depth = self.max_stack_depth.max(o.max_stack_depth);
+        self.mechanism_instructions += o.mechanism_instructions;
+        self.mechanism_thread_instructions += o.mechanism_thread_instructions;
+        self.max_structure = self.max_structure.max(o.max_structure);
         self.branches += o.branches;
         self.divergent_branches += o.divergent_branches;
-        self.stack_instructions += o.stack_instructions;
         self.barriers += o.barriers;
         if self.lane_histogram.len() < o.lane_histogram.len() {
             self.lane_histogram.resize(o.lane_histogram.len(), 0);
@@ -105,14 +146,90 @@ impl Stats {
         self.by_class.merge(&o.by_class);
         self.ctas += o.ctas;
         self.threads += o.threads;
-    }
-
-    /// thread_instructions / (warp_instructions × warp_size).
-    pub fn simd_efficiency(&self, warp_size: u32) -> f64 {
-        if self.warp_instructions == 0 {
-            0.0
-        } else {
-            self.thread_instructions as f64 / (self.warp_instructions as f64 * warp_size as f64)
+        if self.branch_counts.len() < o.branch_counts.len() {
+            self.branch_counts.resize(o.branch_counts.len(), BranchCounts::default());
+        }
+        for (a, b) in self.branch_counts.iter_mut().zip(&o.branch_counts) {
+            a.executions += b.executions;
+            a.divergent += b.divergent;
+            a.active_lanes += b.active_lanes;
         }
     }
+
+    /// The kernel's own issued instructions (warp-level).
+    pub fn kernel_instructions(&self) -> u64 {
+        self.warp_instructions - self.mechanism_instructions
+    }
+
+    /// Active lanes summed over the kernel's own issued instructions.
+    pub fn kernel_thread_instructions(&self) -> u64 {
+        self.thread_instructions - self.mechanism_thread_instructions
+    }
+
+    /// SIMD efficiency of the kernel's own instructions: kernel thread instructions / (kernel
+    /// instructions × warp size).
+    pub fn simd_efficiency(&self, warp_size: u32) -> f64 {
+        ratio(self.kernel_thread_instructions(), self.kernel_instructions() * warp_size as u64)
+    }
+
+    /// SIMD efficiency of everything issued, mechanism instructions included.
+    pub fn simd_efficiency_all(&self, warp_size: u32) -> f64 {
+        ratio(self.thread_instructions, self.warp_instructions * warp_size as u64)
+    }
+
+    /// `max_stack_depth`: the largest stack, for mechanisms that keep one.
+    pub fn max_stack_depth(&self) -> Option<usize> {
+        (self.structure == Structure::Stack).then_some(self.max_structure)
+    }
+
+    /// `max_paths`: the largest path list or group set, for mechanisms that keep one.
+    pub fn max_paths(&self) -> Option<usize> {
+        (self.structure == Structure::Paths).then_some(self.max_structure)
+    }
+}
+
+fn ratio(a: u64, b: u64) -> f64 {
+    if b == 0 {
+        0.0
+    } else {
+        a as f64 / b as f64
+    }
+}
+
+/// Where one of the kernel's branches is, for per-branch reports.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct BranchSite {
+    /// Its pc in the decoded program.
+    pub pc: crate::types::Pc,
+    /// Its line in the PTX file (0 if unknown).
+    pub ptx_line: u32,
+    /// The CUDA source file from `.loc`, if any.
+    pub cuda_file: Option<String>,
+    /// The CUDA source line from `.loc`, if any.
+    pub cuda_line: Option<u32>,
+    /// The function containing it.
+    pub function: String,
+    /// The pc where its paths reconverge (the immediate post-dominator); `None` when they meet only at the
+    /// function's exit.
+    pub reconvergence_pc: Option<crate::types::Pc>,
+}
+
+/// The sites of the kernel's branches of `prog`, indexed like [`Program::branches`].
+pub fn branch_sites(prog: &Program) -> Vec<BranchSite> {
+    prog.branches
+        .iter()
+        .map(|&pc| {
+            let info = &prog.info[pc as usize];
+            let loc = info.loc.filter(|l| l.line > 0);
+            let r = prog.reconv.get(pc as usize).copied().unwrap_or(crate::types::PC_NONE);
+            BranchSite {
+                pc,
+                ptx_line: info.ptx_line,
+                cuda_file: loc.and_then(|l| prog.src_files.iter().find(|(n, _)| *n == l.file).map(|(_, f)| f.clone())),
+                cuda_line: loc.map(|l| l.line),
+                function: prog.functions[info.func as usize].name.clone(),
+                reconvergence_pc: (!crate::types::is_pseudo(r)).then_some(r),
+            }
+        })
+        .collect()
 }

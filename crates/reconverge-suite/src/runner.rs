@@ -87,6 +87,96 @@ pub fn compare(arg: usize, got: &Buffer, want: &Buffer) -> Result<(), String> {
     Ok(())
 }
 
+/// A suite entry loaded and ready to launch.
+#[derive(Clone, Debug)]
+pub struct PreparedEntry {
+    /// The decoded program (for the mechanism the entry was prepared for).
+    pub prog: reconverge_sim::Program,
+    /// The launch.
+    pub cfg: LaunchConfig,
+    /// The arguments.
+    pub args: Vec<reconverge_sim::Arg>,
+}
+
+/// Loads, decodes and resolves the arguments of `entry` for `mechanism` at `warp_size`.
+pub fn prepare_entry(
+    entry: &KernelEntry,
+    mechanism: Mechanism,
+    warp_size: u32,
+    load: &Loader<'_>,
+    max_instructions: u64,
+) -> Result<PreparedEntry, String> {
+    let ptx = load(&entry.ptx)
+        .and_then(|b| String::from_utf8(b).map_err(|e| e.to_string()))
+        .map_err(|e| format!("{}: {e}", entry.ptx))?;
+    let module = reconverge_ptx::parse(&ptx)
+        .map_err(|e| reconverge_ptx::SourceError::new(entry.ptx.clone(), ptx.clone(), e).render_plain())?;
+    let opts = DecodeOptions { file: entry.ptx.clone(), source: Some(ptx.clone()), ..Default::default() };
+    let prog = reconverge_sim::load(&module, Some(&entry.name), mechanism, &opts).map_err(|e| e.to_string())?;
+    let specs: Vec<args::ArgSpec> =
+        entry.args.iter().map(|a| args::ArgSpec::parse(&a.text())).collect::<Result<_, String>>()?;
+    let launch_args = args::resolve_args(&prog, &specs, load)?;
+    let cfg = LaunchConfig {
+        grid: entry.grid,
+        block: entry.block,
+        warp_size,
+        dynamic_shared: entry.dynamic_shared,
+        max_instructions: Some(max_instructions),
+        ..LaunchConfig::default()
+    };
+    Ok(PreparedEntry { prog, cfg, args: launch_args })
+}
+
+/// Runs a prepared entry functionally or under the timing model.
+pub fn run_prepared(
+    p: &PreparedEntry,
+    mechanism: Mechanism,
+    mode: Mode<'_>,
+) -> (RunResult, Option<reconverge_timing::TimingStats>) {
+    match mode {
+        Mode::Functional => (run(&p.prog, mechanism, &p.cfg, &p.args, &mut NoObserver), None),
+        Mode::Timed { gpu, threads } => {
+            let t = reconverge_timing::run_timed(&p.prog, mechanism, &p.cfg, gpu, &p.args, None, threads);
+            (t.run, Some(t.timing))
+        }
+    }
+}
+
+/// Judges a run of `entry` under `mechanism` against the manifest (expected outcome and buffers).
+pub fn judge(entry: &KernelEntry, mechanism: Mechanism, result: &RunResult, load: &Loader<'_>) -> Verdict {
+    let expected = entry.expected_outcome(mechanism.name());
+    if result.outcome() != expected {
+        return Verdict::WrongOutcome {
+            expected: expected.to_string(),
+            got: match &result.error {
+                Some(e) => format!("{}: {e}", result.outcome()),
+                None => result.outcome().to_string(),
+            },
+        };
+    }
+    if result.error.is_some() {
+        return Verdict::Pass;
+    }
+    for (k, file) in &entry.expected {
+        let Ok(i) = k.parse::<usize>() else {
+            return Verdict::Broken(format!("expected key `{k}` is not an argument index"));
+        };
+        let want = match load(file).and_then(|b| npy::read(&b)) {
+            Ok(b) => b,
+            Err(e) => return Verdict::Broken(format!("{file}: {e}")),
+        };
+        match result.buffers.get(i).and_then(|b| b.as_ref()) {
+            Some(got) => {
+                if let Err(e) = compare(i, got, &want) {
+                    return Verdict::Mismatch(e);
+                }
+            }
+            None => return Verdict::Broken(format!("argument {i} is not a buffer")),
+        }
+    }
+    Verdict::Pass
+}
+
 /// Runs `entry` (files read through `load`, relative to the kernels directory).
 pub fn run_entry(
     entry: &KernelEntry,
@@ -96,90 +186,20 @@ pub fn run_entry(
     max_instructions: u64,
     mode: Mode<'_>,
 ) -> EntryOutcome {
-    let broken = |why: String| EntryOutcome {
-        kernel: entry.name.clone(),
-        mechanism,
-        warp_size,
-        verdict: Verdict::Broken(why),
-        result: None,
-        timing: None,
-    };
-    let ptx = match load(&entry.ptx).and_then(|b| String::from_utf8(b).map_err(|e| e.to_string())) {
-        Ok(t) => t,
-        Err(e) => return broken(format!("{}: {e}", entry.ptx)),
-    };
-    let module = match reconverge_ptx::parse(&ptx) {
-        Ok(m) => m,
-        Err(e) => return broken(reconverge_ptx::SourceError::new(entry.ptx.clone(), ptx.clone(), e).render_plain()),
-    };
-    let prog = match reconverge_sim::load(
-        &module,
-        Some(&entry.name),
-        mechanism,
-        &DecodeOptions { file: entry.ptx.clone(), source: Some(ptx.clone()) },
-    ) {
+    let p = match prepare_entry(entry, mechanism, warp_size, load, max_instructions) {
         Ok(p) => p,
-        Err(e) => return broken(e.to_string()),
-    };
-    let specs: Result<Vec<_>, String> = entry.args.iter().map(|a| args::ArgSpec::parse(&a.text())).collect();
-    let launch_args = match specs.and_then(|s| args::resolve_args(&prog, &s, load)) {
-        Ok(a) => a,
-        Err(e) => return broken(e),
-    };
-    let cfg = LaunchConfig {
-        grid: entry.grid,
-        block: entry.block,
-        warp_size,
-        dynamic_shared: entry.dynamic_shared,
-        max_instructions: Some(max_instructions),
-        ..LaunchConfig::default()
-    };
-    let (result, timing) = match mode {
-        Mode::Functional => (run(&prog, mechanism, &cfg, &launch_args, &mut NoObserver), None),
-        Mode::Timed { gpu, threads } => {
-            let t = reconverge_timing::run_timed(&prog, mechanism, &cfg, gpu, &launch_args, None, threads);
-            (t.run, Some(t.timing))
-        }
-    };
-    let expected = entry.expected_outcome(mechanism.name());
-    let verdict = if result.outcome() != expected {
-        Verdict::WrongOutcome {
-            expected: expected.to_string(),
-            got: match &result.error {
-                Some(e) => format!("{}: {e}", result.outcome()),
-                None => result.outcome().to_string(),
-            },
-        }
-    } else if result.error.is_none() {
-        let mut v = Verdict::Pass;
-        for (k, file) in &entry.expected {
-            let Ok(i) = k.parse::<usize>() else {
-                v = Verdict::Broken(format!("expected key `{k}` is not an argument index"));
-                break;
-            };
-            let want = match load(file).and_then(|b| npy::read(&b)) {
-                Ok(b) => b,
-                Err(e) => {
-                    v = Verdict::Broken(format!("{file}: {e}"));
-                    break;
-                }
-            };
-            match result.buffers.get(i).and_then(|b| b.as_ref()) {
-                Some(got) => {
-                    if let Err(e) = compare(i, got, &want) {
-                        v = Verdict::Mismatch(e);
-                        break;
-                    }
-                }
-                None => {
-                    v = Verdict::Broken(format!("argument {i} is not a buffer"));
-                    break;
-                }
+        Err(why) => {
+            return EntryOutcome {
+                kernel: entry.name.clone(),
+                mechanism,
+                warp_size,
+                verdict: Verdict::Broken(why),
+                result: None,
+                timing: None,
             }
         }
-        v
-    } else {
-        Verdict::Pass
     };
+    let (result, timing) = run_prepared(&p, mechanism, mode);
+    let verdict = judge(entry, mechanism, &result, load);
     EntryOutcome { kernel: entry.name.clone(), mechanism, warp_size, verdict, result: Some(result), timing }
 }

@@ -1,7 +1,7 @@
 //! Every kernel of `kernels/` under every mechanism and warp sizes 4..32 matches its expected outputs.
 
 use reconverge_sim::Mechanism;
-use reconverge_suite::{run_entry, Manifest, Mode};
+use reconverge_suite::{judge, prepare_entry, run_entry, run_prepared, Manifest, Mode, Verdict};
 
 fn kernels_dir() -> std::path::PathBuf {
     std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../kernels")
@@ -33,24 +33,73 @@ fn every_kernel_every_mechanism_every_warp_size() {
     assert!(failures.is_empty(), "{} of {runs} runs failed:\n{}", failures.len(), failures.join("\n"));
 }
 
+/// The timing model never changes a result: under every preset, every kernel and mechanism gives the
+/// same outcome and the same memory (every buffer, not only the checked ones) as functional mode.
 #[test]
-fn every_kernel_every_mechanism_under_the_timing_model() {
+fn every_kernel_every_mechanism_under_every_preset_matches_functional_mode() {
     let dir = kernels_dir();
     let text = std::fs::read_to_string(dir.join("manifest.toml")).expect("kernels/manifest.toml");
     let manifest = Manifest::parse(&text).expect("manifest parses");
     let load = |p: &str| std::fs::read(dir.join(p)).map_err(|e| format!("{p}: {e}"));
     let mut failures = Vec::new();
-    for preset in ["gtx480", "tiny"] {
-        let gpu = reconverge_timing::GpuConfig::preset(preset).expect("preset");
-        for entry in &manifest.kernels {
-            for mech in Mechanism::ALL {
-                let o = run_entry(entry, mech, 32, &load, 50_000_000, Mode::Timed { gpu: &gpu, threads: 2 });
-                if !o.verdict.ok() {
-                    failures.push(format!("{preset} / {} / {}: {:?}", entry.name, mech, o.verdict));
-                } else if o.result.as_ref().is_some_and(|r| r.error.is_none()) {
-                    let t = o.timing.expect("timing statistics");
-                    assert!(t.cycles > 0, "{} under {mech}: no cycles", entry.name);
+    let mut runs = 0;
+    for entry in &manifest.kernels {
+        for mech in Mechanism::ALL {
+            let p = prepare_entry(entry, mech, 32, &load, 50_000_000).expect("the suite entry loads");
+            let (functional, _) = run_prepared(&p, mech, Mode::Functional);
+            for preset in reconverge_timing::PRESETS {
+                let gpu = reconverge_timing::GpuConfig::preset(preset).expect("preset");
+                let (timed, timing) = run_prepared(&p, mech, Mode::Timed { gpu: &gpu, threads: 2 });
+                runs += 1;
+                let what = format!("{preset} / {} / {mech}", entry.name);
+                if let Err(e) = same_result(&functional, &timed) {
+                    failures.push(format!("{what}: {e}"));
                 }
+                if let Verdict::Pass = judge(entry, mech, &timed, &load) {
+                } else {
+                    failures.push(format!("{what}: {:?}", judge(entry, mech, &timed, &load)));
+                }
+                if timed.error.is_none() {
+                    assert!(timing.expect("timing statistics").cycles > 0, "{what}: no cycles");
+                }
+            }
+        }
+    }
+    assert!(runs >= 180, "20 kernels x 3 mechanisms x 3 presets");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// Same outcome and bit-identical buffers.
+fn same_result(a: &reconverge_sim::RunResult, b: &reconverge_sim::RunResult) -> Result<(), String> {
+    if a.outcome() != b.outcome() {
+        return Err(format!("outcome {} in functional mode, {} timed", a.outcome(), b.outcome()));
+    }
+    if a.error.is_none() && a.buffers != b.buffers {
+        let i = a.buffers.iter().zip(&b.buffers).position(|(x, y)| x != y).unwrap_or(0);
+        return Err(format!("buffer {i} differs from functional mode"));
+    }
+    Ok(())
+}
+
+/// Long latencies are not deadlocks: with `int = 400` or `branch = 5000` every kernel still completes
+/// with the functional result (both were declared deadlocked when the watchdog counted quiet epochs).
+#[test]
+fn long_latencies_are_not_deadlocks() {
+    let dir = kernels_dir();
+    let text = std::fs::read_to_string(dir.join("manifest.toml")).expect("kernels/manifest.toml");
+    let manifest = Manifest::parse(&text).expect("manifest parses");
+    let load = |p: &str| std::fs::read(dir.join(p)).map_err(|e| format!("{p}: {e}"));
+    let int400 = reconverge_timing::GpuConfig::from_toml("[latency]\nint = 400\n").expect("config");
+    let branch5000 = reconverge_timing::GpuConfig::from_toml("[latency]\nbranch = 5000\n").expect("config");
+    let mut failures = Vec::new();
+    for name in ["kern", "bfs", "sssp", "fir", "nested_loops"] {
+        let entry = manifest.kernels.iter().find(|e| e.name == name).expect("suite kernel");
+        let p = prepare_entry(entry, Mechanism::Pdom, 32, &load, 50_000_000).expect("loads");
+        let (functional, _) = run_prepared(&p, Mechanism::Pdom, Mode::Functional);
+        for (what, gpu) in [("int = 400", &int400), ("branch = 5000", &branch5000)] {
+            let (timed, _) = run_prepared(&p, Mechanism::Pdom, Mode::Timed { gpu, threads: 1 });
+            if let Err(e) = same_result(&functional, &timed) {
+                failures.push(format!("{name} with {what}: {e} ({:?})", timed.error.map(|e| e.to_string())));
             }
         }
     }

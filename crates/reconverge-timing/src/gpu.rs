@@ -54,9 +54,10 @@ fn run_with<M: WarpMechanism>(
 ) -> TimedResult {
     let empty = |e: SimError| TimedResult {
         run: RunResult {
-            stats: Stats { lane_histogram: vec![0; launch.warp_size as usize], ..Stats::default() },
+            stats: Stats::new(prog, launch.warp_size, M::STRUCTURE),
             error: Some(e),
             buffers: args.iter().map(|_| None).collect(),
+            branch_sites: reconverge_sim::stats::branch_sites(prog),
         },
         timing: TimingStats::default(),
     };
@@ -67,10 +68,11 @@ fn run_with<M: WarpMechanism>(
         Ok(x) => x,
         Err(e) => return empty(e),
     };
-    let mut sms: Vec<Sm<M::State>> = match (0..gpu.num_sms).map(|i| Sm::new(i, gpu, prog, launch)).collect() {
-        Ok(v) => v,
-        Err(e) => return empty(SimError::Launch(e)),
-    };
+    let mut sms: Vec<Sm<M::State>> =
+        match (0..gpu.num_sms).map(|i| Sm::new(i, gpu, prog, launch, M::STRUCTURE)).collect() {
+            Ok(v) => v,
+            Err(e) => return empty(SimError::Launch(e)),
+        };
     let l2cfg = MemL2Config {
         geometry: gpu.l2_geometry(),
         sector_bytes: gpu.l1.sector,
@@ -104,7 +106,6 @@ fn run_with<M: WarpMechanism>(
     let mut timing = TimingStats { epoch_cycles: epoch, ..TimingStats::default() };
     let mut error: Option<SimError> = None;
     let mut t0 = 0u64;
-    let mut quiet_epochs = 0u32;
     let (mut since_progress, mut track) = (0u64, false);
     let mut total_issued = 0u64;
     loop {
@@ -126,7 +127,18 @@ fn run_with<M: WarpMechanism>(
             break;
         }
         let t1 = t0 + epoch;
-        let ctx = EpochCtx { prog, mech, gpu, launch, mem: &mem, consts: &consts, params: &params, track, max_cycles };
+        let ctx = EpochCtx {
+            prog,
+            mech,
+            gpu,
+            launch,
+            mem: &mem,
+            consts: &consts,
+            params: &params,
+            track,
+            max_cycles,
+            epoch_end: t1,
+        };
         let outcomes: Vec<_> = sms.par_iter_mut().map(|sm| sm.run_epoch(t0, t1, &ctx)).collect();
         timing.epochs += 1;
         // The earliest error (by cycle, then SM) wins.
@@ -201,16 +213,15 @@ fn run_with<M: WarpMechanism>(
                 track = true;
             }
         }
+        // A stall deadlock: nothing issued, no memory response is on its way, and no warp of any SM can
+        // become ready by itself (every one waits at a barrier or for threads that cannot arrive). Long
+        // latencies are not deadlocks: a warp waiting for one has a wake-up cycle.
         let pending = sms.iter().any(|s| s.has_pending_memory());
-        if issued == 0 && !pending && sms.iter().any(|s| s.has_work()) {
-            quiet_epochs += 1;
-            if quiet_epochs >= 2 {
-                let view = View::of(sms.iter().flat_map(|s| s.residents()));
-                error = Some(SimError::Deadlock { report: stall_report(prog, mech, &view) });
-                break;
-            }
-        } else {
-            quiet_epochs = 0;
+        let wake = outcomes.iter().map(|o| o.wake).min().unwrap_or(u64::MAX);
+        if issued == 0 && !pending && wake == u64::MAX && sms.iter().any(|s| s.has_work()) {
+            let view = View::of(sms.iter().flat_map(|s| s.residents()));
+            error = Some(SimError::Deadlock { report: stall_report(prog, mech, &view) });
+            break;
         }
         if let Some(max) = launch.max_instructions {
             if total_issued >= max {
@@ -221,7 +232,7 @@ fn run_with<M: WarpMechanism>(
         t0 = t1;
     }
     // Statistics, in SM order.
-    let mut stats = Stats { lane_histogram: vec![0; launch.warp_size as usize], ..Stats::default() };
+    let mut stats = Stats::new(prog, launch.warp_size, M::STRUCTURE);
     for sm in &sms {
         stats.merge(&sm.stats);
         let s = &sm.stalls;
@@ -264,5 +275,8 @@ fn run_with<M: WarpMechanism>(
             _ => None,
         })
         .collect();
-    TimedResult { run: RunResult { stats, error, buffers }, timing }
+    TimedResult {
+        run: RunResult { stats, error, buffers, branch_sites: reconverge_sim::stats::branch_sites(prog) },
+        timing,
+    }
 }

@@ -10,7 +10,7 @@ use reconverge_sim::exec::{AccessKind, Env, Scratch};
 use reconverge_sim::machine::{issue, Resident};
 use reconverge_sim::mechanism::WarpMechanism;
 use reconverge_sim::memory::DeviceMemory;
-use reconverge_sim::program::{InstClass, Space};
+use reconverge_sim::program::{InstClass, Op, Space};
 use reconverge_sim::{LaneMask, LaunchConfig, NoObserver, Pc, Program, SimError, Stats};
 use std::collections::{BinaryHeap, VecDeque};
 
@@ -34,6 +34,8 @@ pub struct EpochCtx<'a, M: WarpMechanism> {
     pub track: bool,
     /// Stop at this cycle (`--max-cycles`).
     pub max_cycles: Option<u64>,
+    /// The cycle the epoch ends: global writes logged during the epoch are performed then.
+    pub epoch_end: u64,
 }
 
 /// An L2 request from an SM.
@@ -63,6 +65,10 @@ struct HwWarp {
     age: u64,
     next_issue: u64,
     mech_stall_until: u64,
+    /// When the global writes this warp logged so far are performed (the end of the epoch of the latest).
+    writes_done: u64,
+    /// A fence or a barrier release holds the warp until this cycle (its earlier writes performed).
+    fence_until: u64,
     pending_loads: u32,
     sb_regs: Vec<u64>,
     sb_preds: Vec<u64>,
@@ -108,6 +114,10 @@ pub struct EpochOutcome {
     pub changed: bool,
     /// The first error and its cycle.
     pub error: Option<(u64, SimError)>,
+    /// When nothing issued at the epoch's end: the earliest cycle at which a warp may become ready by
+    /// itself (a latency, a fence, a mechanism stall); `u64::MAX` when no warp can ever become ready
+    /// without a memory response or another warp's action (a barrier, a SIMT deadlock).
+    pub wake: u64,
 }
 
 /// One SM.
@@ -167,7 +177,13 @@ fn unit(class: InstClass) -> usize {
 
 impl<S> Sm<S> {
     /// An empty SM.
-    pub fn new(id: u32, gpu: &GpuConfig, prog: &Program, launch: &LaunchConfig) -> Result<Sm<S>, String> {
+    pub fn new(
+        id: u32,
+        gpu: &GpuConfig,
+        prog: &Program,
+        launch: &LaunchConfig,
+        structure: reconverge_sim::stats::Structure,
+    ) -> Result<Sm<S>, String> {
         let nsched = gpu.sm.schedulers as usize;
         let est = prog.functions[0].reg_words.clamp(1, gpu.sm.max_regs_per_thread);
         let regs_per_thread = if gpu.sm.regs_per_thread > 0 { gpu.sm.regs_per_thread } else { est };
@@ -196,7 +212,7 @@ impl<S> Sm<S> {
             mem: SmMemory::default(),
             sc: Scratch::default(),
             next_age: 0,
-            stats: Stats { lane_histogram: vec![0; launch.warp_size as usize], ..Stats::default() },
+            stats: Stats::new(prog, launch.warp_size, structure),
             stalls: StallCounts::default(),
             memc: MemoryCounters::default(),
             issue_slots: 0,
@@ -275,6 +291,8 @@ impl<S> Sm<S> {
                 age: self.next_age,
                 next_issue: now,
                 mech_stall_until: 0,
+                writes_done: 0,
+                fence_until: 0,
                 pending_loads: 0,
                 sb_regs: vec![0; prog.nregs as usize],
                 sb_preds: vec![0; prog.npreds as usize],
@@ -440,6 +458,9 @@ impl<S> Sm<S> {
         if w.mech_stall_until > now {
             return Err((Cause::Mechanism, w.mech_stall_until));
         }
+        if w.fence_until > now {
+            return Err((Cause::Memory, w.fence_until));
+        }
         if w.next_issue > now {
             return Err((Cause::Pipeline, w.next_issue));
         }
@@ -524,7 +545,7 @@ impl<S> Sm<S> {
 
     /// Advances the SM over cycles `t0..t1`.
     pub fn run_epoch<M: WarpMechanism<State = S>>(&mut self, t0: u64, t1: u64, ctx: &EpochCtx<'_, M>) -> EpochOutcome {
-        let mut out = EpochOutcome::default();
+        let mut out = EpochOutcome { wake: u64::MAX, ..EpochOutcome::default() };
         let nsched = ctx.gpu.sm.schedulers as usize;
         let policy = ctx.gpu.sm.scheduler;
         let mut t = t0;
@@ -601,6 +622,7 @@ impl<S> Sm<S> {
                 t += 1;
                 continue;
             }
+            out.wake = if idle_scheds.len() == nsched { wake } else { t };
             if idle_scheds.len() == nsched {
                 // Nothing issued: skip to the next event.
                 let inbox_next = self.inbox.peek().map(|r| r.0 .0).unwrap_or(u64::MAX);
@@ -683,9 +705,11 @@ impl<S> Sm<S> {
             access: Default::default(),
         };
         env.access.enabled = true;
+        let writes_before = env.mem.sm.log.len();
         let issued =
             issue(&mut c.res, wi, pc, mask, ctx.mech, &mut env, &mut self.sc, &mut self.stats, &mut NoObserver)?;
         out.changed |= env.changed;
+        let wrote = env.mem.sm.log.len() > writes_before;
         let access = env.access;
         let mech_stall = ctx.mech.stall_cycles(&c.res.warps[wi].st, &issued.flow) as u64;
         let info = &ctx.prog.info[pc as usize];
@@ -699,7 +723,7 @@ impl<S> Sm<S> {
             InstClass::Float => (lat.float, iv.float),
             InstClass::Double => (lat.double, iv.double),
             InstClass::Sfu => (lat.sfu, iv.sfu),
-            InstClass::Control | InstClass::Stack => (lat.branch, iv.int),
+            InstClass::Control | InstClass::Mechanism => (lat.branch, iv.int),
             InstClass::Sync => (lat.warp_op, iv.int),
             InstClass::Mem | InstClass::Nop => (lat.int, iv.mem),
         };
@@ -730,14 +754,41 @@ impl<S> Sm<S> {
             }
         }
         wp.next_issue = match info.class {
-            InstClass::Control | InstClass::Stack => now + lat.branch,
+            InstClass::Control | InstClass::Mechanism => now + lat.branch,
             _ if issued.barrier => now + lat.barrier,
             _ => now + 1,
         };
         if mech_stall > 0 {
             wp.mech_stall_until = now + 1 + mech_stall;
         }
+        self.order_memory(h, slot, wrote, &ctx.prog.insts[pc as usize].op, issued.released, ctx.epoch_end);
         Ok(())
+    }
+
+    /// Memory ordering in the epoch model. A global write is performed (visible to every later load, an
+    /// atomic's effect applied) at the end of the epoch in which it was logged. A fence makes the issuing
+    /// warp wait until its own earlier writes are performed; a barrier release (`bar.sync` orders memory
+    /// like `membar.cta`) makes every warp of the CTA wait until the writes of all of them are performed.
+    /// The wait is the write round trip of real hardware: a write logged at cycle c is performed at the
+    /// epoch end, at most E = L1 + L2 hit latency after c.
+    fn order_memory(&mut self, h: usize, slot: usize, wrote: bool, op: &Op, released: bool, epoch_end: u64) {
+        if let Some(Some(w)) = self.warps.get_mut(h) {
+            if wrote {
+                w.writes_done = epoch_end;
+            }
+            if matches!(op, Op::Fence { .. }) {
+                w.fence_until = w.fence_until.max(w.writes_done);
+            }
+        }
+        if released {
+            let Some(c) = self.ctas[slot].as_ref() else { return };
+            let done = c.hw.iter().filter_map(|&x| self.warps[x].as_ref()).map(|w| w.writes_done).max().unwrap_or(0);
+            for &x in &c.hw {
+                if let Some(w) = self.warps[x].as_mut() {
+                    w.fence_until = w.fence_until.max(done);
+                }
+            }
+        }
     }
 
     /// Times the memory access of the instruction just executed: (latency, unit occupancy, result pending on

@@ -127,6 +127,9 @@ pub trait WarpMechanism: Sync {
     /// The name used on the command line and in statistics.
     fn name(&self) -> &'static str;
 
+    /// What the structure is (a stack, or a list of paths), which names its size in the statistics.
+    const STRUCTURE: crate::stats::Structure = crate::stats::Structure::Stack;
+
     /// How barriers count under this mechanism.
     fn barrier_mode(&self) -> BarrierMode {
         BarrierMode::Warp
@@ -200,6 +203,20 @@ impl Mechanism {
 impl fmt::Display for Mechanism {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
+    }
+}
+
+/// Whether the active lanes of a branch went to more than one place.
+pub fn splits(mask: LaneMask, flow: &Flow) -> bool {
+    match flow {
+        Flow::Branch { taken, .. } => *taken != 0 && *taken != mask,
+        Flow::Brk { lanes } => *lanes != 0 && *lanes != mask,
+        Flow::Multi(groups) => {
+            let listed = groups.iter().fold(0, |a, (_, m)| a | m) & mask;
+            let parts = groups.iter().filter(|(_, m)| m & mask != 0).count() + usize::from(listed != mask);
+            parts > 1
+        }
+        _ => false,
     }
 }
 

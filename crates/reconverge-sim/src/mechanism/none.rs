@@ -38,6 +38,8 @@ impl WarpMechanism for NoReconvergence {
         "none"
     }
 
+    const STRUCTURE: crate::stats::Structure = crate::stats::Structure::Paths;
+
     fn barrier_mode(&self) -> BarrierMode {
         BarrierMode::Thread
     }

@@ -1,0 +1,92 @@
+//! Property: under randomised GPU configurations (latencies, epoch length, SM count, schedulers, cache
+//! sizes, bandwidths) every suite kernel gives the same outcome and memory as functional mode. The
+//! epoch length is L1 hit + L2 hit latency, so it varies with them.
+
+use proptest::prelude::*;
+use reconverge_sim::Mechanism;
+use reconverge_suite::{prepare_entry, run_prepared, Manifest, Mode, PreparedEntry};
+use reconverge_timing::{GpuConfig, SchedulerPolicy};
+use std::sync::OnceLock;
+
+/// Cases run in CI (each: one configuration, three kernels, every mechanism).
+const CASES: u32 = 64;
+
+struct Fixture {
+    /// (kernel, mechanism, prepared launch, functional result)
+    runs: Vec<(String, Mechanism, PreparedEntry, reconverge_sim::RunResult)>,
+}
+
+fn fixture() -> &'static Fixture {
+    static F: OnceLock<Fixture> = OnceLock::new();
+    F.get_or_init(|| {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../kernels");
+        let text = std::fs::read_to_string(dir.join("manifest.toml")).expect("manifest");
+        let manifest = Manifest::parse(&text).expect("manifest parses");
+        let load = |p: &str| std::fs::read(dir.join(p)).map_err(|e| format!("{p}: {e}"));
+        let mut runs = Vec::new();
+        for e in &manifest.kernels {
+            for m in Mechanism::ALL {
+                let p = prepare_entry(e, m, 32, &load, 20_000_000).expect("loads");
+                let (r, _) = run_prepared(&p, m, Mode::Functional);
+                runs.push((e.name.clone(), m, p, r));
+            }
+        }
+        Fixture { runs }
+    })
+}
+
+fn config() -> impl Strategy<Value = GpuConfig> {
+    (
+        (1u32..=6, 1u32..=4, 0usize..3, any::<bool>(), 1u32..=8),
+        (1u64..=400, 1u64..=40, 1u64..=200, 1u64..=60, 1u64..=60),
+        (1u64..=64, 1u64..=300, 0usize..4, 1u32..=16, 1u64..=400),
+        (1u64..=16, 1u64..=256, 0usize..3),
+    )
+        .prop_map(|((sms, scheds, pol, miss, ctas), (int, float, branch, shared, barrier), l1l2, dram)| {
+            let (l1_hit, l2_hit, l1_kib, mshrs, dram_lat) = l1l2;
+            let (l2_rate, dram_rate, base) = dram;
+            let mut c = [GpuConfig::gtx480(), GpuConfig::volta(), GpuConfig::tiny()][base].clone();
+            c.name = "random".into();
+            c.num_sms = sms;
+            c.sm.schedulers = scheds;
+            c.sm.scheduler = [SchedulerPolicy::Lrr, SchedulerPolicy::Gto, SchedulerPolicy::TwoLevel][pol];
+            c.sm.miss_blocks_warp = miss;
+            c.sm.max_ctas = ctas;
+            c.latency.int = int;
+            c.latency.float = float;
+            c.latency.branch = branch;
+            c.latency.shared = shared;
+            c.latency.barrier = barrier;
+            c.l1.hit_latency = l1_hit;
+            c.l1.size = 1024 << l1_kib;
+            c.l1.mshrs = mshrs;
+            c.l2.hit_latency = l2_hit;
+            c.l2.sectors_per_cycle = l2_rate;
+            c.dram.latency = dram_lat;
+            c.dram.bytes_per_cycle = dram_rate;
+            c
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: CASES, ..ProptestConfig::default() })]
+
+    #[test]
+    fn timed_memory_equals_functional_memory(gpu in config(), picks in prop::array::uniform3(any::<prop::sample::Index>())) {
+        prop_assert!(gpu.validate().is_ok(), "{:?}", gpu.validate());
+        let f = fixture();
+        let kernels: Vec<&str> = {
+            let mut k: Vec<&str> = f.runs.iter().map(|r| r.0.as_str()).collect();
+            k.dedup();
+            k
+        };
+        let chosen: Vec<&str> = picks.iter().map(|p| kernels[p.index(kernels.len())]).collect();
+        for (name, mech, p, functional) in f.runs.iter().filter(|r| chosen.contains(&r.0.as_str())) {
+            let (timed, _) = run_prepared(p, *mech, Mode::Timed { gpu: &gpu, threads: 2 });
+            prop_assert_eq!(functional.outcome(), timed.outcome(), "{} / {}: {:?}", name, mech, timed.error.map(|e| e.to_string()));
+            if functional.error.is_none() {
+                prop_assert!(functional.buffers == timed.buffers, "{} / {}: memory differs from functional mode", name, mech);
+            }
+        }
+    }
+}
