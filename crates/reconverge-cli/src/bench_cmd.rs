@@ -121,7 +121,8 @@ pub fn run_bench(a: BenchArgs) -> Result<(), Failure> {
             reconverge_sim::load(&module, Some(&e.name), mech, &opts).map_err(|err| Failure::input(err.to_string()))?;
         let specs: Vec<ArgSpec> =
             e.args.iter().map(|x| ArgSpec::parse(&x.text())).collect::<Result<_, _>>().map_err(Failure::input)?;
-        let args = resolve_args(&prog, &specs, &load).map_err(Failure::input)?;
+        let args =
+            resolve_args(&prog, &specs, &load, crate::launch_args::default_max_memory()).map_err(Failure::input)?;
         let cfg = LaunchConfig {
             grid: e.grid,
             block: e.block,

@@ -45,10 +45,31 @@ pub fn run(a: CfgArgs) -> Result<(), Failure> {
         (loaded.module, None)
     };
     let only = match &a.kernel {
-        Some(k) => Some(module.function_by_name(k).filter(|f| module.functions[*f].has_body).ok_or_else(|| {
-            let names: Vec<&str> = module.functions.values().filter(|f| f.has_body).map(|f| f.name.as_str()).collect();
-            Failure::input(format!("no function named `{k}` in {} (functions: {})", a.file, names.join(", ")))
-        })?),
+        Some(k) => {
+            let with_body = || module.functions.iter().filter(|(_, f)| f.has_body).map(|(id, _)| id);
+            let names = |ids: &mut dyn Iterator<Item = reconverge_ir::FuncId>| {
+                ids.map(|f| reconverge_ir::names::display_name(&module.functions[f].name))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            };
+            match reconverge_ir::names::resolve(&module, with_body(), k).as_slice() {
+                [one] => Some(*one),
+                [] => {
+                    return Err(Failure::input(format!(
+                        "no function named `{k}` in {} (functions: {})",
+                        a.file,
+                        names(&mut with_body())
+                    )))
+                }
+                several => {
+                    return Err(Failure::input(format!(
+                        "`{k}` names several functions in {} ({}); give the full signature or the mangled name",
+                        a.file,
+                        names(&mut several.iter().copied())
+                    )))
+                }
+            }
+        }
         None => None,
     };
     let report = reconverge_report::cfg_report(

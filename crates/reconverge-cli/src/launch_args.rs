@@ -2,7 +2,7 @@
 
 use crate::{source, Failure};
 use clap::Args;
-use reconverge_sim::{Arg, DecodeOptions, LaunchConfig, Mechanism, Program};
+use reconverge_sim::{Arg, DecodeOptions, GlobalInit, LaunchConfig, Mechanism, Program};
 use reconverge_suite::{resolve_args, ArgSpec};
 
 /// Options that describe one launch.
@@ -38,9 +38,19 @@ pub struct LaunchArgs {
     /// Stop after this many warp instructions (exit 4).
     #[arg(long)]
     pub max_instructions: Option<u64>,
-    /// Warp instructions without any register or memory change before a livelock is declared.
+    /// Warp instructions without any register or memory change before a livelock is declared (at least
+    /// 1000).
     #[arg(long, default_value_t = 100_000)]
     pub livelock_window: u64,
+    /// Set a module `.global`/`.const` variable (`__device__`/`__constant__`) before the launch:
+    /// NAME=NUMBER, NAME=@FILE.npy or NAME=zeros:DTYPE:LEN (repeatable). For a 64-bit scalar variable (a
+    /// device pointer) a buffer is allocated and its address stored; otherwise the bytes fill the variable.
+    #[arg(long = "global", value_name = "NAME=VALUE", allow_hyphen_values = true)]
+    pub globals: Vec<String>,
+    /// The most memory the launch may use (argument buffers, module variables, resident CTAs), in bytes
+    /// or with a K/M/G suffix; default: half of this machine's memory.
+    #[arg(long, value_name = "BYTES")]
+    pub max_memory: Option<String>,
     /// Extra NVRTC option for .cu input (repeatable).
     #[arg(long = "nvrtc-opt")]
     pub nvrtc_opts: Vec<String>,
@@ -109,13 +119,77 @@ pub fn dims(what: &str, text: &str) -> Result<[u32; 3], Failure> {
     }
     let mut d = [1u32; 3];
     for (i, p) in parts.iter().enumerate() {
-        d[i] = p
-            .parse::<u32>()
-            .ok()
-            .filter(|&v| v > 0)
-            .ok_or_else(|| Failure::input(format!("--{what} `{text}`: `{p}` is not a positive integer")))?;
+        let digits = !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit());
+        d[i] = match p.parse::<u32>() {
+            Ok(v) if v > 0 => v,
+            Err(_) if digits => {
+                return Err(Failure::input(format!("--{what} `{text}`: `{p}` is too large (at most {})", u32::MAX)))
+            }
+            _ => return Err(Failure::input(format!("--{what} `{text}`: `{p}` is not a positive integer"))),
+        };
     }
     Ok(d)
+}
+
+/// Parses a size in bytes: `1000`, `64K`, `512M`, `4G` (powers of 1024).
+pub fn bytes(what: &str, text: &str) -> Result<u64, Failure> {
+    let t = text.trim();
+    let (num, mult) = match t.char_indices().last() {
+        Some((i, c)) if c.eq_ignore_ascii_case(&'k') => (&t[..i], 1u64 << 10),
+        Some((i, c)) if c.eq_ignore_ascii_case(&'m') => (&t[..i], 1 << 20),
+        Some((i, c)) if c.eq_ignore_ascii_case(&'g') => (&t[..i], 1 << 30),
+        Some((i, c)) if c.eq_ignore_ascii_case(&'t') => (&t[..i], 1 << 40),
+        _ => (t, 1),
+    };
+    num.parse::<u64>()
+        .ok()
+        .and_then(|n| n.checked_mul(mult))
+        .filter(|&n| n > 0)
+        .ok_or_else(|| Failure::input(format!("--{what} `{text}`: expected a positive size such as 4096, 512M or 4G")))
+}
+
+/// Half of this machine's memory (from /proc/meminfo), or 8 GiB where that cannot be read.
+pub fn default_max_memory() -> u64 {
+    std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|m| {
+            let line = m.lines().find(|l| l.starts_with("MemTotal:"))?;
+            let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+            Some(kib * 1024 / 2)
+        })
+        .unwrap_or(reconverge_sim::launch::DEFAULT_MAX_MEMORY)
+}
+
+/// Parses `--global NAME=VALUE` into a module-variable initialisation.
+fn global_init(text: &str, load: &reconverge_suite::Loader<'_>, max_bytes: u64) -> Result<GlobalInit, Failure> {
+    let bad = |why: String| Failure::input(format!("--global `{text}`: {why}"));
+    let (name, value) = text.split_once('=').ok_or_else(|| bad("expected NAME=VALUE".into()))?;
+    let value = match ArgSpec::parse(value).map_err(bad)? {
+        ArgSpec::Scalar(t) => {
+            // The variable's type is not known here; numbers are stored as 64-bit two's complement and the
+            // variable keeps its low bytes (floats: give the bits with a .npy, or use a float literal for
+            // an 8-byte f64).
+            let v = if t.contains(['.', 'e', 'E']) && !t.starts_with("0x") {
+                t.parse::<f64>().map(f64::to_bits).map_err(|_| bad(format!("`{t}` is not a number")))?
+            } else {
+                reconverge_sim::parse_scalar(&t, reconverge_ir::ScalarType::S64)
+                    .or_else(|_| reconverge_sim::parse_scalar(&t, reconverge_ir::ScalarType::U64))
+                    .map_err(bad)?
+            };
+            Arg::Scalar(v)
+        }
+        ArgSpec::File(f) => {
+            let b = load(&f).map_err(bad)?;
+            Arg::Buffer(reconverge_suite::npy::read(&b).map_err(|e| bad(format!("{f}: {e}")))?)
+        }
+        ArgSpec::Zeros(d, n) => {
+            let size = n.checked_mul(d.size() as u64).filter(|&b| b <= max_bytes).ok_or_else(|| {
+                bad(format!("the buffer is larger than the memory limit of {max_bytes} bytes (--max-memory)"))
+            })?;
+            Arg::Buffer(reconverge_sim::Buffer::zeros(d, (size / d.size() as u64) as usize))
+        }
+    };
+    Ok(GlobalInit { name: name.trim().to_string(), value })
 }
 
 /// Parses a mechanism name.
@@ -127,8 +201,9 @@ pub fn mechanism(name: &str) -> Result<Mechanism, Failure> {
 }
 
 impl LaunchArgs {
-    /// Loads the file, decodes the kernel for the mechanism and resolves the arguments.
-    pub fn prepare(&self) -> Result<Prepared, Failure> {
+    /// Loads the file, decodes the kernel for the mechanism and resolves the arguments; the run will
+    /// return the final contents of the module variables `dump_globals`.
+    pub fn prepare(&self, dump_globals: &[String]) -> Result<Prepared, Failure> {
         let mech = mechanism(&self.mechanism)?;
         let grid = dims("grid", &self.grid)?;
         let block = dims("block", &self.block)?;
@@ -147,7 +222,12 @@ impl LaunchArgs {
             .collect::<Result<Vec<_>, String>>()
             .map_err(|e| Failure::input(format!("--arg: {e}")))?;
         let load = |p: &str| std::fs::read(p).map_err(|e| format!("cannot read `{p}`: {e}"));
-        let args = resolve_args(&prog, &specs, &load).map_err(|e| Failure::input(format!("--arg: {e}")))?;
+        let max_memory = match &self.max_memory {
+            Some(t) => bytes("max-memory", t)?,
+            None => default_max_memory(),
+        };
+        let args = resolve_args(&prog, &specs, &load, max_memory).map_err(|e| Failure::input(format!("--arg: {e}")))?;
+        let globals = self.globals.iter().map(|g| global_init(g, &load, max_memory)).collect::<Result<Vec<_>, _>>()?;
         let warp_size = match self.warp_size {
             Some(w) => w,
             None => self.timing.gpu()?.map(|g| g.warp_size).unwrap_or(32),
@@ -159,7 +239,10 @@ impl LaunchArgs {
             dynamic_shared: self.dynamic_shared,
             local_bytes: self.local_bytes,
             max_instructions: self.max_instructions,
-            livelock_window: self.livelock_window.max(1),
+            livelock_window: self.livelock_window,
+            globals,
+            dump_globals: dump_globals.to_vec(),
+            max_memory,
             ..LaunchConfig::default()
         };
         cfg.validate(&prog).map_err(|e| Failure::input(e.to_string()))?;

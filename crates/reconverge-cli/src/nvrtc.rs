@@ -2,7 +2,9 @@
 //!
 //! The library is found, in order: the path in `RECONVERGE_NVRTC`; `libnvrtc.so.12` on the system library
 //! path; the PyPI package `nvidia-cuda-nvrtc-cu12` in the repository's `.tools/cuda` environment (made by
-//! `scripts/gen_ptx.py`) or in the site-packages of `python3`.
+//! `scripts/gen_ptx.py`) or in the site-packages of `python3`. CUDA headers (`cooperative_groups.h`,
+//! `cuda/std/...`) come from the PyPI packages `nvidia-cuda-runtime-cu12` and `nvidia-cuda-cccl-cu12`,
+//! found the same way, so `#include <cooperative_groups.h>` works without flags.
 
 use anyhow::{anyhow, bail, Context, Result};
 use std::ffi::{c_char, c_int, CStr, CString};
@@ -12,16 +14,14 @@ use std::path::PathBuf;
 pub const DEFAULT_OPTIONS: &[&str] = &["-default-device", "-lineinfo", "-arch=compute_80"];
 
 const INSTALL_HINT: &str = "CUDA C input needs NVRTC. Install it with \
-`python3 -m pip install nvidia-cuda-nvrtc-cu12==12.9.86` (or run `python3 scripts/gen_ptx.py`, which \
-installs it into .tools/cuda), or point RECONVERGE_NVRTC at libnvrtc.so.12. Or compile the kernel to PTX \
-yourself and pass the .ptx file.";
+`python3 -m pip install nvidia-cuda-nvrtc-cu12==12.9.86 nvidia-cuda-runtime-cu12 nvidia-cuda-cccl-cu12` (the \
+last two provide the CUDA headers), or run `python3 scripts/gen_ptx.py`, which installs them into .tools/cuda, \
+or point RECONVERGE_NVRTC at libnvrtc.so.12. Or compile the kernel to PTX yourself and pass the .ptx file.";
 
-fn candidates() -> Vec<PathBuf> {
-    let mut v = Vec::new();
-    if let Ok(p) = std::env::var("RECONVERGE_NVRTC") {
-        v.push(PathBuf::from(p));
-    }
-    v.push(PathBuf::from("libnvrtc.so.12"));
+/// Python `site-packages` directories that may hold NVIDIA's PyPI wheels (`nvidia/cuda_nvrtc`,
+/// `nvidia/cuda_runtime`, `nvidia/cuda_cccl`): the repository's `.tools/cuda` environment (made by
+/// `scripts/gen_ptx.py`) and the site-packages of `python3`.
+fn site_packages() -> Vec<PathBuf> {
     let mut roots = vec![PathBuf::from(".tools/cuda")];
     if let Ok(exe) = std::env::current_exe() {
         // target/{debug,release}/reconverge → repository root
@@ -29,23 +29,52 @@ fn candidates() -> Vec<PathBuf> {
             roots.push(root.join(".tools/cuda"));
         }
     }
+    let mut v = Vec::new();
     for root in roots {
         if let Ok(rd) = std::fs::read_dir(root.join("lib")) {
             for e in rd.flatten() {
-                v.push(e.path().join("site-packages/nvidia/cuda_nvrtc/lib/libnvrtc.so.12"));
+                v.push(e.path().join("site-packages"));
             }
         }
     }
     if let Ok(out) = std::process::Command::new("python3")
-        .args(["-c", "import nvidia.cuda_nvrtc as m, os; print(os.path.dirname(m.__file__ or list(m.__path__)[0]))"])
+        .args(["-c", "import nvidia, os\nfor p in nvidia.__path__: print(os.path.dirname(p))"])
         .output()
     {
         if out.status.success() {
-            let dir = String::from_utf8_lossy(&out.stdout).trim().to_string();
-            v.push(PathBuf::from(dir).join("lib/libnvrtc.so.12"));
+            v.extend(String::from_utf8_lossy(&out.stdout).lines().map(|l| PathBuf::from(l.trim())));
         }
     }
     v
+}
+
+fn candidates(sites: &[PathBuf]) -> Vec<PathBuf> {
+    let mut v = Vec::new();
+    if let Ok(p) = std::env::var("RECONVERGE_NVRTC") {
+        v.push(PathBuf::from(p));
+    }
+    v.push(PathBuf::from("libnvrtc.so.12"));
+    v.extend(sites.iter().map(|s| s.join("nvidia/cuda_nvrtc/lib/libnvrtc.so.12")));
+    v
+}
+
+/// `-I` options for the CUDA headers the PyPI wheels ship (`nvidia-cuda-runtime-cu12`:
+/// `cooperative_groups.h`, `cuda_fp16.h`, ...; `nvidia-cuda-cccl-cu12`: `cuda/std`, CUB, Thrust), found
+/// the same way as the library, plus `RECONVERGE_CUDA_INCLUDE` (a `:`-separated list) when set.
+pub fn include_options() -> Vec<String> {
+    include_dirs(&site_packages()).into_iter().map(|d| format!("-I{}", d.display())).collect()
+}
+
+fn include_dirs(sites: &[PathBuf]) -> Vec<PathBuf> {
+    let mut dirs: Vec<PathBuf> = std::env::var("RECONVERGE_CUDA_INCLUDE")
+        .map(|v| v.split(':').filter(|s| !s.is_empty()).map(PathBuf::from).collect())
+        .unwrap_or_default();
+    for pkg in ["cuda_runtime", "cuda_cccl"] {
+        if let Some(d) = sites.iter().map(|s| s.join("nvidia").join(pkg).join("include")).find(|d| d.is_dir()) {
+            dirs.push(d);
+        }
+    }
+    dirs
 }
 
 type Create = unsafe extern "C" fn(
@@ -63,7 +92,7 @@ type Destroy = unsafe extern "C" fn(*mut *mut u8) -> c_int;
 
 /// Compiles `source` (named `name` in messages) to PTX with `options`.
 pub fn compile(source: &str, name: &str, options: &[String]) -> Result<String> {
-    let lib = candidates()
+    let lib = candidates(&site_packages())
         .into_iter()
         .find_map(|p| unsafe { libloading::Library::new(&p) }.ok())
         .ok_or_else(|| anyhow!("{INSTALL_HINT}"))?;

@@ -15,6 +15,10 @@ pub struct RunArgs {
     /// Write the final contents of argument INDEX (0-based) to FILE.npy (repeatable).
     #[arg(long = "dump", value_name = "INDEX=FILE.npy")]
     dumps: Vec<String>,
+    /// Write the final contents of module variable NAME to FILE.npy (for a device pointer set with
+    /// --global NAME=@...: the buffer it points to) (repeatable).
+    #[arg(long = "dump-global", value_name = "NAME=FILE.npy")]
+    dump_globals: Vec<String>,
     /// Print the statistics as one JSON object.
     #[arg(long)]
     json: bool,
@@ -57,7 +61,16 @@ pub fn run_cmd(a: RunArgs) -> Result<(), Failure> {
             .ok_or_else(|| Failure::input(format!("--dump `{d}`: expected INDEX=FILE.npy")))?;
         dumps.push((i, f));
     }
-    let p = a.launch.prepare()?;
+    let mut global_dumps = Vec::new();
+    for d in &a.dump_globals {
+        let (n, f) = d
+            .split_once('=')
+            .filter(|(n, f)| !n.is_empty() && !f.is_empty())
+            .ok_or_else(|| Failure::input(format!("--dump-global `{d}`: expected NAME=FILE.npy")))?;
+        global_dumps.push((n.to_string(), f.to_string()));
+    }
+    let names: Vec<String> = global_dumps.iter().map(|(n, _)| n.clone()).collect();
+    let p = a.launch.prepare(&names)?;
     for (i, _) in &dumps {
         if !matches!(p.args.get(*i), Some(reconverge_sim::Arg::Buffer(_))) {
             return Err(Failure::input(format!("--dump {i}: argument {i} is not a buffer")));
@@ -84,6 +97,10 @@ pub fn run_cmd(a: RunArgs) -> Result<(), Failure> {
             std::fs::write(f, reconverge_suite::npy::write(b))
                 .map_err(|e| Failure::input(format!("cannot write `{f}`: {e}")))?;
         }
+    }
+    for ((_, f), (_, b)) in global_dumps.iter().zip(&r.globals) {
+        std::fs::write(f, reconverge_suite::npy::write(b))
+            .map_err(|e| Failure::input(format!("cannot write `{f}`: {e}")))?;
     }
     let name = p.prog.kernel_name().to_string();
     if a.json {
@@ -115,7 +132,25 @@ pub fn run_cmd(a: RunArgs) -> Result<(), Failure> {
 
 /// Runs `reconverge trace`.
 pub fn trace_cmd(a: TraceArgs) -> Result<(), Failure> {
-    let p = a.launch.prepare()?;
+    let p = a.launch.prepare(&[])?;
+    if a.cta >= p.cfg.num_ctas() {
+        return Err(Failure::input(format!(
+            "--cta {}: the grid has {} CTAs (valid: 0..={})",
+            a.cta,
+            p.cfg.num_ctas(),
+            p.cfg.num_ctas() - 1
+        )));
+    }
+    let warps = p.cfg.threads_per_cta().div_ceil(p.cfg.warp_size);
+    if a.warp >= warps {
+        return Err(Failure::input(format!(
+            "--warp {}: a CTA of {} threads has {warps} warps of {} (valid: 0..={})",
+            a.warp,
+            p.cfg.threads_per_cta(),
+            p.cfg.warp_size,
+            warps - 1
+        )));
+    }
     let mut rec = TraceRecorder::new(&p.prog, a.cta, a.warp, p.cfg.warp_size, a.limit);
     let r = run(&p.prog, p.mechanism, &p.cfg, &p.args, &mut rec);
     outln!(

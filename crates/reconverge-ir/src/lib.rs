@@ -22,6 +22,7 @@
 mod entity;
 mod inst;
 mod module;
+pub mod names;
 mod print;
 mod span;
 mod types;

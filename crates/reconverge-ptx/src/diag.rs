@@ -119,17 +119,72 @@ impl miette::Diagnostic for Diagnostic {
 /// All errors of a failed [`parse`](crate::parse); never empty.
 #[derive(Clone, PartialEq, Eq, Debug)]
 pub struct ParseErrors {
-    /// The errors, in source order of discovery.
+    /// The errors, in source order of discovery (at most [`MAX_KEPT`]).
     pub diagnostics: Vec<Diagnostic>,
+    /// Errors found beyond the first [`MAX_KEPT`], counted but not kept.
+    pub omitted: usize,
+}
+
+/// Errors kept per parse: a file full of errors (a binary file, a corrupt one) must not hold or print an
+/// unbounded amount of diagnostics.
+pub const MAX_KEPT: usize = 100;
+
+/// Errors rendered by [`SourceError::render_plain`]; the rest are summarized in one line.
+pub const MAX_RENDERED: usize = 20;
+
+/// Source lines longer than this (in characters) are cut to a window around the error in excerpts.
+pub const MAX_EXCERPT: usize = 160;
+
+impl ParseErrors {
+    /// Errors from a list (beyond [`MAX_KEPT`] only counted).
+    pub fn new(mut diagnostics: Vec<Diagnostic>) -> ParseErrors {
+        let omitted = diagnostics.len().saturating_sub(MAX_KEPT);
+        diagnostics.truncate(MAX_KEPT);
+        ParseErrors { diagnostics, omitted }
+    }
+
+    /// All errors found, kept or not.
+    pub fn total(&self) -> usize {
+        self.diagnostics.len() + self.omitted
+    }
+}
+
+/// A bounded collection of diagnostics: the first [`MAX_KEPT`] are kept, the rest counted.
+#[derive(Clone, Debug, Default)]
+pub struct Diagnostics {
+    kept: Vec<Diagnostic>,
+    omitted: usize,
+}
+
+impl Diagnostics {
+    /// Records a diagnostic.
+    pub fn push(&mut self, d: Diagnostic) {
+        if self.kept.len() < MAX_KEPT {
+            self.kept.push(d);
+        } else {
+            self.omitted += 1;
+        }
+    }
+
+    /// Whether nothing was recorded.
+    pub fn is_empty(&self) -> bool {
+        self.kept.is_empty()
+    }
+
+    /// The errors.
+    pub fn into_errors(self) -> ParseErrors {
+        ParseErrors { diagnostics: self.kept, omitted: self.omitted }
+    }
 }
 
 impl fmt::Display for ParseErrors {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.diagnostics.as_slice() {
-            [] => f.write_str("invalid PTX"),
-            [d] => write!(f, "{d}"),
-            [d, rest @ ..] => {
-                write!(f, "{d} (and {} more error{})", rest.len(), if rest.len() == 1 { "" } else { "s" })
+        match self.diagnostics.first() {
+            None => f.write_str("invalid PTX"),
+            Some(d) if self.total() == 1 => write!(f, "{d}"),
+            Some(d) => {
+                let more = self.total() - 1;
+                write!(f, "{d} (and {more} more error{})", if more == 1 { "" } else { "s" })
             }
         }
     }
@@ -218,11 +273,19 @@ impl SourceError {
     /// Tabs in excerpts are expanded to four spaces so that carets line up; columns count characters.
     pub fn render_plain(&self) -> String {
         let mut out = String::new();
-        for (i, d) in self.errors.diagnostics.iter().enumerate() {
+        for (i, d) in self.errors.diagnostics.iter().take(MAX_RENDERED).enumerate() {
             if i > 0 {
                 out.push('\n');
             }
             self.render_one(&mut out, d);
+        }
+        let rest = self.errors.total().saturating_sub(MAX_RENDERED);
+        if rest > 0 {
+            let _ = writeln!(
+                out,
+                "\n... and {rest} more error{} (the first {MAX_RENDERED} are shown)",
+                if rest == 1 { "" } else { "s" }
+            );
         }
         out
     }
@@ -261,8 +324,9 @@ impl SourceError {
         if idx >= self.index.line_count() {
             return;
         }
-        let text = self.index.line_text(idx);
-        let line_start = self.index.starts.get(idx).copied().unwrap_or(0);
+        let full = self.index.line_text(idx);
+        let full_start = self.index.starts.get(idx).copied().unwrap_or(0);
+        let (text, line_start, cut_left, cut_right) = excerpt_window(full, full_start, span.start);
         let mut shown = String::new();
         let mut lead = 0usize; // display columns before the marked part
         let mut width = 0usize; // display columns of the marked part
@@ -286,6 +350,14 @@ impl SourceError {
         }
         // Empty spans, and spans that only cover the line break, get one marker.
         let width = width.max(1);
+        if cut_left {
+            shown.insert_str(0, "...");
+            lead += 3;
+        }
+        if cut_right {
+            shown.push_str("...");
+        }
+        let width = width.min(MAX_EXCERPT);
         let _ = writeln!(out, "{l:>gutter$} | {shown}");
         let mut marker = format!("{:gutter$} | {}{}", "", " ".repeat(lead), mark.to_string().repeat(width));
         if let Some(label) = label {
@@ -296,9 +368,28 @@ impl SourceError {
     }
 }
 
+/// The part of a source line shown in an excerpt: the whole line when it is short, else a window of
+/// [`MAX_EXCERPT`] characters around `at` (a byte offset in the file). Returns the text, its byte offset in
+/// the file, and whether it was cut on the left and on the right.
+fn excerpt_window(line: &str, line_start: u32, at: u32) -> (&str, u32, bool, bool) {
+    if line.chars().count() <= MAX_EXCERPT {
+        return (line, line_start, false, false);
+    }
+    let rel = (at.saturating_sub(line_start) as usize).min(line.len());
+    let boundary = |mut i: usize| {
+        while i < line.len() && !line.is_char_boundary(i) {
+            i += 1;
+        }
+        i.min(line.len())
+    };
+    let start = boundary(rel.saturating_sub(MAX_EXCERPT / 3));
+    let end = boundary(start + MAX_EXCERPT);
+    (&line[start..end], line_start + start as u32, start > 0, end < line.len())
+}
+
 impl fmt::Display for SourceError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let n = self.errors.diagnostics.len();
+        let n = self.errors.total();
         write!(f, "{}: {n} error{} in PTX", self.file_name, if n == 1 { "" } else { "s" })
     }
 }
@@ -338,7 +429,7 @@ mod tests {
         let src = ".version 8.0\n\tadd.s32 %r1, %r2;\n";
         let d = Diagnostic::new("E0200", "`add` expects 3 operands, found 2", Span::new(14, 31))
             .with_help("write `add.s32 d, a, b;`");
-        let e = SourceError::new("k.ptx", src, ParseErrors { diagnostics: vec![d] });
+        let e = SourceError::new("k.ptx", src, ParseErrors::new(vec![d]));
         assert_eq!(
             e.render_plain(),
             "error[E0200]: `add` expects 3 operands, found 2\n --> k.ptx:2:2\n  |\n2 |     add.s32 %r1, %r2;\n  |     ^^^^^^^^^^^^^^^^^\n  = help: write `add.s32 d, a, b;`\n"
@@ -351,7 +442,7 @@ mod tests {
         let d = Diagnostic::new("E0205", "duplicate label `a`", Span::new(6, 7))
             .with_label(Span::new(0, 1), "first defined here");
         let eof = Diagnostic::new("E0100", "unexpected end of input", Span::new(8, 8));
-        let e = SourceError::new("k.ptx", src, ParseErrors { diagnostics: vec![d, eof] });
+        let e = SourceError::new("k.ptx", src, ParseErrors::new(vec![d, eof]));
         let r = e.render_plain();
         assert!(r.contains(" --> k.ptx:3:1\n"), "{r}");
         assert!(r.contains("::: k.ptx:1:1\n"), "{r}");

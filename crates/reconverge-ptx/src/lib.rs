@@ -58,23 +58,29 @@ pub use diag::{codes, Diagnostic, LineIndex, ParseErrors, SourceError};
 /// large module never exists as a whole. After a syntax error, the errors are those of the functions
 /// before it followed by the syntax error.
 pub fn parse(src: &str) -> Result<reconverge_ir::Module, ParseErrors> {
-    let tokens = lexer::lex(src).map_err(|diagnostics| ParseErrors { diagnostics })?;
+    let tokens = lexer::lex(src).map_err(ParseErrors::new)?;
     let mut lowerer = lower::Lowerer::new();
     let syntax = parser::parse_directives(src, &tokens, &mut |d| lowerer.directive(&d));
     drop(tokens);
     match (syntax, lowerer.finish()) {
         (Ok(()), Ok(m)) => Ok(m),
-        (Ok(()), Err(diagnostics)) => Err(ParseErrors { diagnostics }),
-        (Err(d), Ok(_)) => Err(ParseErrors { diagnostics: vec![d] }),
-        (Err(d), Err(mut diagnostics)) => {
-            diagnostics.push(d);
-            Err(ParseErrors { diagnostics })
+        (Ok(()), Err(errors)) => Err(errors),
+        (Err(d), Ok(_)) => Err(ParseErrors::new(vec![d])),
+        (Err(d), Err(errors)) => {
+            let mut diags = diag::Diagnostics::default();
+            for x in errors.diagnostics {
+                diags.push(x);
+            }
+            diags.push(d);
+            let mut all = diags.into_errors();
+            all.omitted += errors.omitted;
+            Err(all)
         }
     }
 }
 
 /// Parses PTX source text into the syntax tree only (no name resolution).
 pub fn parse_ast(src: &str) -> Result<ast::Module<'_>, ParseErrors> {
-    let tokens = lexer::lex(src).map_err(|diagnostics| ParseErrors { diagnostics })?;
-    parser::parse_tokens(src, &tokens).map_err(|d| ParseErrors { diagnostics: vec![d] })
+    let tokens = lexer::lex(src).map_err(ParseErrors::new)?;
+    parser::parse_tokens(src, &tokens).map_err(|d| ParseErrors::new(vec![d]))
 }

@@ -21,7 +21,7 @@
 //! All errors of all functions are collected; lowering does not stop at the first.
 
 use crate::ast::{self, AddrBaseAst, Init, InitValue as AstInitValue, OperandAst, Stmt};
-use crate::diag::{codes, Diagnostic};
+use crate::diag::{codes, Diagnostic, Diagnostics, ParseErrors};
 use crate::fxhash::{FxHashMap, FxHashSet};
 use reconverge_ir::{
     AddrBase, Address, Block, BlockId, BranchTargets, CallPrototype, Dim, EntityRef, FileEntry, FuncId, FuncKind,
@@ -36,7 +36,7 @@ use std::borrow::Cow;
 pub const MAX_REGS: usize = 1 << 20;
 
 /// Lowers a parsed module to IR, or returns every error found.
-pub fn lower_module(ast: &ast::Module<'_>) -> Result<Module, Vec<Diagnostic>> {
+pub fn lower_module(ast: &ast::Module<'_>) -> Result<Module, ParseErrors> {
     let mut l = Lowerer::new();
     for d in &ast.directives {
         l.directive(d);
@@ -51,18 +51,19 @@ impl<'s> Lowerer<'s> {
             m: Module { address_size: 64, ..Module::default() },
             globals: FxHashMap::default(),
             funcs: FxHashMap::default(),
+            sigs: FxHashMap::default(),
             percent_names: false,
             words: FxHashMap::default(),
-            diags: Vec::new(),
+            diags: Diagnostics::default(),
         }
     }
 
-    /// The module, or every error found.
-    pub fn finish(self) -> Result<Module, Vec<Diagnostic>> {
+    /// The module, or the errors found.
+    pub fn finish(self) -> Result<Module, ParseErrors> {
         if self.diags.is_empty() {
             Ok(self.m)
         } else {
-            Err(self.diags)
+            Err(self.diags.into_errors())
         }
     }
 }
@@ -112,12 +113,14 @@ pub struct Lowerer<'s> {
     m: Module,
     globals: FxHashMap<&'s str, (GlobalId, Span)>,
     funcs: FxHashMap<&'s str, (FuncId, Span)>,
+    /// (parameters, return values) of every declared function, for checking calls.
+    sigs: FxHashMap<FuncId, (usize, usize)>,
     /// Whether any module variable or function name starts with `%` (register names can clash with them).
     percent_names: bool,
     /// Decoded modifiers and types by mnemonic (`ld.global.nc.v4.f32`): decoding is a long string match
     /// per word, and a module uses few distinct mnemonics.
     words: FxHashMap<&'s str, Decoded>,
-    diags: Vec<Diagnostic>,
+    diags: Diagnostics,
 }
 
 /// The decoded dot-words of a mnemonic.
@@ -261,6 +264,7 @@ impl<'s> Lowerer<'s> {
             f.kind = fd.kind;
             f.linkage = fd.linkage;
             f.noreturn = fd.noreturn;
+            self.sigs.insert(id, (params.len(), rets.len()));
             f.rets = rets;
             f.params = params;
             f.directives = fd.directives.clone();
@@ -277,6 +281,7 @@ impl<'s> Lowerer<'s> {
         let mut cx = FuncLowerer {
             globals: &self.globals,
             funcs: &self.funcs,
+            sigs: &self.sigs,
             f,
             scopes: Vec::new(),
             used: FxHashSet::default(),
@@ -426,6 +431,7 @@ impl ScopeNames<'_> {
 struct FuncLowerer<'a, 's> {
     globals: &'a FxHashMap<&'s str, (GlobalId, Span)>,
     funcs: &'a FxHashMap<&'s str, (FuncId, Span)>,
+    sigs: &'a FxHashMap<FuncId, (usize, usize)>,
     f: Function,
     /// The open scopes, innermost last.
     scopes: Vec<ScopeNames<'s>>,
@@ -453,10 +459,41 @@ struct FuncLowerer<'a, 's> {
     n_regs: usize,
     /// Instructions per block, counted by the pre-pass (to size the blocks' vectors).
     block_sizes: Vec<u32>,
-    diags: &'a mut Vec<Diagnostic>,
+    diags: &'a mut Diagnostics,
 }
 
 impl<'s> FuncLowerer<'_, 's> {
+    /// Checks a direct call's argument and return-value counts against the callee's declaration.
+    fn check_call(&mut self, operands: &[Operand], span: Span) {
+        let Some(callee) = operands.iter().find_map(|o| match o {
+            Operand::Sym(Symbol::Func(id)) => Some(*id),
+            _ => None,
+        }) else {
+            return;
+        };
+        let Some(&(nparams, nrets)) = self.sigs.get(&callee) else { return };
+        let pos = operands.iter().position(|o| matches!(o, Operand::Sym(Symbol::Func(_)))).unwrap_or(0);
+        let count = |o: Option<&Operand>| match o {
+            Some(Operand::List(items)) => items.len(),
+            _ => 0,
+        };
+        let rets = if pos > 0 { count(operands.get(pos - 1)) } else { 0 };
+        let args = count(operands.get(pos + 1));
+        if args != nparams || rets != nrets {
+            let name = self.funcs.iter().find(|(_, v)| v.0 == callee).map(|(k, _)| *k).unwrap_or("?");
+            self.diags.push(Diagnostic::new(
+                codes::OPERAND_COUNT,
+                format!(
+                    "call to `{name}` passes {args} argument{} and {rets} return value{}; `{name}` takes {nparams} and \
+                     returns {nrets}",
+                    if args == 1 { "" } else { "s" },
+                    if rets == 1 { "" } else { "s" }
+                ),
+                span,
+            ));
+        }
+    }
+
     fn lower(&mut self, fd: &ast::FuncDecl<'s>, body: &ast::Scope<'s>) {
         for (i, p) in fd.params.iter().enumerate() {
             self.param(p, Symbol::Param(i as u32));
@@ -933,7 +970,9 @@ impl<'s> FuncLowerer<'_, 's> {
             operands.push(lowered);
             op_spans.push(o.span());
         }
-        if i.op != Opcode::Call {
+        if i.op == Opcode::Call {
+            self.check_call(&operands, i.span);
+        } else {
             if let Some(range) = i.op.operand_count() {
                 let n = ops.len();
                 if !range.contains(&n) {

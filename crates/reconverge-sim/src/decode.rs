@@ -30,6 +30,14 @@ pub enum DecodeError {
         /// The kernels that exist.
         available: String,
     },
+    /// `--kernel NAME` names several kernels (overloads or templates with the same name).
+    #[error("`{name}` names several kernels ({candidates}); give the full signature or the mangled name")]
+    AmbiguousName {
+        /// The requested name.
+        name: String,
+        /// The kernels it matches.
+        candidates: String,
+    },
     /// A variable initializer that cannot be laid out.
     #[error("cannot lay out variable `{name}`: {why}")]
     BadVariable {
@@ -53,20 +61,29 @@ pub struct DecodeOptions {
     pub first_inserted: Vec<(FuncId, usize)>,
 }
 
-/// Picks the kernel to run: `name` if given, else the only kernel.
+/// Picks the kernel to run: `name` if given (its mangled name, its demangled signature
+/// `Kernel2(bool*, int)`, or its demangled name `Kernel2` when that is unambiguous), else the only kernel.
 pub fn select_kernel(module: &Module, name: Option<&str>) -> Result<FuncId, DecodeError> {
     let kernels: Vec<FuncId> = module.kernels().collect();
-    let available = kernels.iter().map(|k| module.functions[*k].name.clone()).collect::<Vec<_>>().join(", ");
+    let list = |ids: &[FuncId]| {
+        ids.iter()
+            .map(|k| reconverge_ir::names::display_name(&module.functions[*k].name))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
     match name {
-        Some(n) => kernels
-            .iter()
-            .copied()
-            .find(|k| module.functions[*k].name == n)
-            .ok_or(DecodeError::NoSuchKernel { name: n.to_string(), available }),
+        Some(n) => {
+            let found = reconverge_ir::names::resolve(module, kernels.iter().copied(), n);
+            match found.as_slice() {
+                [one] => Ok(*one),
+                [] => Err(DecodeError::NoSuchKernel { name: n.to_string(), available: list(&kernels) }),
+                several => Err(DecodeError::AmbiguousName { name: n.to_string(), candidates: list(several) }),
+            }
+        }
         None => match kernels.len() {
             0 => Err(DecodeError::NoKernel),
             1 => Ok(kernels[0]),
-            _ => Err(DecodeError::AmbiguousKernel { available }),
+            _ => Err(DecodeError::AmbiguousKernel { available: list(&kernels) }),
         },
     }
 }
@@ -119,6 +136,18 @@ struct Decoder<'m> {
 
 fn var_size(v: &Variable) -> u64 {
     v.size_bytes()
+}
+
+/// A variable placed at `addr` (contents filled in later from its initializer).
+fn placed(v: &Variable, name: String, addr: u64) -> PlacedVar {
+    PlacedVar {
+        name,
+        addr,
+        size: var_size(v),
+        init: Vec::new(),
+        ty: v.ty,
+        scalar: v.dims.is_empty() && v.vector.is_none(),
+    }
 }
 
 fn sreg(kind: SpecialRegKind, dim: Option<reconverge_ir::Dim>) -> Sreg {
@@ -270,13 +299,13 @@ impl<'m> Decoder<'m> {
                     let addr = align_up(global_next, align.max(16));
                     global_next = addr + size.max(1) + crate::layout::ALLOC_GAP;
                     self.global_addr.insert(gid, (StateSpace::Global, addr));
-                    self.prog.globals.push(PlacedVar { name: v.name.clone(), addr, size, init: Vec::new() });
+                    self.prog.globals.push(placed(v, v.name.clone(), addr));
                 }
                 StateSpace::Const => {
                     let addr = align_up(const_next, align);
                     const_next = addr + size;
                     self.global_addr.insert(gid, (StateSpace::Const, addr));
-                    self.prog.consts.push(PlacedVar { name: v.name.clone(), addr, size, init: Vec::new() });
+                    self.prog.consts.push(placed(v, v.name.clone(), addr));
                 }
                 StateSpace::Shared => {
                     if v.dims.iter().any(|d| d.is_none()) {
@@ -286,7 +315,7 @@ impl<'m> Decoder<'m> {
                     let addr = align_up(shared_next, align);
                     shared_next = addr + size;
                     self.global_addr.insert(gid, (StateSpace::Shared, addr));
-                    self.prog.shared.push(PlacedVar { name: v.name.clone(), addr, size, init: Vec::new() });
+                    self.prog.shared.push(placed(v, v.name.clone(), addr));
                 }
                 _ => {}
             }
@@ -298,22 +327,12 @@ impl<'m> Decoder<'m> {
                 if v.space == StateSpace::Shared && !v.dims.iter().any(|d| d.is_none()) {
                     let addr = align_up(shared_next, v.alignment().max(1));
                     shared_next = addr + var_size(v);
-                    self.prog.shared.push(PlacedVar {
-                        name: format!("{}::{}", self.m.functions[fid].name, v.name),
-                        addr,
-                        size: var_size(v),
-                        init: Vec::new(),
-                    });
+                    self.prog.shared.push(placed(v, format!("{}::{}", self.m.functions[fid].name, v.name), addr));
                 }
                 if v.space == StateSpace::Const {
                     let addr = align_up(const_next, v.alignment().max(1));
                     const_next = addr + var_size(v);
-                    self.prog.consts.push(PlacedVar {
-                        name: format!("{}::{}", self.m.functions[fid].name, v.name),
-                        addr,
-                        size: var_size(v),
-                        init: Vec::new(),
-                    });
+                    self.prog.consts.push(placed(v, format!("{}::{}", self.m.functions[fid].name, v.name), addr));
                 }
             }
         }

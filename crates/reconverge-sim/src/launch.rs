@@ -209,9 +209,27 @@ pub struct LaunchConfig {
     pub max_instructions: Option<u64>,
     /// CTAs resident at once in functional mode (more start as others finish).
     pub max_resident_ctas: u32,
-    /// Warp instructions without any change of register or memory before a livelock is declared.
+    /// Warp instructions without any change of register or memory before a livelock is declared (at
+    /// least [`MIN_LIVELOCK_WINDOW`]).
     pub livelock_window: u64,
+    /// Module `.global`/`.const` variables set before the launch.
+    pub globals: Vec<crate::device::GlobalInit>,
+    /// Module variables whose final contents the run returns ([`crate::RunResult::globals`]).
+    pub dump_globals: Vec<String>,
+    /// The most memory the launch may use, in bytes (argument buffers, module variables, resident CTAs);
+    /// a larger launch is rejected before it allocates anything.
+    pub max_memory: u64,
 }
+
+/// The smallest livelock window: a correct kernel may well run a few thousand warp instructions that
+/// change nothing (a loop of uniform branches, a spin on a flag another CTA sets).
+pub const MIN_LIVELOCK_WINDOW: u64 = 1000;
+
+/// The default memory limit of a launch (the command line uses half the machine's memory instead).
+pub const DEFAULT_MAX_MEMORY: u64 = 8 << 30;
+
+/// CUDA's grid limits (x, y, z).
+pub const MAX_GRID: [u64; 3] = [(1 << 31) - 1, 65535, 65535];
 
 impl Default for LaunchConfig {
     fn default() -> Self {
@@ -224,19 +242,27 @@ impl Default for LaunchConfig {
             max_instructions: None,
             max_resident_ctas: 64,
             livelock_window: 100_000,
+            globals: Vec::new(),
+            dump_globals: Vec::new(),
+            max_memory: DEFAULT_MAX_MEMORY,
         }
     }
 }
 
 impl LaunchConfig {
-    /// Threads per CTA.
+    /// Threads per CTA (valid after [`LaunchConfig::validate`]: at most 1024).
     pub fn threads_per_cta(&self) -> u32 {
-        self.block.iter().product()
+        self.threads_per_cta_u64().min(u32::MAX as u64) as u32
     }
 
-    /// Number of CTAs.
+    /// Threads per CTA, without overflow for any block dimensions.
+    pub fn threads_per_cta_u64(&self) -> u64 {
+        self.block.iter().map(|&b| b as u64).product()
+    }
+
+    /// Number of CTAs (saturating; [`LaunchConfig::validate`] bounds it).
     pub fn num_ctas(&self) -> u64 {
-        self.grid.iter().map(|&g| g as u64).product()
+        self.grid.iter().fold(1u64, |a, &g| a.saturating_mul(g as u64))
     }
 
     /// Checks the geometry and warp size.
@@ -247,9 +273,31 @@ impl LaunchConfig {
         if self.grid.contains(&0) || self.block.contains(&0) {
             return Err(SimError::Launch("grid and block dimensions must be at least 1".into()));
         }
-        if self.threads_per_cta() > 1024 {
-            return Err(SimError::Launch(format!("{} threads per block exceed 1024", self.threads_per_cta())));
+        if self.threads_per_cta_u64() > 1024 {
+            return Err(SimError::Launch(format!(
+                "block {}x{}x{} has {} threads; a block has at most 1024",
+                self.block[0],
+                self.block[1],
+                self.block[2],
+                self.threads_per_cta_u64()
+            )));
         }
+        for (d, (&g, max)) in self.grid.iter().zip(MAX_GRID).enumerate() {
+            if g as u64 > max {
+                return Err(SimError::Launch(format!(
+                    "grid dimension {} is {g}; CUDA allows at most {max}",
+                    ["x", "y", "z"][d]
+                )));
+            }
+        }
+        if self.livelock_window < MIN_LIVELOCK_WINDOW {
+            return Err(SimError::Launch(format!(
+                "the livelock window is {} warp instructions; it must be at least {MIN_LIVELOCK_WINDOW} (a correct \
+                 kernel can run that many instructions without changing anything)",
+                self.livelock_window
+            )));
+        }
+        crate::device::check_dump_globals(prog, self)?;
         if self.block[2] > 64 {
             return Err(SimError::Launch("block.z exceeds 64".into()));
         }

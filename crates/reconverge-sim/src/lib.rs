@@ -14,6 +14,7 @@
 mod alu;
 pub mod cta;
 pub mod decode;
+pub mod device;
 pub mod error;
 pub mod exec;
 pub mod launch;
@@ -27,6 +28,7 @@ pub mod stats;
 pub mod types;
 
 pub use decode::{decode, select_kernel, DecodeError, DecodeOptions};
+pub use device::{DeviceState, GlobalInit, Outputs};
 pub use error::{Location, SimError};
 pub use launch::{parse_scalar, Arg, Buffer, Dtype, LaunchConfig};
 pub use machine::{run, IssueEvent, NoObserver, Observer, RunResult};

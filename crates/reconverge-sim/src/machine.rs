@@ -2,6 +2,7 @@
 //! detection, and collecting results.
 
 use crate::cta::Cta;
+use crate::device::DeviceState;
 use crate::error::SimError;
 use crate::exec::{execute, location, BarrierArrival, Env, GlobalMemory, Scratch};
 use crate::launch::{Arg, Buffer, LaunchConfig};
@@ -61,6 +62,8 @@ pub struct RunResult {
     pub buffers: Vec<Option<Buffer>>,
     /// Where the kernel's branches are (indexed like [`Stats::branch_counts`]).
     pub branch_sites: Vec<crate::stats::BranchSite>,
+    /// Final contents of the module variables named in [`LaunchConfig::dump_globals`].
+    pub globals: Vec<(String, Buffer)>,
 }
 
 impl RunResult {
@@ -75,6 +78,33 @@ impl RunResult {
     /// Whether the statistics cover only part of the run (it stopped early: deadlock, limit, error).
     pub fn partial(&self) -> bool {
         self.error.is_some()
+    }
+
+    /// The result of a run that stopped with `error` before or during its start.
+    pub fn failed(prog: &Program, stats: Stats, error: SimError, args: &[Arg]) -> RunResult {
+        RunResult {
+            stats,
+            error: Some(error),
+            buffers: args.iter().map(|_| None).collect(),
+            branch_sites: crate::stats::branch_sites(prog),
+            globals: Vec::new(),
+        }
+    }
+
+    /// The result of a run that got as far as `error` (or completed), with its outputs.
+    pub fn finished(
+        prog: &Program,
+        stats: Stats,
+        error: Option<SimError>,
+        outputs: crate::device::Outputs,
+    ) -> RunResult {
+        RunResult {
+            stats,
+            error,
+            buffers: outputs.buffers,
+            branch_sites: crate::stats::branch_sites(prog),
+            globals: outputs.globals,
+        }
     }
 }
 
@@ -260,63 +290,6 @@ pub fn run(
     }
 }
 
-/// Device memory, constant bank, parameter buffer, and the address of each buffer argument.
-pub type Setup = (DeviceMemory, Vec<u8>, Vec<u8>, Vec<Option<u64>>);
-
-/// Device memory, constant bank and parameter buffer for a launch; returns buffer addresses per argument.
-pub fn setup(prog: &Program, args: &[Arg]) -> Result<Setup, SimError> {
-    let mut mem = DeviceMemory::new();
-    for g in &prog.globals {
-        let mut data = g.init.clone();
-        data.resize(g.size as usize, 0);
-        mem.place(g.addr, data, g.name.clone());
-    }
-    let mut consts = vec![0u8; prog.const_size as usize];
-    for c in &prog.consts {
-        let a = c.addr as usize;
-        if !c.init.is_empty() {
-            consts[a..a + c.init.len()].copy_from_slice(&c.init);
-        }
-    }
-    if args.len() != prog.params.len() {
-        let names: Vec<String> = prog.params.iter().map(|p| format!("{} (.{})", p.name, p.ty.as_str())).collect();
-        return Err(SimError::Launch(format!(
-            "kernel `{}` takes {} arguments ({}), {} given",
-            prog.kernel_name(),
-            prog.params.len(),
-            names.join(", "),
-            args.len()
-        )));
-    }
-    let mut params = vec![0u8; prog.param_size as usize];
-    let mut addrs = Vec::with_capacity(args.len());
-    for (i, (a, p)) in args.iter().zip(&prog.params).enumerate() {
-        let value = match a {
-            Arg::Scalar(v) => {
-                addrs.push(None);
-                *v
-            }
-            Arg::Buffer(b) => {
-                if p.size != 8 {
-                    return Err(SimError::Launch(format!(
-                        "argument {i} is a buffer but parameter `{}` is .{} ({} bytes), not a 64-bit pointer",
-                        p.name,
-                        p.ty.as_str(),
-                        p.size
-                    )));
-                }
-                let addr = mem.alloc(b.bytes.clone(), format!("argument {i} ({})", p.name));
-                addrs.push(Some(addr));
-                addr
-            }
-        };
-        let n = (p.size as usize).min(8);
-        let o = p.offset as usize;
-        params[o..o + n].copy_from_slice(&value.to_le_bytes()[..n]);
-    }
-    Ok((mem, consts, params, addrs))
-}
-
 fn run_with<M: WarpMechanism>(
     prog: &Program,
     mech: &M,
@@ -325,29 +298,13 @@ fn run_with<M: WarpMechanism>(
     observer: &mut dyn Observer,
 ) -> RunResult {
     let mut stats = Stats::new(prog, cfg.warp_size, M::STRUCTURE);
-    let (mut mem, consts, params, addrs) = match cfg.validate(prog).and_then(|_| setup(prog, args)) {
-        Ok(x) => x,
-        Err(e) => {
-            return RunResult {
-                stats,
-                error: Some(e),
-                buffers: args.iter().map(|_| None).collect(),
-                branch_sites: crate::stats::branch_sites(prog),
-            }
-        }
+    let resident = cfg.max_resident_ctas as u64;
+    let mut dev = match cfg.validate(prog).and_then(|_| DeviceState::new(prog, args, cfg, resident)) {
+        Ok(d) => d,
+        Err(e) => return RunResult::failed(prog, stats, e, args),
     };
-    let error = simulate(prog, mech, cfg, &mut mem, &consts, &params, &mut stats, observer).err();
-    let buffers = args
-        .iter()
-        .zip(&addrs)
-        .map(|(a, addr)| match (a, addr) {
-            (Arg::Buffer(b), Some(addr)) => {
-                mem.allocation(*addr).map(|al| Buffer { dtype: b.dtype, bytes: al.data.clone() })
-            }
-            _ => None,
-        })
-        .collect();
-    RunResult { stats, error, buffers, branch_sites: crate::stats::branch_sites(prog) }
+    let error = simulate(prog, mech, cfg, &mut dev.mem, &dev.consts, &dev.params, &mut stats, observer).err();
+    RunResult::finished(prog, stats, error, dev.outputs(prog, args, cfg))
 }
 
 /// Instructions a warp issues before the scheduler moves to the next warp (functional mode).

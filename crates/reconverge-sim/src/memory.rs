@@ -89,6 +89,11 @@ impl DeviceMemory {
         self.allocs.iter().find(|a| a.base == base)
     }
 
+    /// The allocation starting at `base`, for writing.
+    pub fn allocation_mut(&mut self, base: u64) -> Option<&mut Allocation> {
+        self.allocs.iter_mut().find(|a| a.base == base)
+    }
+
     /// All allocations, by address.
     pub fn allocations(&self) -> &[Allocation] {
         &self.allocs

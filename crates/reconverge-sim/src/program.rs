@@ -661,6 +661,11 @@ pub struct PlacedVar {
     pub size: u64,
     /// Initial contents (zero-filled when there is no initializer).
     pub init: Vec<u8>,
+    /// The element type.
+    pub ty: ScalarType,
+    /// Whether it is a scalar (no array dimensions, no vector): a 64-bit scalar `.global`/`.const` is
+    /// taken to be a pointer by `--global NAME=@FILE.npy`.
+    pub scalar: bool,
 }
 
 /// A decoded, ready-to-run kernel and everything it can call.

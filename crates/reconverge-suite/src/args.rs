@@ -11,7 +11,7 @@ pub enum ArgSpec {
     /// `@FILE.npy`: a buffer filled from the file.
     File(String),
     /// `zeros:DTYPE:LEN`: a zero-filled buffer.
-    Zeros(Dtype, usize),
+    Zeros(Dtype, u64),
 }
 
 impl ArgSpec {
@@ -29,7 +29,13 @@ impl ArgSpec {
                 return Err(format!("`{text}`: expected zeros:DTYPE:LEN"));
             };
             let dtype: Dtype = d.parse()?;
-            let len: usize = n.parse().map_err(|_| format!("`{text}`: `{n}` is not a length"))?;
+            let len: u64 = n.parse().map_err(|_| {
+                if !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) {
+                    format!("`{text}`: the length `{n}` is too large")
+                } else {
+                    format!("`{text}`: `{n}` is not a length")
+                }
+            })?;
             return Ok(ArgSpec::Zeros(dtype, len));
         }
         Ok(ArgSpec::Scalar(text.to_string()))
@@ -37,7 +43,8 @@ impl ArgSpec {
 }
 
 /// Turns argument specs into launch arguments for `prog`'s parameters, reading files through `load`.
-pub fn resolve_args(prog: &Program, specs: &[ArgSpec], load: &Loader<'_>) -> Result<Vec<Arg>, String> {
+/// Buffers together may take at most `max_bytes` (the launch's memory limit).
+pub fn resolve_args(prog: &Program, specs: &[ArgSpec], load: &Loader<'_>, max_bytes: u64) -> Result<Vec<Arg>, String> {
     if specs.len() != prog.params.len() {
         let names: Vec<String> = prog.params.iter().map(|p| format!("{}: .{}", p.name, p.ty.as_str())).collect();
         return Err(format!(
@@ -48,21 +55,41 @@ pub fn resolve_args(prog: &Program, specs: &[ArgSpec], load: &Loader<'_>) -> Res
             specs.len()
         ));
     }
-    specs
-        .iter()
-        .zip(&prog.params)
-        .enumerate()
-        .map(|(i, (s, p))| match s {
-            ArgSpec::Scalar(t) => {
-                parse_scalar(t, p.ty).map(Arg::Scalar).map_err(|e| format!("argument {i} ({}): {e}", p.name))
-            }
+    let mut total = 0u64;
+    let mut out = Vec::with_capacity(specs.len());
+    for (i, (s, p)) in specs.iter().zip(&prog.params).enumerate() {
+        let what = || format!("argument {i} ({})", p.name);
+        let too_big = |bytes: Option<u64>| match bytes {
+            None => format!("{}: the buffer is too large", what()),
+            Some(b) => format!(
+                "{}: the buffers need {b} bytes together, more than the memory limit of {max_bytes} bytes \
+                 (raise it with --max-memory)",
+                what()
+            ),
+        };
+        let arg = match s {
+            ArgSpec::Scalar(t) => parse_scalar(t, p.ty).map(Arg::Scalar).map_err(|e| format!("{}: {e}", what()))?,
             ArgSpec::File(f) => {
-                let bytes = load(f).map_err(|e| format!("argument {i} ({}): {e}", p.name))?;
-                npy::read(&bytes).map(Arg::Buffer).map_err(|e| format!("argument {i} ({}): {f}: {e}", p.name))
+                let bytes = load(f).map_err(|e| format!("{}: {e}", what()))?;
+                let b = npy::read(&bytes).map_err(|e| format!("{}: {f}: {e}", what()))?;
+                total = total.saturating_add(b.bytes.len() as u64);
+                if total > max_bytes {
+                    return Err(too_big(Some(total)));
+                }
+                Arg::Buffer(b)
             }
-            ArgSpec::Zeros(d, n) => Ok(Arg::Buffer(Buffer::zeros(*d, *n))),
-        })
-        .collect()
+            ArgSpec::Zeros(d, n) => {
+                let bytes = n.checked_mul(d.size() as u64).ok_or_else(|| too_big(None))?;
+                total = total.checked_add(bytes).ok_or_else(|| too_big(None))?;
+                if total > max_bytes {
+                    return Err(too_big(Some(total)));
+                }
+                Arg::Buffer(Buffer::zeros(*d, *n as usize))
+            }
+        };
+        out.push(arg);
+    }
+    Ok(out)
 }
 
 #[cfg(test)]
@@ -77,5 +104,7 @@ mod tests {
         assert!(ArgSpec::parse("zeros:f33:8").is_err());
         assert!(ArgSpec::parse("zeros:f32").is_err());
         assert!(ArgSpec::parse("@").is_err());
+        assert!(ArgSpec::parse("zeros:f64:18446744073709551616").unwrap_err().contains("too large"));
+        assert_eq!(ArgSpec::parse("zeros:f64:18446744073709551615").unwrap(), ArgSpec::Zeros(Dtype::F64, u64::MAX));
     }
 }

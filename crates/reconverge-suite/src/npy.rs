@@ -19,8 +19,40 @@ fn dtype_of(descr: &str) -> Option<Dtype> {
     })
 }
 
+/// The number of elements the header's `shape` claims, checked for overflow before the `.npy` reader sees
+/// it (the reader multiplies without checking).
+fn header_elements(bytes: &[u8]) -> Result<u64, String> {
+    let (len_at, len_bytes) = match bytes.get(6) {
+        Some(1) => (8, 2),
+        Some(2 | 3) => (8, 4),
+        _ => return Err("not a valid .npy file: unknown format version".into()),
+    };
+    let len = bytes
+        .get(len_at..len_at + len_bytes)
+        .map(|b| b.iter().rev().fold(0usize, |a, &x| a << 8 | x as usize))
+        .ok_or("not a valid .npy file: truncated header")?;
+    let start = len_at + len_bytes;
+    let header = bytes.get(start..start.saturating_add(len)).ok_or("not a valid .npy file: truncated header")?;
+    let header = String::from_utf8_lossy(header);
+    let shape = header
+        .split("'shape'")
+        .nth(1)
+        .and_then(|r| r.split_once('(').map(|x| x.1))
+        .and_then(|r| r.split_once(')').map(|x| x.0))
+        .ok_or("not a valid .npy file: no shape in the header")?;
+    shape.split(',').map(str::trim).filter(|d| !d.is_empty()).try_fold(1u64, |a, d| {
+        let d: u64 =
+            d.trim_end_matches('L').parse().map_err(|_| format!("the shape ({shape}) is not a list of sizes"))?;
+        a.checked_mul(d).ok_or_else(|| format!("the shape ({shape}) has more elements than can exist"))
+    })
+}
+
 /// Parses a `.npy` file (little-endian numeric dtypes, any shape, C order) into a flat buffer.
 pub fn read(bytes: &[u8]) -> Result<Buffer, String> {
+    if !bytes.starts_with(b"\x93NUMPY") {
+        return Err("not a valid .npy file: no NUMPY magic".into());
+    }
+    let elements = header_elements(bytes)?;
     let f = npyz::NpyFile::new(bytes).map_err(|e| format!("not a valid .npy file: {e}"))?;
     let descr = match f.dtype() {
         npyz::DType::Plain(t) => t.to_string(),
@@ -33,6 +65,16 @@ pub fn read(bytes: &[u8]) -> Result<Buffer, String> {
         return Err("Fortran-ordered .npy arrays are not supported".into());
     }
     let dtype = dtype_of(&descr).ok_or_else(|| format!("unsupported .npy dtype `{descr}`"))?;
+    // The header's shape must describe exactly the data that follows (a shape whose product overflows, or
+    // claims more or fewer elements than the file holds, is an error, not an empty array).
+    let data_bytes = npyz::NpyFile::new(bytes).map(|g| g.into_inner().len() as u64).unwrap_or(0);
+    if elements.checked_mul(dtype.size() as u64) != Some(data_bytes) {
+        return Err(format!(
+            "the shape {:?} ({elements} elements of {} bytes) does not match the {data_bytes} data bytes of the file",
+            f.shape(),
+            dtype.size()
+        ));
+    }
     fn bytes_of<T: npyz::Deserialize + Copy, const N: usize>(
         f: npyz::NpyFile<&[u8]>,
         le: impl Fn(T) -> [u8; N],

@@ -115,7 +115,7 @@ pub fn prepare_entry(
     let prog = reconverge_sim::load(&module, Some(&entry.name), mechanism, &opts).map_err(|e| e.to_string())?;
     let specs: Vec<args::ArgSpec> =
         entry.args.iter().map(|a| args::ArgSpec::parse(&a.text())).collect::<Result<_, String>>()?;
-    let launch_args = args::resolve_args(&prog, &specs, load)?;
+    let launch_args = args::resolve_args(&prog, &specs, load, reconverge_sim::launch::DEFAULT_MAX_MEMORY)?;
     let cfg = LaunchConfig {
         grid: entry.grid,
         block: entry.block,

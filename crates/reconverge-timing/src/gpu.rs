@@ -8,9 +8,9 @@ use crate::sm::{EpochCtx, L2Request, Sm};
 use crate::stats::TimingStats;
 use rayon::prelude::*;
 use reconverge_sim::exec::GlobalMemory;
-use reconverge_sim::machine::{livelock_report, setup, stall_report, View};
+use reconverge_sim::machine::{livelock_report, stall_report, View};
 use reconverge_sim::mechanism::{Mechanism, NoReconvergence, PdomStack, SsyStack, WarpMechanism};
-use reconverge_sim::{Arg, Buffer, LaunchConfig, Program, RunResult, SimError, Stats};
+use reconverge_sim::{Arg, DeviceState, LaunchConfig, Program, RunResult, SimError, Stats};
 
 /// The result of a timed run.
 #[derive(Clone, Debug)]
@@ -53,19 +53,15 @@ fn run_with<M: WarpMechanism>(
     max_cycles: Option<u64>,
 ) -> TimedResult {
     let empty = |e: SimError| TimedResult {
-        run: RunResult {
-            stats: Stats::new(prog, launch.warp_size, M::STRUCTURE),
-            error: Some(e),
-            buffers: args.iter().map(|_| None).collect(),
-            branch_sites: reconverge_sim::stats::branch_sites(prog),
-        },
+        run: RunResult::failed(prog, Stats::new(prog, launch.warp_size, M::STRUCTURE), e, args),
         timing: TimingStats::default(),
     };
     if let Err(e) = launch.validate(prog).and_then(|_| gpu.validate().map_err(SimError::Launch)) {
         return empty(e);
     }
-    let (mut mem, consts, params, addrs) = match setup(prog, args) {
-        Ok(x) => x,
+    let resident = gpu.num_sms as u64 * gpu.sm.max_ctas as u64;
+    let mut dev = match DeviceState::new(prog, args, launch, resident) {
+        Ok(d) => d,
         Err(e) => return empty(e),
     };
     let mut sms: Vec<Sm<M::State>> =
@@ -132,9 +128,9 @@ fn run_with<M: WarpMechanism>(
             mech,
             gpu,
             launch,
-            mem: &mem,
-            consts: &consts,
-            params: &params,
+            mem: &dev.mem,
+            consts: &dev.consts,
+            params: &dev.params,
             track,
             max_cycles,
             epoch_end: t1,
@@ -166,12 +162,12 @@ fn run_with<M: WarpMechanism>(
         for (_, i, _, op) in writes {
             match op {
                 WriteOp::Store { addr, size, value } => {
-                    if let Ok(true) = GlobalMemory::write(&mut mem, addr, size, value) {
+                    if let Ok(true) = GlobalMemory::write(&mut dev.mem, addr, size, value) {
                         changed = true;
                     }
                 }
                 WriteOp::Atomic { req, cta_slot } => {
-                    if let Ok((Some(old), ch)) = GlobalMemory::atomic(&mut mem, req) {
+                    if let Ok((Some(old), ch)) = GlobalMemory::atomic(&mut dev.mem, req) {
                         changed |= ch;
                         if let Some(r) = req.dst {
                             sms[i].write_register(cta_slot, req.thread, r, old);
@@ -265,18 +261,5 @@ fn run_with<M: WarpMechanism>(
     timing.memory.dram_reads = l2s.dram_reads;
     timing.memory.dram_writes = l2s.dram_writes;
     timing.memory.dram_bytes = l2s.dram_bytes;
-    let buffers = args
-        .iter()
-        .zip(&addrs)
-        .map(|(a, addr)| match (a, addr) {
-            (Arg::Buffer(b), Some(addr)) => {
-                mem.allocation(*addr).map(|al| Buffer { dtype: b.dtype, bytes: al.data.clone() })
-            }
-            _ => None,
-        })
-        .collect();
-    TimedResult {
-        run: RunResult { stats, error, buffers, branch_sites: reconverge_sim::stats::branch_sites(prog) },
-        timing,
-    }
+    TimedResult { run: RunResult::finished(prog, stats, error, dev.outputs(prog, args, launch)), timing }
 }

@@ -1,0 +1,285 @@
+//! The device state of a launch before it runs and what comes back after: device memory (argument buffers
+//! and module `.global` variables), the constant bank, the parameter buffer; module variables set from
+//! the command line (`--global`) and read back (`--dump-global`); the memory limit.
+//!
+//! Both drivers (the functional machine and the timing model) build a [`DeviceState`] and collect
+//! [`Outputs`] from it, so setup and read-back are written once.
+
+use crate::error::SimError;
+use crate::launch::{Arg, Buffer, Dtype, LaunchConfig};
+use crate::memory::DeviceMemory;
+use crate::program::{PlacedVar, Program};
+use reconverge_ir::ScalarType;
+
+/// A module variable set before the launch (`--global NAME=VALUE`).
+#[derive(Clone, PartialEq, Debug)]
+pub struct GlobalInit {
+    /// The variable's name (as in the PTX, or its demangled name).
+    pub name: String,
+    /// A scalar (written into the variable) or a buffer: for a 64-bit scalar variable (a `__device__`
+    /// pointer) the buffer is allocated in device memory and its address stored; for any other variable the
+    /// buffer's bytes fill the variable.
+    pub value: Arg,
+}
+
+/// Device memory, the constant bank and the parameter buffer of a launch, plus where its buffers are.
+pub struct DeviceState {
+    /// Device (global) memory.
+    pub mem: DeviceMemory,
+    /// The constant bank.
+    pub consts: Vec<u8>,
+    /// The kernel parameter buffer.
+    pub params: Vec<u8>,
+    /// Address of each buffer argument (`None` for scalars).
+    arg_addrs: Vec<Option<u64>>,
+    /// For `--global` pointers: the variable and the address of the buffer allocated for it.
+    global_allocs: Vec<(String, u64, Dtype)>,
+}
+
+/// What a run leaves behind for the caller.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Outputs {
+    /// Final contents of every buffer argument (`None` for scalars), in argument order.
+    pub buffers: Vec<Option<Buffer>>,
+    /// Final contents of each variable named in [`LaunchConfig::dump_globals`], in that order.
+    pub globals: Vec<(String, Buffer)>,
+}
+
+/// Whether a variable is `--global NAME` (exact or demangled name).
+fn named(v: &PlacedVar, name: &str) -> bool {
+    reconverge_ir::names::matches(name, &v.name)
+}
+
+/// The dtype a variable's contents are written back as.
+fn dtype_of(ty: ScalarType) -> Dtype {
+    use ScalarType as T;
+    match ty {
+        T::S8 => Dtype::I8,
+        T::S16 => Dtype::I16,
+        T::S32 => Dtype::I32,
+        T::S64 => Dtype::I64,
+        T::U16 | T::B16 | T::F16 | T::Bf16 => Dtype::U16,
+        T::U32 | T::B32 => Dtype::U32,
+        T::U64 | T::B64 => Dtype::U64,
+        T::F32 => Dtype::F32,
+        T::F64 => Dtype::F64,
+        _ => Dtype::U8,
+    }
+}
+
+/// Finds the variable `name` among the module's `.global` and `.const` variables: (is const, variable).
+fn find_var<'p>(prog: &'p Program, name: &str) -> Result<(bool, &'p PlacedVar), SimError> {
+    let found: Vec<(bool, &PlacedVar)> = prog
+        .globals
+        .iter()
+        .map(|v| (false, v))
+        .chain(prog.consts.iter().map(|v| (true, v)))
+        .filter(|(_, v)| v.name == name)
+        .collect();
+    let found = if found.is_empty() {
+        prog.globals
+            .iter()
+            .map(|v| (false, v))
+            .chain(prog.consts.iter().map(|v| (true, v)))
+            .filter(|(_, v)| named(v, name))
+            .collect()
+    } else {
+        found
+    };
+    match found.as_slice() {
+        [one] => Ok(*one),
+        [] => {
+            let all: Vec<String> =
+                prog.globals.iter().chain(&prog.consts).map(|v| reconverge_ir::names::display_name(&v.name)).collect();
+            Err(SimError::Launch(format!(
+                "--global {name}: the module has no .global or .const variable of that name (variables: {})",
+                if all.is_empty() { "none".to_string() } else { all.join(", ") }
+            )))
+        }
+        _ => Err(SimError::Launch(format!("--global {name}: the name matches several variables; use the PTX name"))),
+    }
+}
+
+impl DeviceState {
+    /// Builds the device state of a launch: places module variables, applies `cfg.globals`, allocates
+    /// argument buffers and fills the parameter buffer. Checks the memory limit first.
+    pub fn new(prog: &Program, args: &[Arg], cfg: &LaunchConfig, resident_ctas: u64) -> Result<DeviceState, SimError> {
+        check_memory(prog, args, cfg, resident_ctas)?;
+        let mut mem = DeviceMemory::new();
+        for g in &prog.globals {
+            let mut data = g.init.clone();
+            data.resize(g.size as usize, 0);
+            mem.place(g.addr, data, g.name.clone());
+        }
+        let mut consts = vec![0u8; prog.const_size as usize];
+        for c in &prog.consts {
+            let a = c.addr as usize;
+            if !c.init.is_empty() {
+                consts[a..a + c.init.len()].copy_from_slice(&c.init);
+            }
+        }
+        let mut global_allocs = Vec::new();
+        for gi in &cfg.globals {
+            let (is_const, v) = find_var(prog, &gi.name)?;
+            let bytes: Vec<u8> = match &gi.value {
+                Arg::Scalar(bits) => {
+                    if v.size > 8 {
+                        return Err(SimError::Launch(format!(
+                            "--global {}: a number cannot fill a {}-byte variable (use @FILE.npy)",
+                            gi.name, v.size
+                        )));
+                    }
+                    bits.to_le_bytes()[..v.size as usize].to_vec()
+                }
+                Arg::Buffer(b) if v.scalar && v.size == 8 => {
+                    let addr = mem.alloc(b.bytes.clone(), format!("--global {}", gi.name));
+                    global_allocs.push((v.name.clone(), addr, b.dtype));
+                    addr.to_le_bytes().to_vec()
+                }
+                Arg::Buffer(b) => {
+                    if b.bytes.len() as u64 > v.size {
+                        return Err(SimError::Launch(format!(
+                            "--global {}: {} bytes do not fit the {}-byte variable",
+                            gi.name,
+                            b.bytes.len(),
+                            v.size
+                        )));
+                    }
+                    b.bytes.clone()
+                }
+            };
+            if is_const {
+                let a = v.addr as usize;
+                consts[a..a + bytes.len()].copy_from_slice(&bytes);
+            } else if let Some(al) = mem.allocation_mut(v.addr) {
+                al.data[..bytes.len()].copy_from_slice(&bytes);
+            }
+        }
+        if args.len() != prog.params.len() {
+            let names: Vec<String> = prog.params.iter().map(|p| format!("{} (.{})", p.name, p.ty.as_str())).collect();
+            return Err(SimError::Launch(format!(
+                "kernel `{}` takes {} arguments ({}), {} given",
+                prog.kernel_name(),
+                prog.params.len(),
+                names.join(", "),
+                args.len()
+            )));
+        }
+        let mut params = vec![0u8; prog.param_size as usize];
+        let mut arg_addrs = Vec::with_capacity(args.len());
+        for (i, (a, p)) in args.iter().zip(&prog.params).enumerate() {
+            let value = match a {
+                Arg::Scalar(v) => {
+                    arg_addrs.push(None);
+                    *v
+                }
+                Arg::Buffer(b) => {
+                    if p.size != 8 {
+                        return Err(SimError::Launch(format!(
+                            "argument {i} is a buffer but parameter `{}` is .{} ({} bytes), not a 64-bit pointer",
+                            p.name,
+                            p.ty.as_str(),
+                            p.size
+                        )));
+                    }
+                    let addr = mem.alloc(b.bytes.clone(), format!("argument {i} ({})", p.name));
+                    arg_addrs.push(Some(addr));
+                    addr
+                }
+            };
+            let n = (p.size as usize).min(8);
+            let o = p.offset as usize;
+            params[o..o + n].copy_from_slice(&value.to_le_bytes()[..n]);
+        }
+        Ok(DeviceState { mem, consts, params, arg_addrs, global_allocs })
+    }
+
+    /// The final buffer arguments and the variables named in `cfg.dump_globals`.
+    pub fn outputs(&self, prog: &Program, args: &[Arg], cfg: &LaunchConfig) -> Outputs {
+        let buffers = args
+            .iter()
+            .zip(&self.arg_addrs)
+            .map(|(a, addr)| match (a, addr) {
+                (Arg::Buffer(b), Some(addr)) => {
+                    self.mem.allocation(*addr).map(|al| Buffer { dtype: b.dtype, bytes: al.data.clone() })
+                }
+                _ => None,
+            })
+            .collect();
+        let globals = cfg
+            .dump_globals
+            .iter()
+            .filter_map(|name| {
+                let (is_const, v) = find_var(prog, name).ok()?;
+                // A pointer set from a buffer: the buffer; otherwise the variable itself.
+                if let Some((_, addr, dtype)) = self.global_allocs.iter().find(|(n, ..)| *n == v.name) {
+                    let al = self.mem.allocation(*addr)?;
+                    return Some((name.clone(), Buffer { dtype: *dtype, bytes: al.data.clone() }));
+                }
+                let bytes = if is_const {
+                    self.consts.get(v.addr as usize..(v.addr + v.size) as usize)?.to_vec()
+                } else {
+                    self.mem.allocation(v.addr)?.data.clone()
+                };
+                let dtype = dtype_of(v.ty);
+                let dtype = if bytes.len() % dtype.size() == 0 { dtype } else { Dtype::U8 };
+                Some((name.clone(), Buffer { dtype, bytes }))
+            })
+            .collect();
+        Outputs { buffers, globals }
+    }
+}
+
+/// Checks that `cfg.dump_globals` names existing variables.
+pub fn check_dump_globals(prog: &Program, cfg: &LaunchConfig) -> Result<(), SimError> {
+    for n in &cfg.dump_globals {
+        find_var(prog, n).map_err(|e| match e {
+            SimError::Launch(m) => SimError::Launch(m.replacen("--global", "--dump-global", 1)),
+            other => other,
+        })?;
+    }
+    Ok(())
+}
+
+/// The memory a launch needs at least, by part: argument buffers, module variables, and the state of the
+/// CTAs resident at once (registers, predicates, shared memory, kernel frames).
+pub fn memory_estimate(
+    prog: &Program,
+    args: &[Arg],
+    cfg: &LaunchConfig,
+    resident_ctas: u64,
+) -> [(&'static str, u64); 3] {
+    let buffers: u64 = args
+        .iter()
+        .map(|a| match a {
+            Arg::Buffer(b) => b.bytes.len() as u64,
+            Arg::Scalar(_) => 0,
+        })
+        .fold(0u64, u64::saturating_add);
+    let globals = prog.globals.iter().map(|g| g.size).fold(prog.const_size, u64::saturating_add);
+    let threads = cfg.threads_per_cta_u64();
+    let w = cfg.warp_size.max(1) as u64;
+    let slots = threads.div_ceil(w).saturating_mul(w);
+    let per_cta = (prog.nregs as u64)
+        .saturating_mul(8)
+        .saturating_add(prog.functions[0].frame_size as u64 + 64)
+        .saturating_mul(slots)
+        .saturating_add(prog.static_shared as u64 + cfg.dynamic_shared as u64);
+    let ctas = resident_ctas.min(cfg.num_ctas()).max(1);
+    [("argument buffers", buffers), ("module variables", globals), ("resident CTAs", per_cta.saturating_mul(ctas))]
+}
+
+fn check_memory(prog: &Program, args: &[Arg], cfg: &LaunchConfig, resident_ctas: u64) -> Result<(), SimError> {
+    let parts = memory_estimate(prog, args, cfg, resident_ctas);
+    let total = parts.iter().map(|p| p.1).fold(0u64, u64::saturating_add);
+    if total > cfg.max_memory {
+        let detail: Vec<String> = parts.iter().map(|(k, v)| format!("{k} {v}")).collect();
+        return Err(SimError::Launch(format!(
+            "the launch needs at least {total} bytes ({}), more than the memory limit of {} bytes (raise it \
+             with --max-memory)",
+            detail.join(", "),
+            cfg.max_memory
+        )));
+    }
+    Ok(())
+}
