@@ -87,6 +87,10 @@ class Spec:
     dynamic_shared: int = 0
     outcome_by_mechanism: dict[str, str] = field(default_factory=dict)
     warp_sizes: list[int] | None = None     # restriction on the simulated warp size, if any
+    # module variables (__device__/__constant__) set before the launch: name -> Buf | Zeros | int
+    globals: dict = field(default_factory=dict)
+    # module variable -> its expected final contents
+    expected_globals: dict = field(default_factory=dict)
 
 
 DTYPES = {"i8": np.int8, "u8": np.uint8, "i16": np.int16, "u16": np.uint16, "i32": np.int32,
@@ -567,7 +571,7 @@ def spinlock_naive():
         block=(T, 1, 1), args=[Zeros("i32", 1), Zeros("i32", 2)],
         expected={0: i32([0]), 1: i32([0, T])},
         outcome_by_mechanism={"pdom": "deadlock", "ssy": "deadlock"},
-        description="naive spin lock of mechanisms.md section 9: SIMT deadlock under PDOM and "
+        description="naive spin lock (docs/mechanism-reference.md): SIMT deadlock under PDOM and "
                     "SSY/SYNC (also expected for TBC/CAPRI/dual-path); expected buffers apply "
                     "where it completes (e.g. none)")
 
@@ -740,6 +744,81 @@ def lud():
                     "memory: triangular tid > k loops, barriers")
 
 
+@kernel
+def kmeans():
+    rng = rng_for("kmeans")
+    nfeatures, npoints, nclusters = 8, 180, 5
+    features = rng.uniform(0.0, 10.0, (nfeatures, npoints)).astype(np.float32)   # feature-major
+    centres = features[:, rng.choice(npoints, nclusters, replace=False)].T.copy()  # (nclusters, nfeatures)
+    membership = i32(rng.integers(-1, nclusters, npoints))
+    out = membership.copy()
+    delta = 0
+    for p in range(npoints):
+        min_dist = f32(3.402823466e+38)
+        index = -1
+        for i in range(nclusters):
+            ans = f32(0.0)
+            for j in range(nfeatures):
+                diff = f32(features[j, p] - centres[i, j])
+                ans = f32(ans + f32(diff * diff))
+            if ans < min_dist:
+                min_dist = ans
+                index = i
+        if out[p] != index:
+            delta += 1
+        out[p] = index
+    return Spec(
+        name="kmeans", ptx="ptx/sm_80-nofma/kmeans.ptx", grid=(3, 1, 1), block=(64, 1, 1),
+        args=[nfeatures, npoints, nclusters, Buf("membership", membership)],
+        expected={3: out},
+        globals={"t_features": Buf("features", features.reshape(-1)),
+                 "c_clusters": Buf("clusters", centres.reshape(-1)), "g_delta": 0},
+        expected_globals={"g_delta": np.array([delta], np.uint32)},   # PTX declares it .u32
+        description="Rodinia kmeans membership step: features behind a __device__ pointer (was a "
+                    "texture), centres in a __constant__ table, data-dependent nearest-centre test")
+
+
+@kernel
+def spmv():
+    rng = rng_for("spmv")
+    dim, block = 120, 32
+    padded = 128
+    rows = []
+    for r in range(dim):
+        n = int(rng.integers(1, 13))
+        cols = sorted(rng.choice(dim, n, replace=False).tolist())
+        vals = rng.uniform(-1.0, 1.0, n).astype(np.float32)
+        rows.append((cols, vals))
+    x = rng.uniform(-1.0, 1.0, dim).astype(np.float32)
+    perm = sorted(range(dim), key=lambda r: (-len(rows[r][0]), r))   # rows by length, longest first
+    ndiag = len(rows[perm[0]][0])
+    data = np.zeros(ndiag * padded, np.float32)
+    index = np.zeros(ndiag * padded, np.int32)
+    for ix, r in enumerate(perm):
+        cols, vals = rows[r]
+        for k in range(len(cols)):
+            data[k * padded + ix] = vals[k]
+            index[k * padded + ix] = cols[k]
+    jds_ptr = i32([k * padded for k in range(ndiag)])
+    nblocks = (dim + block - 1) // block
+    zcnt = i32([len(rows[perm[b * block]][0]) for b in range(nblocks)])
+    y = np.zeros(dim, np.float32)
+    for ix in range(dim):
+        s = f32(0.0)
+        for k in range(int(zcnt[ix // block])):
+            j = jds_ptr[k] + ix
+            s = f32(s + f32(data[j] * x[index[j]]))
+        y[perm[ix]] = s
+    return Spec(
+        name="spmv", ptx="ptx/sm_80-nofma/spmv.ptx", grid=(nblocks, 1, 1), block=(block, 1, 1),
+        args=[Zeros("f32", dim), Buf("data", data), Buf("index", index), Buf("perm", i32(perm)),
+              Buf("x", x), dim],
+        expected={0: y},
+        globals={"jds_ptr_int": Buf("jds_ptr", jds_ptr), "sh_zcnt_int": Buf("zcnt", zcnt)},
+        description="Parboil spmv (JDS format): diagonal starts and per-CTA diagonal counts in "
+                    "__constant__ tables set by the host; per-CTA trip counts")
+
+
 # ----------------------------------------------------------------------------------------------
 # Output
 # ----------------------------------------------------------------------------------------------
@@ -782,6 +861,9 @@ def write_all(specs: list[Spec], root: Path) -> None:
         "# (scalar; its type comes from the PTX), \"@data/NAME/FILE.npy\" (a device buffer filled",
         "# from the file; its address is passed) or \"zeros:DTYPE:LEN\" (a zero-filled buffer);",
         "# expected: argument index -> .npy with the buffer's expected final contents;",
+        "# globals (optional): module variables (__device__/__constant__) set before the launch,",
+        "# name -> value as for args (a buffer for a 64-bit scalar variable is allocated and its",
+        "# address stored); expected_globals: variable -> .npy with its expected final contents;",
         "# dynamic_shared: bytes of dynamic shared memory; outcome: \"completed\" unless",
         "# outcome_by_mechanism names the mechanism (expected buffers apply where it completes);",
         "# warp_sizes (optional): the simulated warp sizes the expectations hold for (absent: any",
@@ -795,6 +877,13 @@ def write_all(specs: list[Spec], root: Path) -> None:
         for i, arg in enumerate(spec.args):
             if isinstance(arg, Buf):
                 _save_npy(kdir / f"{arg.file}.npy", arg.array)
+        for arg in spec.globals.values():
+            if isinstance(arg, Buf):
+                _save_npy(kdir / f"{arg.file}.npy", arg.array)
+        expected_globals = {}
+        for name, arr in sorted(spec.expected_globals.items()):
+            _save_npy(kdir / f"expected_{name}.npy", np.asarray(arr))
+            expected_globals[name] = f"data/{spec.name}/expected_{name}.npy"
         for idx, arr in sorted(spec.expected.items()):
             arg = spec.args[idx]
             want_dtype = DTYPES[arg.dtype] if isinstance(arg, Zeros) else arg.array.dtype
@@ -812,6 +901,12 @@ def write_all(specs: list[Spec], root: Path) -> None:
         lines.append(f"args = [{', '.join(_arg_toml(spec, a) for a in spec.args)}]")
         exp = ", ".join(f"{_toml_str(str(k))} = {_toml_str(v)}" for k, v in expected.items())
         lines.append(f"expected = {{ {exp} }}")
+        if spec.globals:
+            g = ", ".join(f"{k} = {_arg_toml(spec, v)}" for k, v in sorted(spec.globals.items()))
+            lines.append(f"globals = {{ {g} }}")
+        if expected_globals:
+            eg = ", ".join(f"{k} = {_toml_str(v)}" for k, v in expected_globals.items())
+            lines.append(f"expected_globals = {{ {eg} }}")
         lines.append(f"dynamic_shared = {spec.dynamic_shared}")
         if spec.outcome_by_mechanism:
             obm = ", ".join(f"{k} = {_toml_str(v)}" for k, v in spec.outcome_by_mechanism.items())

@@ -1,4 +1,4 @@
-// spinlock_naive -- the naive spin lock of mechanisms.md section 9 (ElTantawy & Aamodt,
+// spinlock_naive -- the naive spin lock of docs/mechanism-reference.md (ElTantawy & Aamodt,
 // MICRO'16, Fig. 1): SIMT deadlock under a PDOM reconvergence stack.
 // ptx-variants: sm_80 sm_70
 //

@@ -164,32 +164,8 @@ pub fn default_max_memory() -> u64 {
 fn global_init(text: &str, load: &reconverge_suite::Loader<'_>, max_bytes: u64) -> Result<GlobalInit, Failure> {
     let bad = |why: String| Failure::input(format!("--global `{text}`: {why}"));
     let (name, value) = text.split_once('=').ok_or_else(|| bad("expected NAME=VALUE".into()))?;
-    let value = match ArgSpec::parse(value).map_err(bad)? {
-        ArgSpec::Scalar(t) => {
-            // The variable's type is not known here; numbers are stored as 64-bit two's complement and the
-            // variable keeps its low bytes (floats: give the bits with a .npy, or use a float literal for
-            // an 8-byte f64).
-            let v = if t.contains(['.', 'e', 'E']) && !t.starts_with("0x") {
-                t.parse::<f64>().map(f64::to_bits).map_err(|_| bad(format!("`{t}` is not a number")))?
-            } else {
-                reconverge_sim::parse_scalar(&t, reconverge_ir::ScalarType::S64)
-                    .or_else(|_| reconverge_sim::parse_scalar(&t, reconverge_ir::ScalarType::U64))
-                    .map_err(bad)?
-            };
-            Arg::Scalar(v)
-        }
-        ArgSpec::File(f) => {
-            let b = load(&f).map_err(bad)?;
-            Arg::Buffer(reconverge_suite::npy::read(&b).map_err(|e| bad(format!("{f}: {e}")))?)
-        }
-        ArgSpec::Zeros(d, n) => {
-            let size = n.checked_mul(d.size() as u64).filter(|&b| b <= max_bytes).ok_or_else(|| {
-                bad(format!("the buffer is larger than the memory limit of {max_bytes} bytes (--max-memory)"))
-            })?;
-            Arg::Buffer(reconverge_sim::Buffer::zeros(d, (size / d.size() as u64) as usize))
-        }
-    };
-    Ok(GlobalInit { name: name.trim().to_string(), value })
+    let spec = ArgSpec::parse(value).map_err(bad)?;
+    reconverge_suite::args::resolve_global(name.trim(), &spec, load, max_bytes).map_err(bad)
 }
 
 /// Parses a mechanism name.

@@ -196,3 +196,23 @@ fn a_closed_pipe_ends_quietly() {
     assert!(err.is_empty(), "a closed pipe is not an error: {err}");
     assert_eq!(status.code(), Some(0));
 }
+
+#[test]
+fn control_falling_off_a_function_is_an_error() {
+    for mode in ["--functional", "--config=tiny"] {
+        for m in ["pdom", "ssy", "none"] {
+            input_error(
+                &[
+                    "run",
+                    "crates/reconverge-cli/tests/data/fell_off.ptx",
+                    "--arg",
+                    "zeros:u32:4",
+                    "--mechanism",
+                    m,
+                    mode,
+                ],
+                &["control fell off the end of `store`", "thread (0,0,0)"],
+            );
+        }
+    }
+}

@@ -73,6 +73,8 @@ pub struct RefResult {
     pub error: Option<String>,
     /// Instructions executed, summed over threads (guarded-off instructions included).
     pub thread_instructions: u64,
+    /// Final contents of the module variables named in `LaunchConfig::dump_globals`, in that order.
+    pub globals: Vec<(String, Buffer)>,
 }
 
 impl RefResult {
@@ -103,6 +105,11 @@ pub fn run_reference_with(
 ) -> RefResult {
     match prep::Prepared::new(module, kernel) {
         Ok(p) => sched::launch(&p, cfg, args, opts),
-        Err(e) => RefResult { buffers: args.iter().map(|_| None).collect(), error: Some(e), thread_instructions: 0 },
+        Err(e) => RefResult {
+            buffers: args.iter().map(|_| None).collect(),
+            error: Some(e),
+            thread_instructions: 0,
+            globals: Vec::new(),
+        },
     }
 }

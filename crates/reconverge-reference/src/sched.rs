@@ -8,7 +8,7 @@
 //! spun hands over to the next resident CTA, which is what cross-CTA spin locks need.
 
 use crate::memory::GlobalMem;
-use crate::prep::Prepared;
+use crate::prep::{GlobalPlace, Prepared};
 use crate::thread::{
     describe, new_thread, position, resolve_collective, run_slice, write_red, Arrival, Env, RedKind, State, Stop,
     Thread,
@@ -61,6 +61,8 @@ struct Machine<'a, 'm> {
     opts: &'a RefOptions,
     global: GlobalMem,
     kparams: Vec<u8>,
+    /// The constant bank (the module's, with `LaunchConfig::globals` applied).
+    consts: Vec<u8>,
 }
 
 /// Builds an [`Env`] for `cta` (a macro so that the CTA's threads stay separately borrowable).
@@ -71,7 +73,7 @@ macro_rules! env {
             global: &mut $m.global,
             shared: $shared,
             kparams: &$m.kparams,
-            consts: &$m.prep.consts,
+            consts: &$m.consts,
             cta: $id,
             grid: $m.cfg.grid,
             block: $m.cfg.block,
@@ -328,7 +330,12 @@ fn validate(cfg: &LaunchConfig) -> R<()> {
 
 /// Runs the launch; returns the result (errors included).
 pub(crate) fn launch(prep: &Prepared<'_>, cfg: &LaunchConfig, args: &[Arg], opts: &RefOptions) -> RefResult {
-    let mut result = RefResult { buffers: args.iter().map(|_| None).collect(), error: None, thread_instructions: 0 };
+    let mut result = RefResult {
+        buffers: args.iter().map(|_| None).collect(),
+        error: None,
+        thread_instructions: 0,
+        globals: Vec::new(),
+    };
     if let Err(e) = validate(cfg) {
         result.error = Some(e);
         return result;
@@ -376,7 +383,15 @@ pub(crate) fn launch(prep: &Prepared<'_>, cfg: &LaunchConfig, args: &[Arg], opts
         let (o, n) = (slot.offset as usize, (slot.size as usize).min(8));
         kparams[o..o + n].copy_from_slice(&value.to_le_bytes()[..n]);
     }
-    let mut m = Machine { prep, cfg, opts, global, kparams };
+    let mut consts = prep.consts.clone();
+    let mut pointed: Vec<(String, u64, reconverge_sim::Dtype)> = Vec::new();
+    for gi in &cfg.globals {
+        if let Err(e) = set_global(prep, &mut global, &mut consts, &mut next, &mut pointed, gi) {
+            result.error = Some(e);
+            return result;
+        }
+    }
+    let mut m = Machine { prep, cfg, opts, global, kparams, consts };
     let total = cfg.num_ctas();
     let max_resident = opts.max_resident_ctas.max(1);
     let mut next_cta = 0u64;
@@ -420,5 +435,94 @@ pub(crate) fn launch(prep: &Prepared<'_>, cfg: &LaunchConfig, args: &[Arg], opts
             _ => None,
         })
         .collect();
+    result.globals = cfg
+        .dump_globals
+        .iter()
+        .filter_map(|name| {
+            let (gid, v) = find_global(prep, name).ok()?;
+            if let Some((_, addr, dtype)) = pointed.iter().find(|(n, ..)| *n == v.name) {
+                return m.global.get(*addr).map(|a| (name.clone(), Buffer { dtype: *dtype, bytes: a.data.clone() }));
+            }
+            let bytes = match prep.global(gid) {
+                GlobalPlace::Global(addr) => m.global.get(addr)?.data.clone(),
+                GlobalPlace::Const(off) => m.consts.get(off as usize..(off + v.size_bytes()) as usize)?.to_vec(),
+                _ => return None,
+            };
+            Some((name.clone(), Buffer { dtype: dtype_of(v.ty, bytes.len()), bytes }))
+        })
+        .collect();
     result
+}
+
+/// The module variable `name` (its PTX name, or else its demangled name).
+fn find_global<'m>(
+    prep: &Prepared<'m>,
+    name: &str,
+) -> Result<(reconverge_ir::GlobalId, &'m reconverge_ir::Variable), String> {
+    let m = prep.module;
+    let exact = m.globals.iter().find(|(_, v)| v.name == name);
+    let found = exact.or_else(|| m.globals.iter().find(|(_, v)| reconverge_ir::names::matches(name, &v.name)));
+    found.ok_or_else(|| format!("no module variable `{name}`"))
+}
+
+/// A dtype for reading a variable back.
+fn dtype_of(ty: ScalarType, len: usize) -> reconverge_sim::Dtype {
+    use reconverge_sim::Dtype as D;
+    let d = match ty {
+        ScalarType::S8 => D::I8,
+        ScalarType::S16 => D::I16,
+        ScalarType::S32 => D::I32,
+        ScalarType::S64 => D::I64,
+        ScalarType::U16 | ScalarType::B16 | ScalarType::F16 | ScalarType::Bf16 => D::U16,
+        ScalarType::U32 | ScalarType::B32 => D::U32,
+        ScalarType::U64 | ScalarType::B64 => D::U64,
+        ScalarType::F32 => D::F32,
+        ScalarType::F64 => D::F64,
+        _ => D::U8,
+    };
+    if len % d.size() == 0 {
+        d
+    } else {
+        D::U8
+    }
+}
+
+/// Applies `--global NAME=VALUE`: a number is written into the variable, a buffer fills it, or (for a
+/// 64-bit scalar variable) is allocated in device memory and its address written.
+fn set_global(
+    prep: &Prepared<'_>,
+    global: &mut GlobalMem,
+    consts: &mut [u8],
+    next: &mut u64,
+    pointed: &mut Vec<(String, u64, reconverge_sim::Dtype)>,
+    gi: &reconverge_sim::GlobalInit,
+) -> Result<(), String> {
+    let (gid, v) = find_global(prep, &gi.name)?;
+    let size = v.size_bytes();
+    let bytes: Vec<u8> = match &gi.value {
+        Arg::Scalar(x) if size <= 8 => x.to_le_bytes()[..size as usize].to_vec(),
+        Arg::Scalar(_) => return Err(format!("`{}` is {size} bytes; a number cannot fill it", gi.name)),
+        Arg::Buffer(b) if v.dims.is_empty() && v.vector.is_none() && size == 8 => {
+            let addr = align_up(*next, 256);
+            *next = align_up(addr + b.bytes.len().max(1) as u64 + ALLOC_GAP, 256);
+            global.add(addr, b.bytes.clone(), format!("global {}", gi.name));
+            pointed.push((v.name.clone(), addr, b.dtype));
+            addr.to_le_bytes().to_vec()
+        }
+        Arg::Buffer(b) if b.bytes.len() as u64 <= size => b.bytes.clone(),
+        Arg::Buffer(b) => return Err(format!("{} bytes do not fit `{}` ({size} bytes)", b.bytes.len(), gi.name)),
+    };
+    match prep.global(gid) {
+        GlobalPlace::Global(addr) => {
+            for (k, byte) in bytes.iter().enumerate() {
+                global.write(addr + k as u64, 1, *byte as u64).ok_or("the variable is not in device memory")?;
+            }
+            Ok(())
+        }
+        GlobalPlace::Const(off) => {
+            consts[off as usize..off as usize + bytes.len()].copy_from_slice(&bytes);
+            Ok(())
+        }
+        _ => Err(format!("`{}` is neither a .global nor a .const variable", gi.name)),
+    }
 }

@@ -108,6 +108,35 @@ struct Entry {
     dynamic_shared: u32,
     args: Vec<toml::Value>,
     outcomes: Vec<(String, String)>,
+    /// Module variables set before the launch.
+    globals: Vec<reconverge_sim::GlobalInit>,
+    /// Module variables and their expected final contents.
+    expected_globals: Vec<(String, Buffer)>,
+}
+
+impl Entry {
+    /// The launch at warp size `w`.
+    fn launch(&self, w: u32, max_instructions: Option<u64>) -> LaunchConfig {
+        LaunchConfig {
+            grid: self.grid,
+            block: self.block,
+            warp_size: w,
+            dynamic_shared: self.dynamic_shared,
+            max_instructions,
+            globals: self.globals.clone(),
+            dump_globals: self.expected_globals.iter().map(|(n, _)| n.clone()).collect(),
+            ..LaunchConfig::default()
+        }
+    }
+}
+
+/// A module variable's value from the manifest: `@FILE.npy` or an integer.
+fn global_value(v: &toml::Value) -> Arg {
+    match v {
+        toml::Value::String(t) if t.starts_with('@') => Arg::Buffer(read_npy(&kernels_dir().join(&t[1..]))),
+        toml::Value::Integer(i) => Arg::Scalar(*i as u64),
+        other => panic!("unsupported global value {other}"),
+    }
 }
 
 fn load_manifest() -> Vec<Entry> {
@@ -153,6 +182,22 @@ fn load_manifest() -> Vec<Entry> {
                 dynamic_shared: k.get("dynamic_shared").and_then(|v| v.as_integer()).unwrap_or(0) as u32,
                 args: k["args"].as_array().expect("args").clone(),
                 outcomes,
+                globals: k
+                    .get("globals")
+                    .and_then(|g| g.as_table())
+                    .map(|t| {
+                        t.iter()
+                            .map(|(n, v)| reconverge_sim::GlobalInit { name: n.clone(), value: global_value(v) })
+                            .collect()
+                    })
+                    .unwrap_or_default(),
+                expected_globals: k
+                    .get("expected_globals")
+                    .and_then(|g| g.as_table())
+                    .map(|t| {
+                        t.iter().map(|(n, f)| (n.clone(), read_npy(&dir.join(f.as_str().expect("path"))))).collect()
+                    })
+                    .unwrap_or_default(),
             }
         })
         .collect()
@@ -176,13 +221,7 @@ fn every_kernel_matches_its_expected_outputs() {
             let kernel = module.function_by_name(&case.name).expect("kernel by name");
             let args = build_args(&module, kernel, &e.args);
             for &w in &e.warp_sizes {
-                let cfg = LaunchConfig {
-                    grid: e.grid,
-                    block: e.block,
-                    warp_size: w,
-                    dynamic_shared: e.dynamic_shared,
-                    ..LaunchConfig::default()
-                };
+                let cfg = e.launch(w, None);
                 let start = std::time::Instant::now();
                 let r: RefResult = run_reference(&module, kernel, &cfg, &args);
                 runs += 1;
@@ -201,6 +240,14 @@ fn every_kernel_matches_its_expected_outputs() {
                         }
                         None => failures.push(format!("{tag}: argument {i} is not a buffer")),
                     }
+                }
+                for ((name, want), (_, got)) in e.expected_globals.iter().zip(&r.globals) {
+                    if let Err(err) = compare(got, want, !case.exact) {
+                        failures.push(format!("{tag}: global {name}: {err}"));
+                    }
+                }
+                if r.globals.len() != e.expected_globals.len() {
+                    failures.push(format!("{tag}: not every expected global was read back"));
                 }
             }
         }
@@ -233,14 +280,7 @@ fn the_simulator_agrees_with_the_reference_on_every_kernel() {
                 }
             }
             for &w in &e.warp_sizes {
-                let cfg = LaunchConfig {
-                    grid: e.grid,
-                    block: e.block,
-                    warp_size: w,
-                    dynamic_shared: e.dynamic_shared,
-                    max_instructions: Some(SIM_LIMIT),
-                    ..LaunchConfig::default()
-                };
+                let cfg = e.launch(w, Some(SIM_LIMIT));
                 let reference = run_reference(&module, kernel, &cfg, &args);
                 if let Some(err) = &reference.error {
                     failures.push(format!("{} warp {w}: the reference stopped: {err}", case.ptx));
@@ -275,6 +315,9 @@ fn the_simulator_agrees_with_the_reference_on_every_kernel() {
                                 failures.push(format!("{tag}: argument {i}: simulator vs reference: {err}"));
                             }
                         }
+                    }
+                    if sim.globals != reference.globals {
+                        failures.push(format!("{tag}: module variables: simulator vs reference differ"));
                     }
                 }
             }

@@ -100,7 +100,7 @@ pub fn decode(
     opts: &DecodeOptions,
 ) -> Result<Program, DecodeError> {
     let mut d = Decoder::new(module, kernel, opts)?;
-    d.run(reconv);
+    d.run(reconv)?;
     Ok(d.finish())
 }
 
@@ -341,7 +341,10 @@ impl<'m> Decoder<'m> {
             self.global_addr.insert(gid, (StateSpace::Shared, dyn_base));
             self.prog.uses_dynamic_shared = true;
         }
-        self.prog.static_shared = dyn_base as u32;
+        self.prog.static_shared = u32::try_from(dyn_base).map_err(|_| DecodeError::BadVariable {
+            name: "shared memory".into(),
+            why: format!("{dyn_base} bytes of static shared memory (at most 4 GiB)"),
+        })?;
         self.prog.const_size = const_next;
         // Initializers (after placement, so address initializers resolve).
         let mut gi = 0;
@@ -358,12 +361,10 @@ impl<'m> Decoder<'m> {
                 }
                 _ => None,
             };
-            if let Some((is_global, idx)) = target {
-                let size = var_size(v) as usize;
-                let mut bytes = vec![0u8; size];
-                if let Some(init) = &v.init {
-                    self.write_init(v, init, &mut bytes)?;
-                }
+            if let (Some((is_global, idx)), Some(init)) = (target, &v.init) {
+                // Only the initialized prefix is materialized; the rest is zero-filled when the launch
+                // sets up memory (after its memory limit is checked).
+                let bytes = self.write_init(v, init)?;
                 if is_global {
                     self.prog.globals[idx].init = bytes;
                 } else {
@@ -374,7 +375,8 @@ impl<'m> Decoder<'m> {
         Ok(())
     }
 
-    fn write_init(&self, v: &Variable, init: &Initializer, out: &mut [u8]) -> Result<(), DecodeError> {
+    /// The bytes of `v`'s initializer (as many as it has values; the variable may be longer).
+    fn write_init(&self, v: &Variable, init: &Initializer) -> Result<Vec<u8>, DecodeError> {
         let elem = v.ty.bytes() as usize;
         let mut values = Vec::new();
         fn flatten<'a>(i: &'a Initializer, out: &mut Vec<&'a InitValue>) {
@@ -384,6 +386,15 @@ impl<'m> Decoder<'m> {
             }
         }
         flatten(init, &mut values);
+        let size = var_size(v);
+        let needed = values.len().saturating_mul(elem);
+        if needed as u64 > size {
+            return Err(DecodeError::BadVariable {
+                name: v.name.clone(),
+                why: format!("{} initializer values for {size} bytes", values.len()),
+            });
+        }
+        let mut out = vec![0u8; needed];
         for (i, val) in values.iter().enumerate() {
             let bits = match val {
                 InitValue::Imm(imm) => imm_for(*imm, Some(v.ty)),
@@ -414,18 +425,12 @@ impl<'m> Decoder<'m> {
                 }
             };
             let at = i * elem;
-            if at + elem > out.len() {
-                return Err(DecodeError::BadVariable {
-                    name: v.name.clone(),
-                    why: format!("{} initializer values for {} bytes", values.len(), out.len()),
-                });
-            }
             out[at..at + elem].copy_from_slice(&bits.to_le_bytes()[..elem]);
         }
-        Ok(())
+        Ok(out)
     }
 
-    fn run(&mut self, reconv: &ReconvergenceFn<'_>) {
+    fn run(&mut self, reconv: &ReconvergenceFn<'_>) -> Result<(), DecodeError> {
         // Pass 1: register windows, frames, pcs of blocks.
         let mut pc: Pc = 0;
         let mut reg_next = 0u32;
@@ -506,9 +511,15 @@ impl<'m> Decoder<'m> {
                         is_pointer_like: p.ptr.is_some() || (p.ty.bits() == 64 && p.dims.is_empty()),
                     });
                 }
-                self.prog.param_size = off as u32;
+                self.prog.param_size = u32::try_from(off).map_err(|_| DecodeError::BadVariable {
+                    name: format!("the parameters of `{}`", f.name),
+                    why: format!("{off} bytes of kernel parameters (at most 4 GiB)"),
+                })?;
             }
-            let frame_size = align_up(frame, 16) as u32;
+            let frame_size = u32::try_from(align_up(frame, 16)).map_err(|_| DecodeError::BadVariable {
+                name: format!("the local frame of `{}`", f.name),
+                why: format!("{frame} bytes of local and .param variables (at most 4 GiB)"),
+            })?;
             // Block pcs.
             let entry = pc;
             let mut block_pc = vec![0; f.blocks.len()];
@@ -517,7 +528,8 @@ impl<'m> Decoder<'m> {
                 block_pc[b.index()] = p;
                 p += f.blocks[b].insts.len() as u32;
             }
-            pc = p;
+            // One more pc: the guard that traps when control falls off the end of the body.
+            pc = p + 1;
             self.prog.functions.push(FuncInfo {
                 name: f.name.clone(),
                 ir: fid,
@@ -594,6 +606,25 @@ impl<'m> Decoder<'m> {
                     });
                 }
             }
+            // Control that falls off the end of the body (no `ret`/`exit` there) traps here instead of
+            // running into the next function.
+            self.prog.insts.push(DInst { guard: None, op: Op::FellOff });
+            self.prog.info.push(InstInfo {
+                func: fi as u32,
+                ir_func: fid,
+                ir_inst: None,
+                block: f.layout.last().map(|b| b.index() as u32).unwrap_or(0),
+                text: format!("(end of `{}`)", f.name),
+                span: Default::default(),
+                ptx_line: 0,
+                loc: None,
+                class: InstClass::Control,
+                branch: None,
+                reads: SmallVec::new(),
+                writes: SmallVec::new(),
+                pred_reads: SmallVec::new(),
+                pred_writes: SmallVec::new(),
+            });
             // Reconvergence points.
             let exit_pc = if fi == 0 { PC_EXIT } else { PC_RET };
             for (inst, block) in reconv(f) {
@@ -605,6 +636,7 @@ impl<'m> Decoder<'m> {
                 }
             }
         }
+        Ok(())
     }
 
     fn finish(self) -> Program {
@@ -1707,7 +1739,9 @@ pub fn classify(op: &Op) -> InstClass {
         Op::Cvt { dty, sty, .. } if *dty == ScalarType::F64 || *sty == ScalarType::F64 => InstClass::Double,
         Op::Cvt { .. } => InstClass::Float,
         Op::Ld { .. } | Op::St { .. } | Op::Atom { .. } => InstClass::Mem,
-        Op::Bra { .. } | Op::Brx { .. } | Op::Call { .. } | Op::Ret | Op::Exit | Op::Trap => InstClass::Control,
+        Op::Bra { .. } | Op::Brx { .. } | Op::Call { .. } | Op::Ret | Op::Exit | Op::Trap | Op::FellOff => {
+            InstClass::Control
+        }
         Op::Bar { .. }
         | Op::Shfl { .. }
         | Op::Vote { .. }

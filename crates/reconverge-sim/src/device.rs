@@ -256,7 +256,11 @@ pub fn memory_estimate(
             Arg::Scalar(_) => 0,
         })
         .fold(0u64, u64::saturating_add);
-    let globals = prog.globals.iter().map(|g| g.size).fold(prog.const_size, u64::saturating_add);
+    let globals = prog
+        .globals
+        .iter()
+        .map(|g| g.size)
+        .fold(prog.const_size.saturating_add(prog.param_size as u64), u64::saturating_add);
     let threads = cfg.threads_per_cta_u64();
     let w = cfg.warp_size.max(1) as u64;
     let slots = threads.div_ceil(w).saturating_mul(w);

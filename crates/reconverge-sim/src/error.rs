@@ -83,7 +83,7 @@ pub enum SimError {
 }
 
 impl SimError {
-    /// The process exit status for this error (architecture.md §4): 2 invalid input or kernel fault,
+    /// The process exit status for this error (the README's exit statuses): 2 invalid input or kernel fault,
     /// 3 deadlock, 4 limit.
     pub fn exit_code(&self) -> i32 {
         match self {

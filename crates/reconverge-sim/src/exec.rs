@@ -1034,6 +1034,13 @@ pub fn execute<G: GlobalMemory>(
             env.changed = true;
             return Ok(Effects { flow: Flow::Exit { lanes: eff }, barrier: None });
         }
+        Op::FellOff => {
+            let name = &prog.functions[prog.info[pc as usize].func as usize].name;
+            return Err(SimError::Trap {
+                what: format!("control fell off the end of `{name}` (its last instruction is not ret, exit or a jump)"),
+                at: Box::new(location(prog, cta, warp, pc, Some(eff.trailing_zeros() as usize))),
+            });
+        }
         Op::Trap => {
             return Err(SimError::Trap {
                 what: "trap".into(),

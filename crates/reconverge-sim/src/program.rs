@@ -521,6 +521,10 @@ pub enum Op {
     },
     /// An instruction without architectural effect here (`prefetch`, `nanosleep`, `pmevent`...).
     Nop,
+    /// The pc after the last instruction of a function: reaching it means control fell off the end of the
+    /// body without `ret` or `exit` (malformed PTX), which is an error rather than a jump into the next
+    /// function.
+    FellOff,
     /// Something the simulator cannot execute; running it is an error naming the instruction.
     Unsupported(Box<str>),
 }

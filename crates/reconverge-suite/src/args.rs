@@ -1,7 +1,7 @@
 //! Kernel argument specifications (`--arg` on the command line, `args` in the manifest).
 
 use crate::{npy, Loader};
-use reconverge_sim::{parse_scalar, Arg, Buffer, Dtype, Program};
+use reconverge_sim::{parse_scalar, Arg, Buffer, Dtype, GlobalInit, Program};
 
 /// A parsed argument specification.
 #[derive(Clone, Debug, PartialEq)]
@@ -90,6 +90,39 @@ pub fn resolve_args(prog: &Program, specs: &[ArgSpec], load: &Loader<'_>, max_by
         out.push(arg);
     }
     Ok(out)
+}
+
+/// The value of a module variable (`--global NAME=SPEC`, `globals` in the manifest). A number is stored
+/// as 64-bit two's complement (a float literal as an f64) and the variable keeps its low bytes; a buffer
+/// fills the variable, or for a 64-bit scalar variable (a device pointer) is allocated and pointed to.
+pub fn resolve_global(name: &str, spec: &ArgSpec, load: &Loader<'_>, max_bytes: u64) -> Result<GlobalInit, String> {
+    let value = match spec {
+        ArgSpec::Scalar(t) => {
+            let t = t.trim();
+            let v = if t.contains(['.', 'e', 'E']) && !t.starts_with("0x") {
+                t.parse::<f64>().map(f64::to_bits).map_err(|_| format!("`{t}` is not a number"))?
+            } else {
+                parse_scalar(t, reconverge_ir::ScalarType::S64)
+                    .or_else(|_| parse_scalar(t, reconverge_ir::ScalarType::U64))?
+            };
+            Arg::Scalar(v)
+        }
+        ArgSpec::File(f) => {
+            let b = load(f)?;
+            let b = npy::read(&b).map_err(|e| format!("{f}: {e}"))?;
+            if b.bytes.len() as u64 > max_bytes {
+                return Err(format!("{f} is larger than the memory limit of {max_bytes} bytes (--max-memory)"));
+            }
+            Arg::Buffer(b)
+        }
+        ArgSpec::Zeros(d, n) => {
+            let bytes = n.checked_mul(d.size() as u64).filter(|&b| b <= max_bytes).ok_or_else(|| {
+                format!("the buffer is larger than the memory limit of {max_bytes} bytes (--max-memory)")
+            })?;
+            Arg::Buffer(Buffer::zeros(*d, (bytes / d.size() as u64) as usize))
+        }
+    };
+    Ok(GlobalInit { name: name.to_string(), value })
 }
 
 #[cfg(test)]

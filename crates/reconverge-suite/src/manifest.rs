@@ -43,6 +43,12 @@ pub struct KernelEntry {
     /// Argument index → `.npy` with the expected final contents.
     #[serde(default)]
     pub expected: BTreeMap<String, String>,
+    /// Module `.global`/`.const` variables set before the launch: name → value (as for `--global`).
+    #[serde(default)]
+    pub globals: BTreeMap<String, ManifestArg>,
+    /// Module variable → `.npy` with its expected final contents.
+    #[serde(default)]
+    pub expected_globals: BTreeMap<String, String>,
     /// Dynamic shared memory in bytes.
     #[serde(default)]
     pub dynamic_shared: u32,

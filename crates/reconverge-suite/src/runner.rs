@@ -61,14 +61,13 @@ pub struct EntryOutcome {
 
 /// Compares `got` with `want` element by element; describes the first difference.
 pub fn compare(arg: usize, got: &Buffer, want: &Buffer) -> Result<(), String> {
+    compare_named(&format!("argument {arg}"), got, want)
+}
+
+/// [`compare`] for any named buffer.
+pub fn compare_named(what: &str, got: &Buffer, want: &Buffer) -> Result<(), String> {
     if got.dtype != want.dtype || got.len() != want.len() {
-        return Err(format!(
-            "argument {arg}: expected {} × {}, got {} × {}",
-            want.len(),
-            want.dtype,
-            got.len(),
-            got.dtype
-        ));
+        return Err(format!("{what}: expected {} × {}, got {} × {}", want.len(), want.dtype, got.len(), got.dtype));
     }
     let size = got.dtype.size();
     if let Some(i) =
@@ -78,7 +77,7 @@ pub fn compare(arg: usize, got: &Buffer, want: &Buffer) -> Result<(), String> {
             .filter(|&j| got.bytes[j * size..(j + 1) * size] != want.bytes[j * size..(j + 1) * size])
             .count();
         return Err(format!(
-            "argument {arg}: {n} of {} elements differ; first at [{i}]: expected {}, got {}",
+            "{what}: {n} of {} elements differ; first at [{i}]: expected {}, got {}",
             got.len(),
             want.format(i),
             got.format(i)
@@ -115,8 +114,19 @@ pub fn prepare_entry(
     let prog = reconverge_sim::load(&module, Some(&entry.name), mechanism, &opts).map_err(|e| e.to_string())?;
     let specs: Vec<args::ArgSpec> =
         entry.args.iter().map(|a| args::ArgSpec::parse(&a.text())).collect::<Result<_, String>>()?;
-    let launch_args = args::resolve_args(&prog, &specs, load, reconverge_sim::launch::DEFAULT_MAX_MEMORY)?;
+    let max = reconverge_sim::launch::DEFAULT_MAX_MEMORY;
+    let launch_args = args::resolve_args(&prog, &specs, load, max)?;
+    let globals = entry
+        .globals
+        .iter()
+        .map(|(name, v)| {
+            args::resolve_global(name, &args::ArgSpec::parse(&v.text())?, load, max)
+                .map_err(|e| format!("global `{name}`: {e}"))
+        })
+        .collect::<Result<Vec<_>, String>>()?;
     let cfg = LaunchConfig {
+        globals,
+        dump_globals: entry.expected_globals.keys().cloned().collect(),
         grid: entry.grid,
         block: entry.block,
         warp_size,
@@ -172,6 +182,20 @@ pub fn judge(entry: &KernelEntry, mechanism: Mechanism, result: &RunResult, load
                 }
             }
             None => return Verdict::Broken(format!("argument {i} is not a buffer")),
+        }
+    }
+    for (name, file) in &entry.expected_globals {
+        let want = match load(file).and_then(|b| npy::read(&b)) {
+            Ok(b) => b,
+            Err(e) => return Verdict::Broken(format!("{file}: {e}")),
+        };
+        match result.globals.iter().find(|(n, _)| n == name) {
+            Some((_, got)) => {
+                if let Err(e) = compare_named(&format!("global `{name}`"), got, &want) {
+                    return Verdict::Mismatch(e);
+                }
+            }
+            None => return Verdict::Broken(format!("global `{name}` was not read back")),
         }
     }
     Verdict::Pass

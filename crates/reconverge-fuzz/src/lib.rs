@@ -1,0 +1,421 @@
+//! Fuzzing reconverge's whole pipeline.
+//!
+//! [`mutate`] turns a corpus PTX file into a damaged one (byte flips, insertions, deletions, token
+//! deletions and duplications, truncation, garbage); [`check`] pushes any text through every stage a
+//! user's input goes through — parsing and lowering, diagnostics rendering, printing and re-parsing, the
+//! control-flow analyses and `cfg` reports, the SSY pass, decoding, and bounded runs under every mechanism
+//! in functional and timed mode — and reports a [`Finding`] when a stage panics, breaks its contract
+//! (a diagnostic outside the source, printed IR that does not re-parse, unbounded diagnostics) or takes too
+//! long. A run that stops with an error value (out-of-bounds access, deadlock, limit) is a correct outcome,
+//! not a finding.
+//!
+//! The `reconverge-fuzz` binary runs a campaign for a given time and saves what it finds; the tests run a
+//! bounded number of inputs in CI.
+#![deny(missing_docs)]
+
+use reconverge_analysis::FunctionAnalysis;
+use reconverge_ir::{print_module, Module};
+use reconverge_ptx::{lexer, parse, SourceError};
+use reconverge_sim::{load, run, Arg, Buffer, DecodeOptions, Dtype, LaunchConfig, Mechanism, NoObserver};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::time::{Duration, Instant};
+
+/// One mutation of a PTX text.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Mutation {
+    /// XOR a byte.
+    FlipByte {
+        /// Position (modulo the length).
+        at: usize,
+        /// The XOR mask.
+        xor: u8,
+    },
+    /// Insert a byte.
+    InsertByte {
+        /// Position (modulo the length + 1).
+        at: usize,
+        /// The byte.
+        byte: u8,
+    },
+    /// Delete a run of bytes.
+    DeleteBytes {
+        /// Position (modulo the length).
+        at: usize,
+        /// How many.
+        len: usize,
+    },
+    /// Delete one token.
+    DeleteToken {
+        /// Token index (modulo the token count).
+        index: usize,
+    },
+    /// Duplicate one token.
+    DuplicateToken {
+        /// Token index (modulo the token count).
+        index: usize,
+    },
+    /// Cut the text.
+    Truncate {
+        /// Position (modulo the length).
+        at: usize,
+    },
+    /// Insert printable garbage.
+    InsertGarbage {
+        /// Position (modulo the length + 1).
+        at: usize,
+        /// The text.
+        text: String,
+    },
+    /// Delete one line (structure-preserving mutations keep many inputs parseable, so the later stages
+    /// are exercised too).
+    DeleteLine {
+        /// Line index (modulo the line count).
+        index: usize,
+    },
+    /// Duplicate one line.
+    DuplicateLine {
+        /// Line index (modulo the line count).
+        index: usize,
+    },
+    /// Swap two lines.
+    SwapLines {
+        /// First line (modulo the line count).
+        a: usize,
+        /// Second line (modulo the line count).
+        b: usize,
+    },
+    /// Replace one integer literal.
+    ReplaceInt {
+        /// Integer-literal index (modulo their count).
+        index: usize,
+        /// The new literal.
+        value: String,
+    },
+    /// Replace one identifier (a register, label, variable or function) by another of the same text.
+    ReplaceIdent {
+        /// Identifier index (modulo their count).
+        index: usize,
+        /// Index of the identifier whose name replaces it.
+        with: usize,
+    },
+}
+
+/// The tokens of `text` of one kind, as byte ranges.
+fn token_ranges(text: &str, kind: lexer::TokenKind) -> Vec<std::ops::Range<usize>> {
+    lexer::lex(text).map(|t| t.iter().filter(|t| t.kind == kind).map(|t| t.span.range()).collect()).unwrap_or_default()
+}
+
+/// Applies `muts` to `src` in order.
+pub fn apply(src: &str, muts: &[Mutation]) -> String {
+    let mut bytes = src.as_bytes().to_vec();
+    for m in muts {
+        let n = bytes.len().max(1);
+        match m {
+            Mutation::FlipByte { at, xor } => {
+                if let Some(b) = bytes.get_mut(at % n) {
+                    *b ^= xor;
+                }
+            }
+            Mutation::InsertByte { at, byte } => bytes.insert(at % (bytes.len() + 1), *byte),
+            Mutation::DeleteBytes { at, len } => {
+                let start = at % n;
+                let end = (start + len).min(bytes.len());
+                if start < end {
+                    bytes.drain(start..end);
+                }
+            }
+            Mutation::DeleteToken { index } | Mutation::DuplicateToken { index } => {
+                let text = String::from_utf8_lossy(&bytes).into_owned();
+                let Ok(tokens) = lexer::lex(&text) else { continue };
+                let Some(t) = tokens.get(index % tokens.len().max(1)) else { continue };
+                let r = t.span.range();
+                let mut s = text.clone();
+                if matches!(m, Mutation::DeleteToken { .. }) {
+                    s.replace_range(r, "");
+                } else {
+                    let tok = text.get(r.clone()).unwrap_or("").to_string();
+                    s.insert_str(r.end, &format!(" {tok}"));
+                }
+                bytes = s.into_bytes();
+            }
+            Mutation::Truncate { at } => bytes.truncate(at % n),
+            Mutation::InsertGarbage { at, text } => {
+                let at = at % (bytes.len() + 1);
+                bytes.splice(at..at, text.bytes());
+            }
+            Mutation::DeleteLine { index }
+            | Mutation::DuplicateLine { index }
+            | Mutation::SwapLines { a: index, .. } => {
+                let text = String::from_utf8_lossy(&bytes).into_owned();
+                let mut lines: Vec<&str> = text.lines().collect();
+                if lines.is_empty() {
+                    continue;
+                }
+                let i = index % lines.len();
+                match m {
+                    Mutation::DeleteLine { .. } => {
+                        lines.remove(i);
+                    }
+                    Mutation::DuplicateLine { .. } => lines.insert(i, lines[i]),
+                    Mutation::SwapLines { b, .. } => {
+                        let j = b % lines.len();
+                        lines.swap(i, j);
+                    }
+                    _ => {}
+                }
+                bytes = (lines.join("\n") + "\n").into_bytes();
+            }
+            Mutation::ReplaceInt { index, value } => {
+                let text = String::from_utf8_lossy(&bytes).into_owned();
+                let ints = token_ranges(&text, lexer::TokenKind::Int);
+                if let Some(r) = ints.get(index % ints.len().max(1)) {
+                    let mut s = text.clone();
+                    s.replace_range(r.clone(), value);
+                    bytes = s.into_bytes();
+                }
+            }
+            Mutation::ReplaceIdent { index, with } => {
+                let text = String::from_utf8_lossy(&bytes).into_owned();
+                let ids = token_ranges(&text, lexer::TokenKind::Ident);
+                if let (Some(r), Some(w)) = (ids.get(index % ids.len().max(1)), ids.get(with % ids.len().max(1))) {
+                    let name = text[w.clone()].to_string();
+                    let mut s = text.clone();
+                    s.replace_range(r.clone(), &name);
+                    bytes = s.into_bytes();
+                }
+            }
+        }
+    }
+    String::from_utf8_lossy(&bytes).into_owned()
+}
+
+/// A random mutation.
+pub fn random_mutation(rng: &mut fastrand::Rng) -> Mutation {
+    let at = rng.usize(..);
+    match rng.u8(0..14) {
+        7 | 8 => Mutation::DeleteLine { index: at },
+        9 => Mutation::DuplicateLine { index: at },
+        10 => Mutation::SwapLines { a: at, b: rng.usize(..) },
+        11 | 12 => {
+            const INTS: [&str; 10] =
+                ["0", "1", "2", "3", "31", "32", "4096", "2147483647", "4294967295", "0x100000000"];
+            Mutation::ReplaceInt { index: at, value: INTS[rng.usize(..INTS.len())].to_string() }
+        }
+        13 => Mutation::ReplaceIdent { index: at, with: rng.usize(..) },
+        0 => Mutation::FlipByte { at, xor: rng.u8(1..) },
+        1 => Mutation::InsertByte { at, byte: rng.u8(..) },
+        2 => Mutation::DeleteBytes { at, len: rng.usize(1..40) },
+        3 => Mutation::DeleteToken { index: at },
+        4 => Mutation::DuplicateToken { index: at },
+        5 => Mutation::Truncate { at },
+        _ => {
+            const PIECES: [&str; 12] =
+                ["bra", "@%p1", "$L__BB0_1", ";", "{", "}", ".reg", "%r1", "ret;", "[%rd1]", "0x7fffffff", "\n"];
+            let text: String =
+                (0..rng.usize(1..4)).map(|_| PIECES[rng.usize(..PIECES.len())]).collect::<Vec<_>>().join(" ");
+            Mutation::InsertGarbage { at, text }
+        }
+    }
+}
+
+/// `src` with one to three random mutations.
+pub fn mutate(src: &str, rng: &mut fastrand::Rng) -> (String, Vec<Mutation>) {
+    let muts: Vec<Mutation> = (0..rng.usize(1..=3)).map(|_| random_mutation(rng)).collect();
+    (apply(src, &muts), muts)
+}
+
+/// What went wrong on one input.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Finding {
+    /// The stage (`parse`, `print`, `analysis`, `report`, `ssy`, `decode`, `run`, `timed`).
+    pub stage: &'static str,
+    /// What happened.
+    pub what: String,
+}
+
+/// How far an input got.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Reached {
+    /// It parsed.
+    pub parsed: bool,
+    /// A kernel decoded under some mechanism.
+    pub decoded: bool,
+    /// Runs made (kernels × mechanisms × modes).
+    pub runs: u32,
+}
+
+/// Limits of one check.
+#[derive(Clone, Debug)]
+pub struct CheckOptions {
+    /// Warp-instruction limit of each run.
+    pub max_instructions: u64,
+    /// Cycle limit of each timed run.
+    pub max_cycles: u64,
+    /// Memory limit of each run.
+    pub max_memory: u64,
+    /// Also run under the timing model.
+    pub timed: bool,
+    /// An input taking longer than this is a finding.
+    pub slow: Duration,
+}
+
+impl Default for CheckOptions {
+    fn default() -> Self {
+        CheckOptions {
+            max_instructions: 20_000,
+            max_cycles: 200_000,
+            max_memory: 64 << 20,
+            timed: true,
+            slow: Duration::from_secs(20),
+        }
+    }
+}
+
+fn guarded<T>(stage: &'static str, f: impl FnOnce() -> Result<T, String>) -> Result<T, Finding> {
+    match catch_unwind(AssertUnwindSafe(f)) {
+        Ok(Ok(v)) => Ok(v),
+        Ok(Err(what)) => Err(Finding { stage, what }),
+        Err(p) => {
+            let msg = p
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_else(|| "panic".into());
+            Err(Finding { stage, what: format!("panicked: {msg}") })
+        }
+    }
+}
+
+/// Pushes `src` through the whole pipeline.
+pub fn check(src: &str, opts: &CheckOptions) -> Result<Reached, Finding> {
+    let start = Instant::now();
+    let mut reached = Reached::default();
+    let Some(module) = guarded("parse", || check_parse(src))? else { return Ok(reached) };
+    reached.parsed = true;
+    guarded("print", || check_print(&module))?;
+    guarded("analysis", || {
+        for f in module.functions.values().filter(|f| f.has_body) {
+            let _ = FunctionAnalysis::compute(f);
+        }
+        Ok(())
+    })?;
+    guarded("report", || {
+        let r = reconverge_report::cfg_report(&module, "fuzz.ptx", src, None, None);
+        let _ = (r.render_text(), r.render_dot(), r.render_json());
+        Ok(())
+    })?;
+    guarded("ssy", || {
+        let (m, rep) = reconverge_sim::insert_ssy(&module);
+        check_print(&m)?;
+        let r = reconverge_report::cfg_report(&m, "fuzz.ptx", src, None, Some(&rep.functions));
+        let _ = r.render_text();
+        Ok(())
+    })?;
+    let kernels: Vec<String> = module.kernels().take(2).map(|k| module.functions[k].name.clone()).collect();
+    for k in &kernels {
+        for mech in Mechanism::ALL {
+            let opts_d = DecodeOptions { file: "fuzz.ptx".into(), source: Some(src.to_string()), ..Default::default() };
+            let prog = guarded("decode", || Ok(load(&module, Some(k), mech, &opts_d).ok()))?;
+            let Some(prog) = prog else { continue };
+            reached.decoded = true;
+            let args: Vec<Arg> = prog
+                .params
+                .iter()
+                .enumerate()
+                .map(|(i, p)| {
+                    if p.size == 8 && i % 3 != 2 {
+                        Arg::Buffer(Buffer::zeros(Dtype::U32, 1024))
+                    } else {
+                        Arg::Scalar((i as u64 * 7 + 3) % 17)
+                    }
+                })
+                .collect();
+            for w in [32, 8] {
+                let cfg = LaunchConfig {
+                    grid: [2, 1, 1],
+                    block: [48, 1, 1],
+                    warp_size: w,
+                    max_instructions: Some(opts.max_instructions),
+                    max_memory: opts.max_memory,
+                    livelock_window: 2_000,
+                    local_bytes: 4096,
+                    ..LaunchConfig::default()
+                };
+                guarded("run", || {
+                    let _ = run(&prog, mech, &cfg, &args, &mut NoObserver);
+                    Ok(())
+                })?;
+                reached.runs += 1;
+                if opts.timed && w == 32 {
+                    let gpu = reconverge_timing::GpuConfig::tiny();
+                    guarded("timed", || {
+                        let _ = reconverge_timing::run_timed(&prog, mech, &cfg, &gpu, &args, Some(opts.max_cycles), 1);
+                        Ok(())
+                    })?;
+                    reached.runs += 1;
+                }
+            }
+        }
+    }
+    if start.elapsed() > opts.slow {
+        return Err(Finding { stage: "time", what: format!("took {:?}", start.elapsed()) });
+    }
+    Ok(reached)
+}
+
+/// Parses; on failure checks the diagnostics contract. `Ok(None)`: a clean parse error.
+fn check_parse(src: &str) -> Result<Option<Module>, String> {
+    match parse(src) {
+        Ok(m) => Ok(Some(m)),
+        Err(e) => {
+            if e.diagnostics.is_empty() {
+                return Err("a parse error without diagnostics".into());
+            }
+            for d in &e.diagnostics {
+                if d.span.start > d.span.end || d.span.end as usize > src.len() {
+                    return Err(format!("span {:?} outside 0..{}", d.span, src.len()));
+                }
+                if d.message.is_empty() {
+                    return Err("an empty diagnostic".into());
+                }
+            }
+            let rendered = SourceError::new("fuzz.ptx", src, e).render_plain();
+            if rendered.len() > 64 * 1024 {
+                return Err(format!("{} bytes of diagnostics", rendered.len()));
+            }
+            Ok(None)
+        }
+    }
+}
+
+/// Printing a module must give PTX that parses again.
+fn check_print(m: &Module) -> Result<(), String> {
+    let printed = print_module(m);
+    parse(&printed).map(|_| ()).map_err(|e| format!("the printed module does not parse: {e}\n{printed}"))
+}
+
+/// The corpus: every PTX file of the repository's kernels and test data, smallest first.
+pub fn corpus(repo: &std::path::Path) -> Vec<(String, String)> {
+    let dirs = [
+        "kernels/ptx/sm_80",
+        "kernels/ptx/sm_70",
+        "kernels/ptx/sm_80-nofma",
+        "kernels/handwritten",
+        "crates/reconverge-ptx/tests/data",
+        "crates/reconverge-cli/tests/data",
+    ];
+    let mut files: Vec<(String, String)> = Vec::new();
+    for d in dirs {
+        let Ok(rd) = std::fs::read_dir(repo.join(d)) else { continue };
+        for e in rd.flatten() {
+            let p = e.path();
+            if p.extension().is_some_and(|x| x == "ptx") {
+                if let Ok(t) = std::fs::read_to_string(&p) {
+                    files.push((p.strip_prefix(repo).unwrap_or(&p).display().to_string(), t));
+                }
+            }
+        }
+    }
+    files.sort_by(|a, b| a.1.len().cmp(&b.1.len()).then(a.0.cmp(&b.0)));
+    files
+}
