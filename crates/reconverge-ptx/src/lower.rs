@@ -716,6 +716,16 @@ impl<'s> FuncLowerer<'_, 's> {
 
     /// Declares one register.
     fn declare_reg(&mut self, name: Cow<'s, str>, r: &ast::RegDecl<'s>, span: Span) {
+        if SpecialRegKind::from_word(&name).is_some() {
+            // `%tid` declared as a register would shadow the special register in some scopes only, which
+            // the flat IR cannot express (and ptxas rejects).
+            self.diags.push(Diagnostic::new(
+                codes::BAD_DECL,
+                format!("`{name}` is a special register and cannot be declared as a register"),
+                span,
+            ));
+            return;
+        }
         let Some((src, ir)) = self.declare(name, span, true) else { return };
         let id = self.f.regs.push(RegDecl { name: ir.into_owned(), ty: r.ty, vector: r.vector });
         self.f.spans.regs[id] = span;

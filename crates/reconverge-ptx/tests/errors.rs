@@ -249,3 +249,12 @@ fn miette_renders_every_diagnostic_with_its_source() {
     assert!(out.contains("E0202") && out.contains("E0201"), "{out}");
     assert!(out.contains("k.ptx"), "{out}");
 }
+
+/// Found by fuzzing: a register named like a special register shadowed it in one scope, and the printed
+/// module (one flat register list) no longer parsed.
+#[test]
+fn special_register_names_cannot_be_declared() {
+    let src = ".version 8.0\n.target sm_80\n.address_size 64\n.visible .entry k()\n{\n.reg .b32 %r<2>;\nmov.u32 %r1, %tid.x;\n{\n.reg .b32 %tid;\n}\nret;\n}\n";
+    let e = reconverge_ptx::parse(src).expect_err("rejected");
+    assert!(e.diagnostics[0].message.contains("`%tid` is a special register"), "{e}");
+}
