@@ -6,8 +6,7 @@ use crate::{out, outln, Failure};
 use clap::Args;
 use reconverge_report::records;
 use reconverge_report::table::Table;
-use reconverge_sim::{run, DecodeOptions, LaunchConfig, Mechanism, NoObserver};
-use reconverge_suite::{resolve_args, ArgSpec};
+use reconverge_sim::{run, LaunchConfig, Mechanism, NoObserver};
 use serde::Serialize;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -113,28 +112,18 @@ pub fn run_bench(a: BenchArgs) -> Result<(), Failure> {
         let text =
             String::from_utf8(load(&e.ptx).map_err(Failure::input)?).map_err(|e| Failure::input(e.to_string()))?;
         let t0 = Instant::now();
-        let module = reconverge_ptx::parse(&text).map_err(|_| Failure::input(format!("{}: parse error", e.ptx)))?;
+        reconverge_ptx::parse(&text).map_err(|_| Failure::input(format!("{}: parse error", e.ptx)))?;
         parse_time += t0.elapsed();
         ptx_bytes += text.len();
-        let opts = DecodeOptions { file: e.ptx.clone(), ..Default::default() };
-        let prog =
-            reconverge_sim::load(&module, Some(&e.name), mech, &opts).map_err(|err| Failure::input(err.to_string()))?;
-        let specs: Vec<ArgSpec> =
-            e.args.iter().map(|x| ArgSpec::parse(&x.text())).collect::<Result<_, _>>().map_err(Failure::input)?;
-        let args =
-            resolve_args(&prog, &specs, &load, crate::launch_args::default_max_memory()).map_err(Failure::input)?;
-        let cfg = LaunchConfig {
-            grid: e.grid,
-            block: e.block,
-            warp_size: a.warp_size,
-            dynamic_shared: e.dynamic_shared,
-            ..LaunchConfig::default()
-        };
+        let p = reconverge_suite::prepare_entry(e, mech, a.warp_size, &load, u64::MAX)
+            .map_err(|err| Failure::input(format!("{}: {err}", e.name)))?;
+        let (prog, args) = (&p.prog, &p.args);
+        let cfg = LaunchConfig { max_instructions: None, ..p.cfg.clone() };
         let (mut warp, mut thread, mut runs) = (0u64, 0u64, 0u64);
         let start = Instant::now();
         let mut eff = 0.0;
         while runs == 0 || start.elapsed() < Duration::from_millis(a.min_ms) {
-            let r = run(&prog, mech, &cfg, &args, &mut NoObserver);
+            let r = run(prog, mech, &cfg, args, &mut NoObserver);
             if let Some(err) = &r.error {
                 return Err(Failure::input(format!("{}: {err}", e.name)));
             }
@@ -158,7 +147,7 @@ pub fn run_bench(a: BenchArgs) -> Result<(), Failure> {
             let (mut tw, mut tt, mut tc, mut runs) = (0u64, 0u64, 0u64, 0u64);
             let start = Instant::now();
             while runs == 0 || start.elapsed() < Duration::from_millis(a.min_ms) {
-                let r = reconverge_timing::run_timed(&prog, mech, &cfg, g, &args, None, a.threads);
+                let r = reconverge_timing::run_timed(prog, mech, &cfg, g, args, None, a.threads);
                 if let Some(err) = &r.run.error {
                     return Err(Failure::input(format!("{}: {err}", e.name)));
                 }

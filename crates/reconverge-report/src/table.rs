@@ -29,7 +29,7 @@ impl Table {
                 w[i] = w[i].max(c.chars().count());
             }
         }
-        let numeric = |s: &str| !s.is_empty() && s.chars().all(|c| c.is_ascii_digit() || ".%-x+*".contains(c));
+        let numeric = |s: &str| !s.is_empty() && s.chars().all(|c| c.is_ascii_digit() || ".%-x+*M".contains(c));
         let mut out = String::new();
         for (k, r) in std::iter::once(&self.header).chain(&self.rows).enumerate() {
             let mut line = String::new();
