@@ -151,7 +151,8 @@ pub fn trace_cmd(a: TraceArgs) -> Result<(), Failure> {
             warps - 1
         )));
     }
-    let mut rec = TraceRecorder::new(&p.prog, a.cta, a.warp, p.cfg.warp_size, a.limit);
+    let per_warp = p.mechanism.scope() == reconverge_sim::mechanism::Scope::Warp;
+    let mut rec = TraceRecorder::new(&p.prog, a.cta, per_warp.then_some(a.warp), p.cfg.warp_size, a.limit);
     let r = run(&p.prog, p.mechanism, &p.cfg, &p.args, &mut rec);
     outln!(
         "trace of CTA {} warp {} of kernel {} under {}, warp size {}",

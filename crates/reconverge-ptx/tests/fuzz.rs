@@ -5,8 +5,9 @@
 //! Bounded to about 2000 cases in all so that the suite stays fast.
 
 use proptest::prelude::*;
+use reconverge_fuzz::{apply, Mutation};
 use reconverge_ir::{print_module, Module};
-use reconverge_ptx::{lexer, parse, SourceError};
+use reconverge_ptx::{parse, SourceError};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
@@ -27,17 +28,8 @@ fn corpus() -> &'static [String] {
     })
 }
 
-#[derive(Clone, Debug)]
-enum Mutation {
-    FlipByte { at: usize, xor: u8 },
-    InsertByte { at: usize, byte: u8 },
-    DeleteBytes { at: usize, len: usize },
-    DeleteToken { index: usize },
-    DuplicateToken { index: usize },
-    Truncate { at: usize },
-    InsertGarbage { at: usize, text: String },
-}
-
+/// The fuzzer's mutations (shared with the whole-pipeline fuzzer, `reconverge-fuzz`), as a proptest
+/// strategy so that failures shrink.
 fn mutation() -> impl Strategy<Value = Mutation> {
     let pos = any::<usize>();
     prop_oneof![
@@ -49,48 +41,6 @@ fn mutation() -> impl Strategy<Value = Mutation> {
         pos.prop_map(|at| Mutation::Truncate { at }),
         (pos, "[ -~\\n\\t]{1,24}").prop_map(|(at, text)| Mutation::InsertGarbage { at, text }),
     ]
-}
-
-fn apply(src: &str, muts: &[Mutation]) -> String {
-    let mut bytes = src.as_bytes().to_vec();
-    for m in muts {
-        let n = bytes.len().max(1);
-        match m {
-            Mutation::FlipByte { at, xor } => {
-                if let Some(b) = bytes.get_mut(at % n) {
-                    *b ^= xor;
-                }
-            }
-            Mutation::InsertByte { at, byte } => bytes.insert(at % (bytes.len() + 1), *byte),
-            Mutation::DeleteBytes { at, len } => {
-                let start = at % n;
-                let end = (start + len).min(bytes.len());
-                if start < end {
-                    bytes.drain(start..end);
-                }
-            }
-            Mutation::DeleteToken { index } | Mutation::DuplicateToken { index } => {
-                let text = String::from_utf8_lossy(&bytes).into_owned();
-                let Ok(tokens) = lexer::lex(&text) else { continue };
-                let Some(t) = tokens.get(index % tokens.len().max(1)) else { continue };
-                let r = t.span.range();
-                let mut s = text.clone();
-                if matches!(m, Mutation::DeleteToken { .. }) {
-                    s.replace_range(r, "");
-                } else {
-                    let tok = text.get(r.clone()).unwrap_or("").to_string();
-                    s.insert_str(r.end, &format!(" {tok}"));
-                }
-                bytes = s.into_bytes();
-            }
-            Mutation::Truncate { at } => bytes.truncate(at % n),
-            Mutation::InsertGarbage { at, text } => {
-                let at = at % (bytes.len() + 1);
-                bytes.splice(at..at, text.bytes());
-            }
-        }
-    }
-    String::from_utf8_lossy(&bytes).into_owned()
 }
 
 /// Parses `src` and checks the error contract; returns whether it parsed.
@@ -119,7 +69,7 @@ fn check_no_panic(src: &str) -> Result<bool, TestCaseError> {
                 }
                 prop_assert!(!d.message.is_empty());
             }
-            let n = e.diagnostics.len();
+            let n = e.diagnostics.len().min(reconverge_ptx::diag::MAX_RENDERED);
             let rendered = SourceError::new("fuzz.ptx", src, e).render_plain();
             prop_assert_eq!(rendered.matches("error[").count(), n);
             prop_assert!(rendered.contains("--> fuzz.ptx:"));

@@ -4,11 +4,12 @@
 use reconverge_sim::{mask_string, pc_string, EntryView, IssueEvent, Observer, Program};
 use std::fmt::Write;
 
-/// Collects the trace of one warp.
+/// Collects the trace of one warp (per-warp mechanisms) or of one CTA (mechanisms whose issue contexts
+/// are not static warps: the CTA-wide stack of TBC, the warp pool of DWF).
 pub struct TraceRecorder<'p> {
     prog: &'p Program,
     cta: u64,
-    warp: u32,
+    warp: Option<u32>,
     width: u32,
     limit: usize,
     /// The lines so far.
@@ -18,8 +19,9 @@ pub struct TraceRecorder<'p> {
 }
 
 impl<'p> TraceRecorder<'p> {
-    /// Traces warp `warp` of CTA `cta` (linear index), at most `limit` lines.
-    pub fn new(prog: &'p Program, cta: u64, warp: u32, width: u32, limit: usize) -> TraceRecorder<'p> {
+    /// Traces warp `warp` of CTA `cta` (linear index), or every issue of the CTA when `warp` is `None`, at
+    /// most `limit` lines.
+    pub fn new(prog: &'p Program, cta: u64, warp: Option<u32>, width: u32, limit: usize) -> TraceRecorder<'p> {
         TraceRecorder { prog, cta, warp, width, limit, lines: Vec::new(), truncated: false }
     }
 
@@ -41,15 +43,17 @@ impl<'p> TraceRecorder<'p> {
         let mut s = String::new();
         for e in es {
             let kind = if e.kind == "div" || e.kind == "group" { String::new() } else { format!("{} ", e.kind) };
-            let _ = write!(s, "[{kind}{} {} {}] ", mask_string(e.mask, self.width), pc_string(e.pc), pc_string(e.rpc));
+            let masks: Vec<String> = e.lanes.iter().map(|m| mask_string(*m, self.width)).collect();
+            let note = if e.note.is_empty() { String::new() } else { format!(" {}", e.note) };
+            let _ = write!(s, "[{kind}{} {} {}{note}] ", masks.join("|"), pc_string(e.pc), pc_string(e.rpc));
         }
         s.trim_end().to_string()
     }
 }
 
 impl Observer for TraceRecorder<'_> {
-    fn wants(&self, cta: u64, warp: u32) -> bool {
-        cta == self.cta && warp == self.warp
+    fn wants(&self, cta: u64, ctx: u32) -> bool {
+        cta == self.cta && self.warp.is_none_or(|w| w == ctx)
     }
 
     fn on_issue(&mut self, ev: &IssueEvent<'_>) {
@@ -69,13 +73,19 @@ impl Observer for TraceRecorder<'_> {
             })
             .unwrap_or_default();
         let line = if info.ptx_line > 0 { info.ptx_line.to_string() } else { "+".into() };
+        // A regrouped warp names the static warps its lanes come from.
+        let mut lanes_col = mask_string(ev.mask, self.width);
+        if self.warp.is_none() {
+            let from: Vec<String> = ev.lanes.split(ev.mask).map(|(w, _)| w.to_string()).collect();
+            lanes_col = format!("{lanes_col} w{}", from.join(","));
+        }
         self.lines.push(format!(
             "{:>5} {:>4} {:>5} {:<10} {:<w$} {:<40} {}",
             self.lines.len(),
             ev.pc,
             line,
             src,
-            mask_string(ev.mask, self.width),
+            lanes_col,
             info.text,
             self.entries(&ev.entries),
             w = self.width.max(27) as usize

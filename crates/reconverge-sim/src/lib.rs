@@ -1,22 +1,23 @@
 //! The functional SIMT simulator of reconverge.
 //!
 //! A [`Program`] is decoded once from the IR ([`decode()`]): a flat array of pre-resolved instructions,
-//! pc = index. [`run`] executes a launch: CTAs are dispatched, each static warp's divergence
-//! [`Mechanism`] chooses the next issue group (a pc and a lane mask), the whole-warp executor
-//! ([`exec`]) runs the instruction for those lanes and reports a [`Flow`], and the mechanism updates its
-//! structure. Three layers stay separate: the executor never chooses lanes, mechanisms never compute
-//! values, and (later) the timing model only decides *when*.
+//! pc = index. [`run`] executes a launch on one [`core::SmCore`]: CTAs are made resident, the divergence
+//! [`Mechanism`] says which issue group (a pc, active lanes, and the CTA threads they hold) each issue
+//! context holds, the whole-warp executor runs the instruction for those lanes and reports a [`Flow`],
+//! and the mechanism updates its structure. The timing model drives the same core. Three layers stay
+//! separate: the executor never chooses lanes, mechanisms never compute values, and the timing model only
+//! decides *when*.
 //!
 //! Errors in the simulated program (out-of-bounds access, deadlock, limits) are [`SimError`] values
 //! carried in the [`RunResult`], with the thread, pc and source line.
 #![deny(missing_docs)]
 
+pub mod access;
 mod alu;
-pub mod cta;
+pub mod core;
 pub mod decode;
 pub mod device;
 pub mod error;
-pub mod exec;
 pub mod launch;
 pub mod layout;
 pub mod machine;
@@ -27,11 +28,12 @@ pub mod ssy_pass;
 pub mod stats;
 pub mod types;
 
+pub use core::{IssueEvent, NoObserver, Observer};
 pub use decode::{decode, select_kernel, DecodeError, DecodeOptions};
 pub use device::{DeviceState, GlobalInit, Outputs};
 pub use error::{Location, SimError};
 pub use launch::{parse_scalar, Arg, Buffer, Dtype, LaunchConfig};
-pub use machine::{run, IssueEvent, NoObserver, Observer, RunResult};
+pub use machine::{run, RunResult};
 pub use mechanism::{EntryView, Flow, Mechanism};
 pub use program::Program;
 pub use ssy_pass::{insert_ssy, SsyReport};

@@ -4,7 +4,9 @@
 //! inserted ([`InstClass::Mechanism`]); `simd_efficiency` is over the kernel's own instructions, so two
 //! mechanisms running the same kernel are compared on the same work.
 
+use crate::mechanism::{Agg, Counter, Flow};
 use crate::program::{InstClass, Program};
+use crate::types::{LaneMask, Pc};
 use serde::Serialize;
 
 /// What kind of structure a mechanism keeps, which decides the name its size is reported under.
@@ -60,6 +62,16 @@ pub struct Stats {
     pub threads: u64,
     /// Per-branch counters, indexed like [`Program::branches`].
     pub branch_counts: Vec<BranchCounts>,
+    /// What the mechanism's own counters are ([`crate::mechanism::Tracker::COUNTERS`]).
+    #[serde(skip)]
+    pub mechanism_counter_defs: &'static [Counter],
+    /// The mechanism's own counters, by index of `mechanism_counter_defs`.
+    pub mechanism_counters: Vec<u64>,
+    /// What the mechanism counts per branch ([`crate::mechanism::Tracker::BRANCH_COUNTERS`]).
+    #[serde(skip)]
+    pub branch_counter_names: &'static [&'static str],
+    /// The mechanism's per-branch counters: `branch_mechanism[b * names + i]`.
+    pub branch_mechanism: Vec<u64>,
 }
 
 /// Warp instructions per instruction class.
@@ -127,6 +139,56 @@ impl Stats {
         }
     }
 
+    /// Declares the mechanism's own counters (all zero).
+    pub fn set_mechanism_counters(&mut self, defs: &'static [Counter], per_branch: &'static [&'static str]) {
+        self.mechanism_counter_defs = defs;
+        self.mechanism_counters = vec![0; defs.len()];
+        self.branch_counter_names = per_branch;
+        self.branch_mechanism = vec![0; per_branch.len() * self.branch_counts.len()];
+    }
+
+    /// The mechanism's counters, and those of branch `branch` if given.
+    pub fn mechanism_counters_mut(&mut self, branch: Option<u32>) -> (&mut [u64], Option<&mut [u64]>) {
+        let k = self.branch_counter_names.len();
+        let b = match branch {
+            Some(b) if k > 0 => Some(&mut self.branch_mechanism[b as usize * k..(b as usize + 1) * k]),
+            _ => None,
+        };
+        (&mut self.mechanism_counters, b)
+    }
+
+    /// The mechanism's counters of branch `b`, named.
+    pub fn branch_mechanism_counters(&self, b: usize) -> impl Iterator<Item = (&'static str, u64)> + '_ {
+        let k = self.branch_counter_names.len();
+        self.branch_counter_names.iter().enumerate().map(move |(i, n)| (*n, self.branch_mechanism[b * k + i]))
+    }
+
+    /// Counts one issued instruction: totals, the kernel's own versus mechanism-inserted instructions, the
+    /// active-lane histogram and the kernel's branches.
+    #[inline]
+    pub fn count_issue(&mut self, prog: &Program, pc: Pc, mask: LaneMask, flow: &Flow) {
+        let info = &prog.info[pc as usize];
+        let active = mask.count_ones() as u64;
+        self.warp_instructions += 1;
+        self.thread_instructions += active;
+        self.by_class.add(info.class);
+        if info.class == InstClass::Mechanism {
+            self.mechanism_instructions += 1;
+            self.mechanism_thread_instructions += active;
+            return;
+        }
+        self.lane_histogram[active as usize - 1] += 1;
+        if let Some(b) = info.branch {
+            let split = crate::mechanism::splits(mask, flow);
+            self.branches += 1;
+            self.divergent_branches += split as u64;
+            let c = &mut self.branch_counts[b as usize];
+            c.executions += 1;
+            c.divergent += split as u64;
+            c.active_lanes += active;
+        }
+    }
+
     /// Adds the counts of `o` (the largest structure takes the maximum).
     pub fn merge(&mut self, o: &Stats) {
         self.warp_instructions += o.warp_instructions;
@@ -154,6 +216,28 @@ impl Stats {
             a.divergent += b.divergent;
             a.active_lanes += b.active_lanes;
         }
+        if self.mechanism_counters.len() < o.mechanism_counters.len() {
+            self.mechanism_counter_defs = o.mechanism_counter_defs;
+            self.mechanism_counters.resize(o.mechanism_counters.len(), 0);
+        }
+        for (i, (a, b)) in self.mechanism_counters.iter_mut().zip(&o.mechanism_counters).enumerate() {
+            match o.mechanism_counter_defs.get(i).map(|d| d.agg) {
+                Some(Agg::Max) => *a = (*a).max(*b),
+                _ => *a += b,
+            }
+        }
+        if self.branch_mechanism.len() < o.branch_mechanism.len() {
+            self.branch_counter_names = o.branch_counter_names;
+            self.branch_mechanism.resize(o.branch_mechanism.len(), 0);
+        }
+        for (a, b) in self.branch_mechanism.iter_mut().zip(&o.branch_mechanism) {
+            *a += b;
+        }
+    }
+
+    /// The mechanism's counters, named.
+    pub fn mechanism_counters(&self) -> impl Iterator<Item = (&'static str, u64)> + '_ {
+        self.mechanism_counter_defs.iter().zip(&self.mechanism_counters).map(|(d, v)| (d.name, *v))
     }
 
     /// The kernel's own issued instructions (warp-level).

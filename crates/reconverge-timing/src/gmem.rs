@@ -1,7 +1,7 @@
 //! The global memory an SM sees during an epoch: device memory as of the epoch start, overlaid with the
 //! SM's own stores; stores and atomics are logged for the epoch-end merge.
 
-use reconverge_sim::exec::{AtomicRequest, GlobalMemory};
+use reconverge_sim::access::{AtomicRequest, GlobalMemory};
 use reconverge_sim::memory::{Allocation, DeviceMemory, MemFault};
 use std::collections::HashMap;
 

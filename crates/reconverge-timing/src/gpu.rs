@@ -4,12 +4,13 @@
 use crate::config::GpuConfig;
 use crate::gmem::WriteOp;
 use crate::memsys::{L2Config as MemL2Config, L2Dram};
-use crate::sm::{EpochCtx, L2Request, Sm};
+use crate::sm::{EpochCtx, EpochOutcome, L2Request, Sm};
 use crate::stats::TimingStats;
 use rayon::prelude::*;
-use reconverge_sim::exec::GlobalMemory;
-use reconverge_sim::machine::{livelock_report, stall_report, View};
-use reconverge_sim::mechanism::{Mechanism, NoReconvergence, PdomStack, SsyStack, WarpMechanism};
+use reconverge_sim::access::GlobalMemory;
+use reconverge_sim::core::{livelock_report, stall_report, Watchdog};
+use reconverge_sim::mechanism::{Mechanism, Tracker};
+use reconverge_sim::memory::DeviceMemory;
 use reconverge_sim::{Arg, DeviceState, LaunchConfig, Program, RunResult, SimError, Stats};
 
 /// The result of a timed run.
@@ -33,27 +34,23 @@ pub fn run_timed(
     threads: usize,
 ) -> TimedResult {
     let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build();
-    let go = || match mech {
-        Mechanism::Pdom => run_with(prog, &PdomStack, launch, gpu, args, max_cycles),
-        Mechanism::Ssy => run_with(prog, &SsyStack, launch, gpu, args, max_cycles),
-        Mechanism::None => run_with(prog, &NoReconvergence, launch, gpu, args, max_cycles),
-    };
+    let go = || reconverge_sim::with_tracker!(mech, |t| run_with(prog, t, launch, gpu, args, max_cycles));
     match pool {
         Ok(p) => p.install(go),
         Err(_) => go(),
     }
 }
 
-fn run_with<M: WarpMechanism>(
+fn run_with<T: Tracker>(
     prog: &Program,
-    mech: &M,
+    tracker: &T,
     launch: &LaunchConfig,
     gpu: &GpuConfig,
     args: &[Arg],
     max_cycles: Option<u64>,
 ) -> TimedResult {
     let empty = |e: SimError| TimedResult {
-        run: RunResult::failed(prog, Stats::new(prog, launch.warp_size, M::STRUCTURE), e, args),
+        run: RunResult::failed(prog, Stats::new(prog, launch.warp_size, T::STRUCTURE), e, args),
         timing: TimingStats::default(),
     };
     if let Err(e) = launch.validate(prog).and_then(|_| gpu.validate().map_err(SimError::Launch)) {
@@ -64,26 +61,16 @@ fn run_with<M: WarpMechanism>(
         Ok(d) => d,
         Err(e) => return empty(e),
     };
-    let mut sms: Vec<Sm<M::State>> =
-        match (0..gpu.num_sms).map(|i| Sm::new(i, gpu, prog, launch, M::STRUCTURE)).collect() {
-            Ok(v) => v,
-            Err(e) => return empty(SimError::Launch(e)),
-        };
-    let l2cfg = MemL2Config {
-        geometry: gpu.l2_geometry(),
-        sector_bytes: gpu.l1.sector,
-        hit_latency: gpu.l2.hit_latency,
-        sectors_per_cycle: (gpu.l2.sectors_per_cycle, 1),
-        dram_latency: gpu.dram.latency,
-        dram_bytes_per_cycle: (gpu.dram.bytes_per_cycle, 1),
-        atomic_latency: gpu.l2.atomic_latency,
+    let mut sms: Vec<Sm<'_, T>> = match (0..gpu.num_sms).map(|i| Sm::new(i, gpu, prog, tracker, launch)).collect() {
+        Ok(v) => v,
+        Err(e) => return empty(SimError::Launch(e)),
     };
-    let mut l2 = match L2Dram::new(l2cfg) {
+    let mut l2 = match L2Dram::new(l2_config(gpu)) {
         Ok(l) => l,
         Err(e) => return empty(SimError::Launch(format!("l2: {e}"))),
     };
     // A CTA that fits no SM can never run.
-    if !sms[0].fits(gpu, prog, launch) {
+    if !sms[0].fits(prog, launch) {
         let (t, w, r, s) = sms[0].cta_demand(prog, launch);
         return empty(SimError::Launch(format!(
             "one CTA needs {t} threads, {w} warps, {r} registers ({} per thread) and {s} bytes of shared memory; \
@@ -97,20 +84,52 @@ fn run_with<M: WarpMechanism>(
         )));
     }
     let epoch = (gpu.l1.hit_latency + gpu.l2.hit_latency).max(1);
+    let mut timing = TimingStats { epoch_cycles: epoch, ..TimingStats::default() };
+    let error = epochs(&mut sms, &mut l2, &mut dev.mem, &dev.consts, &dev.params, launch, gpu, max_cycles, &mut timing);
+    let stats = collect(&sms, &l2, launch, prog, &mut timing);
+    TimedResult { run: RunResult::finished(prog, stats, error, dev.outputs(prog, args, launch)), timing }
+}
+
+fn l2_config(gpu: &GpuConfig) -> MemL2Config {
+    MemL2Config {
+        geometry: gpu.l2_geometry(),
+        sector_bytes: gpu.l1.sector,
+        hit_latency: gpu.l2.hit_latency,
+        sectors_per_cycle: (gpu.l2.sectors_per_cycle, 1),
+        dram_latency: gpu.dram.latency,
+        dram_bytes_per_cycle: (gpu.dram.bytes_per_cycle, 1),
+        atomic_latency: gpu.l2.atomic_latency,
+    }
+}
+
+/// The epoch loop: dispatch, run every SM over the epoch in parallel, merge; until every CTA finished, a
+/// deadlock, a livelock, a limit or an error.
+#[allow(clippy::too_many_arguments)]
+fn epochs<T: Tracker>(
+    sms: &mut [Sm<'_, T>],
+    l2: &mut L2Dram,
+    mem: &mut DeviceMemory,
+    consts: &[u8],
+    params: &[u8],
+    launch: &LaunchConfig,
+    gpu: &GpuConfig,
+    max_cycles: Option<u64>,
+    timing: &mut TimingStats,
+) -> Option<SimError> {
+    let prog = sms[0].core().program();
     let total = launch.num_ctas();
     let mut next_cta = 0u64;
-    let mut timing = TimingStats { epoch_cycles: epoch, ..TimingStats::default() };
-    let mut error: Option<SimError> = None;
     let mut t0 = 0u64;
-    let (mut since_progress, mut track) = (0u64, false);
+    let mut watchdog = Watchdog::default();
     let mut total_issued = 0u64;
+    let epoch = timing.epoch_cycles;
     loop {
         // Dispatch: fill SMs in order, one CTA per SM per round, while they have room.
         loop {
             let mut placed = false;
             for sm in sms.iter_mut() {
-                if next_cta < total && sm.fits(gpu, prog, launch) {
-                    sm.launch(prog, mech, launch, next_cta, t0);
+                if next_cta < total && sm.fits(prog, launch) {
+                    sm.launch(prog, launch, next_cta);
                     next_cta += 1;
                     placed = true;
                 }
@@ -120,22 +139,11 @@ fn run_with<M: WarpMechanism>(
             }
         }
         if next_cta >= total && sms.iter().all(|s| !s.has_work() && !s.has_pending_memory()) {
-            break;
+            return None;
         }
         let t1 = t0 + epoch;
-        let ctx = EpochCtx {
-            prog,
-            mech,
-            gpu,
-            launch,
-            mem: &dev.mem,
-            consts: &dev.consts,
-            params: &dev.params,
-            track,
-            max_cycles,
-            epoch_end: t1,
-        };
-        let outcomes: Vec<_> = sms.par_iter_mut().map(|sm| sm.run_epoch(t0, t1, &ctx)).collect();
+        let ctx = EpochCtx { mem, consts, params, track: watchdog.track, max_cycles, epoch_end: t1 };
+        let outcomes: Vec<EpochOutcome> = sms.par_iter_mut().map(|sm| sm.run_epoch(t0, t1, &ctx)).collect();
         timing.epochs += 1;
         // The earliest error (by cycle, then SM) wins.
         let first = outcomes
@@ -144,93 +152,111 @@ fn run_with<M: WarpMechanism>(
             .filter_map(|(i, o)| o.error.as_ref().map(|(c, e)| (*c, i, e.clone())))
             .min_by_key(|(c, i, _)| (*c, *i));
         if let Some((_, _, e)) = first {
-            error = Some(e);
-            break;
+            return Some(e);
         }
         let issued: u64 = outcomes.iter().map(|o| o.issued).sum();
         total_issued += issued;
         let mut changed = outcomes.iter().any(|o| o.changed);
-        // Global writes, in (cycle, SM, sequence) order.
-        let mut writes: Vec<(u64, usize, u64, WriteOp)> = Vec::new();
-        for (i, sm) in sms.iter_mut().enumerate() {
-            for e in sm.mem.log.drain(..) {
-                writes.push((e.cycle, i, e.seq, e.op));
-            }
-            sm.mem.clear();
-        }
-        writes.sort_by_key(|(c, i, q, _)| (*c, *i, *q));
-        for (_, i, _, op) in writes {
-            match op {
-                WriteOp::Store { addr, size, value } => {
-                    if let Ok(true) = GlobalMemory::write(&mut dev.mem, addr, size, value) {
-                        changed = true;
-                    }
-                }
-                WriteOp::Atomic { req, cta_slot } => {
-                    if let Ok((Some(old), ch)) = GlobalMemory::atomic(&mut dev.mem, req) {
-                        changed |= ch;
-                        if let Some(r) = req.dst {
-                            sms[i].write_register(cta_slot, req.thread, r, old);
-                        }
-                    }
-                }
-            }
-        }
-        // L2 and DRAM, in (cycle, SM, sequence) order.
-        let mut reqs: Vec<(usize, L2Request)> = Vec::new();
-        for (i, sm) in sms.iter_mut().enumerate() {
-            reqs.extend(sm.outbox.drain(..).map(|r| (i, r)));
-        }
-        reqs.sort_by_key(|(i, r)| (r.cycle, *i, r.seq));
-        let line_ratio = (gpu.l2.line / gpu.l1.line.max(1)).max(1) as u64;
-        for (i, r) in reqs {
-            let l2line = r.line / line_ratio;
-            let sectors = if line_ratio == 1 { r.sectors } else { 0 };
-            let done = l2.request(r.cycle, l2line, sectors, r.kind);
-            if let Some(tok) = r.token {
-                sms[i].deliver(done.max(t1), tok);
-            }
-        }
+        changed |= merge_writes(sms, mem);
+        serve_l2(sms, l2, gpu, t1);
         for sm in sms.iter_mut() {
             sm.retire();
         }
-        // Livelock and deadlock detection.
-        if changed {
-            since_progress = 0;
-            track = false;
-        } else {
-            since_progress += issued;
-            if since_progress >= launch.livelock_window {
-                if track && since_progress >= 2 * launch.livelock_window {
-                    let view = View::of(sms.iter().flat_map(|s| s.residents()));
-                    error = Some(SimError::Deadlock { report: livelock_report(prog, mech, &view, since_progress) });
-                    break;
-                }
-                track = true;
-            }
+        if watchdog.observe(issued, changed, launch.livelock_window) {
+            let name = sms[0].core().tracker_name();
+            return Some(SimError::Deadlock {
+                report: livelock_report(name, watchdog.since_progress(), &where_threads(sms)),
+            });
         }
-        // A stall deadlock: nothing issued, no memory response is on its way, and no warp of any SM can
+        // A stall deadlock: nothing issued, no memory response is on its way, and no context of any SM can
         // become ready by itself (every one waits at a barrier or for threads that cannot arrive). Long
-        // latencies are not deadlocks: a warp waiting for one has a wake-up cycle.
+        // latencies are not deadlocks: a context waiting for one has a wake-up cycle.
         let pending = sms.iter().any(|s| s.has_pending_memory());
         let wake = outcomes.iter().map(|o| o.wake).min().unwrap_or(u64::MAX);
         if issued == 0 && !pending && wake == u64::MAX && sms.iter().any(|s| s.has_work()) {
-            let view = View::of(sms.iter().flat_map(|s| s.residents()));
-            error = Some(SimError::Deadlock { report: stall_report(prog, mech, &view) });
-            break;
+            let name = sms[0].core().tracker_name();
+            return Some(SimError::Deadlock { report: stall_report(name, &where_threads(sms)) });
         }
         if let Some(max) = launch.max_instructions {
             if total_issued >= max {
-                error = Some(SimError::Limit { what: format!("--max-instructions {max} warp instructions") });
-                break;
+                return Some(SimError::Limit { what: format!("--max-instructions {max} warp instructions") });
             }
         }
         t0 = t1;
     }
-    // Statistics, in SM order.
-    let mut stats = Stats::new(prog, launch.warp_size, M::STRUCTURE);
-    for sm in &sms {
-        stats.merge(&sm.stats);
+}
+
+fn where_threads<T: Tracker>(sms: &[Sm<'_, T>]) -> Vec<String> {
+    let mut lines = Vec::new();
+    for sm in sms {
+        sm.core().where_threads(24, &mut lines);
+    }
+    lines
+}
+
+/// Applies the epoch's global stores and atomics of every SM in (cycle, SM, sequence) order; returns
+/// whether memory changed.
+fn merge_writes<T: Tracker>(sms: &mut [Sm<'_, T>], mem: &mut DeviceMemory) -> bool {
+    let mut changed = false;
+    let mut writes: Vec<(u64, usize, u64, WriteOp)> = Vec::new();
+    for (i, sm) in sms.iter_mut().enumerate() {
+        for e in sm.mem.log.drain(..) {
+            writes.push((e.cycle, i, e.seq, e.op));
+        }
+        sm.mem.clear();
+    }
+    writes.sort_by_key(|(c, i, q, _)| (*c, *i, *q));
+    for (_, i, _, op) in writes {
+        match op {
+            WriteOp::Store { addr, size, value } => {
+                if let Ok(true) = GlobalMemory::write(mem, addr, size, value) {
+                    changed = true;
+                }
+            }
+            WriteOp::Atomic { req, cta_slot } => {
+                if let Ok((Some(old), ch)) = GlobalMemory::atomic(mem, req) {
+                    changed |= ch;
+                    if let Some(r) = req.dst {
+                        sms[i].write_register(cta_slot, req.thread, r, old);
+                    }
+                }
+            }
+        }
+    }
+    changed
+}
+
+/// Serves the epoch's L2 requests of every SM in (cycle, SM, sequence) order and schedules the responses
+/// (always after the epoch's end `t1`).
+fn serve_l2<T: Tracker>(sms: &mut [Sm<'_, T>], l2: &mut L2Dram, gpu: &GpuConfig, t1: u64) {
+    let mut reqs: Vec<(usize, L2Request)> = Vec::new();
+    for (i, sm) in sms.iter_mut().enumerate() {
+        reqs.extend(sm.take_outbox().into_iter().map(|r| (i, r)));
+    }
+    reqs.sort_by_key(|(i, r)| (r.cycle, *i, r.seq));
+    let line_ratio = (gpu.l2.line / gpu.l1.line.max(1)).max(1) as u64;
+    for (i, r) in reqs {
+        let l2line = r.line / line_ratio;
+        let sectors = if line_ratio == 1 { r.sectors } else { 0 };
+        let done = l2.request(r.cycle, l2line, sectors, r.kind);
+        if let Some(tok) = r.token {
+            sms[i].deliver(done.max(t1), tok);
+        }
+    }
+}
+
+/// Statistics, in SM order.
+fn collect<T: Tracker>(
+    sms: &[Sm<'_, T>],
+    l2: &L2Dram,
+    launch: &LaunchConfig,
+    prog: &Program,
+    timing: &mut TimingStats,
+) -> Stats {
+    let mut stats = Stats::new(prog, launch.warp_size, T::STRUCTURE);
+    stats.set_mechanism_counters(T::COUNTERS, T::BRANCH_COUNTERS);
+    for sm in sms {
+        stats.merge(sm.stats());
         let s = &sm.stalls;
         let t = &mut timing.stalls;
         t.memory += s.memory;
@@ -239,7 +265,7 @@ fn run_with<M: WarpMechanism>(
         t.barrier += s.barrier;
         t.mechanism += s.mechanism;
         t.no_ready_warp += s.no_ready_warp;
-        let m = &sm.memc;
+        let m = sm.memory_counters();
         let tm = &mut timing.memory;
         tm.l1_accesses += m.l1_accesses;
         tm.l1_hits += m.l1_hits;
@@ -261,5 +287,5 @@ fn run_with<M: WarpMechanism>(
     timing.memory.dram_reads = l2s.dram_reads;
     timing.memory.dram_writes = l2s.dram_writes;
     timing.memory.dram_bytes = l2s.dram_bytes;
-    TimedResult { run: RunResult::finished(prog, stats, error, dev.outputs(prog, args, launch)), timing }
+    stats
 }

@@ -1,24 +1,29 @@
 //! Divergence mechanisms: who issues next, with which lanes, and where threads meet again.
 //!
-//! The core executes one instruction for an *issue group* (a pc and a lane mask) and reports what happened
-//! as a [`Flow`]: which lanes branched where, called, returned, exited, or ran a reconvergence-stack
-//! instruction. A mechanism keeps its own structure (a stack, a list of groups, ...) up to date from these
-//! reports and decides the next group. Mechanisms never compute data; the core never decides
-//! reconvergence.
+//! The core executes one instruction for an *issue group* (a pc, an active lane mask, and the CTA thread
+//! slots the lanes hold) and reports what happened as a [`Flow`]: which lanes branched where, called,
+//! returned, exited, or ran a reconvergence-stack instruction. A mechanism keeps its own structure (a
+//! stack, a list of paths, a CTA-wide stack, a warp pool) up to date from these reports and decides the
+//! next groups. Mechanisms never compute data; the core never decides reconvergence.
 //!
-//! Mechanisms in this module are *per-warp*: one state per static warp ([`WarpMechanism`]). The
-//! [`Mechanism`] enum is the closed set the command line chooses from; the simulator dispatches once
+//! Every mechanism implements [`Tracker`] (state per SM and per CTA; issue contexts; a pure `peek` and a
+//! committing `update`). Per-warp mechanisms implement the smaller [`WarpTracker`] and run through the
+//! [`PerWarp`] adapter. The [`Mechanism`] enum is the closed set the command line chooses from, and
+//! [`with_tracker!`](crate::with_tracker) is the one place a name becomes code: the drivers dispatch once
 //! into generic code, so the hot loop has no dynamic dispatch.
 
 mod none;
 mod pdom;
+mod per_warp;
 mod ssy;
+mod tracker;
 
 pub use none::NoReconvergence;
 pub use pdom::PdomStack;
+pub use per_warp::{PerWarp, WarpCtx, WarpTracker};
 pub use ssy::SsyStack;
+pub use tracker::{by_pc, Agg, Blocked, Counter, CtaView, Group, LaneMap, Peek, Position, Tracker, UpdateCtx};
 
-use crate::program::Program;
 use crate::types::{LaneMask, Pc};
 use smallvec::SmallVec;
 use std::fmt;
@@ -101,68 +106,35 @@ impl fmt::Display for MechError {
 /// One entry of a mechanism's structure, for traces and teaching.
 #[derive(Clone, PartialEq, Eq, Debug, serde::Serialize)]
 pub struct EntryView {
-    /// Lanes of the entry.
-    pub mask: LaneMask,
+    /// Entry kind (`div`, `ssy`, `pbk`, `cal`, `call`, `group`, `path`, `warp`, ...).
+    pub kind: &'static str,
+    /// Lanes of the entry: one mask for a per-warp structure, one per static warp of the CTA for a
+    /// CTA-wide one.
+    pub lanes: Vec<LaneMask>,
     /// Next pc of the entry.
     pub pc: Pc,
     /// Reconvergence pc of the entry ([`crate::PC_NONE`] if none).
     pub rpc: Pc,
-    /// Entry kind (`div`, `ssy`, `pbk`, `cal`, `call`, `group`).
-    pub kind: &'static str,
+    /// Anything else the mechanism shows (`wcnt=2`, `occ=5`), empty if nothing.
+    pub note: String,
 }
 
-/// Context a mechanism may consult when it updates.
-pub struct UpdateCtx<'a> {
-    /// The program (for reconvergence points).
-    pub prog: &'a Program,
-    /// Live lanes of the warp after the instruction (exited lanes removed).
-    pub live: LaneMask,
+impl EntryView {
+    /// An entry of a per-warp structure.
+    pub fn warp(kind: &'static str, mask: LaneMask, pc: Pc, rpc: Pc) -> EntryView {
+        EntryView { kind, lanes: vec![mask], pc, rpc, note: String::new() }
+    }
 }
 
-/// A per-warp divergence mechanism.
-pub trait WarpMechanism: Sync {
-    /// The per-warp structure.
-    type State: Clone + fmt::Debug + Send;
-
-    /// The name used on the command line and in statistics.
-    fn name(&self) -> &'static str;
-
-    /// What the structure is (a stack, or a list of paths), which names its size in the statistics.
-    const STRUCTURE: crate::stats::Structure = crate::stats::Structure::Stack;
-
-    /// How barriers count under this mechanism.
-    fn barrier_mode(&self) -> BarrierMode {
-        BarrierMode::Warp
-    }
-
-    /// The state of a warp whose `live` lanes start at `entry`.
-    fn init(&self, entry: Pc, live: LaneMask) -> Self::State;
-
-    /// The group to issue next: a pc and a non-empty mask of live lanes none of which is in `blocked`.
-    /// `None` when nothing can issue now (every remaining lane is blocked, or the warp is done).
-    fn select(&self, st: &mut Self::State, live: LaneMask, blocked: LaneMask) -> Option<(Pc, LaneMask)>;
-
-    /// Updates the structure after the group (`pc`, `mask`) executed with outcome `flow`.
-    fn update(
-        &self,
-        st: &mut Self::State,
-        pc: Pc,
-        mask: LaneMask,
-        flow: &Flow,
-        ctx: &UpdateCtx<'_>,
-    ) -> Result<(), MechError>;
-
-    /// Extra cycles the warp stalls after this update (mechanism synchronisation or structure
-    /// maintenance); charged by the timing model as "mechanism" stall cycles. None by default.
-    fn stall_cycles(&self, _st: &Self::State, _flow: &Flow) -> u32 {
-        0
-    }
-
-    /// The current size of the structure (stack depth, number of groups).
-    fn depth(&self, st: &Self::State) -> usize;
-
-    /// The structure, bottom first, for traces.
-    fn entries(&self, st: &Self::State) -> Vec<EntryView>;
+/// Where a mechanism keeps its state (and so which threads an issue group may combine).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Scope {
+    /// One structure per static warp; groups stay in their warp.
+    Warp,
+    /// One structure per CTA; groups combine threads of the CTA's warps.
+    Cta,
+    /// One structure per SM (threads are still grouped within their CTA).
+    Sm,
 }
 
 /// The mechanisms the command line can choose.
@@ -194,10 +166,41 @@ impl Mechanism {
         Mechanism::ALL.into_iter().find(|m| m.name() == s)
     }
 
+    /// Where the mechanism keeps its state: per static warp, per CTA, or per SM.
+    pub fn scope(self) -> Scope {
+        match self {
+            Mechanism::Pdom | Mechanism::Ssy | Mechanism::None => Scope::Warp,
+        }
+    }
+
     /// Whether the program must first go through the SSY pass.
     pub fn needs_ssy_pass(self) -> bool {
         self == Mechanism::Ssy
     }
+}
+
+/// Runs `$body` with `$t` bound to the [`Tracker`] of mechanism `$m`: the one place a mechanism's name
+/// becomes code. Each arm monomorphizes `$body` for one tracker, so the drivers' hot loops are generic
+/// code with no dynamic dispatch.
+#[macro_export]
+macro_rules! with_tracker {
+    ($m:expr, |$t:ident| $body:expr) => {{
+        use $crate::mechanism::{Mechanism as M, NoReconvergence, PdomStack, PerWarp, SsyStack};
+        match $m {
+            M::Pdom => {
+                let $t = &PerWarp(PdomStack);
+                $body
+            }
+            M::Ssy => {
+                let $t = &PerWarp(SsyStack);
+                $body
+            }
+            M::None => {
+                let $t = &PerWarp(NoReconvergence);
+                $body
+            }
+        }
+    }};
 }
 
 impl fmt::Display for Mechanism {

@@ -6,7 +6,7 @@
 //! releases. Calls and returns need no structure: a group's lanes share one call site, so the per-thread
 //! return pcs the core reports are uniform within a group (and split it if not).
 
-use super::{next_groups, BarrierMode, EntryView, Flow, MechError, UpdateCtx, WarpMechanism};
+use super::{next_groups, BarrierMode, EntryView, Flow, MechError, WarpCtx, WarpTracker};
 use crate::types::{LaneMask, Pc, PC_NONE};
 
 /// One group of lanes at one pc.
@@ -31,7 +31,7 @@ pub struct NoneState {
 #[derive(Clone, Copy, Debug, Default)]
 pub struct NoReconvergence;
 
-impl WarpMechanism for NoReconvergence {
+impl WarpTracker for NoReconvergence {
     type State = NoneState;
 
     fn name(&self) -> &'static str {
@@ -40,29 +40,19 @@ impl WarpMechanism for NoReconvergence {
 
     const STRUCTURE: crate::stats::Structure = crate::stats::Structure::Paths;
 
-    fn barrier_mode(&self) -> BarrierMode {
-        BarrierMode::Thread
-    }
+    const BARRIER: BarrierMode = BarrierMode::Thread;
 
     fn init(&self, entry: Pc, live: LaneMask) -> Self::State {
         NoneState { groups: vec![Group { pc: entry, mask: live }], current: 0 }
     }
 
-    fn select(&self, st: &mut Self::State, live: LaneMask, blocked: LaneMask) -> Option<(Pc, LaneMask)> {
-        st.groups.retain_mut(|g| {
-            g.mask &= live;
-            g.mask != 0
-        });
+    fn select(&self, st: &Self::State, live: LaneMask, blocked: LaneMask) -> Option<(Pc, LaneMask)> {
+        // Round robin from the group after the one that issued last; `update` drops exited lanes.
         let n = st.groups.len();
-        for k in 1..=n {
-            let i = (st.current + k) % n;
-            let g = st.groups[i];
-            if g.mask & blocked == 0 {
-                st.current = i;
-                return Some((g.pc, g.mask));
-            }
-        }
-        None
+        (1..=n)
+            .map(|k| st.groups[(st.current + k) % n])
+            .find(|g| g.mask & live != 0 && g.mask & blocked == 0)
+            .map(|g| (g.pc, g.mask & live))
     }
 
     fn update(
@@ -71,23 +61,21 @@ impl WarpMechanism for NoReconvergence {
         pc: Pc,
         mask: LaneMask,
         flow: &Flow,
-        ctx: &UpdateCtx<'_>,
+        ctx: &WarpCtx<'_>,
     ) -> Result<(), MechError> {
         if matches!(flow, Flow::Ssy { .. } | Flow::Sync | Flow::Pbk { .. } | Flow::Brk { .. }) {
             return Err(MechError("explicit stack instructions need the `ssy` mechanism".into()));
         }
-        let i = st.current;
-        let Some(g) = st.groups.get(i).copied() else {
-            return Err(MechError("no current group".into()));
+        // The group that issued (the commit of `select`'s choice).
+        let Some(i) = st.groups.iter().position(|g| g.pc == pc && g.mask & mask == mask) else {
+            return Err(MechError("the issued group is not in the list".into()));
         };
-        debug_assert_eq!(g.pc, pc);
         let groups = next_groups(pc, mask, flow);
-        let new: Vec<Group> =
+        let new: smallvec::SmallVec<[Group; 4]> =
             groups.into_iter().filter(|(_, m)| m & ctx.live != 0).map(|(p, m)| Group { pc: p, mask: m }).collect();
         st.groups.splice(i..i + 1, new.iter().copied());
         // Keep round-robin fair: the next select moves past every part of the group that just issued.
         st.current = (i + new.len()).saturating_sub(1).min(st.groups.len().saturating_sub(1));
-        let _ = g;
         Ok(())
     }
 
@@ -96,6 +84,6 @@ impl WarpMechanism for NoReconvergence {
     }
 
     fn entries(&self, st: &Self::State) -> Vec<EntryView> {
-        st.groups.iter().map(|g| EntryView { mask: g.mask, pc: g.pc, rpc: PC_NONE, kind: "group" }).collect()
+        st.groups.iter().map(|g| EntryView::warp("group", g.mask, g.pc, PC_NONE)).collect()
     }
 }

@@ -7,7 +7,7 @@
 //! when the call entry's pc reaches the function's virtual exit (every lane returned) it is popped and
 //! the caller's entry resumes after the call.
 
-use super::{next_groups, EntryView, Flow, MechError, UpdateCtx, WarpMechanism};
+use super::{next_groups, EntryView, Flow, MechError, WarpCtx, WarpTracker};
 use crate::types::{LaneMask, Pc, PC_EXIT, PC_NONE, PC_RET};
 
 /// One stack entry.
@@ -40,7 +40,7 @@ fn normalize(st: &mut Vec<PdomEntry>, live: LaneMask) {
     }
 }
 
-impl WarpMechanism for PdomStack {
+impl WarpTracker for PdomStack {
     type State = Vec<PdomEntry>;
 
     fn name(&self) -> &'static str {
@@ -53,8 +53,8 @@ impl WarpMechanism for PdomStack {
         v
     }
 
-    fn select(&self, st: &mut Self::State, live: LaneMask, blocked: LaneMask) -> Option<(Pc, LaneMask)> {
-        normalize(st, live);
+    fn select(&self, st: &Self::State, live: LaneMask, blocked: LaneMask) -> Option<(Pc, LaneMask)> {
+        // `update` leaves the stack normalized for the warp's live lanes.
         let top = st.last()?;
         let mask = top.mask & live & !blocked;
         (mask != 0).then_some((top.pc, mask))
@@ -66,7 +66,7 @@ impl WarpMechanism for PdomStack {
         pc: Pc,
         mask: LaneMask,
         flow: &Flow,
-        ctx: &UpdateCtx<'_>,
+        ctx: &WarpCtx<'_>,
     ) -> Result<(), MechError> {
         let Some(top) = st.last_mut() else {
             return Err(MechError("PDOM stack underflow".into()));
@@ -125,8 +125,6 @@ impl WarpMechanism for PdomStack {
     }
 
     fn entries(&self, st: &Self::State) -> Vec<EntryView> {
-        st.iter()
-            .map(|e| EntryView { mask: e.mask, pc: e.pc, rpc: e.rpc, kind: if e.call { "call" } else { "div" } })
-            .collect()
+        st.iter().map(|e| EntryView::warp(if e.call { "call" } else { "div" }, e.mask, e.pc, e.rpc)).collect()
     }
 }

@@ -14,7 +14,7 @@
 //!
 //! There is no implicit reconvergence: threads meet only where the SSY pass put `SYNC`/`BRK`.
 
-use super::{EntryView, Flow, MechError, UpdateCtx, WarpMechanism};
+use super::{EntryView, Flow, MechError, WarpCtx, WarpTracker};
 use crate::types::{LaneMask, Pc, PC_NONE};
 
 /// The kind of an entry.
@@ -77,7 +77,7 @@ fn remove_above(st: &mut [SsyEntry], lanes: LaneMask, kind: SsyKind) -> Result<(
     }))
 }
 
-impl WarpMechanism for SsyStack {
+impl WarpTracker for SsyStack {
     type State = Vec<SsyEntry>;
 
     fn name(&self) -> &'static str {
@@ -90,8 +90,8 @@ impl WarpMechanism for SsyStack {
         v
     }
 
-    fn select(&self, st: &mut Self::State, live: LaneMask, blocked: LaneMask) -> Option<(Pc, LaneMask)> {
-        normalize(st, live);
+    fn select(&self, st: &Self::State, live: LaneMask, blocked: LaneMask) -> Option<(Pc, LaneMask)> {
+        // `update` leaves the stack normalized for the warp's live lanes.
         let top = st.last()?;
         let mask = top.mask & live & !blocked;
         (mask != 0).then_some((top.npc, mask))
@@ -103,7 +103,7 @@ impl WarpMechanism for SsyStack {
         pc: Pc,
         mask: LaneMask,
         flow: &Flow,
-        ctx: &UpdateCtx<'_>,
+        ctx: &WarpCtx<'_>,
     ) -> Result<(), MechError> {
         let Some(&top) = st.last() else {
             return Err(MechError("SSY stack underflow".into()));
@@ -192,16 +192,14 @@ impl WarpMechanism for SsyStack {
 
     fn entries(&self, st: &Self::State) -> Vec<EntryView> {
         st.iter()
-            .map(|e| EntryView {
-                mask: e.mask,
-                pc: e.npc,
-                rpc: e.rpc,
-                kind: match e.kind {
+            .map(|e| {
+                let kind = match e.kind {
                     SsyKind::Div => "div",
                     SsyKind::Ssy => "ssy",
                     SsyKind::Pbk => "pbk",
                     SsyKind::Cal => "cal",
-                },
+                };
+                EntryView::warp(kind, e.mask, e.npc, e.rpc)
             })
             .collect()
     }

@@ -5,6 +5,7 @@
 //! mechanism that regroups threads across warps can still address any thread. Predicates are one lane
 //! mask per static warp.
 
+use crate::mechanism::CtaView;
 use crate::program::Program;
 use crate::types::{full_mask, LaneMask, Pc};
 
@@ -38,7 +39,7 @@ pub struct Barrier {
     pub red_and: bool,
     /// `bar.red.or` accumulator.
     pub red_or: bool,
-    /// Deferred `bar.red` results: (warp, lanes, destination register or predicate, is predicate).
+    /// Deferred `bar.red` results: (static warp, lanes, destination register or predicate, is predicate).
     pub red_dst: Vec<(u32, LaneMask, u32, bool)>,
     /// The reduction kind of the pending `bar.red`.
     pub red_kind: Option<crate::program::BarKind>,
@@ -79,6 +80,11 @@ pub struct Cta {
     pub live: Vec<LaneMask>,
     /// Named barriers 0..16.
     pub barriers: Vec<Barrier>,
+    /// Warp-mode barriers: the barrier each static warp waits at.
+    pub at_barrier: Vec<Option<u32>>,
+    /// Lanes per static warp that wait at a barrier (the whole live warp in warp mode), kept in step with
+    /// `barriers` and `at_barrier`: what mechanisms see as blocked.
+    pub blocked: Vec<LaneMask>,
 }
 
 impl Cta {
@@ -124,6 +130,8 @@ impl Cta {
             calls: vec![Vec::new(); padded],
             live,
             barriers: vec![Barrier::default(); 16],
+            at_barrier: vec![None; nwarps as usize],
+            blocked: vec![0; nwarps as usize],
         }
     }
 
@@ -145,5 +153,10 @@ impl Cta {
     /// The thread index of lane `lane` of warp `warp`.
     pub fn thread_index(&self, warp: u32, lane: usize) -> [u32; 3] {
         self.tid[warp as usize * self.w + lane]
+    }
+
+    /// What mechanisms see of the CTA.
+    pub fn view(&self) -> CtaView<'_> {
+        CtaView { live: &self.live, blocked: &self.blocked, w: self.w as u32 }
     }
 }

@@ -5,138 +5,20 @@
 //! the group's mask. Memory operations and warp-collectives walk the active lanes in ascending order,
 //! which makes atomics deterministic.
 
+use super::cta::{CallFrame, Cta};
+use super::lanes::Lanes;
+use crate::access::{resolve, AccessKind, AccessLog, AtomicRequest, GlobalMemory};
 use crate::alu;
-use crate::cta::{CallFrame, Cta};
 use crate::error::{Location, SimError};
-use crate::layout::{CONST_WINDOW, LOCAL_WINDOW, PARAM_WINDOW, SHARED_WINDOW, WINDOW_SIZE};
+use crate::layout::{CONST_WINDOW, LOCAL_WINDOW, PARAM_WINDOW, SHARED_WINDOW};
 use crate::mechanism::Flow;
-use crate::memory::{flat_read, flat_write, DeviceMemory, FaultKind, MemFault};
+use crate::memory::{flat_read, flat_write, FaultKind, MemFault};
 use crate::program::*;
 use crate::types::{full_mask, lanes, LaneMask, Pc};
 use smallvec::SmallVec;
 
-/// Device (global) memory as the executor sees it: the functional machine uses [`DeviceMemory`] directly;
-/// the timing model puts a per-SM view in front of it (stores buffered until an epoch ends, atomics
-/// deferred) so that SMs simulated on different host threads stay deterministic.
-pub trait GlobalMemory {
-    /// Reads `size` bytes at `addr`.
-    fn read(&self, addr: u64, size: u32) -> Result<u64, MemFault>;
-    /// Writes the low `size` bytes of `value`; returns whether the memory changed.
-    fn write(&mut self, addr: u64, size: u32, value: u64) -> Result<bool, MemFault>;
-    /// An atomic read-modify-write: returns the old value when performed now, or `None` when deferred (the
-    /// implementation then writes the old value into `dst` of `thread` itself, later), and whether memory
-    /// changed now (a failing `cas` changes nothing, which the livelock watchdog relies on).
-    fn atomic(&mut self, a: AtomicRequest) -> Result<(Option<u64>, bool), MemFault>;
-    /// The allocations, for error messages.
-    fn allocations(&self) -> &[crate::memory::Allocation];
-}
-
-/// One lane's atomic operation.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct AtomicRequest {
-    /// Global address.
-    pub addr: u64,
-    /// The operation.
-    pub op: AtomOp,
-    /// The data type.
-    pub ty: reconverge_ir::ScalarType,
-    /// Operand `b`.
-    pub b: u64,
-    /// Operand `c` (compare-and-swap's new value).
-    pub c: u64,
-    /// The thread slot in its CTA.
-    pub thread: u32,
-    /// The destination register, if the old value is wanted.
-    pub dst: Option<Reg>,
-}
-
-impl GlobalMemory for DeviceMemory {
-    #[inline]
-    fn read(&self, addr: u64, size: u32) -> Result<u64, MemFault> {
-        DeviceMemory::read(self, addr, size)
-    }
-    #[inline]
-    fn write(&mut self, addr: u64, size: u32, value: u64) -> Result<bool, MemFault> {
-        let changed = DeviceMemory::read(self, addr, size)? != value & full_mask(size * 8);
-        DeviceMemory::write(self, addr, size, value)?;
-        Ok(changed)
-    }
-    fn atomic(&mut self, a: AtomicRequest) -> Result<(Option<u64>, bool), MemFault> {
-        let size = a.ty.bytes();
-        let old = DeviceMemory::read(self, a.addr, size)?;
-        let new = alu::atom(a.op, a.ty, old, a.b, a.c);
-        if new != old {
-            DeviceMemory::write(self, a.addr, size, new)?;
-        }
-        Ok((Some(old), new != old))
-    }
-    fn allocations(&self) -> &[crate::memory::Allocation] {
-        DeviceMemory::allocations(self)
-    }
-}
-
-/// The memory accesses of the last executed instruction, per active lane (for the timing model).
-#[derive(Clone, Debug)]
-pub struct AccessLog {
-    /// Whether accesses are recorded at all.
-    pub enabled: bool,
-    /// Lanes that accessed memory.
-    pub mask: LaneMask,
-    /// The state space each lane's access resolved to.
-    pub space: [Space; 64],
-    /// The address (within that space) of each lane's first element.
-    pub addr: [u64; 64],
-    /// Bytes per lane (all vector elements).
-    pub bytes: u32,
-    /// What kind of access.
-    pub kind: AccessKind,
-}
-
-/// Loads, stores and atomics.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum AccessKind {
-    /// A load.
-    Load,
-    /// A store.
-    Store,
-    /// An atomic or reduction.
-    Atomic,
-}
-
-impl Default for AccessLog {
-    fn default() -> Self {
-        AccessLog {
-            enabled: false,
-            mask: 0,
-            space: [Space::Global; 64],
-            addr: [0; 64],
-            bytes: 0,
-            kind: AccessKind::Load,
-        }
-    }
-}
-
-impl AccessLog {
-    #[inline]
-    fn begin(&mut self, kind: AccessKind, bytes: u32) {
-        self.mask = 0;
-        self.kind = kind;
-        self.bytes = bytes;
-    }
-
-    #[inline]
-    fn record(&mut self, lane: usize, space: Space, addr: u64) {
-        if self.enabled {
-            let (sp, a) = resolve(space, addr);
-            self.mask |= 1 << lane;
-            self.space[lane] = sp;
-            self.addr[lane] = a;
-        }
-    }
-}
-
 /// Everything outside the CTA an instruction can touch.
-pub struct Env<'a, G: GlobalMemory> {
+pub(crate) struct Env<'a, G: GlobalMemory> {
     /// The program.
     pub prog: &'a Program,
     /// Device memory.
@@ -164,7 +46,7 @@ pub struct Env<'a, G: GlobalMemory> {
     /// Set when memory changed, or (while `track`) a register or predicate changed value.
     pub changed: bool,
     /// The memory accesses of the last instruction (recorded when `access.enabled`).
-    pub access: AccessLog,
+    pub access: &'a mut AccessLog,
 }
 
 /// Scratch lane arrays, reused across instructions.
@@ -211,13 +93,13 @@ impl Effects {
     }
 }
 
-/// Builds the location of `pc` for lane `lane` (or the group, when `None`).
-pub fn location(prog: &Program, cta: &Cta, warp: u32, pc: Pc, lane: Option<usize>) -> Location {
+/// Builds the location of `pc` for the thread in CTA slot `slot` (or the group, when `None`).
+pub(crate) fn location(prog: &Program, cta: &Cta, pc: Pc, slot: Option<usize>) -> Location {
     let info = prog.info.get(pc as usize);
     Location {
         kernel: prog.kernel_name().to_string(),
         block: cta.id,
-        thread: lane.map(|l| cta.thread_index(warp, l)),
+        thread: slot.map(|t| cta.tid[t]),
         pc,
         inst: info.map(|i| i.text.clone()).unwrap_or_default(),
         file: prog.file.clone(),
@@ -230,15 +112,15 @@ pub fn location(prog: &Program, cta: &Cta, warp: u32, pc: Pc, lane: Option<usize
 }
 
 #[inline]
-fn pred_mask(cta: &Cta, warp: u32, p: Pred) -> u64 {
-    cta.preds[p as usize * cta.nwarps as usize + warp as usize]
+fn pred_mask<L: Lanes>(cta: &Cta, g: L, p: Pred) -> u64 {
+    g.gather(&cta.preds, p as usize, cta.nwarps as usize)
 }
 
 #[inline]
-fn pred_src_mask(cta: &Cta, warp: u32, p: PredSrc) -> u64 {
+fn pred_src_mask<L: Lanes>(cta: &Cta, g: L, p: PredSrc) -> u64 {
     match p {
         PredSrc::Reg(r, neg) => {
-            let m = pred_mask(cta, warp, r);
+            let m = pred_mask(cta, g, r);
             if neg {
                 !m
             } else {
@@ -251,24 +133,29 @@ fn pred_src_mask(cta: &Cta, warp: u32, p: PredSrc) -> u64 {
 }
 
 #[inline]
-fn write_pred<G: GlobalMemory>(cta: &mut Cta, env: &mut Env<G>, warp: u32, p: Pred, eff: LaneMask, value: LaneMask) {
-    let slot = &mut cta.preds[p as usize * cta.nwarps as usize + warp as usize];
-    let new = (*slot & !eff) | (value & eff);
-    if env.track && new != *slot {
+fn write_pred<G: GlobalMemory, L: Lanes>(
+    cta: &mut Cta,
+    env: &mut Env<G>,
+    g: L,
+    p: Pred,
+    eff: LaneMask,
+    value: LaneMask,
+) {
+    let nw = cta.nwarps as usize;
+    if g.scatter(&mut cta.preds, p as usize, nw, eff, value) && env.track {
         env.changed = true;
     }
-    *slot = new;
 }
 
-fn sreg_value<G: GlobalMemory>(cta: &Cta, env: &Env<G>, warp: u32, lane: usize, s: Sreg) -> u64 {
-    let t = warp as usize * cta.w + lane;
+fn sreg_value<G: GlobalMemory, L: Lanes>(cta: &Cta, env: &Env<G>, g: L, lane: usize, s: Sreg) -> u64 {
+    let t = g.slot(lane);
     match s {
         Sreg::Tid(d) => cta.tid[t][d as usize] as u64,
         Sreg::Ntid(d) => env.block[d as usize] as u64,
         Sreg::Ctaid(d) => cta.id[d as usize] as u64,
         Sreg::Nctaid(d) => env.grid[d as usize] as u64,
         Sreg::Laneid => lane as u64,
-        Sreg::Warpid => warp as u64,
+        Sreg::Warpid => g.warp(lane) as u64,
         Sreg::Nwarpid => cta.nwarps as u64,
         Sreg::Smid => env.sm as u64,
         Sreg::Nsmid => env.nsm as u64,
@@ -287,22 +174,36 @@ fn sreg_value<G: GlobalMemory>(cta: &Cta, env: &Env<G>, warp: u32, lane: usize, 
     }
 }
 
-/// The lanes of a source operand.
+/// The lanes of a source operand (a register of a whole static warp is a slice of the register file; a
+/// regrouped group's lanes are gathered).
 #[inline]
-fn fetch<'x, G: GlobalMemory>(cta: &'x Cta, env: &Env<G>, warp: u32, src: Src, buf: &'x mut [u64; 64]) -> &'x [u64] {
+fn fetch<'x, G: GlobalMemory, L: Lanes>(
+    cta: &'x Cta,
+    env: &Env<G>,
+    g: L,
+    src: Src,
+    buf: &'x mut [u64; 64],
+) -> &'x [u64] {
     let w = cta.w;
-    let base = warp as usize * w;
     match src {
         Src::Reg(r) => {
-            let start = r as usize * cta.padded + base;
-            &cta.regs[start..start + w]
+            let row = r as usize * cta.padded;
+            match g.base() {
+                Some(base) => &cta.regs[row + base..row + base + w],
+                None => {
+                    for (l, slot) in buf[..w].iter_mut().enumerate() {
+                        *slot = cta.regs[row + g.slot(l)];
+                    }
+                    &buf[..w]
+                }
+            }
         }
         Src::Imm(v) => {
             buf[..w].fill(v);
             &buf[..w]
         }
         Src::Pred(p) => {
-            let m = pred_mask(cta, warp, p);
+            let m = pred_mask(cta, g, p);
             for (l, slot) in buf[..w].iter_mut().enumerate() {
                 *slot = m >> l & 1;
             }
@@ -310,13 +211,13 @@ fn fetch<'x, G: GlobalMemory>(cta: &'x Cta, env: &Env<G>, warp: u32, src: Src, b
         }
         Src::LocalAddr(off) => {
             for (l, slot) in buf[..w].iter_mut().enumerate() {
-                *slot = cta.frame_base[base + l] as u64 + off as u64;
+                *slot = cta.frame_base[g.slot(l)] as u64 + off as u64;
             }
             &buf[..w]
         }
         Src::Sreg(s) => {
             for (l, slot) in buf[..w].iter_mut().enumerate() {
-                *slot = sreg_value(cta, env, warp, l, s);
+                *slot = sreg_value(cta, env, g, l, s);
             }
             &buf[..w]
         }
@@ -325,12 +226,22 @@ fn fetch<'x, G: GlobalMemory>(cta: &'x Cta, env: &Env<G>, warp: u32, src: Src, b
 
 /// Writes `vals` to register `d` for the lanes in `eff`.
 #[inline]
-fn write_reg<G: GlobalMemory>(cta: &mut Cta, env: &mut Env<G>, warp: u32, d: Reg, eff: LaneMask, vals: &[u64]) {
+fn write_reg<G: GlobalMemory, L: Lanes>(cta: &mut Cta, env: &mut Env<G>, g: L, d: Reg, eff: LaneMask, vals: &[u64]) {
     let w = cta.w;
-    let start = d as usize * cta.padded + warp as usize * w;
-    let dst = &mut cta.regs[start..start + w];
+    let row = d as usize * cta.padded;
+    let Some(base) = g.base() else {
+        for l in crate::types::lanes(eff) {
+            let dst = &mut cta.regs[row + g.slot(l)];
+            if env.track && *dst != vals[l] {
+                env.changed = true;
+            }
+            *dst = vals[l];
+        }
+        return;
+    };
+    let dst = &mut cta.regs[row + base..row + base + w];
     if env.track {
-        for l in lanes(eff) {
+        for l in crate::types::lanes(eff) {
             if dst[l] != vals[l] {
                 env.changed = true;
             }
@@ -339,15 +250,15 @@ fn write_reg<G: GlobalMemory>(cta: &mut Cta, env: &mut Env<G>, warp: u32, d: Reg
     } else if eff == full_mask(w as u32) {
         dst.copy_from_slice(&vals[..w]);
     } else {
-        for l in lanes(eff) {
+        for l in crate::types::lanes(eff) {
             dst[l] = vals[l];
         }
     }
 }
 
 #[inline]
-fn write_lane<G: GlobalMemory>(cta: &mut Cta, env: &mut Env<G>, warp: u32, d: Reg, lane: usize, v: u64) {
-    let i = d as usize * cta.padded + warp as usize * cta.w + lane;
+fn write_lane<G: GlobalMemory, L: Lanes>(cta: &mut Cta, env: &mut Env<G>, g: L, d: Reg, lane: usize, v: u64) {
+    let i = d as usize * cta.padded + g.slot(lane);
     if env.track && cta.regs[i] != v {
         env.changed = true;
     }
@@ -401,7 +312,7 @@ fn map3(
     }
 }
 
-fn mem_err<G: GlobalMemory>(env: &Env<G>, cta: &Cta, warp: u32, pc: Pc, lane: usize, fault: MemFault) -> SimError {
+fn mem_err<G: GlobalMemory>(env: &Env<G>, cta: &Cta, pc: Pc, slot: usize, fault: MemFault) -> SimError {
     let near = if matches!(fault.space, crate::program::Space::Global | crate::program::Space::Generic) {
         env.mem
             .allocations()
@@ -420,35 +331,14 @@ fn mem_err<G: GlobalMemory>(env: &Env<G>, cta: &Cta, warp: u32, pc: Pc, lane: us
     } else {
         None
     };
-    SimError::Memory { fault, at: Box::new(location(env.prog, cta, warp, pc, Some(lane))), near }
+    SimError::Memory { fault, at: Box::new(location(env.prog, cta, pc, Some(slot))), near }
 }
 
-/// Resolves an address of `space` for one lane to (concrete space, address within it).
-#[inline]
-fn resolve(space: Space, addr: u64) -> (Space, u64) {
-    match space {
-        Space::Generic => {
-            if (SHARED_WINDOW..SHARED_WINDOW + WINDOW_SIZE).contains(&addr) {
-                (Space::Shared, addr - SHARED_WINDOW)
-            } else if (LOCAL_WINDOW..LOCAL_WINDOW + WINDOW_SIZE).contains(&addr) {
-                (Space::Local, addr - LOCAL_WINDOW)
-            } else if (CONST_WINDOW..CONST_WINDOW + WINDOW_SIZE).contains(&addr) {
-                (Space::Const, addr - CONST_WINDOW)
-            } else if (PARAM_WINDOW..PARAM_WINDOW + WINDOW_SIZE).contains(&addr) {
-                (Space::KernelParam, addr - PARAM_WINDOW)
-            } else {
-                (Space::Global, addr)
-            }
-        }
-        s => (s, addr),
-    }
-}
-
-fn lane_addr(cta: &Cta, warp: u32, lane: usize, a: &Addr) -> u64 {
+fn lane_addr<L: Lanes>(cta: &Cta, g: L, lane: usize, a: &Addr) -> u64 {
     let base = match a.base {
-        AddrBase::Reg(r) => cta.regs[r as usize * cta.padded + warp as usize * cta.w + lane],
+        AddrBase::Reg(r) => cta.regs[r as usize * cta.padded + g.slot(lane)],
         AddrBase::Const(c) => c,
-        AddrBase::Frame => cta.frame_base[warp as usize * cta.w + lane] as u64,
+        AddrBase::Frame => cta.frame_base[g.slot(lane)] as u64,
     };
     base.wrapping_add(a.offset as u64)
 }
@@ -520,25 +410,26 @@ fn sign_extend(v: u64, from_bits: u32, to_bits: u32) -> u64 {
 }
 
 /// Checks that the lanes of `membermask` that are still live all execute together in this group.
-fn check_members<G: GlobalMemory>(
+fn check_members<G: GlobalMemory, L: Lanes>(
     env: &Env<G>,
     cta: &Cta,
-    warp: u32,
+    g: L,
     pc: Pc,
     issued: LaneMask,
     member: u64,
 ) -> Result<(), SimError> {
-    let live = cta.live[warp as usize];
+    let live = g.gather(&cta.live, 0, cta.nwarps as usize);
     let missing = member & live & !issued;
     if missing != 0 {
-        let at = location(env.prog, cta, warp, pc, None);
-        let lanes: Vec<String> = lanes(missing).map(|l| l.to_string()).collect();
+        let first = missing.trailing_zeros() as usize;
+        let at = location(env.prog, cta, pc, None);
+        let missing_lanes: Vec<String> = crate::types::lanes(missing).map(|l| l.to_string()).collect();
         return Err(SimError::Deadlock {
             report: format!(
                 "warp-synchronous instruction waits for lanes {} of warp {} which are not executing with it \
                  (membermask {:#x}, issued {:#x}); under this mechanism they can never join: {at}",
-                lanes.join(","),
-                warp,
+                missing_lanes.join(","),
+                g.warp(first),
                 member,
                 issued
             ),
@@ -584,12 +475,12 @@ fn int_compare(cmp: Cmp, ty: reconverge_ir::ScalarType, eff: LaneMask, a: &[u64]
     })
 }
 
-/// Executes the instruction at `pc` for the lanes `mask` of static warp `warp`.
-pub fn execute<G: GlobalMemory>(
+/// Executes the instruction at `pc` for the lanes `mask` of an issue group whose threads `lanes` names.
+pub(crate) fn execute<G: GlobalMemory, L: Lanes>(
     env: &mut Env<G>,
     sc: &mut Scratch,
     cta: &mut Cta,
-    warp: u32,
+    g: L,
     pc: Pc,
     mask: LaneMask,
 ) -> Result<Effects, SimError> {
@@ -598,34 +489,34 @@ pub fn execute<G: GlobalMemory>(
     let eff = match inst.guard {
         None => mask,
         Some((p, neg)) => {
-            let m = pred_mask(cta, warp, p);
+            let m = pred_mask(cta, g, p);
             mask & if neg { !m } else { m }
         }
     };
     let w = cta.w;
-    let base = warp as usize * w;
+    let nw = cta.nwarps as usize;
     macro_rules! un {
         ($d:expr, $a:expr, $f:expr) => {{
-            let a = fetch(cta, env, warp, $a, &mut sc.a);
+            let a = fetch(cta, env, g, $a, &mut sc.a);
             map1(eff, w, a, &mut sc.out, $f);
-            write_reg(cta, env, warp, $d, eff, &sc.out);
+            write_reg(cta, env, g, $d, eff, &sc.out);
         }};
     }
     macro_rules! bin {
         ($d:expr, $a:expr, $b:expr, $f:expr) => {{
-            let a = fetch(cta, env, warp, $a, &mut sc.a);
-            let b = fetch(cta, env, warp, $b, &mut sc.b);
+            let a = fetch(cta, env, g, $a, &mut sc.a);
+            let b = fetch(cta, env, g, $b, &mut sc.b);
             map2(eff, w, a, b, &mut sc.out, $f);
-            write_reg(cta, env, warp, $d, eff, &sc.out);
+            write_reg(cta, env, g, $d, eff, &sc.out);
         }};
     }
     macro_rules! ter {
         ($d:expr, $a:expr, $b:expr, $c:expr, $f:expr) => {{
-            let a = fetch(cta, env, warp, $a, &mut sc.a);
-            let b = fetch(cta, env, warp, $b, &mut sc.b);
-            let c = fetch(cta, env, warp, $c, &mut sc.c);
+            let a = fetch(cta, env, g, $a, &mut sc.a);
+            let b = fetch(cta, env, g, $b, &mut sc.b);
+            let c = fetch(cta, env, g, $c, &mut sc.c);
             map3(eff, w, a, b, c, &mut sc.out, $f);
-            write_reg(cta, env, warp, $d, eff, &sc.out);
+            write_reg(cta, env, g, $d, eff, &sc.out);
         }};
     }
     env.access.mask = 0;
@@ -661,10 +552,10 @@ pub fn execute<G: GlobalMemory>(
             ter!(*d, *a, *b, *c, f)
         }
         Op::Carry { op, ty, cin, cout, d, a, b, c } => {
-            let av = fetch(cta, env, warp, *a, &mut sc.a);
-            let bv = fetch(cta, env, warp, *b, &mut sc.b);
-            let cv = fetch(cta, env, warp, *c, &mut sc.c);
-            let carry_in = cta.carry[warp as usize];
+            let av = fetch(cta, env, g, *a, &mut sc.a);
+            let bv = fetch(cta, env, g, *b, &mut sc.b);
+            let cv = fetch(cta, env, g, *c, &mut sc.c);
+            let carry_in = g.gather(&cta.carry, 0, nw);
             let mut carry_out = 0u64;
             for l in lanes(eff) {
                 let ci = *cin && (carry_in >> l & 1 == 1);
@@ -672,22 +563,21 @@ pub fn execute<G: GlobalMemory>(
                 sc.out[l] = v;
                 carry_out |= (co as u64) << l;
             }
-            write_reg(cta, env, warp, *d, eff, &sc.out);
+            write_reg(cta, env, g, *d, eff, &sc.out);
             if *cout {
-                let cr = &mut cta.carry[warp as usize];
-                *cr = (*cr & !eff) | (carry_out & eff);
+                g.scatter(&mut cta.carry, 0, nw, eff, carry_out);
             }
         }
         Op::Bfi { ty, d, a, b, c, e } => {
             let bits = ty.bits();
-            let av = fetch(cta, env, warp, *a, &mut sc.a);
-            let bv = fetch(cta, env, warp, *b, &mut sc.b);
-            let cv = fetch(cta, env, warp, *c, &mut sc.c);
-            let ev = fetch(cta, env, warp, *e, &mut sc.e);
+            let av = fetch(cta, env, g, *a, &mut sc.a);
+            let bv = fetch(cta, env, g, *b, &mut sc.b);
+            let cv = fetch(cta, env, g, *c, &mut sc.c);
+            let ev = fetch(cta, env, g, *e, &mut sc.e);
             for l in lanes(eff) {
                 sc.out[l] = alu::bfi(bits, av[l], bv[l], cv[l], ev[l]);
             }
-            write_reg(cta, env, warp, *d, eff, &sc.out);
+            write_reg(cta, env, g, *d, eff, &sc.out);
         }
         Op::Prmt { mode, d, a, b, c } => {
             let f = alu::prmt(*mode);
@@ -723,20 +613,20 @@ pub fn execute<G: GlobalMemory>(
         }
         Op::Testp { test, ty, p, a, .. } => {
             let f = alu::testp(test.as_str(), *ty);
-            let av = fetch(cta, env, warp, *a, &mut sc.a);
+            let av = fetch(cta, env, g, *a, &mut sc.a);
             let mut m = 0u64;
             for l in lanes(eff) {
                 m |= (f(av[l]) as u64) << l;
             }
-            write_pred(cta, env, warp, *p, eff, m);
+            write_pred(cta, env, g, *p, eff, m);
         }
         Op::Cvt { dty, sty, rnd, ftz, sat, d, a } => {
             let f = alu::cvt(*dty, *sty, *rnd, *ftz, *sat);
             un!(*d, *a, f)
         }
         Op::Setp { cmp, ty, p, q, a, b, comb } => {
-            let av = fetch(cta, env, warp, *a, &mut sc.a);
-            let bv = fetch(cta, env, warp, *b, &mut sc.b);
+            let av = fetch(cta, env, g, *a, &mut sc.a);
+            let bv = fetch(cta, env, g, *b, &mut sc.b);
             let m = match int_compare(*cmp, *ty, eff, av, bv) {
                 Some(m) => m,
                 None => {
@@ -751,23 +641,23 @@ pub fn execute<G: GlobalMemory>(
             let (pm, qm) = match comb {
                 None => (m, !m),
                 Some((op, c)) => {
-                    let cm = pred_src_mask(cta, warp, *c);
+                    let cm = pred_src_mask(cta, g, *c);
                     (alu::bool_mask(*op, m, cm), alu::bool_mask(*op, !m, cm))
                 }
             };
             if let Some(p) = p {
-                write_pred(cta, env, warp, *p, eff, pm);
+                write_pred(cta, env, g, *p, eff, pm);
             }
             if let Some(q) = q {
-                write_pred(cta, env, warp, *q, eff, qm);
+                write_pred(cta, env, g, *q, eff, qm);
             }
         }
         Op::Set { cmp, dty, sty, d, a, b, comb } => {
             let f = alu::compare(*cmp, *sty);
-            let cm = comb.map(|(op, c)| (op, pred_src_mask(cta, warp, c)));
+            let cm = comb.map(|(op, c)| (op, pred_src_mask(cta, g, c)));
             let one = if dty.is_float() { 0x3F80_0000 } else { 0xFFFF_FFFF };
-            let av = fetch(cta, env, warp, *a, &mut sc.a);
-            let bv = fetch(cta, env, warp, *b, &mut sc.b);
+            let av = fetch(cta, env, g, *a, &mut sc.a);
+            let bv = fetch(cta, env, g, *b, &mut sc.b);
             for l in lanes(eff) {
                 let mut r = f(av[l], bv[l]);
                 if let Some((op, c)) = cm {
@@ -775,16 +665,16 @@ pub fn execute<G: GlobalMemory>(
                 }
                 sc.out[l] = if r { one } else { 0 };
             }
-            write_reg(cta, env, warp, *d, eff, &sc.out);
+            write_reg(cta, env, g, *d, eff, &sc.out);
         }
         Op::Selp { d, a, b, c } => {
-            let cm = pred_src_mask(cta, warp, *c);
-            let av = fetch(cta, env, warp, *a, &mut sc.a);
-            let bv = fetch(cta, env, warp, *b, &mut sc.b);
+            let cm = pred_src_mask(cta, g, *c);
+            let av = fetch(cta, env, g, *a, &mut sc.a);
+            let bv = fetch(cta, env, g, *b, &mut sc.b);
             for l in lanes(eff) {
                 sc.out[l] = if cm >> l & 1 == 1 { av[l] } else { bv[l] };
             }
-            write_reg(cta, env, warp, *d, eff, &sc.out);
+            write_reg(cta, env, g, *d, eff, &sc.out);
         }
         Op::Slct { sty, d, a, b, c } => {
             let f = alu::slct_cond(*sty);
@@ -795,34 +685,34 @@ pub fn execute<G: GlobalMemory>(
             un!(*d, *a, move |x| x & m)
         }
         Op::PredOp { op, not, d, a, b } => {
-            let am = pred_src_mask(cta, warp, *a);
-            let bm = pred_src_mask(cta, warp, *b);
+            let am = pred_src_mask(cta, g, *a);
+            let bm = pred_src_mask(cta, g, *b);
             let r = match op {
                 None => am,
                 Some(o) => alu::bool_mask(*o, am, bm),
             };
-            write_pred(cta, env, warp, *d, eff, if *not { !r } else { r });
+            write_pred(cta, env, g, *d, eff, if *not { !r } else { r });
         }
         Op::Pack { d, parts, elem_bits } => {
             let em = full_mask(*elem_bits);
             sc.out[..w].fill(0);
             for (k, p) in parts.iter().enumerate() {
-                let pv = fetch(cta, env, warp, *p, &mut sc.a);
+                let pv = fetch(cta, env, g, *p, &mut sc.a);
                 for l in lanes(eff) {
                     sc.out[l] |= (pv[l] & em) << (k as u32 * elem_bits);
                 }
             }
-            write_reg(cta, env, warp, *d, eff, &sc.out);
+            write_reg(cta, env, g, *d, eff, &sc.out);
         }
         Op::Unpack { parts, s, elem_bits } => {
             let em = full_mask(*elem_bits);
-            let sv: SmallVec<[u64; 64]> = fetch(cta, env, warp, *s, &mut sc.a).iter().copied().collect();
+            let sv: SmallVec<[u64; 64]> = fetch(cta, env, g, *s, &mut sc.a).iter().copied().collect();
             for (k, p) in parts.iter().enumerate() {
                 if let Some(r) = p {
                     for l in lanes(eff) {
                         sc.out[l] = (sv[l] >> (k as u32 * elem_bits)) & em;
                     }
-                    write_reg(cta, env, warp, *r, eff, &sc.out);
+                    write_reg(cta, env, g, *r, eff, &sc.out);
                 }
             }
         }
@@ -831,15 +721,15 @@ pub fn execute<G: GlobalMemory>(
             let signed = ty.is_signed();
             env.access.begin(AccessKind::Load, size * d.len() as u32);
             for l in lanes(eff) {
-                let a0 = lane_addr(cta, warp, l, addr);
+                let a0 = lane_addr(cta, g, l, addr);
                 env.access.record(l, *space, a0);
                 for (k, dr) in d.iter().enumerate() {
                     let a = a0.wrapping_add(k as u64 * size as u64);
-                    let v =
-                        mem_read(env, cta, base + l, *space, a, size).map_err(|f| mem_err(env, cta, warp, pc, l, f))?;
+                    let v = mem_read(env, cta, g.slot(l), *space, a, size)
+                        .map_err(|f| mem_err(env, cta, pc, g.slot(l), f))?;
                     if let Some(r) = dr {
                         let v = if signed { sign_extend(v, size * 8, *dst_bits) } else { v };
-                        write_lane(cta, env, warp, *r, l, v);
+                        write_lane(cta, env, g, *r, l, v);
                     }
                 }
             }
@@ -848,32 +738,32 @@ pub fn execute<G: GlobalMemory>(
             let size = ty.bytes();
             env.access.begin(AccessKind::Store, size * s.len() as u32);
             for (k, src) in s.iter().enumerate() {
-                let vals = fetch(cta, env, warp, *src, &mut sc.a);
+                let vals = fetch(cta, env, g, *src, &mut sc.a);
                 sc.out[..w].copy_from_slice(vals);
                 for l in lanes(eff) {
-                    let a0 = lane_addr(cta, warp, l, addr);
+                    let a0 = lane_addr(cta, g, l, addr);
                     if k == 0 {
                         env.access.record(l, *space, a0);
                     }
                     let a = a0.wrapping_add(k as u64 * size as u64);
-                    mem_write(env, cta, base + l, *space, a, size, sc.out[l])
-                        .map_err(|f| mem_err(env, cta, warp, pc, l, f))?;
+                    mem_write(env, cta, g.slot(l), *space, a, size, sc.out[l])
+                        .map_err(|f| mem_err(env, cta, pc, g.slot(l), f))?;
                 }
             }
         }
         Op::Atom { space, op, ty, d, addr, b, c } => {
             let size = ty.bytes();
             env.access.begin(AccessKind::Atomic, size);
-            let bv: SmallVec<[u64; 64]> = fetch(cta, env, warp, *b, &mut sc.b).iter().copied().collect();
-            let cv: SmallVec<[u64; 64]> = fetch(cta, env, warp, *c, &mut sc.c).iter().copied().collect();
+            let bv: SmallVec<[u64; 64]> = fetch(cta, env, g, *b, &mut sc.b).iter().copied().collect();
+            let cv: SmallVec<[u64; 64]> = fetch(cta, env, g, *c, &mut sc.c).iter().copied().collect();
             for l in lanes(eff) {
-                let a = lane_addr(cta, warp, l, addr);
+                let a = lane_addr(cta, g, l, addr);
                 env.access.record(l, *space, a);
                 let (sp, ra) = resolve(*space, a);
                 if sp == Space::Global {
                     if ra % size as u64 != 0 {
                         let f = MemFault { kind: FaultKind::Misaligned, addr: a, size, space: sp };
-                        return Err(mem_err(env, cta, warp, pc, l, f));
+                        return Err(mem_err(env, cta, pc, g.slot(l), f));
                     }
                     let req = AtomicRequest {
                         addr: ra,
@@ -881,28 +771,28 @@ pub fn execute<G: GlobalMemory>(
                         ty: *ty,
                         b: bv[l],
                         c: cv[l],
-                        thread: (base + l) as u32,
+                        thread: (g.slot(l)) as u32,
                         dst: *d,
                     };
                     let (old, changed) = env.mem.atomic(req).map_err(|mut f| {
                         f.addr = a;
-                        mem_err(env, cta, warp, pc, l, f)
+                        mem_err(env, cta, pc, g.slot(l), f)
                     })?;
                     env.changed |= changed;
                     if let (Some(r), Some(old)) = (d, old) {
-                        write_lane(cta, env, warp, *r, l, old);
+                        write_lane(cta, env, g, *r, l, old);
                     }
                     continue;
                 }
                 let old =
-                    mem_read(env, cta, base + l, *space, a, size).map_err(|f| mem_err(env, cta, warp, pc, l, f))?;
+                    mem_read(env, cta, g.slot(l), *space, a, size).map_err(|f| mem_err(env, cta, pc, g.slot(l), f))?;
                 let new = alu::atom(*op, *ty, old, bv[l], cv[l]);
                 if new != old {
-                    mem_write(env, cta, base + l, *space, a, size, new)
-                        .map_err(|f| mem_err(env, cta, warp, pc, l, f))?;
+                    mem_write(env, cta, g.slot(l), *space, a, size, new)
+                        .map_err(|f| mem_err(env, cta, pc, g.slot(l), f))?;
                 }
                 if let Some(r) = d {
-                    write_lane(cta, env, warp, *r, l, old);
+                    write_lane(cta, env, g, *r, l, old);
                 }
             }
         }
@@ -921,26 +811,26 @@ pub fn execute<G: GlobalMemory>(
             }
         }
         Op::Isspacep { space, p, a } => {
-            let av = fetch(cta, env, warp, *a, &mut sc.a);
+            let av = fetch(cta, env, g, *a, &mut sc.a);
             let mut m = 0u64;
             for l in lanes(eff) {
                 let (sp, _) = resolve(Space::Generic, av[l]);
                 m |= ((sp == *space) as u64) << l;
             }
-            write_pred(cta, env, warp, *p, eff, m);
+            write_pred(cta, env, g, *p, eff, m);
         }
         Op::Bra { target } => {
             return Ok(Effects { flow: Flow::Branch { target: *target, taken: eff }, barrier: None });
         }
         Op::Brx { index, targets } => {
-            let iv = fetch(cta, env, warp, *index, &mut sc.a);
+            let iv = fetch(cta, env, g, *index, &mut sc.a);
             let mut groups: SmallVec<[(Pc, LaneMask); 4]> = SmallVec::new();
             for l in lanes(eff) {
                 let i = iv[l] as u32 as usize;
                 let Some(&t) = targets.get(i) else {
                     return Err(SimError::Trap {
                         what: format!("brx.idx index {i} is outside its {}-entry target list", targets.len()),
-                        at: Box::new(location(prog, cta, warp, pc, Some(l))),
+                        at: Box::new(location(prog, cta, pc, Some(g.slot(l)))),
                     });
                 };
                 match groups.iter_mut().find(|(p, _)| *p == t) {
@@ -954,7 +844,7 @@ pub fn execute<G: GlobalMemory>(
             let cf = &prog.functions[*callee as usize];
             let caller = &prog.functions[prog.info[pc as usize].func as usize];
             for l in lanes(eff) {
-                let t = base + l;
+                let t = g.slot(l);
                 let caller_base = cta.frame_base[t];
                 let new_base = crate::layout::align_up(caller_base as u64 + caller.frame_size as u64, 16) as u32;
                 let top = new_base as u64 + cf.frame_size as u64;
@@ -967,7 +857,7 @@ pub fn execute<G: GlobalMemory>(
                             cta.calls[t].len() + 1,
                             env.local_limit
                         ),
-                        at: Box::new(location(prog, cta, warp, pc, Some(l))),
+                        at: Box::new(location(prog, cta, pc, Some(g.slot(l)))),
                     });
                 }
                 if cta.local[t].len() < top as usize {
@@ -980,8 +870,7 @@ pub fn execute<G: GlobalMemory>(
                     cta.local[t].copy_within(from..from + size, to);
                 }
                 let saved_regs = (0..cf.nregs).map(|r| cta.regs[(cf.reg_base + r) as usize * cta.padded + t]).collect();
-                let saved_preds =
-                    (0..cf.npreds).map(|p| pred_mask(cta, warp, cf.pred_base + p) >> l & 1 == 1).collect();
+                let saved_preds = (0..cf.npreds).map(|p| pred_mask(cta, g, cf.pred_base + p) >> l & 1 == 1).collect();
                 cta.calls[t].push(CallFrame { ret_pc: pc + 1, call_pc: pc, caller_base, saved_regs, saved_preds });
                 cta.frame_base[t] = new_base;
             }
@@ -989,7 +878,7 @@ pub fn execute<G: GlobalMemory>(
             return Ok(Effects { flow: Flow::Call { target: cf.entry, callers: eff }, barrier: None });
         }
         Op::Ret if prog.info[pc as usize].func == 0 => {
-            cta.live[warp as usize] &= !eff;
+            g.scatter(&mut cta.live, 0, nw, eff, 0);
             env.changed = true;
             return Ok(Effects { flow: Flow::Exit { lanes: eff }, barrier: None });
         }
@@ -998,11 +887,11 @@ pub fn execute<G: GlobalMemory>(
             let cf = &prog.functions[fi];
             let mut to: SmallVec<[(Pc, LaneMask); 2]> = SmallVec::new();
             for l in lanes(eff) {
-                let t = base + l;
+                let t = g.slot(l);
                 let Some(frame) = cta.calls[t].pop() else {
                     return Err(SimError::Trap {
                         what: "ret without a matching call".into(),
-                        at: Box::new(location(prog, cta, warp, pc, Some(l))),
+                        at: Box::new(location(prog, cta, pc, Some(g.slot(l)))),
                     });
                 };
                 if let Op::Call { rets, .. } = &prog.insts[frame.call_pc as usize].op {
@@ -1017,7 +906,7 @@ pub fn execute<G: GlobalMemory>(
                     cta.regs[(cf.reg_base + k as u32) as usize * cta.padded + t] = *v;
                 }
                 for (k, b) in frame.saved_preds.iter().enumerate() {
-                    let slot = &mut cta.preds[(cf.pred_base + k as u32) as usize * cta.nwarps as usize + warp as usize];
+                    let slot = &mut cta.preds[(cf.pred_base + k as u32) as usize * nw + g.warp(l) as usize];
                     *slot = (*slot & !(1 << l)) | ((*b as u64) << l);
                 }
                 cta.frame_base[t] = frame.caller_base;
@@ -1030,7 +919,7 @@ pub fn execute<G: GlobalMemory>(
             return Ok(Effects { flow: Flow::Return { lanes: eff, to }, barrier: None });
         }
         Op::Exit => {
-            cta.live[warp as usize] &= !eff;
+            g.scatter(&mut cta.live, 0, nw, eff, 0);
             env.changed = true;
             return Ok(Effects { flow: Flow::Exit { lanes: eff }, barrier: None });
         }
@@ -1038,30 +927,30 @@ pub fn execute<G: GlobalMemory>(
             let name = &prog.functions[prog.info[pc as usize].func as usize].name;
             return Err(SimError::Trap {
                 what: format!("control fell off the end of `{name}` (its last instruction is not ret, exit or a jump)"),
-                at: Box::new(location(prog, cta, warp, pc, Some(eff.trailing_zeros() as usize))),
+                at: Box::new(location(prog, cta, pc, Some(g.slot(eff.trailing_zeros() as usize)))),
             });
         }
         Op::Trap => {
             return Err(SimError::Trap {
                 what: "trap".into(),
-                at: Box::new(location(prog, cta, warp, pc, Some(eff.trailing_zeros() as usize))),
+                at: Box::new(location(prog, cta, pc, Some(g.slot(eff.trailing_zeros() as usize)))),
             })
         }
         Op::Bar { kind, id, count, d, p, c } => {
-            let idv = fetch(cta, env, warp, *id, &mut sc.a)[eff.trailing_zeros() as usize] as u32;
+            let idv = fetch(cta, env, g, *id, &mut sc.a)[eff.trailing_zeros() as usize] as u32;
             if idv >= 16 {
                 return Err(SimError::Trap {
                     what: format!("barrier id {idv} is not in 0..16"),
-                    at: Box::new(location(prog, cta, warp, pc, None)),
+                    at: Box::new(location(prog, cta, pc, None)),
                 });
             }
             let cnt = match count {
-                Some(cs) => Some(fetch(cta, env, warp, *cs, &mut sc.b)[eff.trailing_zeros() as usize] as u32),
+                Some(cs) => Some(fetch(cta, env, g, *cs, &mut sc.b)[eff.trailing_zeros() as usize] as u32),
                 None => None,
             };
             let red = match kind {
-                BarKind::RedPopc => Some((pred_src_mask(cta, warp, *c) & eff, d.unwrap_or(0), false)),
-                BarKind::RedAnd | BarKind::RedOr => Some((pred_src_mask(cta, warp, *c) & eff, p.unwrap_or(0), true)),
+                BarKind::RedPopc => Some((pred_src_mask(cta, g, *c) & eff, d.unwrap_or(0), false)),
+                BarKind::RedAnd | BarKind::RedOr => Some((pred_src_mask(cta, g, *c) & eff, p.unwrap_or(0), true)),
                 _ => None,
             };
             return Ok(Effects {
@@ -1070,15 +959,15 @@ pub fn execute<G: GlobalMemory>(
             });
         }
         Op::WarpSync { mask: m } => {
-            let mv = fetch(cta, env, warp, *m, &mut sc.a)[eff.trailing_zeros() as usize];
-            check_members(env, cta, warp, pc, mask, mv & full_mask(w as u32))?;
+            let mv = fetch(cta, env, g, *m, &mut sc.a)[eff.trailing_zeros() as usize];
+            check_members(env, cta, g, pc, mask, mv & full_mask(w as u32))?;
         }
         Op::Shfl { mode, d, p, a, b, c, mask: m } => {
-            let mv = fetch(cta, env, warp, *m, &mut sc.e)[eff.trailing_zeros() as usize] & full_mask(w as u32);
-            check_members(env, cta, warp, pc, mask, mv)?;
-            let av: SmallVec<[u64; 64]> = fetch(cta, env, warp, *a, &mut sc.a).iter().copied().collect();
-            let bv = fetch(cta, env, warp, *b, &mut sc.b);
-            let cv = fetch(cta, env, warp, *c, &mut sc.c);
+            let mv = fetch(cta, env, g, *m, &mut sc.e)[eff.trailing_zeros() as usize] & full_mask(w as u32);
+            check_members(env, cta, g, pc, mask, mv)?;
+            let av: SmallVec<[u64; 64]> = fetch(cta, env, g, *a, &mut sc.a).iter().copied().collect();
+            let bv = fetch(cta, env, g, *b, &mut sc.b);
+            let cv = fetch(cta, env, g, *c, &mut sc.c);
             let mut pm = 0u64;
             let mut read_inactive = None;
             for l in lanes(eff) {
@@ -1093,26 +982,26 @@ pub fn execute<G: GlobalMemory>(
             if let Some((l, src)) = read_inactive {
                 return Err(SimError::Trap {
                     what: format!("shfl.sync in lane {l} reads lane {src}, which is not executing it"),
-                    at: Box::new(location(prog, cta, warp, pc, Some(l))),
+                    at: Box::new(location(prog, cta, pc, Some(g.slot(l)))),
                 });
             }
             if let Some(d) = d {
-                write_reg(cta, env, warp, *d, eff, &sc.out);
+                write_reg(cta, env, g, *d, eff, &sc.out);
             }
             if let Some(p) = p {
-                write_pred(cta, env, warp, *p, eff, pm);
+                write_pred(cta, env, g, *p, eff, pm);
             }
         }
         Op::Vote { mode, d, a, mask: m } => {
             if let Some(m) = m {
-                let mv = fetch(cta, env, warp, *m, &mut sc.a)[eff.trailing_zeros() as usize] & full_mask(w as u32);
-                check_members(env, cta, warp, pc, mask, mv)?;
+                let mv = fetch(cta, env, g, *m, &mut sc.a)[eff.trailing_zeros() as usize] & full_mask(w as u32);
+                check_members(env, cta, g, pc, mask, mv)?;
             }
-            let am = pred_src_mask(cta, warp, *a) & eff;
+            let am = pred_src_mask(cta, g, *a) & eff;
             match (mode, d) {
                 (VoteMode::Ballot, Src::Reg(r)) => {
                     sc.out[..w].fill(am);
-                    write_reg(cta, env, warp, *r, eff, &sc.out);
+                    write_reg(cta, env, g, *r, eff, &sc.out);
                 }
                 (_, Src::Pred(p)) => {
                     let r = match mode {
@@ -1120,20 +1009,20 @@ pub fn execute<G: GlobalMemory>(
                         VoteMode::Any => am != 0,
                         _ => am == 0 || am == eff,
                     };
-                    write_pred(cta, env, warp, *p, eff, if r { u64::MAX } else { 0 });
+                    write_pred(cta, env, g, *p, eff, if r { u64::MAX } else { 0 });
                 }
                 _ => unreachable!("decoder checks vote destinations"),
             }
         }
         Op::Activemask { d } => {
             sc.out[..w].fill(mask);
-            write_reg(cta, env, warp, *d, eff, &sc.out);
+            write_reg(cta, env, g, *d, eff, &sc.out);
         }
         Op::Match { all, ty, d, p, a, mask: m } => {
-            let mv = fetch(cta, env, warp, *m, &mut sc.b)[eff.trailing_zeros() as usize] & full_mask(w as u32);
-            check_members(env, cta, warp, pc, mask, mv)?;
+            let mv = fetch(cta, env, g, *m, &mut sc.b)[eff.trailing_zeros() as usize] & full_mask(w as u32);
+            check_members(env, cta, g, pc, mask, mv)?;
             let vm = full_mask(ty.bits());
-            let av = fetch(cta, env, warp, *a, &mut sc.a);
+            let av = fetch(cta, env, g, *a, &mut sc.a);
             let members = mv & eff;
             let mut pm = 0u64;
             for l in lanes(eff) {
@@ -1147,20 +1036,20 @@ pub fn execute<G: GlobalMemory>(
                 }
             }
             if let Some(d) = d {
-                write_reg(cta, env, warp, *d, eff, &sc.out);
+                write_reg(cta, env, g, *d, eff, &sc.out);
             }
             if let Some(p) = p {
-                write_pred(cta, env, warp, *p, eff, pm);
+                write_pred(cta, env, g, *p, eff, pm);
             }
         }
         Op::Redux { op, ty, d, a, mask: m } => {
-            let mv = fetch(cta, env, warp, *m, &mut sc.b)[eff.trailing_zeros() as usize] & full_mask(w as u32);
-            check_members(env, cta, warp, pc, mask, mv)?;
-            let av = fetch(cta, env, warp, *a, &mut sc.a);
+            let mv = fetch(cta, env, g, *m, &mut sc.b)[eff.trailing_zeros() as usize] & full_mask(w as u32);
+            check_members(env, cta, g, pc, mask, mv)?;
+            let av = fetch(cta, env, g, *a, &mut sc.a);
             let members = mv & eff;
             let r = alu::redux(*op, *ty, lanes(members).map(|k| av[k]));
             sc.out[..w].fill(r);
-            write_reg(cta, env, warp, *d, eff, &sc.out);
+            write_reg(cta, env, g, *d, eff, &sc.out);
         }
         Op::Ssy { target } => return Ok(Effects { flow: Flow::Ssy { target: *target }, barrier: None }),
         Op::Pbk { target } => return Ok(Effects { flow: Flow::Pbk { target: *target }, barrier: None }),
@@ -1168,10 +1057,7 @@ pub fn execute<G: GlobalMemory>(
         Op::Brk => return Ok(Effects { flow: Flow::Brk { lanes: eff }, barrier: None }),
         Op::Nop | Op::Fence { .. } => {}
         Op::Unsupported(what) => {
-            return Err(SimError::Unsupported {
-                what: what.to_string(),
-                at: Box::new(location(prog, cta, warp, pc, None)),
-            })
+            return Err(SimError::Unsupported { what: what.to_string(), at: Box::new(location(prog, cta, pc, None)) })
         }
     }
     Ok(Effects::next())

@@ -1,0 +1,150 @@
+//! What the executor's memory accesses look like from outside the core: the global memory it reads and
+//! writes ([`GlobalMemory`]: device memory itself in functional mode, a per-SM epoch view in the timing
+//! model), atomic requests, and the per-lane log of an instruction's accesses the timing model times.
+
+use crate::alu;
+use crate::layout::{CONST_WINDOW, LOCAL_WINDOW, PARAM_WINDOW, SHARED_WINDOW, WINDOW_SIZE};
+use crate::memory::{DeviceMemory, MemFault};
+use crate::program::{AtomOp, Reg, Space};
+use crate::types::{full_mask, LaneMask};
+
+/// Device (global) memory as the executor sees it: the functional machine uses [`DeviceMemory`] directly;
+/// the timing model puts a per-SM view in front of it (stores buffered until an epoch ends, atomics
+/// deferred) so that SMs simulated on different host threads stay deterministic.
+pub trait GlobalMemory {
+    /// Reads `size` bytes at `addr`.
+    fn read(&self, addr: u64, size: u32) -> Result<u64, MemFault>;
+    /// Writes the low `size` bytes of `value`; returns whether the memory changed.
+    fn write(&mut self, addr: u64, size: u32, value: u64) -> Result<bool, MemFault>;
+    /// An atomic read-modify-write: returns the old value when performed now, or `None` when deferred (the
+    /// implementation then writes the old value into `dst` of `thread` itself, later), and whether memory
+    /// changed now (a failing `cas` changes nothing, which the livelock watchdog relies on).
+    fn atomic(&mut self, a: AtomicRequest) -> Result<(Option<u64>, bool), MemFault>;
+    /// The allocations, for error messages.
+    fn allocations(&self) -> &[crate::memory::Allocation];
+}
+
+/// One lane's atomic operation.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct AtomicRequest {
+    /// Global address.
+    pub addr: u64,
+    /// The operation.
+    pub op: AtomOp,
+    /// The data type.
+    pub ty: reconverge_ir::ScalarType,
+    /// Operand `b`.
+    pub b: u64,
+    /// Operand `c` (compare-and-swap's new value).
+    pub c: u64,
+    /// The thread slot in its CTA.
+    pub thread: u32,
+    /// The destination register, if the old value is wanted.
+    pub dst: Option<Reg>,
+}
+
+impl GlobalMemory for DeviceMemory {
+    #[inline]
+    fn read(&self, addr: u64, size: u32) -> Result<u64, MemFault> {
+        DeviceMemory::read(self, addr, size)
+    }
+    #[inline]
+    fn write(&mut self, addr: u64, size: u32, value: u64) -> Result<bool, MemFault> {
+        let changed = DeviceMemory::read(self, addr, size)? != value & full_mask(size * 8);
+        DeviceMemory::write(self, addr, size, value)?;
+        Ok(changed)
+    }
+    fn atomic(&mut self, a: AtomicRequest) -> Result<(Option<u64>, bool), MemFault> {
+        let size = a.ty.bytes();
+        let old = DeviceMemory::read(self, a.addr, size)?;
+        let new = alu::atom(a.op, a.ty, old, a.b, a.c);
+        if new != old {
+            DeviceMemory::write(self, a.addr, size, new)?;
+        }
+        Ok((Some(old), new != old))
+    }
+    fn allocations(&self) -> &[crate::memory::Allocation] {
+        DeviceMemory::allocations(self)
+    }
+}
+
+/// The memory accesses of the last executed instruction, per active lane (for the timing model).
+#[derive(Clone, Debug)]
+pub struct AccessLog {
+    /// Whether accesses are recorded at all.
+    pub enabled: bool,
+    /// Lanes that accessed memory.
+    pub mask: LaneMask,
+    /// The state space each lane's access resolved to.
+    pub space: [Space; 64],
+    /// The address (within that space) of each lane's first element.
+    pub addr: [u64; 64],
+    /// Bytes per lane (all vector elements).
+    pub bytes: u32,
+    /// What kind of access.
+    pub kind: AccessKind,
+}
+
+/// Loads, stores and atomics.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AccessKind {
+    /// A load.
+    Load,
+    /// A store.
+    Store,
+    /// An atomic or reduction.
+    Atomic,
+}
+
+impl Default for AccessLog {
+    fn default() -> Self {
+        AccessLog {
+            enabled: false,
+            mask: 0,
+            space: [Space::Global; 64],
+            addr: [0; 64],
+            bytes: 0,
+            kind: AccessKind::Load,
+        }
+    }
+}
+
+impl AccessLog {
+    #[inline]
+    pub(crate) fn begin(&mut self, kind: AccessKind, bytes: u32) {
+        self.mask = 0;
+        self.kind = kind;
+        self.bytes = bytes;
+    }
+
+    #[inline]
+    pub(crate) fn record(&mut self, lane: usize, space: Space, addr: u64) {
+        if self.enabled {
+            let (sp, a) = resolve(space, addr);
+            self.mask |= 1 << lane;
+            self.space[lane] = sp;
+            self.addr[lane] = a;
+        }
+    }
+}
+
+/// Resolves an address of `space` for one lane to (concrete space, address within it).
+#[inline]
+pub fn resolve(space: Space, addr: u64) -> (Space, u64) {
+    match space {
+        Space::Generic => {
+            if (SHARED_WINDOW..SHARED_WINDOW + WINDOW_SIZE).contains(&addr) {
+                (Space::Shared, addr - SHARED_WINDOW)
+            } else if (LOCAL_WINDOW..LOCAL_WINDOW + WINDOW_SIZE).contains(&addr) {
+                (Space::Local, addr - LOCAL_WINDOW)
+            } else if (CONST_WINDOW..CONST_WINDOW + WINDOW_SIZE).contains(&addr) {
+                (Space::Const, addr - CONST_WINDOW)
+            } else if (PARAM_WINDOW..PARAM_WINDOW + WINDOW_SIZE).contains(&addr) {
+                (Space::KernelParam, addr - PARAM_WINDOW)
+            } else {
+                (Space::Global, addr)
+            }
+        }
+        s => (s, addr),
+    }
+}

@@ -1,0 +1,362 @@
+//! The SM core: resident CTAs, the divergence mechanism's state, and the one path by which an issue group
+//! is executed. The functional machine ([`crate::run`]) and the timing model drive the same core: they ask
+//! what each issue context holds ([`SmCore::peek`], pure), decide which group issues (round robin in
+//! functional mode; schedulers, scoreboards and latencies in the timing model), and issue it
+//! ([`SmCore::issue`]: execute, count, update the mechanism, account barriers and exits, notify the
+//! observer). Everything about a CTA's architectural state stays inside this module.
+
+mod barrier;
+mod cta;
+mod exec;
+mod lanes;
+mod report;
+
+pub use report::{livelock_report, stall_report, Watchdog};
+
+use crate::access::{AccessLog, GlobalMemory};
+use crate::error::SimError;
+use crate::launch::LaunchConfig;
+use crate::mechanism::{EntryView, Flow, Group, LaneMap, Peek, Tracker, UpdateCtx};
+use crate::program::{InstClass, Program};
+use crate::stats::Stats;
+use crate::types::{LaneMask, Pc};
+use cta::Cta;
+use exec::{execute, location, Env, Scratch};
+use lanes::{Mixed, Whole};
+
+/// One issued instruction, as observers see it.
+#[derive(Clone, Debug)]
+pub struct IssueEvent<'a> {
+    /// Linear CTA index.
+    pub cta: u64,
+    /// The issue context (the static warp for per-warp mechanisms).
+    pub ctx: u32,
+    /// The pc issued.
+    pub pc: Pc,
+    /// The lanes issued.
+    pub mask: LaneMask,
+    /// The threads the lanes hold.
+    pub lanes: &'a LaneMap,
+    /// What the instruction did to control flow.
+    pub flow: &'a Flow,
+    /// The mechanism's structure after the instruction (bottom first).
+    pub entries: Vec<EntryView>,
+    /// Warp instructions issued before this one (by this core).
+    pub seq: u64,
+}
+
+/// Receives issued instructions (traces, visualisations).
+pub trait Observer {
+    /// Whether events of context `ctx` of CTA `cta` are wanted (events are only built for wanted ones).
+    fn wants(&self, cta: u64, ctx: u32) -> bool;
+    /// Called after an instruction issued and the mechanism updated.
+    fn on_issue(&mut self, ev: &IssueEvent<'_>);
+}
+
+/// An observer that wants nothing.
+pub struct NoObserver;
+
+impl Observer for NoObserver {
+    fn wants(&self, _: u64, _: u32) -> bool {
+        false
+    }
+    fn on_issue(&mut self, _: &IssueEvent<'_>) {}
+}
+
+/// What a driver provides for one issue.
+pub struct IssueEnv<'e, G: GlobalMemory> {
+    /// Device memory (or the timing model's per-SM view of it).
+    pub mem: &'e mut G,
+    /// The constant bank.
+    pub consts: &'e [u8],
+    /// The kernel parameter buffer.
+    pub params: &'e [u8],
+    /// The value `%clock` reads.
+    pub clock: u64,
+    /// Watch register values for the livelock detector.
+    pub track: bool,
+    /// Record the instruction's memory accesses ([`SmCore::last_access`]).
+    pub record_access: bool,
+}
+
+/// What issuing one group did, beyond the architectural state.
+#[derive(Clone, Copy, Debug)]
+pub struct Issued {
+    /// The instruction was a barrier its lanes now wait at.
+    pub barrier: bool,
+    /// A barrier of the CTA released during this instruction (its arrival or an exit completed it).
+    pub released: bool,
+    /// Some thread exited.
+    pub exited: bool,
+    /// Memory, a barrier or (while tracking) a register or predicate changed.
+    pub changed: bool,
+    /// Cycles the mechanism stalls the group's threads (compaction, warp-pool logic).
+    pub cost: u32,
+}
+
+struct Resident<C> {
+    cta: Cta,
+    st: C,
+    contexts: u32,
+}
+
+/// One SM's resident CTAs under mechanism `T`.
+pub struct SmCore<'a, T: Tracker> {
+    prog: &'a Program,
+    tracker: &'a T,
+    launch: &'a LaunchConfig,
+    sm_index: u32,
+    nsm: u32,
+    mech: T::Sm,
+    ctas: Vec<Option<Resident<T::Cta>>>,
+    stats: Stats,
+    scratch: Scratch,
+    access: AccessLog,
+}
+
+impl<'a, T: Tracker> SmCore<'a, T> {
+    /// An empty SM `sm_index` of `nsm`.
+    pub fn new(prog: &'a Program, tracker: &'a T, launch: &'a LaunchConfig, sm_index: u32, nsm: u32) -> Self {
+        let mut stats = Stats::new(prog, launch.warp_size, T::STRUCTURE);
+        stats.set_mechanism_counters(T::COUNTERS, T::BRANCH_COUNTERS);
+        SmCore {
+            prog,
+            tracker,
+            launch,
+            sm_index,
+            nsm,
+            mech: tracker.new_sm(launch.warp_size),
+            ctas: Vec::new(),
+            stats,
+            scratch: Scratch::default(),
+            access: AccessLog::default(),
+        }
+    }
+
+    /// Makes CTA `linear` of the launch resident; returns its index in this SM.
+    pub fn launch(&mut self, linear: u64) -> usize {
+        let g = self.launch.grid;
+        let id = [
+            (linear % g[0] as u64) as u32,
+            ((linear / g[0] as u64) % g[1] as u64) as u32,
+            (linear / (g[0] as u64 * g[1] as u64)) as u32,
+        ];
+        let cta = Cta::new(self.prog, id, linear, self.launch.block, self.launch.warp_size, self.launch.dynamic_shared);
+        let index = match self.ctas.iter().position(Option::is_none) {
+            Some(i) => i,
+            None => {
+                self.ctas.push(None);
+                self.ctas.len() - 1
+            }
+        };
+        let entry = self.prog.functions[0].entry;
+        let st = self.tracker.launch(&mut self.mech, index as u32, &cta.view(), entry);
+        let contexts = self.tracker.contexts(cta.nwarps, cta.nthreads);
+        self.stats.ctas += 1;
+        self.stats.threads += cta.nthreads as u64;
+        self.ctas[index] = Some(Resident { cta, st, contexts });
+        index
+    }
+
+    /// CTA slots (some may be empty).
+    pub fn cta_slots(&self) -> usize {
+        self.ctas.len()
+    }
+
+    /// Whether CTA slot `cta` holds a CTA.
+    pub fn is_resident(&self, cta: usize) -> bool {
+        self.ctas.get(cta).is_some_and(Option::is_some)
+    }
+
+    /// Whether any CTA is resident.
+    pub fn has_work(&self) -> bool {
+        self.ctas.iter().any(Option::is_some)
+    }
+
+    /// Resident CTAs.
+    pub fn resident(&self) -> usize {
+        self.ctas.iter().flatten().count()
+    }
+
+    /// Issue contexts of CTA `cta` (0 if the slot is empty).
+    pub fn contexts(&self, cta: usize) -> u32 {
+        self.ctas.get(cta).and_then(Option::as_ref).map(|r| r.contexts).unwrap_or(0)
+    }
+
+    /// The linear index of CTA slot `cta`.
+    pub fn linear(&self, cta: usize) -> Option<u64> {
+        self.ctas.get(cta).and_then(Option::as_ref).map(|r| r.cta.linear)
+    }
+
+    /// Warps of a CTA of this launch (all CTAs have the same shape).
+    pub fn warps_per_cta(&self) -> u32 {
+        self.launch.threads_per_cta().div_ceil(self.launch.warp_size)
+    }
+
+    /// What context `ctx` of CTA `cta` holds now. Pure.
+    #[inline]
+    pub fn peek(&self, cta: usize, ctx: u32) -> Peek {
+        match self.ctas.get(cta).and_then(Option::as_ref) {
+            Some(r) => self.tracker.peek(&self.mech, &r.st, &r.cta.view(), ctx),
+            None => Peek::Empty,
+        }
+    }
+
+    /// For mechanisms that order issue ([`Tracker::ORDERED`]): the ready group of CTA `cta` the mechanism
+    /// would issue next. Pure.
+    pub fn choose(&self, cta: usize) -> Option<Group> {
+        let r = self.ctas.get(cta).and_then(Option::as_ref)?;
+        self.tracker.choose(&self.mech, &r.st, &r.cta.view())
+    }
+
+    /// The mechanism's name.
+    pub fn tracker_name(&self) -> &'static str {
+        self.tracker.name()
+    }
+
+    /// Issues `group` of CTA `cta`: executes it, counts it, updates the mechanism, accounts barriers and
+    /// exits, and tells the observer.
+    pub fn issue<G: GlobalMemory>(
+        &mut self,
+        cta: usize,
+        group: &Group,
+        env: IssueEnv<'_, G>,
+        observer: &mut dyn Observer,
+    ) -> Result<Issued, SimError> {
+        let prog = self.prog;
+        let Some(r) = self.ctas.get_mut(cta).and_then(Option::as_mut) else {
+            return Err(SimError::Launch("issue to an empty CTA slot".into()));
+        };
+        let pc = group.pc;
+        if pc as usize >= prog.insts.len() {
+            let last = prog.insts.len().saturating_sub(1) as u32;
+            return Err(SimError::Trap {
+                what: format!("control reached pc {pc}, past the end of the program"),
+                at: Box::new(location(prog, &r.cta, last, None)),
+            });
+        }
+        let mut e = Env {
+            prog,
+            mem: env.mem,
+            consts: env.consts,
+            params: env.params,
+            grid: self.launch.grid,
+            block: self.launch.block,
+            sm: self.sm_index,
+            nsm: self.nsm,
+            clock: env.clock,
+            local_limit: self.launch.local_bytes,
+            dynamic_shared: self.launch.dynamic_shared,
+            track: env.track,
+            changed: false,
+            access: &mut self.access,
+        };
+        e.access.enabled = env.record_access;
+        let w = r.cta.w;
+        let fx = match group.lanes.single_warp(group.mask) {
+            Some(warp) => {
+                let lanes = Whole { warp, base: warp as usize * w };
+                execute(&mut e, &mut self.scratch, &mut r.cta, lanes, pc, group.mask)
+            }
+            None => {
+                let slots = Mixed::slot_table(group.lanes.parts(), w);
+                let lanes = Mixed { parts: group.lanes.parts(), slots: &slots, w };
+                execute(&mut e, &mut self.scratch, &mut r.cta, lanes, pc, group.mask)
+            }
+        };
+        let mut changed = e.changed;
+        let fx = fx?;
+        self.stats.count_issue(prog, pc, group.mask, &fx.flow);
+        // Barriers and exits.
+        let mut barrier = false;
+        let mut released = false;
+        if let Some(arr) = &fx.barrier {
+            self.stats.barriers += 1;
+            barrier = arr.kind != crate::program::BarKind::Arrive;
+            released |= r.cta.arrive(T::BARRIER, arr, group.lanes.parts(), &mut changed);
+        }
+        // Threads leave only through `exit` or a kernel-level `ret`, which report `Flow::Exit`.
+        let exited = matches!(fx.flow, Flow::Exit { .. });
+        if exited {
+            released |= r.cta.try_release(T::BARRIER, &mut changed);
+            r.cta.refresh_blocked();
+        }
+        // The mechanism.
+        let branch = prog.info[pc as usize].branch;
+        let (counters, branch_counters) = self.stats.mechanism_counters_mut(branch);
+        let mut u = UpdateCtx {
+            prog,
+            cta: cta as u32,
+            view: r.cta.view(),
+            barrier,
+            released,
+            size: 0,
+            cost: 0,
+            counters,
+            branch: branch_counters,
+        };
+        self.tracker.update(&mut self.mech, &mut r.st, group, &fx.flow, &mut u).map_err(|err| SimError::Trap {
+            what: format!("{} mechanism: {err}", self.tracker.name()),
+            at: Box::new(location(prog, &r.cta, pc, None)),
+        })?;
+        let (size, cost) = (u.size, u.cost);
+        self.stats.max_structure = self.stats.max_structure.max(size);
+        if observer.wants(r.cta.linear, group.ctx) {
+            observer.on_issue(&IssueEvent {
+                cta: r.cta.linear,
+                ctx: group.ctx,
+                pc,
+                mask: group.mask,
+                lanes: &group.lanes,
+                flow: &fx.flow,
+                entries: self.tracker.entries(&self.mech, &r.st, group.ctx),
+                seq: self.stats.warp_instructions - 1,
+            });
+        }
+        Ok(Issued { barrier, released, exited, changed, cost })
+    }
+
+    /// The memory accesses of the last issued instruction (when it was issued with `record_access`).
+    pub fn last_access(&self) -> &AccessLog {
+        &self.access
+    }
+
+    /// Frees the slots of CTAs whose threads all exited; returns the slots freed.
+    pub fn retire(&mut self) -> smallvec::SmallVec<[usize; 4]> {
+        let mut out = smallvec::SmallVec::new();
+        for i in 0..self.ctas.len() {
+            if self.ctas[i].as_ref().is_some_and(|r| r.cta.done()) {
+                self.ctas[i] = None;
+                self.tracker.retire(&mut self.mech, i as u32);
+                out.push(i);
+            }
+        }
+        out
+    }
+
+    /// Writes a value into register `reg` of thread slot `slot` of CTA `cta` (an atomic's old value,
+    /// applied when the timing model performs the atomic).
+    pub fn write_register(&mut self, cta: usize, slot: u32, reg: u32, value: u64) {
+        if let Some(r) = self.ctas.get_mut(cta).and_then(Option::as_mut) {
+            let i = reg as usize * r.cta.padded + slot as usize;
+            if let Some(x) = r.cta.regs.get_mut(i) {
+                *x = value;
+            }
+        }
+    }
+
+    /// The statistics gathered so far.
+    pub fn stats(&self) -> &Stats {
+        &self.stats
+    }
+
+    /// The program.
+    pub fn program(&self) -> &'a Program {
+        self.prog
+    }
+
+    /// The class of the instruction at `pc` (for latencies).
+    pub fn class(&self, pc: Pc) -> InstClass {
+        self.prog.info[pc as usize].class
+    }
+}

@@ -1,0 +1,362 @@
+//! The memory side of an SM: coalescing, the L1 with its MSHRs, shared-memory banks, constant accesses,
+//! outstanding loads and atomics, and the requests and responses exchanged with the L2 at epoch ends.
+
+use crate::config::GpuConfig;
+use crate::memsys::{coalesce, conflict_degree, Cache, LineRequest, Mshr, MshrResult, ReqKind};
+use crate::stats::MemoryCounters;
+use reconverge_sim::access::{AccessKind, AccessLog};
+use reconverge_sim::program::Space;
+use reconverge_sim::LaneMask;
+use smallvec::SmallVec;
+use std::collections::{BinaryHeap, VecDeque};
+
+/// An L2 request from an SM.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct L2Request {
+    /// Cycle it leaves the SM.
+    pub cycle: u64,
+    /// Sequence within the SM.
+    pub seq: u64,
+    /// L2 line number.
+    pub line: u64,
+    /// Sector mask.
+    pub sectors: u32,
+    /// Read, write or atomic.
+    pub kind: ReqKind,
+    /// What the response completes: an L1 fill of a line, or one line of an atomic; `None` for writes.
+    pub token: Option<u64>,
+}
+
+/// A response token that completes one line of an atomic (the rest of the bits: the load tracker).
+const TOKEN_ATOMIC: u64 = 1 << 63;
+
+/// A load or atomic whose lines are outstanding.
+#[derive(Clone, Debug)]
+pub(crate) struct LoadTrack {
+    /// The CTA slot of the issuing group.
+    pub cta: usize,
+    /// The threads that executed it: (static warp, lanes).
+    pub parts: SmallVec<[(u32, LaneMask); 2]>,
+    /// Lines still outstanding.
+    pub remaining: u32,
+    /// When the data is ready at the earliest (hits, the latest response).
+    pub ready: u64,
+    /// Destination registers.
+    pub regs: SmallVec<[u32; 4]>,
+    /// The generation of the CTA that issued it (the slot may hold a newer CTA when it completes).
+    pub generation: u64,
+}
+
+/// How an instruction's memory access is timed.
+pub(crate) struct AccessTiming {
+    /// Result latency when nothing is outstanding.
+    pub latency: u64,
+    /// Cycles the load/store unit stays busy.
+    pub occupancy: u64,
+    /// The result waits for a response (a miss or an atomic): the tracker finishing it.
+    pub pending: Option<usize>,
+}
+
+/// Who issued an access (for load tracking and local-memory interleaving).
+pub(crate) struct Issuer<'p> {
+    /// CTA slot.
+    pub cta: usize,
+    /// The group's threads.
+    pub parts: &'p [(u32, LaneMask)],
+    /// Destination registers of the instruction.
+    pub regs: &'p [u32],
+}
+
+/// The memory side of one SM.
+pub(crate) struct MemorySide {
+    l1: Cache,
+    mshr: Mshr,
+    loads: Vec<Option<LoadTrack>>,
+    free_loads: Vec<usize>,
+    miss_queue: VecDeque<(u64, u32, u64)>,
+    /// Requests for the L2 made this epoch.
+    pub outbox: Vec<L2Request>,
+    inbox: BinaryHeap<std::cmp::Reverse<(u64, u64)>>,
+    req_seq: u64,
+    /// Memory counters.
+    pub counters: MemoryCounters,
+    accesses: Vec<(u64, u32)>,
+    lines: Vec<LineRequest>,
+    waiters: Vec<u64>,
+}
+
+impl MemorySide {
+    /// The memory side of an SM of `gpu`.
+    pub fn new(gpu: &GpuConfig) -> Result<MemorySide, String> {
+        Ok(MemorySide {
+            l1: Cache::new(gpu.l1_geometry())?,
+            mshr: Mshr::new(gpu.l1.mshrs as usize, gpu.l1.mshr_merge as usize)?,
+            loads: Vec::new(),
+            free_loads: Vec::new(),
+            miss_queue: VecDeque::new(),
+            outbox: Vec::new(),
+            inbox: BinaryHeap::new(),
+            req_seq: 0,
+            counters: MemoryCounters::default(),
+            accesses: Vec::with_capacity(64),
+            lines: Vec::with_capacity(64),
+            waiters: Vec::new(),
+        })
+    }
+
+    /// Whether responses are still outstanding.
+    pub fn pending(&self) -> bool {
+        !self.inbox.is_empty() || !self.miss_queue.is_empty()
+    }
+
+    /// Whether loads wait for a free MSHR (memory instructions then stall).
+    pub fn miss_queue_full(&self) -> bool {
+        !self.miss_queue.is_empty()
+    }
+
+    /// The cycle of the next response, if any.
+    pub fn next_response(&self) -> Option<u64> {
+        self.inbox.peek().map(|r| r.0 .0)
+    }
+
+    /// Records the generation of the CTA that issued load `id`.
+    pub fn tag_generation(&mut self, id: usize, generation: u64) {
+        if let Some(Some(t)) = self.loads.get_mut(id) {
+            t.generation = generation;
+        }
+    }
+
+    /// Queues an L2 response arriving at `cycle`.
+    pub fn deliver(&mut self, cycle: u64, token: u64) {
+        self.inbox.push(std::cmp::Reverse((cycle, token)));
+    }
+
+    fn new_load(&mut self, who: &Issuer<'_>) -> usize {
+        let t = LoadTrack {
+            cta: who.cta,
+            parts: who.parts.iter().copied().collect(),
+            remaining: 0,
+            ready: 0,
+            regs: who.regs.iter().copied().collect(),
+            generation: 0,
+        };
+        match self.free_loads.pop() {
+            Some(i) => {
+                self.loads[i] = Some(t);
+                i
+            }
+            None => {
+                self.loads.push(Some(t));
+                self.loads.len() - 1
+            }
+        }
+    }
+
+    fn load_part_done(&mut self, id: usize, cycle: u64, done: &mut Vec<LoadTrack>) {
+        let finished = match self.loads.get_mut(id).and_then(Option::as_mut) {
+            Some(t) => {
+                t.remaining = t.remaining.saturating_sub(1);
+                t.ready = t.ready.max(cycle);
+                t.remaining == 0
+            }
+            None => false,
+        };
+        if finished {
+            if let Some(t) = self.loads.get_mut(id).and_then(Option::take) {
+                self.free_loads.push(id);
+                done.push(t);
+            }
+        }
+    }
+
+    fn send(&mut self, cycle: u64, line: u64, sectors: u32, kind: ReqKind, token: Option<u64>) {
+        self.req_seq += 1;
+        self.outbox.push(L2Request { cycle, seq: self.req_seq, line, sectors, kind, token });
+    }
+
+    fn retry_misses(&mut self, now: u64, gpu: &GpuConfig) {
+        while let Some(&(line, sectors, load)) = self.miss_queue.front() {
+            match self.mshr.add(line, load) {
+                MshrResult::Full => break,
+                MshrResult::Merged => {
+                    self.miss_queue.pop_front();
+                }
+                MshrResult::Allocated => {
+                    self.miss_queue.pop_front();
+                    self.send(now + gpu.l1.hit_latency, line, sectors, ReqKind::Read, Some(line));
+                }
+            }
+        }
+    }
+
+    /// Takes the responses due at `now`: fills the L1, completes loads (appended to `done`), and retries
+    /// misses that waited for an MSHR.
+    pub fn deliver_due(&mut self, now: u64, gpu: &GpuConfig, done: &mut Vec<LoadTrack>) {
+        while let Some(&std::cmp::Reverse((cycle, token))) = self.inbox.peek() {
+            if cycle > now {
+                break;
+            }
+            self.inbox.pop();
+            if token & TOKEN_ATOMIC != 0 {
+                self.load_part_done((token & !TOKEN_ATOMIC) as usize, cycle, done);
+            } else {
+                let line = token;
+                if let Some((victim, dirty)) = self.l1.fill(line, cycle) {
+                    if dirty {
+                        self.send(cycle, victim, 0, ReqKind::Write, None);
+                    }
+                }
+                let mut waiters = std::mem::take(&mut self.waiters);
+                waiters.clear();
+                self.mshr.complete(line, &mut waiters);
+                for &wid in &waiters {
+                    self.load_part_done(wid as usize, cycle, done);
+                }
+                self.waiters = waiters;
+            }
+        }
+        self.retry_misses(now, gpu);
+    }
+
+    /// Times the memory access `a` of the instruction just issued at `now` by `who`.
+    pub fn access(&mut self, a: &AccessLog, who: &Issuer<'_>, now: u64, gpu: &GpuConfig) -> AccessTiming {
+        let lanes: SmallVec<[usize; 64]> = reconverge_sim::lanes(a.mask).collect();
+        let mut latency = 0u64;
+        let mut occupancy = gpu.interval.mem;
+        // Shared memory: bank conflicts.
+        let shared: SmallVec<[(u64, u32); 64]> =
+            lanes.iter().filter(|&&l| a.space[l] == Space::Shared).map(|&l| (a.addr[l], a.bytes)).collect();
+        if !shared.is_empty() {
+            let d = conflict_degree(&shared, gpu.shared.banks, gpu.shared.bank_bytes).max(1) as u64;
+            self.counters.shared_instructions += 1;
+            self.counters.shared_wavefronts += d;
+            latency = latency.max(gpu.latency.shared + d - 1);
+            occupancy = occupancy.max(d * gpu.interval.mem);
+        }
+        // Constant and parameter memory: one access per distinct address.
+        let mut konst: SmallVec<[u64; 64]> = lanes
+            .iter()
+            .filter(|&&l| matches!(a.space[l], Space::Const | Space::KernelParam))
+            .map(|&l| a.addr[l])
+            .collect();
+        if !konst.is_empty() {
+            konst.sort_unstable();
+            konst.dedup();
+            let d = konst.len() as u64;
+            latency = latency.max(gpu.latency.constant + d - 1);
+            occupancy = occupancy.max(d * gpu.interval.mem);
+        }
+        // Global and local: through the L1.
+        self.accesses.clear();
+        for &l in &lanes {
+            match a.space[l] {
+                Space::Global => self.accesses.push((a.addr[l], a.bytes)),
+                Space::Local => {
+                    // NVIDIA interleaves local memory so that one offset of a warp's lanes is contiguous.
+                    let warp = who.parts.iter().find(|p| p.1 >> l & 1 == 1).map(|p| p.0).unwrap_or(0) as u64;
+                    let off = a.addr[l];
+                    let key = (1u64 << 62)
+                        | ((who.cta as u64) << 48)
+                        | (warp << 36)
+                        | ((off & !3) * gpu.warp_size as u64 + (l as u64) * 4 + (off & 3));
+                    self.accesses.push((key, a.bytes));
+                }
+                _ => {}
+            }
+        }
+        if self.accesses.is_empty() {
+            return AccessTiming { latency: latency.max(1), occupancy, pending: None };
+        }
+        let mut lines = std::mem::take(&mut self.lines);
+        coalesce(&self.accesses, gpu.l1.line, gpu.l1.sector, &mut lines);
+        self.counters.global_instructions += 1;
+        self.counters.transactions += lines.len() as u64;
+        self.counters.sectors += lines.iter().map(|r| r.sectors.count_ones() as u64).sum::<u64>();
+        occupancy = occupancy.max(lines.len() as u64 * gpu.interval.mem);
+        let is_local = self.accesses.first().is_some_and(|x| x.0 >> 62 == 1);
+        let pending = match a.kind {
+            AccessKind::Load => self.load(&lines, who, now, gpu, &mut latency),
+            AccessKind::Store => {
+                self.store(&lines, is_local, now, gpu);
+                latency = latency.max(1);
+                None
+            }
+            AccessKind::Atomic => Some(self.atomic(&lines, who, now, gpu)),
+        };
+        self.lines = lines;
+        AccessTiming { latency: latency.max(1), occupancy, pending }
+    }
+
+    fn load(
+        &mut self,
+        lines: &[LineRequest],
+        who: &Issuer<'_>,
+        now: u64,
+        gpu: &GpuConfig,
+        latency: &mut u64,
+    ) -> Option<usize> {
+        let ready = now + gpu.l1.hit_latency;
+        let id = self.new_load(who);
+        let mut remaining = 0;
+        for r in lines {
+            self.counters.l1_accesses += 1;
+            if self.l1.lookup(r.line, now) {
+                self.counters.l1_hits += 1;
+                continue;
+            }
+            remaining += 1;
+            match self.mshr.add(r.line, id as u64) {
+                MshrResult::Merged => self.counters.l1_mshr_merges += 1,
+                MshrResult::Allocated => {
+                    self.send(now + gpu.l1.hit_latency, r.line, r.sectors, ReqKind::Read, Some(r.line))
+                }
+                MshrResult::Full => {
+                    self.counters.l1_mshr_full += 1;
+                    self.miss_queue.push_back((r.line, r.sectors, id as u64));
+                }
+            }
+        }
+        if remaining == 0 {
+            self.loads[id] = None;
+            self.free_loads.push(id);
+            *latency = (*latency).max(ready - now);
+            return None;
+        }
+        if let Some(Some(t)) = self.loads.get_mut(id) {
+            t.remaining = remaining;
+            t.ready = ready;
+        }
+        Some(id)
+    }
+
+    fn store(&mut self, lines: &[LineRequest], is_local: bool, now: u64, gpu: &GpuConfig) {
+        for r in lines {
+            if is_local {
+                // Local memory is write-back cached in the L1.
+                if !self.l1.lookup(r.line, now) {
+                    if let Some((victim, true)) = self.l1.fill(r.line, now) {
+                        self.send(now, victim, 0, ReqKind::Write, None);
+                    }
+                }
+                self.l1.mark_dirty(r.line);
+            } else {
+                // Global stores write through to the L2 and evict the L1 copy.
+                self.l1.invalidate(r.line);
+                self.send(now + gpu.l1.hit_latency, r.line, r.sectors, ReqKind::Write, None);
+            }
+        }
+    }
+
+    fn atomic(&mut self, lines: &[LineRequest], who: &Issuer<'_>, now: u64, gpu: &GpuConfig) -> usize {
+        let id = self.new_load(who);
+        for r in lines {
+            self.l1.invalidate(r.line);
+            self.send(now + gpu.l1.hit_latency, r.line, r.sectors, ReqKind::Atomic, Some(TOKEN_ATOMIC | id as u64));
+        }
+        if let Some(Some(t)) = self.loads.get_mut(id) {
+            t.remaining = lines.len() as u32;
+            t.ready = now;
+        }
+        id
+    }
+}

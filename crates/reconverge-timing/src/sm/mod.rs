@@ -1,0 +1,619 @@
+//! One SM in time: it drives the simulator's [`SmCore`] (resident CTAs, the divergence mechanism, the one
+//! issue path) and decides *when* each issue context may issue: warp schedulers, per-thread pipeline and
+//! scoreboard state, functional-unit intervals, the memory side ([`memory`]). [`Sm::run_epoch`] advances
+//! it over one epoch without touching anything shared but read-only device memory.
+
+mod memory;
+mod times;
+
+pub use memory::L2Request;
+
+use crate::config::{GpuConfig, SchedulerPolicy};
+use crate::gmem::{SmMemView, SmMemory};
+use crate::stats::{MemoryCounters, StallCounts};
+use memory::{Issuer, LoadTrack, MemorySide};
+use reconverge_sim::core::{IssueEnv, NoObserver, SmCore};
+use reconverge_sim::mechanism::{Blocked, Group, Peek, Tracker};
+use reconverge_sim::memory::DeviceMemory;
+use reconverge_sim::program::{InstClass, Op};
+use reconverge_sim::{LaneMask, LaunchConfig, Program, SimError, Stats};
+use smallvec::SmallVec;
+use times::{row, CtaTimes};
+
+/// Read-only context shared by all SMs during an epoch.
+pub struct EpochCtx<'a> {
+    /// Device memory as of the epoch start.
+    pub mem: &'a DeviceMemory,
+    /// Constant bank.
+    pub consts: &'a [u8],
+    /// Kernel parameters.
+    pub params: &'a [u8],
+    /// Watch register values for the livelock detector.
+    pub track: bool,
+    /// Stop at this cycle (`--max-cycles`).
+    pub max_cycles: Option<u64>,
+    /// The cycle the epoch ends: global writes logged during the epoch are performed then.
+    pub epoch_end: u64,
+}
+
+/// Why an issue context could not issue this cycle.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Cause {
+    Scoreboard,
+    Memory,
+    Pipeline,
+    Mechanism,
+    Barrier,
+    Done,
+}
+
+/// What an epoch did.
+#[derive(Debug, Default)]
+pub struct EpochOutcome {
+    /// Instructions issued.
+    pub issued: u64,
+    /// Whether any value changed (livelock detection).
+    pub changed: bool,
+    /// The first error and its cycle.
+    pub error: Option<(u64, SimError)>,
+    /// When nothing issued at the epoch's end: the earliest cycle at which a context may become ready by
+    /// itself (a latency, a fence, a mechanism stall); `u64::MAX` when none can without a memory response
+    /// or another thread's action (a barrier, a SIMT deadlock).
+    pub wake: u64,
+}
+
+/// A resident CTA's resources and timing state.
+struct CtaRes {
+    threads: u32,
+    warps: u32,
+    regs: u32,
+    shared: u32,
+    /// Distinguishes successive CTAs of one slot (a late load response of a retired CTA is dropped).
+    generation: u64,
+    times: CtaTimes,
+}
+
+/// One SM.
+pub struct Sm<'a, T: Tracker> {
+    /// SM index.
+    pub id: u32,
+    core: SmCore<'a, T>,
+    gpu: &'a GpuConfig,
+    res: Vec<Option<CtaRes>>,
+    used: [u32; 4],
+    regs_per_thread: u32,
+    /// Issue contexts per CTA (every CTA of a launch has the same shape).
+    nctx: u32,
+    ages: Vec<u64>,
+    next_age: u64,
+    generation: u64,
+    fu_free: Vec<[u64; 5]>,
+    last_issued: Vec<Option<u32>>,
+    active: Vec<Vec<u32>>,
+    /// Global writes of this epoch.
+    pub mem: SmMemory,
+    memory: MemorySide,
+    /// Idle scheduler-cycles by cause.
+    pub stalls: StallCounts,
+    /// Issue slots while busy.
+    pub issue_slots: u64,
+    /// Cycles with resident work.
+    pub busy_cycles: u64,
+    /// The last cycle with resident work.
+    pub last_busy: Option<u64>,
+    done_loads: Vec<LoadTrack>,
+}
+
+fn unit(class: InstClass) -> usize {
+    match class {
+        InstClass::Float => 1,
+        InstClass::Double => 2,
+        InstClass::Sfu => 3,
+        InstClass::Mem => 4,
+        _ => 0,
+    }
+}
+
+impl<'a, T: Tracker> Sm<'a, T> {
+    /// An empty SM.
+    pub fn new(
+        id: u32,
+        gpu: &'a GpuConfig,
+        prog: &'a Program,
+        tracker: &'a T,
+        launch: &'a LaunchConfig,
+    ) -> Result<Sm<'a, T>, String> {
+        let nsched = gpu.sm.schedulers as usize;
+        let est = prog.functions[0].reg_words.clamp(1, gpu.sm.max_regs_per_thread);
+        let regs_per_thread = if gpu.sm.regs_per_thread > 0 { gpu.sm.regs_per_thread } else { est };
+        let nthreads = launch.threads_per_cta();
+        let nctx = tracker.contexts(nthreads.div_ceil(launch.warp_size), nthreads);
+        Ok(Sm {
+            id,
+            core: SmCore::new(prog, tracker, launch, id, gpu.num_sms),
+            gpu,
+            res: Vec::new(),
+            used: [0; 4],
+            regs_per_thread,
+            nctx,
+            ages: Vec::new(),
+            next_age: 0,
+            generation: 0,
+            fu_free: vec![[0; 5]; nsched],
+            last_issued: vec![None; nsched],
+            active: vec![Vec::new(); nsched],
+            mem: SmMemory::default(),
+            memory: MemorySide::new(gpu)?,
+            stalls: StallCounts::default(),
+            issue_slots: 0,
+            busy_cycles: 0,
+            last_busy: None,
+            done_loads: Vec::new(),
+        })
+    }
+
+    /// The functional core (for reports and statistics).
+    pub fn core(&self) -> &SmCore<'a, T> {
+        &self.core
+    }
+
+    /// Functional statistics of the CTAs run here.
+    pub fn stats(&self) -> &Stats {
+        self.core.stats()
+    }
+
+    /// Memory counters.
+    pub fn memory_counters(&self) -> &MemoryCounters {
+        &self.memory.counters
+    }
+
+    /// Requests for the L2 made this epoch.
+    pub fn take_outbox(&mut self) -> Vec<L2Request> {
+        std::mem::take(&mut self.memory.outbox)
+    }
+
+    /// Registers per thread this SM assumes for the kernel.
+    pub fn regs_per_thread(&self) -> u32 {
+        self.regs_per_thread
+    }
+
+    /// Whether the SM holds any CTA.
+    pub fn has_work(&self) -> bool {
+        self.core.has_work()
+    }
+
+    /// Whether responses are still outstanding.
+    pub fn has_pending_memory(&self) -> bool {
+        self.memory.pending()
+    }
+
+    /// The resources one CTA of `launch` needs: (threads, warps, registers, shared bytes).
+    pub fn cta_demand(&self, prog: &Program, launch: &LaunchConfig) -> (u32, u32, u32, u32) {
+        let threads = launch.threads_per_cta();
+        let warps = threads.div_ceil(launch.warp_size);
+        let regs = self.regs_per_thread * warps * launch.warp_size;
+        let shared = prog.static_shared + launch.dynamic_shared;
+        (threads, warps, regs, shared)
+    }
+
+    /// Whether a CTA fits now.
+    pub fn fits(&self, prog: &Program, launch: &LaunchConfig) -> bool {
+        let (t, w, r, s) = self.cta_demand(prog, launch);
+        let sm = &self.gpu.sm;
+        self.core.resident() < sm.max_ctas as usize
+            && self.used[0] + t <= sm.max_threads
+            && self.used[1] + w <= sm.max_warps
+            && self.used[2] + r <= sm.registers
+            && self.used[3] + s <= sm.shared_memory
+    }
+
+    /// Launches CTA `linear` here at cycle `now`.
+    pub fn launch(&mut self, prog: &Program, launch: &LaunchConfig, linear: u64) {
+        let (threads, warps, regs, shared) = self.cta_demand(prog, launch);
+        let c = self.core.launch(linear);
+        if self.res.len() <= c {
+            self.res.resize_with(c + 1, || None);
+        }
+        self.generation += 1;
+        let times = CtaTimes::new(warps as usize, launch.warp_size as usize, prog.nregs as usize, prog.npreds as usize);
+        self.res[c] = Some(CtaRes { threads, warps, regs, shared, generation: self.generation, times });
+        let n = (c + 1) * self.nctx as usize;
+        if self.ages.len() < n {
+            self.ages.resize(n, u64::MAX);
+        }
+        for k in 0..self.nctx as usize {
+            self.ages[c * self.nctx as usize + k] = self.next_age;
+            self.next_age += 1;
+        }
+        for (u, x) in self.used.iter_mut().zip([threads, warps, regs, shared]) {
+            *u += x;
+        }
+    }
+
+    /// Writes an atomic's old value (applied at the epoch end) into the issuing thread's register.
+    pub fn write_register(&mut self, cta_slot: u32, thread: u32, reg: u32, value: u64) {
+        self.core.write_register(cta_slot as usize, thread, reg, value);
+    }
+
+    /// Queues an L2 response arriving at `cycle`.
+    pub fn deliver(&mut self, cycle: u64, token: u64) {
+        self.memory.deliver(cycle, token);
+    }
+
+    /// Frees the slots of finished CTAs.
+    pub fn retire(&mut self) {
+        for c in self.core.retire() {
+            if let Some(r) = self.res.get_mut(c).and_then(Option::take) {
+                for (u, x) in self.used.iter_mut().zip([r.threads, r.warps, r.regs, r.shared]) {
+                    *u -= x;
+                }
+            }
+            let nctx = self.nctx;
+            for a in self.active.iter_mut() {
+                a.retain(|&g| g / nctx != c as u32);
+            }
+        }
+    }
+
+    /// Delivers the responses due at `now` and completes the loads they finish.
+    fn deliver_due(&mut self, now: u64) {
+        let mut done = std::mem::take(&mut self.done_loads);
+        self.memory.deliver_due(now, self.gpu, &mut done);
+        for t in done.drain(..) {
+            self.finish_load(t);
+        }
+        self.done_loads = done;
+    }
+
+    /// A load's data arrived: its destination registers are ready, its miss is over.
+    fn finish_load(&mut self, t: LoadTrack) {
+        let ready = t.ready;
+        let Some(r) = self.res.get_mut(t.cta).and_then(Option::as_mut) else { return };
+        if r.generation != t.generation {
+            return;
+        }
+        let all: LaneMask = u64::MAX;
+        for &reg in &t.regs {
+            r.times.regs.set(reg as usize, &t.parts, all, ready);
+            r.times.regs.refresh(reg as usize, &t.parts);
+        }
+        r.times.add_misses(&t.parts, all, false);
+    }
+
+    /// Whether context `g` may issue at `now`: its group, or why not and when that may change.
+    fn readiness(&self, g: u32, now: u64, sched: usize) -> Result<Group, (Cause, u64)> {
+        let (c, ctx) = ((g / self.nctx) as usize, g % self.nctx);
+        let grp = match self.core.peek(c, ctx) {
+            Peek::Ready(grp) => grp,
+            Peek::Blocked(Blocked::Barrier) => return Err((Cause::Barrier, u64::MAX)),
+            Peek::Blocked(Blocked::Mechanism) => return Err((Cause::Mechanism, u64::MAX)),
+            Peek::Empty => return Err((Cause::Done, u64::MAX)),
+        };
+        let Some(r) = self.res.get(c).and_then(Option::as_ref) else { return Err((Cause::Done, u64::MAX)) };
+        let t = &r.times;
+        let (parts, hold) = (grp.lanes.parts(), grp.hold);
+        if let Some(x) = t.threads.pending(row::MECH, parts, hold, now) {
+            return Err((Cause::Mechanism, x));
+        }
+        if let Some(x) = t.threads.pending(row::FENCE, parts, hold, now) {
+            return Err((Cause::Memory, x));
+        }
+        if let Some(x) = t.threads.pending(row::READY, parts, hold, now) {
+            return Err((Cause::Pipeline, x));
+        }
+        if self.gpu.sm.miss_blocks_warp && t.missing(parts, hold) {
+            return Err((Cause::Memory, u64::MAX));
+        }
+        let prog = self.core.program();
+        let Some(info) = prog.info.get(grp.pc as usize) else { return Ok(grp) };
+        let mut worst = 0u64;
+        for &reg in info.reads.iter().chain(info.writes.iter()) {
+            if let Some(x) = t.regs.pending(reg as usize, parts, hold, now) {
+                worst = worst.max(x);
+            }
+        }
+        for &p in info.pred_reads.iter().chain(info.pred_writes.iter()) {
+            worst = worst.max(t.pred(p, parts));
+        }
+        if worst > now {
+            return Err(if worst == u64::MAX { (Cause::Memory, u64::MAX) } else { (Cause::Scoreboard, worst) });
+        }
+        let u = unit(info.class);
+        if self.fu_free[sched][u] > now {
+            return Err((Cause::Pipeline, self.fu_free[sched][u]));
+        }
+        if info.class == InstClass::Mem && self.memory.miss_queue_full() {
+            return Err((Cause::Memory, u64::MAX));
+        }
+        Ok(grp)
+    }
+
+    /// The contexts of scheduler `s`, in the order it considers them.
+    fn candidates(&self, s: usize, nsched: usize, policy: SchedulerPolicy, out: &mut SmallVec<[u32; 64]>) {
+        out.clear();
+        for c in 0..self.core.cta_slots() {
+            let base = c as u32 * self.nctx;
+            for k in 0..self.core.contexts(c) {
+                let g = base + k;
+                if g as usize % nsched == s {
+                    out.push(g);
+                }
+            }
+        }
+        if out.is_empty() {
+            return;
+        }
+        if T::ORDERED {
+            // The mechanism's issue order (DWF's heuristics); contexts without a ready group last.
+            let key = |g: u32| match self.core.peek((g / self.nctx) as usize, g % self.nctx) {
+                Peek::Ready(grp) => (0u8, grp.prio, g),
+                _ => (1, 0, g),
+            };
+            out.sort_by_cached_key(|&g| key(g));
+            return;
+        }
+        match policy {
+            SchedulerPolicy::Lrr => {
+                if let Some(l) = self.last_issued[s] {
+                    let start = out.iter().position(|&g| g > l).unwrap_or(0);
+                    out.rotate_left(start);
+                }
+            }
+            SchedulerPolicy::Gto => {
+                out.sort_by_key(|&g| self.ages.get(g as usize).copied().unwrap_or(u64::MAX));
+                if let Some(l) = self.last_issued[s] {
+                    if let Some(p) = out.iter().position(|&g| g == l) {
+                        let x = out.remove(p);
+                        out.insert(0, x);
+                    }
+                }
+            }
+            SchedulerPolicy::TwoLevel => {
+                // Active set first (round robin after the last issued), then the pending pool by age.
+                let active = &self.active[s];
+                let start = match self.last_issued[s] {
+                    Some(l) => active.iter().position(|&g| g == l).map(|p| p + 1).unwrap_or(0),
+                    None => 0,
+                };
+                let start = start.min(active.len());
+                let mut order: SmallVec<[u32; 64]> =
+                    active[start..].iter().chain(active[..start].iter()).copied().filter(|g| out.contains(g)).collect();
+                let mut pending: SmallVec<[u32; 64]> = out.iter().copied().filter(|g| !order.contains(g)).collect();
+                pending.sort_by_key(|&g| self.ages.get(g as usize).copied().unwrap_or(u64::MAX));
+                order.extend(pending);
+                *out = order;
+            }
+        }
+    }
+
+    /// Advances the SM over cycles `t0..t1`.
+    pub fn run_epoch(&mut self, t0: u64, t1: u64, ctx: &EpochCtx<'_>) -> EpochOutcome {
+        let mut out = EpochOutcome { wake: u64::MAX, ..EpochOutcome::default() };
+        let nsched = self.gpu.sm.schedulers as usize;
+        let policy = self.gpu.sm.scheduler;
+        let mut order: SmallVec<[u32; 64]> = SmallVec::new();
+        let mut t = t0;
+        while t < t1 {
+            if let Some(max) = ctx.max_cycles {
+                if t >= max {
+                    out.error = Some((t, SimError::Limit { what: format!("--max-cycles {max}") }));
+                    return out;
+                }
+            }
+            self.deliver_due(t);
+            if !self.has_work() {
+                // Idle: jump to the next response or the epoch end.
+                t = self.memory.next_response().unwrap_or(t1).clamp(t + 1, t1);
+                continue;
+            }
+            self.busy_cycles += 1;
+            self.last_busy = Some(t);
+            self.issue_slots += nsched as u64;
+            let mut wake = u64::MAX;
+            let mut causes: SmallVec<[Option<Cause>; 8]> = smallvec::smallvec![None; nsched];
+            let mut issued_s: SmallVec<[bool; 8]> = smallvec::smallvec![false; nsched];
+            for s in 0..nsched {
+                self.candidates(s, nsched, policy, &mut order);
+                let mut best: Option<Cause> = None;
+                let mut chosen = None;
+                for &g in &order {
+                    match self.readiness(g, t, s) {
+                        Ok(grp) => {
+                            chosen = Some((g, grp));
+                            break;
+                        }
+                        Err((Cause::Done, _)) => {}
+                        Err((c, when)) => {
+                            wake = wake.min(when);
+                            best = Some(best.map_or(c, |b| b.min(c)));
+                            if policy == SchedulerPolicy::TwoLevel && c == Cause::Memory {
+                                self.active[s].retain(|&x| x != g);
+                            }
+                        }
+                    }
+                }
+                match chosen {
+                    Some((g, grp)) => {
+                        if let Err(e) = self.issue_one(g, &grp, s, t, ctx, &mut out) {
+                            out.error = Some((t, e));
+                            return out;
+                        }
+                        issued_s[s] = true;
+                        out.issued += 1;
+                        self.last_issued[s] = Some(g);
+                        if policy == SchedulerPolicy::TwoLevel && !self.active[s].contains(&g) {
+                            if self.active[s].len() >= self.gpu.sm.two_level_active as usize {
+                                self.active[s].remove(0);
+                            }
+                            self.active[s].push(g);
+                        }
+                    }
+                    None => causes[s] = best,
+                }
+            }
+            t = self.account_cycle(t, t1, nsched, &issued_s, &causes, wake, &mut out);
+        }
+        out
+    }
+
+    /// Stall accounting after a cycle; returns the next cycle to simulate (skipping ahead when nothing
+    /// issued).
+    #[allow(clippy::too_many_arguments)]
+    fn account_cycle(
+        &mut self,
+        t: u64,
+        t1: u64,
+        nsched: usize,
+        issued_s: &[bool],
+        causes: &[Option<Cause>],
+        wake: u64,
+        out: &mut EpochOutcome,
+    ) -> u64 {
+        let idle: SmallVec<[Option<Cause>; 8]> = (0..nsched).filter(|&s| !issued_s[s]).map(|s| causes[s]).collect();
+        self.retire();
+        if !self.has_work() {
+            for c in &idle {
+                self.count_stall(*c, 1);
+            }
+            return t + 1;
+        }
+        out.wake = if idle.len() == nsched { wake } else { t };
+        if idle.len() == nsched {
+            // Nothing issued: skip to the next event.
+            let inbox_next = self.memory.next_response().unwrap_or(u64::MAX);
+            let next = wake.min(inbox_next).min(t1).max(t + 1);
+            let skipped = next - t;
+            for c in &idle {
+                self.count_stall(*c, skipped);
+            }
+            self.busy_cycles += skipped - 1;
+            self.issue_slots += (skipped - 1) * nsched as u64;
+            self.last_busy = Some(next - 1);
+            next
+        } else {
+            for c in &idle {
+                self.count_stall(*c, 1);
+            }
+            t + 1
+        }
+    }
+
+    fn count_stall(&mut self, c: Option<Cause>, n: u64) {
+        let s = &mut self.stalls;
+        match c {
+            None | Some(Cause::Done) => s.no_ready_warp += n,
+            Some(Cause::Memory) => s.memory += n,
+            Some(Cause::Scoreboard) => s.scoreboard += n,
+            Some(Cause::Pipeline) => s.pipeline += n,
+            Some(Cause::Mechanism) => s.mechanism += n,
+            Some(Cause::Barrier) => s.barrier += n,
+        }
+    }
+
+    /// Issues `grp` (context `g`) at `now` on scheduler `sched` and records when its threads, registers
+    /// and unit are next free.
+    fn issue_one(
+        &mut self,
+        g: u32,
+        grp: &Group,
+        sched: usize,
+        now: u64,
+        ctx: &EpochCtx<'_>,
+        out: &mut EpochOutcome,
+    ) -> Result<(), SimError> {
+        let c = (g / self.nctx) as usize;
+        self.mem.cycle = now;
+        self.mem.cta_slot = c as u32;
+        let writes_before = self.mem.log.len();
+        let mut view = SmMemView { mem: ctx.mem, sm: &mut self.mem };
+        let env = IssueEnv {
+            mem: &mut view,
+            consts: ctx.consts,
+            params: ctx.params,
+            clock: now,
+            track: ctx.track,
+            record_access: true,
+        };
+        let issued = self.core.issue(c, grp, env, &mut NoObserver)?;
+        out.changed |= issued.changed;
+        let wrote = self.mem.log.len() > writes_before;
+        let prog = self.core.program();
+        let info = &prog.info[grp.pc as usize];
+        let gpu = self.gpu;
+        let (lat, iv) = (&gpu.latency, &gpu.interval);
+        // Result latency and unit occupancy by class.
+        let (mut latency, mut occupancy) = match info.class {
+            InstClass::Int => (lat.int, iv.int),
+            InstClass::Float => (lat.float, iv.float),
+            InstClass::Double => (lat.double, iv.double),
+            InstClass::Sfu => (lat.sfu, iv.sfu),
+            InstClass::Control | InstClass::Mechanism => (lat.branch, iv.int),
+            InstClass::Sync => (lat.warp_op, iv.int),
+            InstClass::Mem | InstClass::Nop => (lat.int, iv.mem),
+        };
+        let exec_parts: SmallVec<[(u32, LaneMask); 2]> = grp.lanes.split(grp.mask).collect();
+        let mut pending = None;
+        let access = self.core.last_access();
+        if access.mask != 0 {
+            let who = Issuer { cta: c, parts: &exec_parts, regs: &info.writes };
+            let timing = self.memory.access(access, &who, now, gpu);
+            latency = timing.latency;
+            occupancy = timing.occupancy;
+            pending = timing.pending;
+        }
+        self.fu_free[sched][unit(info.class)] = now + occupancy.max(1);
+        let Some(r) = self.res.get_mut(c).and_then(Option::as_mut) else { return Ok(()) };
+        if let Some(id) = pending {
+            self.memory.tag_generation(id, r.generation);
+            r.times.add_misses(&exec_parts, grp.mask, true);
+        }
+        let t = &mut r.times;
+        let ready = if pending.is_some() { u64::MAX } else { now + latency };
+        for &reg in &info.writes {
+            t.regs.set(reg as usize, &exec_parts, grp.mask, ready);
+        }
+        for &p in &info.pred_writes {
+            t.set_pred(p, &exec_parts, now + latency);
+        }
+        let next = match info.class {
+            InstClass::Control | InstClass::Mechanism => now + lat.branch,
+            _ if issued.barrier => now + lat.barrier,
+            _ => now + 1,
+        };
+        let parts = grp.lanes.parts();
+        t.threads.raise(row::READY, parts, grp.hold, next);
+        if issued.cost > 0 {
+            t.threads.raise(row::MECH, parts, grp.hold, now + 1 + issued.cost as u64);
+        }
+        order_memory(t, &exec_parts, grp.mask, wrote, &prog.insts[grp.pc as usize].op, issued.released, ctx.epoch_end);
+        Ok(())
+    }
+}
+
+/// Memory ordering in the epoch model. A global write is performed (visible to every later load, an
+/// atomic's effect applied) at the end of the epoch in which it was logged. A fence makes the issuing
+/// threads wait until their own earlier writes are performed; a barrier release (`bar.sync` orders memory
+/// like `membar.cta`) makes every thread of the CTA wait until the writes of all of them are performed. The
+/// wait is the write round trip of real hardware: a write logged at cycle c is performed at the epoch end,
+/// at most E = L1 + L2 hit latency after c.
+fn order_memory(
+    t: &mut CtaTimes,
+    parts: &[(u32, LaneMask)],
+    mask: LaneMask,
+    wrote: bool,
+    op: &Op,
+    released: bool,
+    epoch_end: u64,
+) {
+    if wrote {
+        t.threads.raise(row::WRITES, parts, mask, epoch_end);
+    }
+    if matches!(op, Op::Fence { .. }) {
+        let done = t.threads.pending(row::WRITES, parts, mask, 0).unwrap_or(0);
+        t.threads.raise(row::FENCE, parts, mask, done);
+    }
+    if released {
+        let done = t.threads.max_row(row::WRITES);
+        t.threads.raise_all(row::FENCE, done);
+    }
+}
