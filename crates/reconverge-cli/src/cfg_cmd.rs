@@ -36,8 +36,7 @@ pub struct CfgArgs {
 /// Runs `reconverge cfg`.
 pub fn run(a: CfgArgs) -> Result<(), Failure> {
     let loaded = source::load(&a.file, &a.nvrtc_opts)?;
-    let mech = reconverge_sim::Mechanism::from_name(&a.mechanism)
-        .ok_or_else(|| Failure::input(format!("unknown mechanism `{}` (known: pdom, ssy, none)", a.mechanism)))?;
+    let mech = crate::launch_args::mechanism(&a.mechanism)?;
     let (module, ssy) = if mech.needs_ssy_pass() {
         let (m, r) = reconverge_sim::insert_ssy(&loaded.module);
         (m, Some(r))

@@ -23,9 +23,14 @@ pub struct LaunchArgs {
     /// zeros:DTYPE:LEN (DTYPE in i8 u8 i16 u16 i32 u32 i64 u64 f32 f64).
     #[arg(long = "arg", allow_hyphen_values = true)]
     pub args: Vec<String>,
-    /// The divergence mechanism: pdom, ssy or none.
+    /// The divergence mechanism: pdom, ssy, none, dwf (= dwf:majority), dwf:minority, dwf:pc, dwf:pdom,
+    /// dwf:fifo, tbc or capri.
     #[arg(long, default_value = "pdom")]
     pub mechanism: String,
+    /// DWF's look-up table: ENTRIES[:WAYS] (set-associative, LRU; without WAYS fully associative);
+    /// 0 = a perfect table.
+    #[arg(long, value_name = "ENTRIES[:WAYS]", default_value = "0")]
+    pub dwf_lut: String,
     /// Threads per warp (a power of two, 1..64); default: the GPU configuration's (32).
     #[arg(long)]
     pub warp_size: Option<u32>,
@@ -219,6 +224,8 @@ impl LaunchArgs {
             globals,
             dump_globals: dump_globals.to_vec(),
             max_memory,
+            dwf_lut: reconverge_sim::LutGeometry::parse(&self.dwf_lut)
+                .map_err(|e| Failure::input(format!("--dwf-lut {e}")))?,
             ..LaunchConfig::default()
         };
         cfg.validate(&prog).map_err(|e| Failure::input(e.to_string()))?;

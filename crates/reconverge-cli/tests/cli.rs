@@ -2,6 +2,7 @@
 //! -p reconverge-cli`), exit statuses and error messages.
 
 use expect_test::expect_file;
+use reconverge_sim::Mechanism;
 use std::process::Command;
 
 /// Runs `reconverge` from the repository root; returns (exit status, stdout, stderr).
@@ -221,7 +222,7 @@ fn runaway_kernels_stop_at_the_limit() {
 fn suite_passes() {
     let (code, out, err) = reconverge(&["suite"]);
     assert_eq!(code, 0, "{out}\n{err}");
-    assert!(out.contains("66 of 66 runs as expected (22 kernels"), "{out}");
+    assert!(out.contains("132 of 132 runs as expected (22 kernels"), "{out}");
 }
 
 const HIST: [&str; 12] = [
@@ -289,5 +290,5 @@ fn compare_table_of_the_seed_kernels() {
     ]);
     expect_file!["golden/compare_seed_kernels.txt"].assert_eq(&out);
     let csv = ok(&["compare", "--kernel", "kern", "--csv", "--warp-size", "8", "--warp-size", "32"]);
-    assert_eq!(csv.lines().count(), 1 + 2 * 3);
+    assert_eq!(csv.lines().count(), 1 + 2 * Mechanism::ALL.len());
 }

@@ -2,6 +2,7 @@
 //! partial runs marked the same way in tables and JSON, per-branch statistics, and counts that agree
 //! across mechanisms.
 
+use reconverge_sim::Mechanism;
 use std::process::Command;
 
 fn reconverge(args: &[&str]) -> (i32, String, String) {
@@ -51,7 +52,7 @@ fn suite_and_compare_csv_and_json_hold_numbers() {
     assert_tidy_csv(&csv, &["cycles", "speedup_over_pdom", "ipc", "stall_memory", "l1_hit_rate"]);
     let json: serde_json::Value = serde_json::from_str(&ok(&["compare", "--kernel", "kern", "--json"])).expect("json");
     let rows = json.as_array().expect("an array of runs");
-    assert_eq!(rows.len(), 3);
+    assert_eq!(rows.len(), Mechanism::ALL.len());
     for r in rows {
         assert!(r["cycles"].is_u64() && r["simd_efficiency"].is_f64() && r["speedup_over_pdom"].is_f64(), "{r}");
         assert!(r["warp_size"].is_u64());
@@ -60,6 +61,12 @@ fn suite_and_compare_csv_and_json_hold_numbers() {
     assert!(none["max_stack_depth"].is_null() && none["max_paths"].is_u64(), "a list mechanism has paths, not a stack");
     let pdom = rows.iter().find(|r| r["mechanism"] == "pdom").expect("pdom");
     assert!(pdom["max_paths"].is_null() && pdom["max_stack_depth"].is_u64());
+    let dwf = rows.iter().find(|r| r["mechanism"] == "dwf").expect("dwf");
+    assert!(dwf["max_pool_warps"].is_u64() && dwf["max_stack_depth"].is_null(), "a pool, not a stack");
+    assert!(dwf["mechanism_counters"]["merges"].is_u64(), "{dwf}");
+    let tbc = rows.iter().find(|r| r["mechanism"] == "tbc").expect("tbc");
+    assert!(tbc["mechanism_counters"]["sync_stall_cycles"].is_u64(), "cycle counters in timed runs: {tbc}");
+    assert!(pdom["mechanism_counters"].as_object().is_some_and(|m| m.is_empty()));
     let bench = ok(&["bench", "--kernel", "kern", "--min-ms", "1", "--csv"]);
     assert_tidy_csv(&bench, &["functional_thread_instructions_per_s", "timed_warp_instructions_per_s"]);
     assert!(bench.lines().last().unwrap_or("").starts_with("ALL,"));
@@ -99,7 +106,7 @@ fn branches_count_the_kernels_own_branches_under_every_mechanism() {
     let header: Vec<&str> = csv.lines().next().unwrap_or("").split(',').collect();
     let col = |name: &str| header.iter().position(|h| *h == name).expect(name);
     let rows: Vec<Vec<&str>> = csv.lines().skip(1).map(|l| l.split(',').collect()).collect();
-    assert_eq!(rows.len(), 3);
+    assert_eq!(rows.len(), Mechanism::ALL.len());
     for r in &rows {
         assert_eq!(r[col("branches")], "68", "fir issues 68 conditional branches under {}", r[col("mechanism")]);
         assert_eq!(r[col("divergent_branches")], "0");

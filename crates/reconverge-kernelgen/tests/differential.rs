@@ -87,7 +87,7 @@ fn check_seed(seed: u64, opts: &GenOptions) -> Result<u64, String> {
     }
     let threads = (block.iter().product::<u32>() * grid.iter().product::<u32>()) as usize;
     let dopts = DecodeOptions { file: format!("seed-{seed}.ptx"), source: Some(ptx.clone()), ..Default::default() };
-    for mech in Mechanism::ALL {
+    for mech in Mechanism::EVERY {
         let prog = load(&module, Some(KERNEL_NAME), mech, &dopts)
             .map_err(|e| fail(format!("{mech}: the simulator cannot load it: {e}")))?;
         for w in WARP_SIZES {

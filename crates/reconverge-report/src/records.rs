@@ -53,6 +53,8 @@ pub struct RunRecord {
     pub max_stack_depth: Option<u64>,
     /// The largest path list or group set (list mechanisms).
     pub max_paths: Option<u64>,
+    /// The most warps in one SM's warp pool (DWF).
+    pub max_pool_warps: Option<u64>,
     /// The kernel's conditional branches issued.
     pub branches: Option<u64>,
     /// Those that split.
@@ -79,6 +81,9 @@ pub struct RunRecord {
     pub l2_hit_rate: Option<f64>,
     /// DRAM transactions (sectors read and written).
     pub dram_transactions: Option<u64>,
+    /// The mechanism's own counters and ratios (CSV columns `mechanism_counters_NAME`; empty for
+    /// mechanisms without any).
+    pub mechanism_counters: serde_json::Map<String, serde_json::Value>,
 }
 
 /// The suite's verdict of a run, as the `check` column spells it.
@@ -140,6 +145,8 @@ impl RunRecord {
         r.simd_efficiency_all = Some(s.simd_efficiency_all(warp_size));
         r.max_stack_depth = s.max_stack_depth().map(|x| x as u64);
         r.max_paths = s.max_paths().map(|x| x as u64);
+        r.max_pool_warps = s.max_pool_warps().map(|x| x as u64);
+        r.mechanism_counters = crate::run::mechanism_counters(s);
         r.branches = Some(s.branches);
         r.divergent_branches = Some(s.divergent_branches);
         r.barriers = Some(s.barriers);
@@ -398,9 +405,10 @@ pub fn count(x: Option<u64>, partial: bool) -> String {
 
 /// The structure-size cell: `stack 3`, `paths 5`, `-`.
 pub fn structure(r: &RunRecord) -> String {
-    match (r.max_stack_depth, r.max_paths) {
-        (Some(d), _) => format!("stack {d}"),
-        (_, Some(p)) => format!("paths {p}"),
+    match (r.max_stack_depth, r.max_paths, r.max_pool_warps) {
+        (Some(d), _, _) => format!("stack {d}"),
+        (_, Some(p), _) => format!("paths {p}"),
+        (_, _, Some(p)) => format!("pool {p}"),
         _ => "-".into(),
     }
 }

@@ -37,8 +37,10 @@ pub struct RunJson<'a> {
     pub ipc: Option<f64>,
     /// The largest reconvergence stack (`null` for mechanisms that keep no stack).
     pub max_stack_depth: Option<usize>,
-    /// The largest path list or group set (`null` for stack mechanisms).
+    /// The largest path list or group set (`null` for other mechanisms).
     pub max_paths: Option<usize>,
+    /// The most warps in one SM's warp pool (`null` for mechanisms without a pool).
+    pub max_pool_warps: Option<usize>,
     /// The kernel's conditional and indirect branches issued.
     pub branches: u64,
     /// Those whose active lanes split.
@@ -57,6 +59,9 @@ pub struct RunJson<'a> {
     pub kernel: &'a str,
     /// Why the run stopped early.
     pub error: Option<String>,
+    /// The mechanism's own counters and ratios (empty for mechanisms without any; cycle counters only
+    /// in timed runs).
+    pub mechanism_counters: serde_json::Map<String, serde_json::Value>,
     /// One entry per conditional or indirect branch of the kernel, in pc order.
     pub branches_by_pc: Vec<BranchEntry>,
 }
@@ -87,12 +92,25 @@ pub struct BranchEntry {
     pub mechanism: serde_json::Map<String, serde_json::Value>,
 }
 
+/// The mechanism's own counters and ratios of a run, as a JSON object (ratios `null` when undefined).
+pub fn mechanism_counters(s: &Stats) -> serde_json::Map<String, serde_json::Value> {
+    let mut m = serde_json::Map::new();
+    for (k, v) in s.mechanism_counters() {
+        m.insert(k.to_string(), v.into());
+    }
+    for (k, v) in s.mechanism_ratios() {
+        m.insert(k.to_string(), v.map_or(serde_json::Value::Null, Into::into));
+    }
+    m
+}
+
 /// The per-branch entries of a run, in pc order.
 pub fn branches_by_pc(r: &RunResult) -> Vec<BranchEntry> {
     r.branch_sites
         .iter()
         .zip(&r.stats.branch_counts)
-        .map(|(site, c)| BranchEntry {
+        .enumerate()
+        .map(|(b, (site, c))| BranchEntry {
             pc: site.pc,
             ptx_line: site.ptx_line,
             cuda_file: site.cuda_file.clone(),
@@ -102,7 +120,7 @@ pub fn branches_by_pc(r: &RunResult) -> Vec<BranchEntry> {
             divergent: c.divergent,
             mean_active_lanes: (c.executions > 0).then(|| c.active_lanes as f64 / c.executions as f64),
             reconvergence_pc: site.reconvergence_pc,
-            mechanism: serde_json::Map::new(),
+            mechanism: r.stats.branch_mechanism_counters(b).map(|(k, v)| (k.to_string(), v.into())).collect(),
         })
         .collect()
 }
@@ -127,6 +145,7 @@ pub fn run_json<'a>(kernel: &'a str, mechanism: &'a str, warp_size: u32, r: &'a 
         ipc: None,
         max_stack_depth: s.max_stack_depth(),
         max_paths: s.max_paths(),
+        max_pool_warps: s.max_pool_warps(),
         branches: s.branches,
         divergent_branches: s.divergent_branches,
         barriers: s.barriers,
@@ -136,6 +155,7 @@ pub fn run_json<'a>(kernel: &'a str, mechanism: &'a str, warp_size: u32, r: &'a 
         threads: s.threads,
         kernel,
         error: r.error.as_ref().map(|e| e.to_string()),
+        mechanism_counters: mechanism_counters(s),
         branches_by_pc: branches_by_pc(r),
     }
 }
@@ -146,9 +166,10 @@ pub fn run_text(kernel: &str, mechanism: &str, warp_size: u32, r: &RunResult) ->
     let mut out = String::new();
     let partial = if r.partial() { " (partial statistics: the run stopped early)" } else { "" };
     let _ = writeln!(out, "kernel {kernel} under {mechanism}, warp size {warp_size}: {}{partial}", r.outcome());
-    let structure = match (s.max_stack_depth(), s.max_paths()) {
-        (Some(d), _) => ("max stack depth", d.to_string()),
-        (_, Some(p)) => ("max paths", p.to_string()),
+    let structure = match (s.max_stack_depth(), s.max_paths(), s.max_pool_warps()) {
+        (Some(d), _, _) => ("max stack depth", d.to_string()),
+        (_, Some(p), _) => ("max paths", p.to_string()),
+        (_, _, Some(p)) => ("max pool warps", p.to_string()),
         _ => ("max structure", "-".to_string()),
     };
     let rows: [(&str, String); 9] = [
@@ -194,7 +215,37 @@ pub fn run_text(kernel: &str, mechanism: &str, warp_size: u32, r: &RunResult) ->
     for (k, v) in rows {
         let _ = writeln!(out, "  {k:<22} {v}");
     }
+    let counters = mechanism_counters(s);
+    if !counters.is_empty() {
+        let cells: Vec<String> = counters
+            .iter()
+            .map(|(k, v)| match v.as_f64() {
+                Some(x) if !v.is_u64() => format!("{k} {:.1}%", 100.0 * x),
+                _ if v.is_null() => format!("{k} -"),
+                _ => format!("{k} {v}"),
+            })
+            .collect();
+        wrapped_row(&mut out, "mechanism counters", &cells);
+    }
     out
+}
+
+/// Writes `cells` as one labelled row, continued on further rows past about 100 columns.
+fn wrapped_row(out: &mut String, label: &str, cells: &[String]) {
+    let mut line = String::new();
+    let mut label = label;
+    for c in cells {
+        if !line.is_empty() && line.len() + c.len() + 2 > 76 {
+            let _ = writeln!(out, "  {label:<22} {line}");
+            label = "";
+            line.clear();
+        }
+        if !line.is_empty() {
+            line.push_str(", ");
+        }
+        line.push_str(c);
+    }
+    let _ = writeln!(out, "  {label:<22} {line}");
 }
 
 /// The JSON statistics of a run with the timing model's keys (`cycles`, `ipc`, stalls, caches, the

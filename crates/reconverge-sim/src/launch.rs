@@ -219,6 +219,61 @@ pub struct LaunchConfig {
     /// The most memory the launch may use, in bytes (argument buffers, module variables, resident CTAs);
     /// a larger launch is rejected before it allocates anything.
     pub max_memory: u64,
+    /// The geometry of DWF's PC-indexed look-up table (ignored by other mechanisms).
+    pub dwf_lut: LutGeometry,
+}
+
+/// The geometry of a set-associative look-up table: `entries` in sets of `ways`; 0 entries = a perfect
+/// table (every key has its own entry, nothing is ever evicted).
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default, serde::Serialize)]
+pub struct LutGeometry {
+    /// Entries in all (0 = perfect).
+    pub entries: u32,
+    /// Entries per set (associativity); `entries` must be a multiple of it.
+    pub ways: u32,
+}
+
+impl LutGeometry {
+    /// A perfect table.
+    pub const PERFECT: LutGeometry = LutGeometry { entries: 0, ways: 0 };
+
+    /// Parses `ENTRIES[:WAYS]` (`0` = perfect; without `:WAYS`, fully associative).
+    pub fn parse(s: &str) -> Result<LutGeometry, String> {
+        let (e, w) = match s.split_once(':') {
+            Some((e, w)) => (e, Some(w)),
+            None => (s, None),
+        };
+        let entries: u32 = e.trim().parse().map_err(|_| format!("`{s}`: expected ENTRIES[:WAYS], e.g. 64:4"))?;
+        let ways: u32 = match w {
+            Some(w) => w.trim().parse().map_err(|_| format!("`{s}`: the associativity must be a number"))?,
+            None => entries,
+        };
+        if entries == 0 {
+            return Ok(LutGeometry::PERFECT);
+        }
+        if ways == 0 || entries % ways != 0 {
+            return Err(format!("`{s}`: {entries} entries cannot be split into sets of {ways} ways"));
+        }
+        if entries > 1 << 20 {
+            return Err(format!("`{s}`: at most {} entries", 1 << 20));
+        }
+        Ok(LutGeometry { entries, ways })
+    }
+
+    /// Whether the table is perfect.
+    pub fn is_perfect(self) -> bool {
+        self.entries == 0
+    }
+}
+
+impl std::fmt::Display for LutGeometry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.is_perfect() {
+            f.write_str("perfect")
+        } else {
+            write!(f, "{}:{}", self.entries, self.ways)
+        }
+    }
 }
 
 /// The smallest livelock window: a correct kernel may well run a few thousand warp instructions that
@@ -245,6 +300,7 @@ impl Default for LaunchConfig {
             globals: Vec::new(),
             dump_globals: Vec::new(),
             max_memory: DEFAULT_MAX_MEMORY,
+            dwf_lut: LutGeometry::PERFECT,
         }
     }
 }

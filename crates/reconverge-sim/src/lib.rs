@@ -32,7 +32,7 @@ pub use core::{IssueEvent, NoObserver, Observer};
 pub use decode::{decode, select_kernel, DecodeError, DecodeOptions};
 pub use device::{DeviceState, GlobalInit, Outputs};
 pub use error::{Location, SimError};
-pub use launch::{parse_scalar, Arg, Buffer, Dtype, LaunchConfig};
+pub use launch::{parse_scalar, Arg, Buffer, Dtype, LaunchConfig, LutGeometry};
 pub use machine::{run, RunResult};
 pub use mechanism::{EntryView, Flow, Mechanism};
 pub use program::Program;

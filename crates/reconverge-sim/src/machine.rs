@@ -112,6 +112,7 @@ fn simulate<T: Tracker>(
     let mut next_cta: u64 = 0;
     let mut watchdog = Watchdog::default();
     let mut issued_total = 0u64;
+    let mut contexts = Vec::new();
     loop {
         while core.resident() < cfg.max_resident_ctas as usize && next_cta < total {
             core.launch(next_cta);
@@ -122,7 +123,13 @@ fn simulate<T: Tracker>(
         }
         let mut issued_round = 0u64;
         for c in 0..core.cta_slots() {
-            for ctx in 0..core.contexts(c) {
+            contexts.clear();
+            if T::ORDERED {
+                contexts.push(0);
+            } else {
+                core.occupied(c, &mut contexts);
+            }
+            for &ctx in &contexts {
                 let mut n = 0;
                 while n < QUANTUM {
                     let Peek::Ready(group) = next_group::<T>(core, c, ctx) else { break };
@@ -131,6 +138,7 @@ fn simulate<T: Tracker>(
                         consts,
                         params,
                         clock: issued_total,
+                        cycle: None,
                         track: watchdog.track,
                         record_access: false,
                     };

@@ -529,6 +529,20 @@ pub enum Op {
     Unsupported(Box<str>),
 }
 
+impl Op {
+    /// The member-mask operand of a warp-synchronous instruction (`shfl.sync`, `vote.sync`,
+    /// `match.sync`, `redux.sync`, `bar.warp.sync`): the lanes that must execute it together.
+    pub fn member_mask(&self) -> Option<Src> {
+        match self {
+            Op::Shfl { mask, .. } | Op::Match { mask, .. } | Op::Redux { mask, .. } | Op::WarpSync { mask } => {
+                Some(*mask)
+            }
+            Op::Vote { mask, .. } => *mask,
+            _ => None,
+        }
+    }
+}
+
 /// The scope of a memory fence.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum FenceScope {

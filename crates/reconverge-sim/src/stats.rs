@@ -4,7 +4,7 @@
 //! inserted ([`InstClass::Mechanism`]); `simd_efficiency` is over the kernel's own instructions, so two
 //! mechanisms running the same kernel are compared on the same work.
 
-use crate::mechanism::{Agg, Counter, Flow};
+use crate::mechanism::{Agg, Counter, Flow, Ratio};
 use crate::program::{InstClass, Program};
 use crate::types::{LaneMask, Pc};
 use serde::Serialize;
@@ -17,6 +17,8 @@ pub enum Structure {
     Stack,
     /// A list (or set) of paths or thread groups (`max_paths`).
     Paths,
+    /// A pool of warps per SM (`max_pool_warps`).
+    Pool,
 }
 
 /// Counters of one of the kernel's conditional or indirect branches ([`Program::branches`]).
@@ -67,11 +69,16 @@ pub struct Stats {
     pub mechanism_counter_defs: &'static [Counter],
     /// The mechanism's own counters, by index of `mechanism_counter_defs`.
     pub mechanism_counters: Vec<u64>,
+    /// Ratios of the mechanism's counters it reports ([`crate::mechanism::Tracker::RATIOS`]).
+    #[serde(skip)]
+    pub mechanism_ratio_defs: &'static [Ratio],
     /// What the mechanism counts per branch ([`crate::mechanism::Tracker::BRANCH_COUNTERS`]).
     #[serde(skip)]
-    pub branch_counter_names: &'static [&'static str],
+    pub branch_counter_defs: &'static [Counter],
     /// The mechanism's per-branch counters: `branch_mechanism[b * names + i]`.
     pub branch_mechanism: Vec<u64>,
+    /// Gathered by the timing model (cycle counters are meaningful); functional runs leave it false.
+    pub timed: bool,
 }
 
 /// Warp instructions per instruction class.
@@ -139,28 +146,33 @@ impl Stats {
         }
     }
 
-    /// Declares the mechanism's own counters (all zero).
-    pub fn set_mechanism_counters(&mut self, defs: &'static [Counter], per_branch: &'static [&'static str]) {
-        self.mechanism_counter_defs = defs;
-        self.mechanism_counters = vec![0; defs.len()];
-        self.branch_counter_names = per_branch;
-        self.branch_mechanism = vec![0; per_branch.len() * self.branch_counts.len()];
+    /// Declares mechanism `T`'s own counters (all zero).
+    pub fn declare_mechanism<T: crate::mechanism::Tracker>(&mut self) {
+        self.mechanism_counter_defs = T::COUNTERS;
+        self.mechanism_counters = vec![0; T::COUNTERS.len()];
+        self.mechanism_ratio_defs = T::RATIOS;
+        self.branch_counter_defs = T::BRANCH_COUNTERS;
+        self.branch_mechanism = vec![0; T::BRANCH_COUNTERS.len() * self.branch_counts.len()];
     }
 
-    /// The mechanism's counters, and those of branch `branch` if given.
-    pub fn mechanism_counters_mut(&mut self, branch: Option<u32>) -> (&mut [u64], Option<&mut [u64]>) {
-        let k = self.branch_counter_names.len();
-        let b = match branch {
-            Some(b) if k > 0 => Some(&mut self.branch_mechanism[b as usize * k..(b as usize + 1) * k]),
-            _ => None,
-        };
-        (&mut self.mechanism_counters, b)
+    /// The mechanism's counters and the per-branch table (`k` counters per branch).
+    pub fn mechanism_counters_mut(&mut self) -> (&mut [u64], &mut [u64], usize) {
+        (&mut self.mechanism_counters, &mut self.branch_mechanism, self.branch_counter_defs.len())
     }
 
-    /// The mechanism's counters of branch `b`, named.
+    /// Whether a counter is reported by this run (cycle counters only in timed runs).
+    fn reported(&self, c: &Counter) -> bool {
+        !c.timed || self.timed
+    }
+
+    /// The mechanism's counters of branch `b`, named (cycle counters only in timed runs).
     pub fn branch_mechanism_counters(&self, b: usize) -> impl Iterator<Item = (&'static str, u64)> + '_ {
-        let k = self.branch_counter_names.len();
-        self.branch_counter_names.iter().enumerate().map(move |(i, n)| (*n, self.branch_mechanism[b * k + i]))
+        let k = self.branch_counter_defs.len();
+        self.branch_counter_defs
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| self.reported(c))
+            .map(move |(i, c)| (c.name, self.branch_mechanism[b * k + i]))
     }
 
     /// Counts one issued instruction: totals, the kernel's own versus mechanism-inserted instructions, the
@@ -226,8 +238,10 @@ impl Stats {
                 _ => *a += b,
             }
         }
+        self.mechanism_ratio_defs = o.mechanism_ratio_defs;
+        self.timed |= o.timed;
         if self.branch_mechanism.len() < o.branch_mechanism.len() {
-            self.branch_counter_names = o.branch_counter_names;
+            self.branch_counter_defs = o.branch_counter_defs;
             self.branch_mechanism.resize(o.branch_mechanism.len(), 0);
         }
         for (a, b) in self.branch_mechanism.iter_mut().zip(&o.branch_mechanism) {
@@ -235,9 +249,31 @@ impl Stats {
         }
     }
 
-    /// The mechanism's counters, named.
+    /// The mechanism's counters, named (cycle counters only in timed runs).
     pub fn mechanism_counters(&self) -> impl Iterator<Item = (&'static str, u64)> + '_ {
-        self.mechanism_counter_defs.iter().zip(&self.mechanism_counters).map(|(d, v)| (d.name, *v))
+        self.mechanism_counter_defs
+            .iter()
+            .zip(&self.mechanism_counters)
+            .filter(|(d, _)| self.reported(d))
+            .map(|(d, v)| (d.name, *v))
+    }
+
+    /// A mechanism counter by name.
+    pub fn mechanism_counter(&self, name: &str) -> Option<u64> {
+        self.mechanism_counter_defs.iter().position(|d| d.name == name).map(|i| self.mechanism_counters[i])
+    }
+
+    /// The mechanism's ratios, named (`None` when the denominator is zero or a counter is not reported).
+    pub fn mechanism_ratios(&self) -> impl Iterator<Item = (&'static str, Option<f64>)> + '_ {
+        self.mechanism_ratio_defs.iter().map(|r| {
+            let num = self.mechanism_counter(r.num);
+            let den = self.mechanism_counter(r.den);
+            let v = match (num, den) {
+                (Some(n), Some(d)) if d > 0 => Some(n as f64 / d as f64),
+                _ => None,
+            };
+            (r.name, v)
+        })
     }
 
     /// The kernel's own issued instructions (warp-level).
@@ -269,6 +305,11 @@ impl Stats {
     /// `max_paths`: the largest path list or group set, for mechanisms that keep one.
     pub fn max_paths(&self) -> Option<usize> {
         (self.structure == Structure::Paths).then_some(self.max_structure)
+    }
+
+    /// `max_pool_warps`: the most warps in one SM's warp pool, for mechanisms that keep one.
+    pub fn max_pool_warps(&self) -> Option<usize> {
+        (self.structure == Structure::Pool).then_some(self.max_structure)
     }
 }
 

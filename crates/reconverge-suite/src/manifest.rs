@@ -55,7 +55,8 @@ pub struct KernelEntry {
     /// Expected outcome (`completed` unless overridden per mechanism).
     #[serde(default = "completed")]
     pub outcome: String,
-    /// Mechanism → expected outcome.
+    /// Mechanism → expected outcome; `a|b` accepts either (a mechanism whose issue order depends on
+    /// timing may starve a thread in one mode and not in the other).
     #[serde(default)]
     pub outcome_by_mechanism: BTreeMap<String, String>,
     /// The warp sizes the expectations hold for (absent: any).
@@ -71,9 +72,14 @@ fn completed() -> String {
 }
 
 impl KernelEntry {
-    /// The outcome expected under `mechanism`.
+    /// The outcome expected under `mechanism` (`a|b`: either).
     pub fn expected_outcome(&self, mechanism: &str) -> &str {
         self.outcome_by_mechanism.get(mechanism).map(String::as_str).unwrap_or(&self.outcome)
+    }
+
+    /// Whether `outcome` is an expected outcome under `mechanism`.
+    pub fn accepts_outcome(&self, mechanism: &str, outcome: &str) -> bool {
+        self.expected_outcome(mechanism).split('|').any(|o| o == outcome)
     }
 
     /// Whether the expectations hold at `warp_size`.

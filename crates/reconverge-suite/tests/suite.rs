@@ -17,7 +17,7 @@ fn every_kernel_every_mechanism_every_warp_size() {
     let mut failures = Vec::new();
     let mut runs = 0;
     for entry in &manifest.kernels {
-        for mech in Mechanism::ALL {
+        for mech in Mechanism::EVERY {
             for ws in [4, 8, 16, 32] {
                 if !entry.supports_warp_size(ws) {
                     continue;
@@ -52,7 +52,11 @@ fn every_kernel_every_mechanism_under_every_preset_matches_functional_mode() {
                 let (timed, timing) = run_prepared(&p, mech, Mode::Timed { gpu: &gpu, threads: 2 });
                 runs += 1;
                 let what = format!("{preset} / {} / {mech}", entry.name);
-                if let Err(e) = same_result(&functional, &timed) {
+                // A mechanism may starve a thread in one mode and not the other (the manifest accepts
+                // both outcomes); where both complete, memory must agree.
+                let both_ok = entry.expected_outcome(mech.name()).contains('|');
+                if both_ok && functional.outcome() != timed.outcome() {
+                } else if let Err(e) = same_result(&functional, &timed) {
                     failures.push(format!("{what}: {e}"));
                 }
                 if let Verdict::Pass = judge(entry, mech, &timed, &load) {
@@ -65,7 +69,7 @@ fn every_kernel_every_mechanism_under_every_preset_matches_functional_mode() {
             }
         }
     }
-    assert!(runs >= 180, "20 kernels x 3 mechanisms x 3 presets");
+    assert!(runs >= 360, "20 kernels x 6 mechanisms x 3 presets");
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 

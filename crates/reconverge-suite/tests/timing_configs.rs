@@ -12,8 +12,8 @@ use std::sync::OnceLock;
 const CASES: u32 = 64;
 
 struct Fixture {
-    /// (kernel, mechanism, prepared launch, functional result)
-    runs: Vec<(String, Mechanism, PreparedEntry, reconverge_sim::RunResult)>,
+    /// (kernel, mechanism, prepared launch, functional result, outcome may depend on timing)
+    runs: Vec<(String, Mechanism, PreparedEntry, reconverge_sim::RunResult, bool)>,
 }
 
 fn fixture() -> &'static Fixture {
@@ -28,7 +28,9 @@ fn fixture() -> &'static Fixture {
             for m in Mechanism::ALL {
                 let p = prepare_entry(e, m, 32, &load, 20_000_000).expect("loads");
                 let (r, _) = run_prepared(&p, m, Mode::Functional);
-                runs.push((e.name.clone(), m, p, r));
+                // `deadlock|completed`: a heuristic that starves a thread only without latencies.
+                let either = e.expected_outcome(m.name()).contains('|');
+                runs.push((e.name.clone(), m, p, r, either));
             }
         }
         Fixture { runs }
@@ -81,10 +83,12 @@ proptest! {
             k
         };
         let chosen: Vec<&str> = picks.iter().map(|p| kernels[p.index(kernels.len())]).collect();
-        for (name, mech, p, functional) in f.runs.iter().filter(|r| chosen.contains(&r.0.as_str())) {
+        for (name, mech, p, functional, either) in f.runs.iter().filter(|r| chosen.contains(&r.0.as_str())) {
             let (timed, _) = run_prepared(p, *mech, Mode::Timed { gpu: &gpu, threads: 2 });
-            prop_assert_eq!(functional.outcome(), timed.outcome(), "{} / {}: {:?}", name, mech, timed.error.map(|e| e.to_string()));
-            if functional.error.is_none() {
+            if !either {
+                prop_assert_eq!(functional.outcome(), timed.outcome(), "{} / {}: {:?}", name, mech, timed.error.map(|e| e.to_string()));
+            }
+            if functional.error.is_none() && timed.error.is_none() {
                 prop_assert!(functional.buffers == timed.buffers, "{} / {}: memory differs from functional mode", name, mech);
             }
         }

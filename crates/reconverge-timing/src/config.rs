@@ -148,6 +148,24 @@ pub struct SharedConfig {
     pub bank_bytes: u32,
 }
 
+/// Latencies of the divergence mechanisms' own hardware.
+#[derive(Clone, PartialEq, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct MechanismConfig {
+    /// Cycles the warp compaction unit of TBC and CAPRI takes to form new warps; the threads of the new
+    /// warps wait this long before they issue.
+    pub compaction_latency: u64,
+    /// Cycles from writeback until threads re-inserted into DWF's warp pool (look-up table, merge) may
+    /// issue again.
+    pub pool_latency: u64,
+}
+
+impl Default for MechanismConfig {
+    fn default() -> Self {
+        MechanismConfig { compaction_latency: 4, pool_latency: 2 }
+    }
+}
+
 /// A whole GPU.
 #[derive(Clone, PartialEq, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -174,6 +192,9 @@ pub struct GpuConfig {
     pub dram: DramConfig,
     /// Shared memory.
     pub shared: SharedConfig,
+    /// The divergence mechanisms' own latencies.
+    #[serde(default)]
+    pub mechanism: MechanismConfig,
 }
 
 /// The names of the built-in presets.
@@ -226,6 +247,7 @@ impl GpuConfig {
             },
             dram: DramConfig { latency: 100, bytes_per_cycle: 126 },
             shared: SharedConfig { banks: 32, bank_bytes: 4 },
+            mechanism: MechanismConfig::default(),
         }
     }
 
@@ -282,6 +304,7 @@ impl GpuConfig {
             },
             dram: DramConfig { latency: 200, bytes_per_cycle: 588 },
             shared: SharedConfig { banks: 32, bank_bytes: 4 },
+            mechanism: MechanismConfig::default(),
         }
     }
 

@@ -254,7 +254,8 @@ fn collect<T: Tracker>(
     timing: &mut TimingStats,
 ) -> Stats {
     let mut stats = Stats::new(prog, launch.warp_size, T::STRUCTURE);
-    stats.set_mechanism_counters(T::COUNTERS, T::BRANCH_COUNTERS);
+    stats.declare_mechanism::<T>();
+    stats.timed = true;
     for sm in sms {
         stats.merge(sm.stats());
         let s = &sm.stalls;

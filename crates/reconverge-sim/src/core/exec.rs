@@ -47,6 +47,10 @@ pub(crate) struct Env<'a, G: GlobalMemory> {
     pub changed: bool,
     /// The memory accesses of the last instruction (recorded when `access.enabled`).
     pub access: &'a mut AccessLog,
+    /// The mechanism brings missing member lanes of a warp-synchronous instruction to the group
+    /// ([`crate::mechanism::Tracker::AWAITS_MEMBERS`]): report them as [`Flow::Await`] instead of a
+    /// deadlock.
+    pub await_members: bool,
 }
 
 /// Scratch lane arrays, reused across instructions.
@@ -409,19 +413,42 @@ fn sign_extend(v: u64, from_bits: u32, to_bits: u32) -> u64 {
     s & full_mask(to_bits)
 }
 
-/// Checks that the lanes of `membermask` that are still live all execute together in this group.
-fn check_members<G: GlobalMemory, L: Lanes>(
-    env: &Env<G>,
-    cta: &Cta,
+/// Warp-synchronous instructions execute per *member set*: the active lanes that come from the same
+/// static warp and name the same member mask run together (PTX: every thread of the member mask executes
+/// the same instruction with the same mask before any proceeds). When the group holds several sets,
+/// each is executed by itself and `Some` is returned. A set whose live member lanes are not all in the
+/// group waits for them ([`Flow::Await`], when the mechanism gathers them) or is a SIMT deadlock.
+#[allow(clippy::too_many_arguments)]
+fn split_by_members<G: GlobalMemory, L: Lanes>(
+    env: &mut Env<G>,
+    sc: &mut Scratch,
+    cta: &mut Cta,
     g: L,
     pc: Pc,
-    issued: LaneMask,
-    member: u64,
-) -> Result<(), SimError> {
-    let live = g.gather(&cta.live, 0, cta.nwarps as usize);
-    let missing = member & live & !issued;
-    if missing != 0 {
-        let first = missing.trailing_zeros() as usize;
+    mask: LaneMask,
+    eff: LaneMask,
+    member: Src,
+) -> Result<Option<Effects>, SimError> {
+    let w = cta.w;
+    let values = fetch(cta, env, g, member, &mut sc.e);
+    let mut sets: SmallVec<[(u32, u64, LaneMask); 2]> = SmallVec::new();
+    for l in lanes(eff) {
+        let key = (g.warp(l), values[l] & full_mask(w as u32));
+        match sets.iter_mut().find(|s| (s.0, s.1) == key) {
+            Some(s) => s.2 |= 1 << l,
+            None => sets.push((key.0, key.1, 1 << l)),
+        }
+    }
+    // Lanes of the group holding threads of each static warp.
+    let present = |sw: u32| lanes(mask).filter(|&l| g.warp(l) == sw).fold(0u64, |a, l| a | 1 << l);
+    for &(sw, members, _) in &sets {
+        let missing = members & cta.live[sw as usize] & !present(sw);
+        if missing == 0 {
+            continue;
+        }
+        if env.await_members && g.base().is_some() {
+            return Ok(Some(Effects { flow: Flow::Await { lanes: missing }, barrier: None }));
+        }
         let at = location(env.prog, cta, pc, None);
         let missing_lanes: Vec<String> = crate::types::lanes(missing).map(|l| l.to_string()).collect();
         return Err(SimError::Deadlock {
@@ -429,13 +456,19 @@ fn check_members<G: GlobalMemory, L: Lanes>(
                 "warp-synchronous instruction waits for lanes {} of warp {} which are not executing with it \
                  (membermask {:#x}, issued {:#x}); under this mechanism they can never join: {at}",
                 missing_lanes.join(","),
-                g.warp(first),
-                member,
-                issued
+                sw,
+                members,
+                present(sw)
             ),
         });
     }
-    Ok(())
+    if sets.len() <= 1 {
+        return Ok(None);
+    }
+    for &(_, _, set) in &sets {
+        execute(env, sc, cta, g, pc, set)?;
+    }
+    Ok(Some(Effects::next()))
 }
 
 /// Integer comparisons of `setp`, specialized per operator and signedness (the hottest predicate
@@ -522,6 +555,11 @@ pub(crate) fn execute<G: GlobalMemory, L: Lanes>(
     env.access.mask = 0;
     if eff == 0 && !matches!(inst.op, Op::Bra { .. } | Op::Brx { .. }) {
         return Ok(Effects::next());
+    }
+    if let Some(m) = inst.op.member_mask() {
+        if let Some(fx) = split_by_members(env, sc, cta, g, pc, mask, eff, m)? {
+            return Ok(fx);
+        }
     }
     match &inst.op {
         Op::IntUn { op, ty, d, a } => {
@@ -958,13 +996,9 @@ pub(crate) fn execute<G: GlobalMemory, L: Lanes>(
                 barrier: Some(BarrierArrival { id: idv, count: cnt, kind: *kind, lanes: eff, red }),
             });
         }
-        Op::WarpSync { mask: m } => {
-            let mv = fetch(cta, env, g, *m, &mut sc.a)[eff.trailing_zeros() as usize];
-            check_members(env, cta, g, pc, mask, mv & full_mask(w as u32))?;
-        }
-        Op::Shfl { mode, d, p, a, b, c, mask: m } => {
-            let mv = fetch(cta, env, g, *m, &mut sc.e)[eff.trailing_zeros() as usize] & full_mask(w as u32);
-            check_members(env, cta, g, pc, mask, mv)?;
+        // The member check of `split_by_members` is all `bar.warp.sync` does.
+        Op::WarpSync { .. } => {}
+        Op::Shfl { mode, d, p, a, b, c, .. } => {
             let av: SmallVec<[u64; 64]> = fetch(cta, env, g, *a, &mut sc.a).iter().copied().collect();
             let bv = fetch(cta, env, g, *b, &mut sc.b);
             let cv = fetch(cta, env, g, *c, &mut sc.c);
@@ -992,11 +1026,7 @@ pub(crate) fn execute<G: GlobalMemory, L: Lanes>(
                 write_pred(cta, env, g, *p, eff, pm);
             }
         }
-        Op::Vote { mode, d, a, mask: m } => {
-            if let Some(m) = m {
-                let mv = fetch(cta, env, g, *m, &mut sc.a)[eff.trailing_zeros() as usize] & full_mask(w as u32);
-                check_members(env, cta, g, pc, mask, mv)?;
-            }
+        Op::Vote { mode, d, a, .. } => {
             let am = pred_src_mask(cta, g, *a) & eff;
             match (mode, d) {
                 (VoteMode::Ballot, Src::Reg(r)) => {
@@ -1015,12 +1045,21 @@ pub(crate) fn execute<G: GlobalMemory, L: Lanes>(
             }
         }
         Op::Activemask { d } => {
-            sc.out[..w].fill(mask);
+            // The lanes of the thread's own (static) warp executing with it: the whole group for a
+            // static warp; in a regrouped group, those of its part.
+            match g.base() {
+                Some(_) => sc.out[..w].fill(mask),
+                None => {
+                    for l in lanes(eff) {
+                        let me = g.warp(l);
+                        sc.out[l] = lanes(mask).filter(|&k| g.warp(k) == me).fold(0, |a, k| a | 1 << k);
+                    }
+                }
+            }
             write_reg(cta, env, g, *d, eff, &sc.out);
         }
         Op::Match { all, ty, d, p, a, mask: m } => {
             let mv = fetch(cta, env, g, *m, &mut sc.b)[eff.trailing_zeros() as usize] & full_mask(w as u32);
-            check_members(env, cta, g, pc, mask, mv)?;
             let vm = full_mask(ty.bits());
             let av = fetch(cta, env, g, *a, &mut sc.a);
             let members = mv & eff;
@@ -1044,7 +1083,6 @@ pub(crate) fn execute<G: GlobalMemory, L: Lanes>(
         }
         Op::Redux { op, ty, d, a, mask: m } => {
             let mv = fetch(cta, env, g, *m, &mut sc.b)[eff.trailing_zeros() as usize] & full_mask(w as u32);
-            check_members(env, cta, g, pc, mask, mv)?;
             let av = fetch(cta, env, g, *a, &mut sc.a);
             let members = mv & eff;
             let r = alu::redux(*op, *ty, lanes(members).map(|k| av[k]));

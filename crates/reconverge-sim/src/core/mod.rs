@@ -16,7 +16,7 @@ pub use report::{livelock_report, stall_report, Watchdog};
 use crate::access::{AccessLog, GlobalMemory};
 use crate::error::SimError;
 use crate::launch::LaunchConfig;
-use crate::mechanism::{EntryView, Flow, Group, LaneMap, Peek, Tracker, UpdateCtx};
+use crate::mechanism::{Delay, EntryView, Flow, Group, LaneMap, Peek, Tracker, UpdateCtx};
 use crate::program::{InstClass, Program};
 use crate::stats::Stats;
 use crate::types::{LaneMask, Pc};
@@ -73,6 +73,8 @@ pub struct IssueEnv<'e, G: GlobalMemory> {
     pub params: &'e [u8],
     /// The value `%clock` reads.
     pub clock: u64,
+    /// The timing model's cycle (`None` in functional runs).
+    pub cycle: Option<u64>,
     /// Watch register values for the livelock detector.
     pub track: bool,
     /// Record the instruction's memory accesses ([`SmCore::last_access`]).
@@ -80,7 +82,7 @@ pub struct IssueEnv<'e, G: GlobalMemory> {
 }
 
 /// What issuing one group did, beyond the architectural state.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct Issued {
     /// The instruction was a barrier its lanes now wait at.
     pub barrier: bool,
@@ -90,8 +92,10 @@ pub struct Issued {
     pub exited: bool,
     /// Memory, a barrier or (while tracking) a register or predicate changed.
     pub changed: bool,
-    /// Cycles the mechanism stalls the group's threads (compaction, warp-pool logic).
-    pub cost: u32,
+    /// A delay of the mechanism's own logic (compaction, warp-pool insertion) ...
+    pub delay: Option<Delay>,
+    /// ... paid by these `(static warp, lanes)`.
+    pub delayed: Vec<(u32, LaneMask)>,
 }
 
 struct Resident<C> {
@@ -118,14 +122,14 @@ impl<'a, T: Tracker> SmCore<'a, T> {
     /// An empty SM `sm_index` of `nsm`.
     pub fn new(prog: &'a Program, tracker: &'a T, launch: &'a LaunchConfig, sm_index: u32, nsm: u32) -> Self {
         let mut stats = Stats::new(prog, launch.warp_size, T::STRUCTURE);
-        stats.set_mechanism_counters(T::COUNTERS, T::BRANCH_COUNTERS);
+        stats.declare_mechanism::<T>();
         SmCore {
             prog,
             tracker,
             launch,
             sm_index,
             nsm,
-            mech: tracker.new_sm(launch.warp_size),
+            mech: tracker.new_sm(prog, launch),
             ctas: Vec::new(),
             stats,
             scratch: Scratch::default(),
@@ -193,6 +197,13 @@ impl<'a, T: Tracker> SmCore<'a, T> {
         self.launch.threads_per_cta().div_ceil(self.launch.warp_size)
     }
 
+    /// Appends the contexts of CTA `cta` that may hold a group now (increasing).
+    pub fn occupied(&self, cta: usize, out: &mut Vec<u32>) {
+        if let Some(r) = self.ctas.get(cta).and_then(Option::as_ref) {
+            self.tracker.occupied(&self.mech, &r.st, r.contexts, out);
+        }
+    }
+
     /// What context `ctx` of CTA `cta` holds now. Pure.
     #[inline]
     pub fn peek(&self, cta: usize, ctx: u32) -> Peek {
@@ -250,6 +261,7 @@ impl<'a, T: Tracker> SmCore<'a, T> {
             track: env.track,
             changed: false,
             access: &mut self.access,
+            await_members: T::AWAITS_MEMBERS,
         };
         e.access.enabled = env.record_access;
         let w = r.cta.w;
@@ -266,6 +278,12 @@ impl<'a, T: Tracker> SmCore<'a, T> {
         };
         let mut changed = e.changed;
         let fx = fx?;
+        if let Flow::Await { lanes } = fx.flow {
+            // Nothing executed; the mechanism gathers the missing member lanes.
+            self.tracker.await_members(&mut self.mech, &mut r.st, group, lanes);
+            let none = Vec::new();
+            return Ok(Issued { barrier: false, released: false, exited: false, changed, delay: None, delayed: none });
+        }
         self.stats.count_issue(prog, pc, group.mask, &fx.flow);
         // Barriers and exits.
         let mut barrier = false;
@@ -282,24 +300,27 @@ impl<'a, T: Tracker> SmCore<'a, T> {
             r.cta.refresh_blocked();
         }
         // The mechanism.
-        let branch = prog.info[pc as usize].branch;
-        let (counters, branch_counters) = self.stats.mechanism_counters_mut(branch);
+        let (counters, branches, per_branch) = self.stats.mechanism_counters_mut();
         let mut u = UpdateCtx {
             prog,
             cta: cta as u32,
             view: r.cta.view(),
             barrier,
             released,
+            cycle: env.cycle,
             size: 0,
-            cost: 0,
+            delay: None,
+            delayed: Vec::new(),
             counters,
-            branch: branch_counters,
+            branches,
+            per_branch,
+            branch: prog.info[pc as usize].branch,
         };
         self.tracker.update(&mut self.mech, &mut r.st, group, &fx.flow, &mut u).map_err(|err| SimError::Trap {
             what: format!("{} mechanism: {err}", self.tracker.name()),
             at: Box::new(location(prog, &r.cta, pc, None)),
         })?;
-        let (size, cost) = (u.size, u.cost);
+        let (size, delay, delayed) = (u.size, u.delay, u.delayed);
         self.stats.max_structure = self.stats.max_structure.max(size);
         if observer.wants(r.cta.linear, group.ctx) {
             observer.on_issue(&IssueEvent {
@@ -313,7 +334,7 @@ impl<'a, T: Tracker> SmCore<'a, T> {
                 seq: self.stats.warp_instructions - 1,
             });
         }
-        Ok(Issued { barrier, released, exited, changed, cost })
+        Ok(Issued { barrier, released, exited, changed, delay, delayed })
     }
 
     /// The memory accesses of the last issued instruction (when it was issued with `record_access`).

@@ -12,17 +12,27 @@
 //! [`with_tracker!`](crate::with_tracker) is the one place a name becomes code: the drivers dispatch once
 //! into generic code, so the hot loop has no dynamic dispatch.
 
+mod capri;
+mod cta_stack;
+mod dwf;
 mod none;
 mod pdom;
 mod per_warp;
 mod ssy;
+mod tbc;
 mod tracker;
 
+pub use capri::{Capri, Capt};
+pub use cta_stack::{CompactionPolicy, CtaMask, CtaStack, Decision};
+pub use dwf::{Dwf, Heuristic, PoolCta, PoolSm};
 pub use none::NoReconvergence;
 pub use pdom::PdomStack;
 pub use per_warp::{PerWarp, WarpCtx, WarpTracker};
 pub use ssy::SsyStack;
-pub use tracker::{by_pc, Agg, Blocked, Counter, CtaView, Group, LaneMap, Peek, Position, Tracker, UpdateCtx};
+pub use tbc::Tbc;
+pub use tracker::{
+    by_pc, Agg, Blocked, Counter, CtaView, Delay, Group, LaneMap, Peek, Position, Ratio, Tracker, UpdateCtx,
+};
 
 use crate::types::{LaneMask, Pc};
 use smallvec::SmallVec;
@@ -79,6 +89,13 @@ pub enum Flow {
     /// `brk` executed by `lanes`.
     Brk {
         /// The breaking lanes.
+        lanes: LaneMask,
+    },
+    /// Nothing executed: the instruction is warp-synchronous and the live member `lanes` of the group's
+    /// static warp are not in the group. Only for mechanisms that bring them
+    /// ([`Tracker::AWAITS_MEMBERS`]); the group must issue again once they joined.
+    Await {
+        /// The missing member lanes.
         lanes: LaneMask,
     },
 }
@@ -146,11 +163,39 @@ pub enum Mechanism {
     Ssy,
     /// No reconvergence: split groups take turns until they exit.
     None,
+    /// Dynamic warp formation: threads regrouped by pc in a warp pool, issued by a heuristic.
+    Dwf(Heuristic),
+    /// Thread block compaction: a CTA-wide stack; warps wait at every sync point and are compacted.
+    Tbc,
+    /// CAPRI: thread block compaction where divergent warps wait only when compaction is predicted
+    /// adequate.
+    Capri,
 }
 
 impl Mechanism {
-    /// Every mechanism.
-    pub const ALL: [Mechanism; 3] = [Mechanism::Pdom, Mechanism::Ssy, Mechanism::None];
+    /// The mechanisms `suite` and `compare` run by default (DWF under its default heuristic).
+    pub const ALL: [Mechanism; 6] = [
+        Mechanism::Pdom,
+        Mechanism::Ssy,
+        Mechanism::None,
+        Mechanism::Dwf(Heuristic::Majority),
+        Mechanism::Tbc,
+        Mechanism::Capri,
+    ];
+
+    /// Every mechanism and variant the command line accepts (DWF under each heuristic).
+    pub const EVERY: [Mechanism; 10] = [
+        Mechanism::Pdom,
+        Mechanism::Ssy,
+        Mechanism::None,
+        Mechanism::Dwf(Heuristic::Majority),
+        Mechanism::Dwf(Heuristic::Minority),
+        Mechanism::Dwf(Heuristic::Pc),
+        Mechanism::Dwf(Heuristic::Pdom),
+        Mechanism::Dwf(Heuristic::Fifo),
+        Mechanism::Tbc,
+        Mechanism::Capri,
+    ];
 
     /// The command-line name.
     pub fn name(self) -> &'static str {
@@ -158,18 +203,26 @@ impl Mechanism {
             Mechanism::Pdom => "pdom",
             Mechanism::Ssy => "ssy",
             Mechanism::None => "none",
+            Mechanism::Dwf(h) => h.mechanism_name(),
+            Mechanism::Tbc => "tbc",
+            Mechanism::Capri => "capri",
         }
     }
 
-    /// Parses a command-line name.
+    /// Parses a command-line name (`dwf:majority` is another name of `dwf`).
     pub fn from_name(s: &str) -> Option<Mechanism> {
-        Mechanism::ALL.into_iter().find(|m| m.name() == s)
+        if s == "dwf:majority" {
+            return Some(Mechanism::Dwf(Heuristic::Majority));
+        }
+        Mechanism::EVERY.into_iter().find(|m| m.name() == s)
     }
 
     /// Where the mechanism keeps its state: per static warp, per CTA, or per SM.
     pub fn scope(self) -> Scope {
         match self {
             Mechanism::Pdom | Mechanism::Ssy | Mechanism::None => Scope::Warp,
+            Mechanism::Tbc | Mechanism::Capri => Scope::Cta,
+            Mechanism::Dwf(_) => Scope::Sm,
         }
     }
 
@@ -185,7 +238,9 @@ impl Mechanism {
 #[macro_export]
 macro_rules! with_tracker {
     ($m:expr, |$t:ident| $body:expr) => {{
-        use $crate::mechanism::{Mechanism as M, NoReconvergence, PdomStack, PerWarp, SsyStack};
+        use $crate::mechanism::{
+            Capri, CtaStack, Dwf, Mechanism as M, NoReconvergence, PdomStack, PerWarp, SsyStack, Tbc,
+        };
         match $m {
             M::Pdom => {
                 let $t = &PerWarp(PdomStack);
@@ -197,6 +252,18 @@ macro_rules! with_tracker {
             }
             M::None => {
                 let $t = &PerWarp(NoReconvergence);
+                $body
+            }
+            M::Dwf(h) => {
+                let $t = &Dwf(h);
+                $body
+            }
+            M::Tbc => {
+                let $t = &CtaStack(Tbc);
+                $body
+            }
+            M::Capri => {
+                let $t = &CtaStack(Capri);
                 $body
             }
         }

@@ -10,33 +10,104 @@
 use super::{next_groups, EntryView, Flow, MechError, WarpCtx, WarpTracker};
 use crate::types::{LaneMask, Pc, PC_EXIT, PC_NONE, PC_RET};
 
-/// One stack entry.
+/// One stack entry. `M` is what the entry holds: a lane mask for the per-warp stack, a CTA-wide thread
+/// set for the CTA-wide stack of TBC and CAPRI.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub struct PdomEntry {
+pub struct PdomEntry<M = LaneMask> {
     /// Next pc.
     pub pc: Pc,
     /// Reconvergence pc.
     pub rpc: Pc,
-    /// Lanes.
-    pub mask: LaneMask,
+    /// The entry's threads.
+    pub mask: M,
     /// A call entry (the callee runs in it; popped when the callee returns).
     pub call: bool,
+}
+
+/// The threads a stack entry holds, as far as the PDOM rules need to know.
+pub(crate) trait EntryThreads {
+    /// What says which threads are still alive.
+    type Live: ?Sized;
+    /// Whether none of the entry's threads is alive.
+    fn none_live(&self, live: &Self::Live) -> bool;
+}
+
+impl EntryThreads for LaneMask {
+    type Live = LaneMask;
+    fn none_live(&self, live: &LaneMask) -> bool {
+        self & live == 0
+    }
 }
 
 /// The PDOM stack mechanism.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct PdomStack;
 
-fn normalize(st: &mut Vec<PdomEntry>, live: LaneMask) {
+/// Pops finished entries off the top: no live thread, reconverged (`pc == rpc`), or a call entry whose
+/// threads all returned. Returns how many were popped.
+pub(crate) fn normalize<M: EntryThreads>(st: &mut Vec<PdomEntry<M>>, live: &M::Live) -> usize {
+    let mut popped = 0;
     while let Some(top) = st.last() {
-        let empty = top.mask & live == 0 || top.pc == PC_EXIT;
+        let empty = top.mask.none_live(live) || top.pc == PC_EXIT;
         let reconverged = !top.call && top.pc == top.rpc;
         let returned = top.call && top.pc == PC_RET;
         if empty || reconverged || returned {
             st.pop();
+            popped += 1;
         } else {
             break;
         }
+    }
+    popped
+}
+
+/// The PDOM rule at a divergent branch reconverging at `r`: the top entry becomes the reconvergence entry
+/// (`pc = r`), or is popped when it already reconverges at `r` (its parent waits there); then one entry
+/// per group whose pc is not `r` is pushed, in order, so the last group runs first. Returns whether the
+/// top entry was popped.
+pub(crate) fn diverge<M>(st: &mut Vec<PdomEntry<M>>, r: Pc, groups: impl IntoIterator<Item = (Pc, M)>) -> bool {
+    let top = st.last_mut().expect("diverge on an empty stack");
+    let popped = if r != top.rpc || top.call {
+        top.pc = r;
+        false
+    } else {
+        st.pop();
+        true
+    };
+    for (gpc, gmask) in groups {
+        if gpc != r {
+            st.push(PdomEntry { pc: gpc, rpc: r, mask: gmask, call: false });
+        }
+    }
+    popped
+}
+
+/// The PDOM rule at a call: the caller's entry resumes at `ret` (non-calling threads wait there) and a
+/// call entry for `callers` starts at `target`.
+pub(crate) fn call<M>(st: &mut Vec<PdomEntry<M>>, ret: Pc, target: Pc, callers: M) {
+    if let Some(top) = st.last_mut() {
+        top.pc = ret;
+    }
+    st.push(PdomEntry { pc: target, rpc: PC_NONE, mask: callers, call: true });
+}
+
+/// The lanes' next pcs after `flow`, grouped as [`next_groups`] does, except that returning lanes go to
+/// the function's virtual exit [`PC_RET`]: in a reconvergence stack they wait there for the call entry to
+/// pop.
+pub(crate) fn successors(pc: Pc, mask: LaneMask, flow: &Flow) -> smallvec::SmallVec<[(Pc, LaneMask); 4]> {
+    let mut groups = next_groups(pc, mask, flow);
+    if let Flow::Return { lanes, .. } = flow {
+        groups.retain(|(_, m)| *m & lanes == 0);
+        groups.push((PC_RET, mask & lanes));
+    }
+    groups
+}
+
+/// The reconvergence point of the divergent instruction at `pc`, or an error naming it.
+pub(crate) fn reconvergence_point(prog: &crate::program::Program, pc: Pc) -> Result<Pc, MechError> {
+    match prog.reconv.get(pc as usize) {
+        Some(&r) if r != PC_NONE => Ok(r),
+        _ => Err(MechError(format!("divergence at {} which has no reconvergence point", prog.describe_pc(pc)))),
     }
 }
 
@@ -72,51 +143,24 @@ impl WarpTracker for PdomStack {
             return Err(MechError("PDOM stack underflow".into()));
         };
         match flow {
-            Flow::Call { target, callers } => {
-                // The caller's entry resumes after the call; non-calling lanes wait there.
-                top.pc = pc + 1;
-                st.push(PdomEntry { pc: *target, rpc: PC_NONE, mask: mask & callers, call: true });
-            }
+            Flow::Call { target, callers } => call(st, pc + 1, *target, mask & callers),
             Flow::Ssy { .. } | Flow::Sync | Flow::Pbk { .. } | Flow::Brk { .. } => {
                 return Err(MechError("explicit stack instructions need the `ssy` mechanism".into()));
             }
             _ => {
-                let mut groups = next_groups(pc, mask, flow);
-                // Returning lanes wait at the function's virtual exit.
-                if let Flow::Return { lanes, .. } = flow {
-                    groups.retain(|(_, m)| *m & lanes == 0);
-                    groups.push((PC_RET, mask & lanes));
-                }
+                let mut groups = successors(pc, mask, flow);
                 groups.retain(|(_, m)| *m & ctx.live != 0);
                 match groups.len() {
                     0 => top.mask &= ctx.live,
                     1 => top.pc = groups[0].0,
                     _ => {
-                        let r = match ctx.prog.reconv.get(pc as usize) {
-                            Some(&r) if r != PC_NONE => r,
-                            _ => {
-                                return Err(MechError(format!(
-                                    "divergence at {} which has no reconvergence point",
-                                    ctx.prog.describe_pc(pc)
-                                )))
-                            }
-                        };
-                        let old_r = top.rpc;
-                        if r != old_r || top.call {
-                            top.pc = r;
-                        } else {
-                            st.pop();
-                        }
-                        for (gpc, gmask) in groups {
-                            if gpc != r {
-                                st.push(PdomEntry { pc: gpc, rpc: r, mask: gmask, call: false });
-                            }
-                        }
+                        let r = reconvergence_point(ctx.prog, pc)?;
+                        diverge(st, r, groups);
                     }
                 }
             }
         }
-        normalize(st, ctx.live);
+        normalize(st, &ctx.live);
         Ok(())
     }
 

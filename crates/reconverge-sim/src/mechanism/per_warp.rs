@@ -71,7 +71,7 @@ impl<T: WarpTracker> Tracker for PerWarp<T> {
         self.0.name()
     }
 
-    fn new_sm(&self, _w: u32) {}
+    fn new_sm(&self, _prog: &Program, _launch: &crate::LaunchConfig) {}
 
     fn contexts(&self, nwarps: u32, _nthreads: u32) -> u32 {
         nwarps

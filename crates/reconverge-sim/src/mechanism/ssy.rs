@@ -115,6 +115,7 @@ impl WarpTracker for SsyStack {
         };
         match flow {
             Flow::Next | Flow::Exit { .. } => set_npc(st, pc + 1),
+            Flow::Await { .. } => return Err(MechError("ssy does not await warp-synchronous lanes".into())),
             Flow::Branch { target, taken } => {
                 let t = mask & taken & ctx.live;
                 let nt = top.mask & ctx.live & !t;

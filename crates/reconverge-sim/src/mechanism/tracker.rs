@@ -8,6 +8,7 @@
 //! dynamic-warp-formation pool), per CTA ([`Tracker::Cta`], a CTA-wide stack; a per-warp mechanism's warps),
 //! with the per-static-warp case written once as [`super::PerWarp`].
 
+use crate::launch::LaunchConfig;
 use crate::program::Program;
 use crate::stats::Structure;
 use crate::types::{full_mask, lanes, LaneMask, Pc};
@@ -147,8 +148,50 @@ pub struct Counter {
     pub name: &'static str,
     /// How it combines.
     pub agg: Agg,
+    /// Counted only in timed runs (it is a number of cycles); functional runs do not report it.
+    pub timed: bool,
     /// What it counts (for the README and reports).
     pub doc: &'static str,
+}
+
+impl Counter {
+    /// A summed counter.
+    pub const fn sum(name: &'static str, doc: &'static str) -> Counter {
+        Counter { name, agg: Agg::Sum, timed: false, doc }
+    }
+
+    /// A maximum.
+    pub const fn max(name: &'static str, doc: &'static str) -> Counter {
+        Counter { name, agg: Agg::Max, timed: false, doc }
+    }
+
+    /// A summed number of cycles, counted only in timed runs.
+    pub const fn cycles(name: &'static str, doc: &'static str) -> Counter {
+        Counter { name, agg: Agg::Sum, timed: true, doc }
+    }
+}
+
+/// A ratio of two of a mechanism's counters it reports (for example CAPRI's prediction rate).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct Ratio {
+    /// The JSON key.
+    pub name: &'static str,
+    /// The numerator counter.
+    pub num: &'static str,
+    /// The denominator counter.
+    pub den: &'static str,
+    /// What it means.
+    pub doc: &'static str,
+}
+
+/// A delay the mechanism's own hardware adds; the timing model turns it into cycles from its
+/// configuration (`[mechanism]` in the GPU config).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Delay {
+    /// The warp compaction unit forms new warps (TBC, CAPRI): `compaction_latency`.
+    Compaction,
+    /// Threads are written back into the warp pool and its look-up table (DWF): `pool_latency`.
+    PoolInsert,
 }
 
 /// What the core hands a mechanism after a group issued, and what the mechanism hands back.
@@ -163,15 +206,24 @@ pub struct UpdateCtx<'a> {
     pub barrier: bool,
     /// A barrier of the CTA released during the instruction.
     pub released: bool,
+    /// The timing model's cycle at issue (`None` in functional runs, where time is not modelled).
+    pub cycle: Option<u64>,
     /// Out: the size of the structure the update touched (stack depth, list length, pool occupancy).
     pub size: usize,
-    /// Out: cycles the group's threads stall before they may issue again, by the mechanism's own logic
-    /// (compaction, warp-pool insertion); charged as `mechanism` stall cycles by the timing model.
-    pub cost: u32,
+    /// Out: a delay of the mechanism's own logic (compaction, warp-pool insertion), paid by the threads
+    /// in `delayed` before they may issue again; the timing model charges it as `mechanism` stalls.
+    pub delay: Option<Delay>,
+    /// Out: the `(static warp, lanes)` that pay `delay`.
+    pub delayed: Vec<(u32, LaneMask)>,
     /// The mechanism's counters ([`Tracker::COUNTERS`], by index).
     pub counters: &'a mut [u64],
-    /// The counters of the kernel branch this instruction is, if it is one ([`Tracker::BRANCH_COUNTERS`]).
-    pub branch: Option<&'a mut [u64]>,
+    /// The per-branch counters of every kernel branch: `branches[b * k + i]` for branch `b` and counter
+    /// `i` of [`Tracker::BRANCH_COUNTERS`] (`k` of them).
+    pub branches: &'a mut [u64],
+    /// `k`: counters per branch.
+    pub per_branch: usize,
+    /// The index of the kernel branch this instruction is, if it is one.
+    pub branch: Option<u32>,
 }
 
 impl UpdateCtx<'_> {
@@ -190,9 +242,25 @@ impl UpdateCtx<'_> {
     /// Adds `n` to per-branch counter `i` of the executing branch.
     #[inline]
     pub fn count_branch(&mut self, i: usize, n: u64) {
-        if let Some(b) = self.branch.as_deref_mut() {
-            b[i] += n;
+        if let Some(b) = self.branch {
+            self.count_branch_at(b, i, n);
         }
+    }
+
+    /// Adds `n` to per-branch counter `i` of kernel branch `b` (an index into [`Program::branches`]).
+    pub fn count_branch_at(&mut self, b: u32, i: usize, n: u64) {
+        let k = self.per_branch;
+        if i < k {
+            if let Some(x) = self.branches.get_mut(b as usize * k + i) {
+                *x += n;
+            }
+        }
+    }
+
+    /// Asks the timing model to delay the threads `parts` by `delay`.
+    pub fn delay(&mut self, delay: Delay, parts: impl IntoIterator<Item = (u32, LaneMask)>) {
+        self.delay = Some(delay);
+        self.delayed.extend(parts.into_iter().filter(|p| p.1 != 0));
     }
 }
 
@@ -223,19 +291,32 @@ pub trait Tracker: Sync {
     /// Whether groups carry an issue priority the core follows (DWF's issue heuristics); otherwise the
     /// core's scheduler chooses among ready contexts.
     const ORDERED: bool = false;
+    /// Whether the mechanism gathers the member lanes of a warp-synchronous instruction into the issuing
+    /// group when some are missing ([`Tracker::await_members`]); otherwise a missing member lane is a
+    /// SIMT deadlock.
+    const AWAITS_MEMBERS: bool = false;
     /// Counters the mechanism keeps.
     const COUNTERS: &'static [Counter] = &[];
+    /// Ratios of counters the mechanism reports.
+    const RATIOS: &'static [Ratio] = &[];
     /// Counters kept per kernel branch (the `mechanism` object of `branches_by_pc`).
-    const BRANCH_COUNTERS: &'static [&'static str] = &[];
+    const BRANCH_COUNTERS: &'static [Counter] = &[];
 
     /// The name used on the command line and in statistics.
     fn name(&self) -> &'static str;
 
-    /// The state of an SM with warp size `w`.
-    fn new_sm(&self, w: u32) -> Self::Sm;
+    /// The state of an SM running `prog` with `launch`.
+    fn new_sm(&self, prog: &Program, launch: &LaunchConfig) -> Self::Sm;
 
-    /// Issue contexts a CTA of `nwarps` static warps and `nthreads` threads occupies.
+    /// Issue contexts a CTA of `nwarps` static warps and `nthreads` threads may use (context indices are
+    /// below this).
     fn contexts(&self, nwarps: u32, nthreads: u32) -> u32;
+
+    /// The contexts of a CTA that may hold a group now, in increasing order (all of them unless the
+    /// mechanism knows better: a warp pool or a set of dynamic warps uses few of its many contexts).
+    fn occupied(&self, _sm: &Self::Sm, _st: &Self::Cta, contexts: u32, out: &mut Vec<u32>) {
+        out.extend(0..contexts);
+    }
 
     /// The state of CTA `cta` (its SM index) whose threads start at `entry`.
     fn launch(&self, sm: &mut Self::Sm, cta: u32, view: &CtaView<'_>, entry: Pc) -> Self::Cta;
@@ -260,6 +341,11 @@ pub trait Tracker: Sync {
         flow: &Flow,
         u: &mut UpdateCtx<'_>,
     ) -> Result<(), MechError>;
+
+    /// For mechanisms with [`Tracker::AWAITS_MEMBERS`]: `group` did not execute its warp-synchronous
+    /// instruction because the live member `lanes` of its static warp are elsewhere; hold it until they
+    /// join.
+    fn await_members(&self, _sm: &mut Self::Sm, _st: &mut Self::Cta, _group: &Group, _lanes: LaneMask) {}
 
     /// The structure for traces, bottom first: the stack of context `ctx` for per-warp mechanisms, the
     /// CTA-wide or SM-wide structure otherwise.

@@ -13,7 +13,7 @@ use crate::gmem::{SmMemView, SmMemory};
 use crate::stats::{MemoryCounters, StallCounts};
 use memory::{Issuer, LoadTrack, MemorySide};
 use reconverge_sim::core::{IssueEnv, NoObserver, SmCore};
-use reconverge_sim::mechanism::{Blocked, Group, Peek, Tracker};
+use reconverge_sim::mechanism::{Blocked, Delay, Group, Peek, Tracker};
 use reconverge_sim::memory::DeviceMemory;
 use reconverge_sim::program::{InstClass, Op};
 use reconverge_sim::{LaneMask, LaunchConfig, Program, SimError, Stats};
@@ -102,6 +102,8 @@ pub struct Sm<'a, T: Tracker> {
     /// The last cycle with resident work.
     pub last_busy: Option<u64>,
     done_loads: Vec<LoadTrack>,
+    /// Scratch for the occupied contexts of a CTA.
+    occupied: std::cell::RefCell<Vec<u32>>,
 }
 
 fn unit(class: InstClass) -> usize {
@@ -149,6 +151,7 @@ impl<'a, T: Tracker> Sm<'a, T> {
             busy_cycles: 0,
             last_busy: None,
             done_loads: Vec::new(),
+            occupied: Default::default(),
         })
     }
 
@@ -331,15 +334,19 @@ impl<'a, T: Tracker> Sm<'a, T> {
     /// The contexts of scheduler `s`, in the order it considers them.
     fn candidates(&self, s: usize, nsched: usize, policy: SchedulerPolicy, out: &mut SmallVec<[u32; 64]>) {
         out.clear();
+        let mut occupied = std::mem::take(&mut *self.occupied.borrow_mut());
         for c in 0..self.core.cta_slots() {
             let base = c as u32 * self.nctx;
-            for k in 0..self.core.contexts(c) {
+            occupied.clear();
+            self.core.occupied(c, &mut occupied);
+            for &k in &occupied {
                 let g = base + k;
                 if g as usize % nsched == s {
                     out.push(g);
                 }
             }
         }
+        *self.occupied.borrow_mut() = occupied;
         if out.is_empty() {
             return;
         }
@@ -531,6 +538,7 @@ impl<'a, T: Tracker> Sm<'a, T> {
             consts: ctx.consts,
             params: ctx.params,
             clock: now,
+            cycle: Some(now),
             track: ctx.track,
             record_access: true,
         };
@@ -582,8 +590,12 @@ impl<'a, T: Tracker> Sm<'a, T> {
         };
         let parts = grp.lanes.parts();
         t.threads.raise(row::READY, parts, grp.hold, next);
-        if issued.cost > 0 {
-            t.threads.raise(row::MECH, parts, grp.hold, now + 1 + issued.cost as u64);
+        if let Some(d) = issued.delay {
+            let cycles = match d {
+                Delay::Compaction => gpu.mechanism.compaction_latency,
+                Delay::PoolInsert => gpu.mechanism.pool_latency,
+            };
+            t.threads.raise(row::MECH, &issued.delayed, u64::MAX, now + 1 + cycles);
         }
         order_memory(t, &exec_parts, grp.mask, wrote, &prog.insts[grp.pc as usize].op, issued.released, ctx.epoch_end);
         Ok(())
