@@ -4,7 +4,7 @@
 use crate::launch_args::gpu_config;
 use crate::suite_cmd::{
     check_kernel_names, check_of, check_warp_sizes, default_kernels_dir, load_manifest, mechanisms, print_branch_table,
-    print_tidy, record_of,
+    print_counters_table, print_tidy, record_of,
 };
 use crate::{out, outln, Failure};
 use clap::Args;
@@ -42,6 +42,9 @@ pub struct CompareArgs {
     /// Also print the per-branch statistics of every run, sorted by divergent executions.
     #[arg(long)]
     pub branches: bool,
+    /// Also print the mechanisms' own counters (compactions, predictions, merges, ...) of every run.
+    #[arg(long)]
+    pub counters: bool,
     /// Host threads (0 = all cores); results do not depend on it.
     #[arg(long, default_value_t = 0)]
     pub threads: usize,
@@ -130,6 +133,9 @@ pub fn run(a: CompareArgs) -> Result<(), Failure> {
         .collect();
     if !print_tidy(a.csv, a.json, a.branches, &runs, &branch_rows)? {
         print_table(&runs)?;
+        if a.counters {
+            print_counters_table(&runs)?;
+        }
         if a.branches {
             print_branch_table(&branch_rows)?;
         }

@@ -42,6 +42,9 @@ pub struct TraceArgs {
     /// Print at most this many instructions.
     #[arg(long, default_value_t = 10_000)]
     limit: usize,
+    /// Leave out the first N instructions (numbering is kept).
+    #[arg(long, default_value_t = 0)]
+    skip: usize,
 }
 
 fn exit_for(r: &RunResult) -> Result<(), Failure> {
@@ -152,16 +155,14 @@ pub fn trace_cmd(a: TraceArgs) -> Result<(), Failure> {
         )));
     }
     let per_warp = p.mechanism.scope() == reconverge_sim::mechanism::Scope::Warp;
-    let mut rec = TraceRecorder::new(&p.prog, a.cta, per_warp.then_some(a.warp), p.cfg.warp_size, a.limit);
+    let mut rec = TraceRecorder::new(&p.prog, a.cta, per_warp.then_some(a.warp), p.cfg.warp_size, a.limit).skip(a.skip);
     let r = run(&p.prog, p.mechanism, &p.cfg, &p.args, &mut rec);
-    outln!(
-        "trace of CTA {} warp {} of kernel {} under {}, warp size {}",
-        a.cta,
-        a.warp,
-        p.prog.kernel_name(),
-        p.mechanism,
-        p.cfg.warp_size
-    )?;
+    let whom = if per_warp {
+        format!("CTA {} warp {}", a.cta, a.warp)
+    } else {
+        format!("CTA {} (every warp: {} regroups threads across warps)", a.cta, p.mechanism)
+    };
+    outln!("trace of {whom} of kernel {} under {}, warp size {}", p.prog.kernel_name(), p.mechanism, p.cfg.warp_size)?;
     outln!("{}", rec.header())?;
     for l in &rec.lines {
         outln!("{l}")?;

@@ -34,6 +34,9 @@ pub struct SuiteArgs {
     /// Also print the per-branch statistics of every run, sorted by divergent executions.
     #[arg(long)]
     pub branches: bool,
+    /// Also print the mechanisms' own counters (compactions, predictions, merges, ...) of every run.
+    #[arg(long)]
+    pub counters: bool,
     /// Warp-instruction limit per run.
     #[arg(long, default_value_t = 50_000_000)]
     pub max_instructions: u64,
@@ -163,7 +166,16 @@ pub fn print_tidy(
     Ok(false)
 }
 
-/// Prints the branch table of text output.
+/// Prints the mechanism counters of the runs that have any (text output).
+pub fn print_counters_table(runs: &[RunRecord]) -> Result<(), Failure> {
+    if let Some(t) = records::counters_text(runs) {
+        outln!("\nmechanism counters:")?;
+        out!("{t}")?;
+    }
+    Ok(())
+}
+
+/// Prints the branch records of every run as one table, most divergent first.
 pub fn print_branch_table(branch_rows: &[Vec<BranchRecord>]) -> Result<(), Failure> {
     let mut all: Vec<BranchRecord> = branch_rows.iter().flatten().cloned().collect();
     sort_branches(&mut all);
@@ -249,6 +261,9 @@ pub fn run(a: SuiteArgs) -> Result<(), Failure> {
         out!("{}", table.render())?;
         if runs.iter().any(|r| r.partial) {
             outln!("{}", records::PARTIAL_NOTE)?;
+        }
+        if a.counters {
+            print_counters_table(&runs)?;
         }
         if a.branches {
             print_branch_table(&branch_rows)?;

@@ -63,6 +63,15 @@ fn traces_of_seed_001_kern() {
     assert!(ssy.contains("[ssy 11111111111111111111111111111111 29 -] [00000111111111111111111111111111 14 29] [11111000000000000000000000000000 15 29]"));
     let pdom = ok(&[&["trace", KERN, "--mechanism", "pdom"][..], &KERN_ARGS].concat());
     expect_file!["golden/trace_kern_pdom.txt"].assert_eq(&pdom);
+    let none = ok(&[&["trace", KERN, "--mechanism", "none"][..], &KERN_ARGS].concat());
+    expect_file!["golden/trace_kern_none.txt"].assert_eq(&none);
+    // One warp: the CTA-wide stack is the warp's stack; its compactions re-form the same warp.
+    let tbc = ok(&[&["trace", KERN, "--mechanism", "tbc"][..], &KERN_ARGS].concat());
+    expect_file!["golden/trace_kern_tbc.txt"].assert_eq(&tbc);
+    let capri = ok(&[&["trace", KERN, "--mechanism", "capri"][..], &KERN_ARGS].concat());
+    expect_file!["golden/trace_kern_capri.txt"].assert_eq(&capri);
+    let dwf = ok(&[&["trace", KERN, "--mechanism", "dwf"][..], &KERN_ARGS].concat());
+    expect_file!["golden/trace_kern_dwf.txt"].assert_eq(&dwf);
 }
 
 #[test]
@@ -84,6 +93,19 @@ fn trace_of_the_capri_test_case() {
         "1",
     ];
     expect_file!["golden/trace_capri_pdom.txt"].assert_eq(&ok(&args));
+    // Seed 002 under the CTA-wide mechanisms: the first loop's branch and the compaction of its paths
+    // (TBC), the second loop's first two instances (CAPRI learns "inadequate" and stops stalling), and
+    // the warp pool of DWF.
+    let cta = &args[..args.len() - 2];
+    let tbc = ok(&[cta, &["--mechanism", "tbc", "--limit", "60"]].concat());
+    expect_file!["golden/trace_capri_tbc.txt"].assert_eq(&tbc);
+    assert!(tbc.contains(
+        "[cta 00000000000000001111111111111111|11111111111111110000000000000000 20 27 warps=0 wcnt=0 (to compact)]"
+    ));
+    let capri = ok(&[cta, &["--mechanism", "capri", "--skip", "960", "--limit", "100"]].concat());
+    expect_file!["golden/trace_capri_capri.txt"].assert_eq(&capri);
+    let dwf = ok(&[cta, &["--mechanism", "dwf", "--limit", "80"]].concat());
+    expect_file!["golden/trace_capri_dwf.txt"].assert_eq(&dwf);
 }
 
 #[test]

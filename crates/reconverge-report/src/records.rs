@@ -297,9 +297,11 @@ pub fn sort_branches(rows: &mut [BranchRecord]) {
     });
 }
 
-/// The text table of branch records.
+/// The text table of branch records (with a column of the mechanism's per-branch counters when a row has
+/// any).
 pub fn branch_table(rows: &[BranchRecord]) -> Table {
-    let mut t = Table::new(&[
+    let with_counters = rows.iter().any(|r| !r.mechanism_counters.is_empty());
+    let mut columns = vec![
         "kernel",
         "config",
         "warp",
@@ -313,11 +315,15 @@ pub fn branch_table(rows: &[BranchRecord]) -> Table {
         "div %",
         "mean lanes",
         "reconverges at",
-    ]);
+    ];
+    if with_counters {
+        columns.push("mechanism counters");
+    }
+    let mut t = Table::new(&columns);
     for b in rows {
         let r = b;
         let star = if r.partial { "*" } else { "" };
-        t.row(vec![
+        let mut cells = vec![
             r.kernel.clone(),
             r.config.clone().unwrap_or_else(|| "-".into()),
             r.warp_size.to_string(),
@@ -335,9 +341,25 @@ pub fn branch_table(rows: &[BranchRecord]) -> Table {
             },
             b.mean_active_lanes.map(|m| format!("{m:.1}")).unwrap_or_else(|| "-".into()),
             b.reconvergence_pc.map(|p| format!("pc {p}")).unwrap_or_else(|| "exit".into()),
-        ]);
+        ];
+        if with_counters {
+            cells.push(crate::run::counter_cells(&b.mechanism_counters).join(", "));
+        }
+        t.row(cells);
     }
     t
+}
+
+/// The mechanism counters of the runs that have any, one block per run (`None` when none has).
+pub fn counters_text(runs: &[RunRecord]) -> Option<String> {
+    let mut out = String::new();
+    for r in runs.iter().filter(|r| !r.mechanism_counters.is_empty()) {
+        let config = r.config.as_deref().map(|c| format!(" / {c}")).unwrap_or_default();
+        let star = if r.partial { " (partial)" } else { "" };
+        let title = format!("{} / {}{config} / warp {}{star}", r.kernel, r.mechanism, r.warp_size);
+        crate::run::wrapped_row(&mut out, &title, &crate::run::counter_cells(&r.mechanism_counters));
+    }
+    (!out.is_empty()).then_some(out)
 }
 
 /// Serializes records as CSV: one column per field (nested objects flattened with `_`), numbers as

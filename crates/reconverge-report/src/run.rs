@@ -217,23 +217,32 @@ pub fn run_text(kernel: &str, mechanism: &str, warp_size: u32, r: &RunResult) ->
     }
     let counters = mechanism_counters(s);
     if !counters.is_empty() {
-        let cells: Vec<String> = counters
-            .iter()
-            .map(|(k, v)| match v.as_f64() {
-                Some(x) if !v.is_u64() => format!("{k} {:.1}%", 100.0 * x),
-                _ if v.is_null() => format!("{k} -"),
-                _ => format!("{k} {v}"),
-            })
-            .collect();
-        wrapped_row(&mut out, "mechanism counters", &cells);
+        wrapped_row(&mut out, "mechanism counters", &counter_cells(&counters));
     }
     out
 }
 
-/// Writes `cells` as one labelled row, continued on further rows past about 100 columns.
-fn wrapped_row(out: &mut String, label: &str, cells: &[String]) {
+/// Mechanism counters as `name value` cells (ratios as percentages, `-` when undefined).
+pub fn counter_cells(counters: &serde_json::Map<String, serde_json::Value>) -> Vec<String> {
+    counters
+        .iter()
+        .map(|(k, v)| match v.as_f64() {
+            Some(x) if !v.is_u64() => format!("{k} {:.1}%", 100.0 * x),
+            _ if v.is_null() => format!("{k} -"),
+            _ => format!("{k} {v}"),
+        })
+        .collect()
+}
+
+/// Writes `cells` as one labelled row, continued on further rows past about 100 columns; a label longer
+/// than the label column goes on a line of its own.
+pub fn wrapped_row(out: &mut String, label: &str, cells: &[String]) {
     let mut line = String::new();
     let mut label = label;
+    if label.len() > 22 {
+        let _ = writeln!(out, "  {label}");
+        label = "";
+    }
     for c in cells {
         if !line.is_empty() && line.len() + c.len() + 2 > 76 {
             let _ = writeln!(out, "  {label:<22} {line}");

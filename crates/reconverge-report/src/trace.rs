@@ -12,6 +12,8 @@ pub struct TraceRecorder<'p> {
     warp: Option<u32>,
     width: u32,
     limit: usize,
+    skip: usize,
+    seen: usize,
     /// The lines so far.
     pub lines: Vec<String>,
     /// Whether the limit cut the trace.
@@ -22,7 +24,13 @@ impl<'p> TraceRecorder<'p> {
     /// Traces warp `warp` of CTA `cta` (linear index), or every issue of the CTA when `warp` is `None`, at
     /// most `limit` lines.
     pub fn new(prog: &'p Program, cta: u64, warp: Option<u32>, width: u32, limit: usize) -> TraceRecorder<'p> {
-        TraceRecorder { prog, cta, warp, width, limit, lines: Vec::new(), truncated: false }
+        TraceRecorder { prog, cta, warp, width, limit, skip: 0, seen: 0, lines: Vec::new(), truncated: false }
+    }
+
+    /// Leaves out the first `n` traced instructions (they keep their numbers).
+    pub fn skip(mut self, n: usize) -> Self {
+        self.skip = n;
+        self
     }
 
     /// The header line.
@@ -57,6 +65,10 @@ impl Observer for TraceRecorder<'_> {
     }
 
     fn on_issue(&mut self, ev: &IssueEvent<'_>) {
+        self.seen += 1;
+        if self.seen <= self.skip {
+            return;
+        }
         if self.lines.len() >= self.limit {
             self.truncated = true;
             return;
@@ -81,7 +93,7 @@ impl Observer for TraceRecorder<'_> {
         }
         self.lines.push(format!(
             "{:>5} {:>4} {:>5} {:<10} {:<w$} {:<40} {}",
-            self.lines.len(),
+            self.seen - 1,
             ev.pc,
             line,
             src,
