@@ -124,7 +124,12 @@ impl Cta {
     /// Recomputes the lanes each static warp has waiting at barriers.
     pub(crate) fn refresh_blocked(&mut self) {
         for wi in 0..self.nwarps as usize {
-            let mut m = self.barriers.iter().fold(0, |a, b| a | b.waiting.get(wi).copied().unwrap_or(0));
+            // Only barriers with arrivals have waiting lanes.
+            let mut m = self
+                .barriers
+                .iter()
+                .filter(|b| b.arrived > 0)
+                .fold(0, |a, b| a | b.waiting.get(wi).copied().unwrap_or(0));
             if self.at_barrier[wi].is_some() {
                 m |= self.live[wi];
             }

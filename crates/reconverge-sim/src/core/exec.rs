@@ -27,20 +27,10 @@ pub(crate) struct Env<'a, G: GlobalMemory> {
     pub consts: &'a [u8],
     /// The kernel parameter buffer.
     pub params: &'a [u8],
-    /// Grid dimensions.
-    pub grid: [u32; 3],
-    /// Block dimensions.
-    pub block: [u32; 3],
-    /// The SM running the CTA.
-    pub sm: u32,
-    /// Number of SMs.
-    pub nsm: u32,
+    /// What stays the same for every instruction of the launch on this SM.
+    pub fixed: &'a Fixed,
     /// The value `%clock` reads.
     pub clock: u64,
-    /// Local memory limit per thread.
-    pub local_limit: u32,
-    /// Dynamic shared memory size.
-    pub dynamic_shared: u32,
     /// Whether to detect value changes of registers (livelock detection).
     pub track: bool,
     /// Set when memory changed, or (while `track`) a register or predicate changed value.
@@ -51,6 +41,23 @@ pub(crate) struct Env<'a, G: GlobalMemory> {
     /// ([`crate::mechanism::Tracker::AWAITS_MEMBERS`]): report them as [`Flow::Await`] instead of a
     /// deadlock.
     pub await_members: bool,
+}
+
+/// The launch's constants as the executor needs them (one per SM core).
+#[derive(Clone, Debug)]
+pub(crate) struct Fixed {
+    /// Grid dimensions.
+    pub grid: [u32; 3],
+    /// Block dimensions.
+    pub block: [u32; 3],
+    /// The SM running the CTA.
+    pub sm: u32,
+    /// Number of SMs.
+    pub nsm: u32,
+    /// Local memory limit per thread.
+    pub local_limit: u32,
+    /// Dynamic shared memory size.
+    pub dynamic_shared: u32,
 }
 
 /// Scratch lane arrays, reused across instructions.
@@ -155,14 +162,14 @@ fn sreg_value<G: GlobalMemory, L: Lanes>(cta: &Cta, env: &Env<G>, g: L, lane: us
     let t = g.slot(lane);
     match s {
         Sreg::Tid(d) => cta.tid[t][d as usize] as u64,
-        Sreg::Ntid(d) => env.block[d as usize] as u64,
+        Sreg::Ntid(d) => env.fixed.block[d as usize] as u64,
         Sreg::Ctaid(d) => cta.id[d as usize] as u64,
-        Sreg::Nctaid(d) => env.grid[d as usize] as u64,
+        Sreg::Nctaid(d) => env.fixed.grid[d as usize] as u64,
         Sreg::Laneid => lane as u64,
         Sreg::Warpid => g.warp(lane) as u64,
         Sreg::Nwarpid => cta.nwarps as u64,
-        Sreg::Smid => env.sm as u64,
-        Sreg::Nsmid => env.nsm as u64,
+        Sreg::Smid => env.fixed.sm as u64,
+        Sreg::Nsmid => env.fixed.nsm as u64,
         Sreg::Gridid => 1,
         Sreg::Clock => env.clock & 0xFFFF_FFFF,
         Sreg::ClockHi => env.clock >> 32,
@@ -172,7 +179,7 @@ fn sreg_value<G: GlobalMemory, L: Lanes>(cta: &Cta, env: &Env<G>, g: L, lane: us
         Sreg::LanemaskLt => full_mask(lane as u32),
         Sreg::LanemaskGe => !full_mask(lane as u32) & 0xFFFF_FFFF,
         Sreg::LanemaskGt => !full_mask(lane as u32 + 1) & 0xFFFF_FFFF,
-        Sreg::DynamicSmemSize => env.dynamic_shared as u64,
+        Sreg::DynamicSmemSize => env.fixed.dynamic_shared as u64,
         Sreg::TotalSmemSize => cta.shared.len() as u64,
         Sreg::WarpSize => cta.w as u64,
     }
@@ -876,7 +883,7 @@ pub(crate) fn execute<G: GlobalMemory, L: Lanes>(
                     None => groups.push((t, 1 << l)),
                 }
             }
-            return Ok(Effects { flow: Flow::Multi(groups), barrier: None });
+            return Ok(Effects { flow: Flow::Multi(groups.into_vec().into_boxed_slice()), barrier: None });
         }
         Op::Call { callee, args, .. } => {
             let cf = &prog.functions[*callee as usize];
@@ -886,14 +893,14 @@ pub(crate) fn execute<G: GlobalMemory, L: Lanes>(
                 let caller_base = cta.frame_base[t];
                 let new_base = crate::layout::align_up(caller_base as u64 + caller.frame_size as u64, 16) as u32;
                 let top = new_base as u64 + cf.frame_size as u64;
-                if top > env.local_limit as u64 {
+                if top > env.fixed.local_limit as u64 {
                     return Err(SimError::Trap {
                         what: format!(
                             "local memory stack overflow calling `{}` (call depth {}, {} bytes per thread; \
                              raise it with --local-bytes)",
                             cf.name,
                             cta.calls[t].len() + 1,
-                            env.local_limit
+                            env.fixed.local_limit
                         ),
                         at: Box::new(location(prog, cta, pc, Some(g.slot(l)))),
                     });

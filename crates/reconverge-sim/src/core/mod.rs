@@ -21,7 +21,7 @@ use crate::program::{InstClass, Program};
 use crate::stats::Stats;
 use crate::types::{LaneMask, Pc};
 use cta::Cta;
-use exec::{execute, location, Env, Scratch};
+use exec::{execute, location, Env, Fixed, Scratch};
 use lanes::{Mixed, Whole};
 
 /// One issued instruction, as observers see it.
@@ -82,7 +82,7 @@ pub struct IssueEnv<'e, G: GlobalMemory> {
 }
 
 /// What issuing one group did, beyond the architectural state.
-#[derive(Clone, Debug)]
+#[derive(Clone, Copy, Debug)]
 pub struct Issued {
     /// The instruction was a barrier its lanes now wait at.
     pub barrier: bool,
@@ -92,10 +92,9 @@ pub struct Issued {
     pub exited: bool,
     /// Memory, a barrier or (while tracking) a register or predicate changed.
     pub changed: bool,
-    /// A delay of the mechanism's own logic (compaction, warp-pool insertion) ...
+    /// A delay of the mechanism's own logic (compaction, warp-pool insertion), paid by the threads
+    /// [`SmCore::delayed`] names.
     pub delay: Option<Delay>,
-    /// ... paid by these `(static warp, lanes)`.
-    pub delayed: Vec<(u32, LaneMask)>,
 }
 
 struct Resident<C> {
@@ -109,13 +108,13 @@ pub struct SmCore<'a, T: Tracker> {
     prog: &'a Program,
     tracker: &'a T,
     launch: &'a LaunchConfig,
-    sm_index: u32,
-    nsm: u32,
     mech: T::Sm,
     ctas: Vec<Option<Resident<T::Cta>>>,
     stats: Stats,
     scratch: Scratch,
     access: AccessLog,
+    fixed: Fixed,
+    delayed: Vec<(u32, LaneMask)>,
 }
 
 impl<'a, T: Tracker> SmCore<'a, T> {
@@ -127,13 +126,20 @@ impl<'a, T: Tracker> SmCore<'a, T> {
             prog,
             tracker,
             launch,
-            sm_index,
-            nsm,
             mech: tracker.new_sm(prog, launch),
             ctas: Vec::new(),
             stats,
             scratch: Scratch::default(),
             access: AccessLog::default(),
+            delayed: Vec::new(),
+            fixed: Fixed {
+                grid: launch.grid,
+                block: launch.block,
+                sm: sm_index,
+                nsm,
+                local_limit: launch.local_bytes,
+                dynamic_shared: launch.dynamic_shared,
+            },
         }
     }
 
@@ -251,13 +257,8 @@ impl<'a, T: Tracker> SmCore<'a, T> {
             mem: env.mem,
             consts: env.consts,
             params: env.params,
-            grid: self.launch.grid,
-            block: self.launch.block,
-            sm: self.sm_index,
-            nsm: self.nsm,
+            fixed: &self.fixed,
             clock: env.clock,
-            local_limit: self.launch.local_bytes,
-            dynamic_shared: self.launch.dynamic_shared,
             track: env.track,
             changed: false,
             access: &mut self.access,
@@ -281,8 +282,7 @@ impl<'a, T: Tracker> SmCore<'a, T> {
         if let Flow::Await { lanes } = fx.flow {
             // Nothing executed; the mechanism gathers the missing member lanes.
             self.tracker.await_members(&mut self.mech, &mut r.st, group, lanes);
-            let none = Vec::new();
-            return Ok(Issued { barrier: false, released: false, exited: false, changed, delay: None, delayed: none });
+            return Ok(Issued { barrier: false, released: false, exited: false, changed, delay: None });
         }
         self.stats.count_issue(prog, pc, group.mask, &fx.flow);
         // Barriers and exits.
@@ -300,6 +300,7 @@ impl<'a, T: Tracker> SmCore<'a, T> {
             r.cta.refresh_blocked();
         }
         // The mechanism.
+        self.delayed.clear();
         let (counters, branches, per_branch) = self.stats.mechanism_counters_mut();
         let mut u = UpdateCtx {
             prog,
@@ -310,7 +311,7 @@ impl<'a, T: Tracker> SmCore<'a, T> {
             cycle: env.cycle,
             size: 0,
             delay: None,
-            delayed: Vec::new(),
+            delayed: &mut self.delayed,
             counters,
             branches,
             per_branch,
@@ -320,7 +321,7 @@ impl<'a, T: Tracker> SmCore<'a, T> {
             what: format!("{} mechanism: {err}", self.tracker.name()),
             at: Box::new(location(prog, &r.cta, pc, None)),
         })?;
-        let (size, delay, delayed) = (u.size, u.delay, u.delayed);
+        let (size, delay) = (u.size, u.delay);
         self.stats.max_structure = self.stats.max_structure.max(size);
         if observer.wants(r.cta.linear, group.ctx) {
             observer.on_issue(&IssueEvent {
@@ -334,7 +335,12 @@ impl<'a, T: Tracker> SmCore<'a, T> {
                 seq: self.stats.warp_instructions - 1,
             });
         }
-        Ok(Issued { barrier, released, exited, changed, delay, delayed })
+        Ok(Issued { barrier, released, exited, changed, delay })
+    }
+
+    /// The threads that pay the delay of the last issued instruction ([`Issued::delay`]).
+    pub fn delayed(&self) -> &[(u32, LaneMask)] {
+        &self.delayed
     }
 
     /// The memory accesses of the last issued instruction (when it was issued with `record_access`).

@@ -53,8 +53,9 @@ pub enum Flow {
         /// Lanes that take the branch (a subset of the issued mask).
         taken: LaneMask,
     },
-    /// An indirect branch: each group of lanes goes to its pc (lanes not listed go to `pc + 1`).
-    Multi(SmallVec<[(Pc, LaneMask); 4]>),
+    /// An indirect branch: each group of lanes goes to its pc (lanes not listed go to `pc + 1`). Boxed:
+    /// indirect branches are rare and every instruction's outcome is moved around.
+    Multi(Box<[(Pc, LaneMask)]>),
     /// `callers` call the function at `target`; they return to `pc + 1`.
     Call {
         /// The callee's first pc.
@@ -311,7 +312,7 @@ pub fn next_groups(pc: Pc, mask: LaneMask, flow: &Flow) -> SmallVec<[(Pc, LaneMa
         Flow::Multi(groups) => {
             let listed = groups.iter().fold(0, |a, (_, m)| a | m);
             push(pc + 1, mask & !listed);
-            let mut sorted = groups.clone();
+            let mut sorted = groups.to_vec();
             sorted.sort_by_key(|(p, _)| *p);
             for (p, m) in sorted {
                 push(p, mask & m);

@@ -142,6 +142,14 @@ impl WarpTracker for PdomStack {
         let Some(top) = st.last_mut() else {
             return Err(MechError("PDOM stack underflow".into()));
         };
+        if let Flow::Next = flow {
+            // The common case: straight-line code.
+            top.pc = pc + 1;
+            if top.pc == top.rpc || top.mask & ctx.live == 0 {
+                normalize(st, &ctx.live);
+            }
+            return Ok(());
+        }
         match flow {
             Flow::Call { target, callers } => call(st, pc + 1, *target, mask & callers),
             Flow::Ssy { .. } | Flow::Sync | Flow::Pbk { .. } | Flow::Brk { .. } => {

@@ -213,8 +213,8 @@ pub struct UpdateCtx<'a> {
     /// Out: a delay of the mechanism's own logic (compaction, warp-pool insertion), paid by the threads
     /// in `delayed` before they may issue again; the timing model charges it as `mechanism` stalls.
     pub delay: Option<Delay>,
-    /// Out: the `(static warp, lanes)` that pay `delay`.
-    pub delayed: Vec<(u32, LaneMask)>,
+    /// Out: the `(static warp, lanes)` that pay `delay` (empty on entry).
+    pub delayed: &'a mut Vec<(u32, LaneMask)>,
     /// The mechanism's counters ([`Tracker::COUNTERS`], by index).
     pub counters: &'a mut [u64],
     /// The per-branch counters of every kernel branch: `branches[b * k + i]` for branch `b` and counter

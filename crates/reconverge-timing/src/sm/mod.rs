@@ -335,14 +335,17 @@ impl<'a, T: Tracker> Sm<'a, T> {
     fn candidates(&self, s: usize, nsched: usize, policy: SchedulerPolicy, out: &mut SmallVec<[u32; 64]>) {
         out.clear();
         let mut occupied = std::mem::take(&mut *self.occupied.borrow_mut());
+        // A context's scheduler is that of the hardware warp slot it occupies: CTA slot `c` owns warp
+        // slots `c * warps_per_cta ..`, and its issue contexts (static warps, dynamic warps, pool
+        // warps) fill them in order, so regrouped warps spread over the schedulers as warps do.
+        let per_cta = self.core.warps_per_cta() as usize;
         for c in 0..self.core.cta_slots() {
             let base = c as u32 * self.nctx;
             occupied.clear();
             self.core.occupied(c, &mut occupied);
             for &k in &occupied {
-                let g = base + k;
-                if g as usize % nsched == s {
-                    out.push(g);
+                if (c * per_cta + k as usize) % nsched == s {
+                    out.push(base + k);
                 }
             }
         }
@@ -595,7 +598,7 @@ impl<'a, T: Tracker> Sm<'a, T> {
                 Delay::Compaction => gpu.mechanism.compaction_latency,
                 Delay::PoolInsert => gpu.mechanism.pool_latency,
             };
-            t.threads.raise(row::MECH, &issued.delayed, u64::MAX, now + 1 + cycles);
+            t.threads.raise(row::MECH, self.core.delayed(), u64::MAX, now + 1 + cycles);
         }
         order_memory(t, &exec_parts, grp.mask, wrote, &prog.insts[grp.pc as usize].op, issued.released, ctx.epoch_end);
         Ok(())
