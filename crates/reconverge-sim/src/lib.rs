@@ -34,7 +34,7 @@ pub use device::{DeviceState, GlobalInit, Outputs};
 pub use error::{Location, SimError};
 pub use launch::{parse_scalar, Arg, Buffer, Dtype, LaunchConfig, LutGeometry};
 pub use machine::{run, RunResult};
-pub use mechanism::{EntryView, Flow, Mechanism};
+pub use mechanism::{EntryView, Flow, Heuristic, Mechanism};
 pub use program::Program;
 pub use ssy_pass::{insert_ssy, SsyReport};
 pub use stats::Stats;

@@ -928,3 +928,63 @@ fn add_group(
     };
     groups[i].1.add(parts);
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn compaction_packs_threads_of_disjoint_lanes_into_one_warp() {
+        // Seed 002, loop 1: the then-arm is lanes 0-15 of warp 0 and lanes 16-31 of warp 1.
+        let then_arm = CtaMask(vec![0x0000_ffff, 0xffff_0000]);
+        assert_eq!((then_arm.warps(), then_arm.compacted_warps()), (2, 1));
+        let formed = then_arm.compact();
+        assert_eq!(formed.len(), 1);
+        assert_eq!(formed[0].parts(), &[(0, 0x0000_ffff), (1, 0xffff_0000)]);
+    }
+
+    #[test]
+    fn compaction_cannot_merge_threads_of_the_same_lane() {
+        // Seed 002, loop 2: even lanes of both warps.
+        let even = CtaMask(vec![0x5555_5555, 0x5555_5555]);
+        assert_eq!((even.warps(), even.compacted_warps()), (2, 2));
+        let formed = even.compact();
+        assert_eq!(formed.len(), 2);
+        assert_eq!(formed[0].parts(), &[(0, 0x5555_5555)], "warp k takes the k-th thread of each lane");
+        assert_eq!(formed[1].parts(), &[(1, 0x5555_5555)]);
+    }
+
+    #[test]
+    fn compaction_of_a_full_block_re_forms_the_static_warps() {
+        let full = CtaMask(vec![0xff, 0xff, 0xff]);
+        let formed = full.compact();
+        assert_eq!(formed.len(), 3);
+        for (k, w) in formed.iter().enumerate() {
+            assert_eq!(w.parts(), &[(k as u32, 0xff)]);
+        }
+    }
+
+    #[test]
+    fn compaction_fills_holes_lane_by_lane() {
+        // Lane 0 only in warp 2, lane 1 in warps 0 and 1: two warps; the first takes the first thread of
+        // each lane in static-warp order.
+        let m = CtaMask(vec![0b10, 0b10, 0b01]);
+        let formed = m.compact();
+        assert_eq!(formed.len(), 2);
+        assert_eq!(formed[0].parts(), &[(0, 0b10), (2, 0b01)]);
+        assert_eq!(formed[1].parts(), &[(1, 0b10)]);
+    }
+
+    #[test]
+    fn tbc_reports_the_first_nine_counters_and_capri_all() {
+        use super::super::{Capri, Tbc};
+        assert_eq!(<CtaStack<Tbc> as Tracker>::COUNTERS.len(), 9);
+        assert_eq!(<CtaStack<Tbc> as Tracker>::COUNTERS[c::SYNC_STALL_CYCLES].name, "sync_stall_cycles");
+        assert_eq!(<CtaStack<Capri> as Tracker>::COUNTERS.len(), COUNTERS.len());
+        assert_eq!(COUNTERS[c::UNNECESSARY_SYNCS_AVOIDED].name, "unnecessary_syncs_avoided");
+        assert_eq!(COUNTERS[c::PREDICTIONS].name, "predictions");
+        assert_eq!(BRANCH_COUNTERS[c::B_MISPREDICTIONS].name, "mispredictions");
+        assert_eq!(<CtaStack<Tbc> as Tracker>::BRANCH_COUNTERS.len(), 4);
+        assert_eq!(BRANCH_COUNTERS[c::B_STALL_CYCLES].name, "stall_cycles");
+    }
+}

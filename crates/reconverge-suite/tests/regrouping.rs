@@ -1,0 +1,99 @@
+//! The mechanisms that regroup threads across warps (DWF, TBC, CAPRI) on suite kernels: what they count,
+//! how the LUT geometry changes DWF, deadlock reports, and determinism of the timed runs.
+
+use reconverge_sim::{Heuristic, LutGeometry, Mechanism, RunResult};
+use reconverge_suite::{prepare_entry, run_prepared, Manifest, Mode, PreparedEntry};
+
+fn prepared(kernel: &str, mech: Mechanism) -> PreparedEntry {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../kernels");
+    let text = std::fs::read_to_string(dir.join("manifest.toml")).expect("manifest");
+    let manifest = Manifest::parse(&text).expect("manifest parses");
+    let entry = manifest.kernels.iter().find(|e| e.name == kernel).expect("kernel");
+    let load = |p: &str| std::fs::read(dir.join(p)).map_err(|e| format!("{p}: {e}"));
+    prepare_entry(entry, mech, 32, &load, 20_000_000).expect("loads")
+}
+
+fn functional(kernel: &str, mech: Mechanism) -> RunResult {
+    run_prepared(&prepared(kernel, mech), mech, Mode::Functional).0
+}
+
+fn counter(r: &RunResult, name: &str) -> u64 {
+    r.stats.mechanism_counter(name).unwrap_or_else(|| panic!("no counter {name}"))
+}
+
+const DWF: Mechanism = Mechanism::Dwf(Heuristic::Majority);
+
+#[test]
+fn dwf_merges_threads_of_different_warps_and_raises_simd_efficiency() {
+    let pdom = functional("capri", Mechanism::Pdom);
+    let dwf = functional("capri", DWF);
+    assert!(dwf.error.is_none() && pdom.error.is_none());
+    assert!(counter(&dwf, "merges") > 0);
+    assert!(dwf.stats.simd_efficiency(32) > pdom.stats.simd_efficiency(32));
+    assert_eq!(dwf.buffers, pdom.buffers, "same memory");
+    assert!(dwf.stats.max_pool_warps().is_some_and(|n| n >= 2) && dwf.stats.max_stack_depth().is_none());
+}
+
+#[test]
+fn a_finite_lut_loses_merges_a_perfect_one_keeps() {
+    let mut p = prepared("bfs", DWF);
+    let perfect = run_prepared(&p, DWF, Mode::Functional).0;
+    p.cfg.dwf_lut = LutGeometry::parse("4:1").expect("geometry");
+    let tiny = run_prepared(&p, DWF, Mode::Functional).0;
+    assert_eq!(counter(&perfect, "lut_evictions"), 0);
+    assert!(counter(&tiny, "lut_evictions") > 0, "a 4-entry direct-mapped LUT aliases");
+    assert!(counter(&tiny, "lut_real_misses") > counter(&perfect, "lut_real_misses"));
+    assert_eq!(tiny.buffers, perfect.buffers, "the LUT changes grouping, never results");
+}
+
+#[test]
+fn every_dwf_heuristic_gives_the_same_memory_in_a_different_order() {
+    let pdom = functional("nested_loops", Mechanism::Pdom);
+    let mut issued = Vec::new();
+    for h in Heuristic::ALL {
+        let r = functional("nested_loops", Mechanism::Dwf(h));
+        assert!(r.error.is_none(), "{h:?}: {:?}", r.error);
+        assert_eq!(r.buffers, pdom.buffers, "{h:?}");
+        issued.push(r.stats.warp_instructions);
+    }
+    issued.dedup();
+    assert!(issued.len() > 1, "the heuristics order issue differently: {issued:?}");
+}
+
+#[test]
+fn a_tbc_deadlock_report_names_the_cta_wide_stack() {
+    let r = functional("spinlock_naive", Mechanism::Tbc);
+    let msg = r.error.expect("the naive spin lock deadlocks under TBC").to_string();
+    assert!(msg.contains("under `tbc`"), "{msg}");
+    assert!(msg.contains("CTA-wide stack") || msg.contains("dynamic warp"), "{msg}");
+}
+
+#[test]
+fn capri_stalls_fewer_warps_than_tbc_for_the_same_compaction_benefit() {
+    let tbc = functional("bfs_large", Mechanism::Tbc);
+    let capri = functional("bfs_large", Mechanism::Capri);
+    assert_eq!(tbc.buffers, capri.buffers);
+    assert_eq!(counter(&tbc, "stalled_warps"), counter(&tbc, "arrivals"), "TBC stalls every arrival");
+    assert!(counter(&capri, "stalled_warps") * 2 < counter(&capri, "arrivals"));
+    assert!(counter(&capri, "unnecessary_syncs_avoided") > 0);
+    assert!(counter(&capri, "predictions") >= counter(&capri, "mispredictions"));
+    let saved = |r: &RunResult| counter(r, "warps_before") - counter(r, "warps_after");
+    assert!(saved(&tbc) > 0 && saved(&capri) > 0);
+}
+
+#[test]
+fn timed_regrouping_runs_do_not_depend_on_host_threads() {
+    let gpu = reconverge_timing::GpuConfig::gtx480();
+    for mech in [DWF, Mechanism::Tbc, Mechanism::Capri] {
+        let p = prepared("bfs_large", mech);
+        let (a, ta) = run_prepared(&p, mech, Mode::Timed { gpu: &gpu, threads: 1 });
+        let (b, tb) = run_prepared(&p, mech, Mode::Timed { gpu: &gpu, threads: 2 });
+        assert_eq!(a.stats, b.stats, "{mech}");
+        assert_eq!(a.buffers, b.buffers, "{mech}");
+        let (ta, tb) = (ta.expect("timing"), tb.expect("timing"));
+        assert_eq!((ta.cycles, ta.stalls.mechanism), (tb.cycles, tb.stalls.mechanism), "{mech}");
+        if mech != DWF {
+            assert!(counter(&a, "sync_stall_cycles") > 0, "{mech}: warps wait for their block");
+        }
+    }
+}
