@@ -20,7 +20,7 @@ pub mod device;
 pub mod error;
 pub mod launch;
 pub mod layout;
-pub mod machine;
+mod machine;
 pub mod mechanism;
 pub mod memory;
 pub mod program;

@@ -1,7 +1,8 @@
 //! The cycle-level timing model of reconverge.
 //!
 //! It wraps the functional core without changing any result: instructions still execute when they issue
-//! (through `reconverge_sim::machine::issue`), and the timing model decides *when* each warp may issue —
+//! (it drives the simulator's `SmCore`, the same core as the functional machine), and the timing model
+//! decides *when* each issue group may issue —
 //! warp schedulers, a register scoreboard, functional-unit initiation intervals, barrier and branch
 //! latencies, and a memory hierarchy (coalescer, per-SM L1 with MSHRs, shared-memory banks, a shared L2
 //! and DRAM with latency and bandwidth).

@@ -1,6 +1,6 @@
 //! One SM in time: it drives the simulator's [`SmCore`] (resident CTAs, the divergence mechanism, the one
 //! issue path) and decides *when* each issue context may issue: warp schedulers, per-thread pipeline and
-//! scoreboard state, functional-unit intervals, the memory side ([`memory`]). [`Sm::run_epoch`] advances
+//! scoreboard state, functional-unit intervals, the memory side (module `memory`). [`Sm::run_epoch`] advances
 //! it over one epoch without touching anything shared but read-only device memory.
 
 mod memory;
