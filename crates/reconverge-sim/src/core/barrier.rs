@@ -123,13 +123,20 @@ impl Cta {
 
     /// Recomputes the lanes each static warp has waiting at barriers.
     pub(crate) fn refresh_blocked(&mut self) {
+        // Only barriers with arrivals have waiting lanes (usually one, often none).
+        let mut active = [0usize; 16];
+        let mut n = 0;
+        for (id, b) in self.barriers.iter().enumerate() {
+            if b.arrived > 0 && n < active.len() {
+                active[n] = id;
+                n += 1;
+            }
+        }
         for wi in 0..self.nwarps as usize {
-            // Only barriers with arrivals have waiting lanes.
-            let mut m = self
-                .barriers
-                .iter()
-                .filter(|b| b.arrived > 0)
-                .fold(0, |a, b| a | b.waiting.get(wi).copied().unwrap_or(0));
+            let mut m = 0;
+            for &id in &active[..n] {
+                m |= self.barriers[id].waiting.get(wi).copied().unwrap_or(0);
+            }
             if self.at_barrier[wi].is_some() {
                 m |= self.live[wi];
             }

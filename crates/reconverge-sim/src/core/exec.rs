@@ -94,8 +94,8 @@ pub struct BarrierArrival {
 pub struct Effects {
     /// Control flow for the mechanism.
     pub flow: Flow,
-    /// A barrier arrival, if the instruction was a barrier.
-    pub barrier: Option<BarrierArrival>,
+    /// A barrier arrival, if the instruction was a barrier (boxed: rare, and every outcome is moved).
+    pub barrier: Option<Box<BarrierArrival>>,
 }
 
 impl Effects {
@@ -420,6 +420,33 @@ fn sign_extend(v: u64, from_bits: u32, to_bits: u32) -> u64 {
     s & full_mask(to_bits)
 }
 
+/// The outcome of a member set whose live member lanes `missing` are not in the group: a wait for them
+/// when the mechanism gathers members (and the group is one static warp's), else a SIMT deadlock.
+#[allow(clippy::too_many_arguments)]
+fn members_missing<G: GlobalMemory>(
+    env: &Env<G>,
+    cta: &Cta,
+    pc: Pc,
+    sw: u32,
+    members: u64,
+    present: LaneMask,
+    missing: LaneMask,
+    whole: bool,
+) -> Result<Option<Effects>, SimError> {
+    if env.await_members && whole {
+        return Ok(Some(Effects { flow: Flow::Await { lanes: missing }, barrier: None }));
+    }
+    let at = location(env.prog, cta, pc, None);
+    let missing_lanes: Vec<String> = crate::types::lanes(missing).map(|l| l.to_string()).collect();
+    Err(SimError::Deadlock {
+        report: format!(
+            "warp-synchronous instruction waits for lanes {} of warp {sw} which are not executing with it \
+             (membermask {members:#x}, issued {present:#x}); under this mechanism they can never join: {at}",
+            missing_lanes.join(","),
+        ),
+    })
+}
+
 /// Warp-synchronous instructions execute per *member set*: the active lanes that come from the same
 /// static warp and name the same member mask run together (PTX: every thread of the member mask executes
 /// the same instruction with the same mask before any proceeds). When the group holds several sets,
@@ -438,9 +465,20 @@ fn split_by_members<G: GlobalMemory, L: Lanes>(
 ) -> Result<Option<Effects>, SimError> {
     let w = cta.w;
     let values = fetch(cta, env, g, member, &mut sc.e);
+    let fm = full_mask(w as u32);
+    // The common case: one static warp, one member mask.
+    let first = values[eff.trailing_zeros() as usize] & fm;
+    if g.base().is_some() && lanes(eff).all(|l| values[l] & fm == first) {
+        let sw = g.warp(eff.trailing_zeros() as usize);
+        let missing = first & cta.live[sw as usize] & !mask;
+        if missing == 0 {
+            return Ok(None);
+        }
+        return members_missing(env, cta, pc, sw, first, mask, missing, g.base().is_some());
+    }
     let mut sets: SmallVec<[(u32, u64, LaneMask); 2]> = SmallVec::new();
     for l in lanes(eff) {
-        let key = (g.warp(l), values[l] & full_mask(w as u32));
+        let key = (g.warp(l), values[l] & fm);
         match sets.iter_mut().find(|s| (s.0, s.1) == key) {
             Some(s) => s.2 |= 1 << l,
             None => sets.push((key.0, key.1, 1 << l)),
@@ -453,21 +491,7 @@ fn split_by_members<G: GlobalMemory, L: Lanes>(
         if missing == 0 {
             continue;
         }
-        if env.await_members && g.base().is_some() {
-            return Ok(Some(Effects { flow: Flow::Await { lanes: missing }, barrier: None }));
-        }
-        let at = location(env.prog, cta, pc, None);
-        let missing_lanes: Vec<String> = crate::types::lanes(missing).map(|l| l.to_string()).collect();
-        return Err(SimError::Deadlock {
-            report: format!(
-                "warp-synchronous instruction waits for lanes {} of warp {} which are not executing with it \
-                 (membermask {:#x}, issued {:#x}); under this mechanism they can never join: {at}",
-                missing_lanes.join(","),
-                sw,
-                members,
-                present(sw)
-            ),
-        });
+        return members_missing(env, cta, pc, sw, members, present(sw), missing, g.base().is_some());
     }
     if sets.len() <= 1 {
         return Ok(None);
@@ -961,7 +985,10 @@ pub(crate) fn execute<G: GlobalMemory, L: Lanes>(
                 }
             }
             env.changed = true;
-            return Ok(Effects { flow: Flow::Return { lanes: eff, to }, barrier: None });
+            return Ok(Effects {
+                flow: Flow::Return { lanes: eff, to: to.into_vec().into_boxed_slice() },
+                barrier: None,
+            });
         }
         Op::Exit => {
             g.scatter(&mut cta.live, 0, nw, eff, 0);
@@ -1000,7 +1027,7 @@ pub(crate) fn execute<G: GlobalMemory, L: Lanes>(
             };
             return Ok(Effects {
                 flow: Flow::Next,
-                barrier: Some(BarrierArrival { id: idv, count: cnt, kind: *kind, lanes: eff, red }),
+                barrier: Some(Box::new(BarrierArrival { id: idv, count: cnt, kind: *kind, lanes: eff, red })),
             });
         }
         // The member check of `split_by_members` is all `bar.warp.sync` does.

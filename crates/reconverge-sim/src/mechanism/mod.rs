@@ -63,12 +63,13 @@ pub enum Flow {
         /// The calling lanes.
         callers: LaneMask,
     },
-    /// `lanes` return from the current device function, to the return pcs listed (grouped).
+    /// `lanes` return from the current device function, to the return pcs listed (grouped; boxed to keep
+    /// every instruction's outcome small).
     Return {
         /// The returning lanes.
         lanes: LaneMask,
         /// Their return pcs.
-        to: SmallVec<[(Pc, LaneMask); 2]>,
+        to: Box<[(Pc, LaneMask)]>,
     },
     /// `lanes` have exited (the core already removed them from the live mask).
     Exit {
@@ -324,7 +325,7 @@ pub fn next_groups(pc: Pc, mask: LaneMask, flow: &Flow) -> SmallVec<[(Pc, LaneMa
         }
         Flow::Return { lanes, to } => {
             push(pc + 1, mask & !lanes);
-            for (p, m) in to {
+            for (p, m) in to.iter() {
                 push(*p, mask & m);
             }
         }
