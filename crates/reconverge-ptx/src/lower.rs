@@ -566,7 +566,14 @@ impl<'s> FuncLowerer<'_, 's> {
                 }
                 _ => continue,
             };
-            if let Some(first) = self.labels.get(name.text) {
+            if SpecialRegKind::from_word(name.text).is_some() {
+                // A label `%tid` would make `%tid` an operand that names a block in the printed module.
+                self.diags.push(Diagnostic::new(
+                    codes::BAD_DECL,
+                    format!("`{}` is a special register and cannot be a label", name.text),
+                    name.span,
+                ));
+            } else if let Some(first) = self.labels.get(name.text) {
                 self.diags.push(
                     Diagnostic::new(
                         codes::DUPLICATE_LABEL,

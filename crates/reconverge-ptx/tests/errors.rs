@@ -258,3 +258,12 @@ fn special_register_names_cannot_be_declared() {
     let e = reconverge_ptx::parse(src).expect_err("rejected");
     assert!(e.diagnostics[0].message.contains("`%tid` is a special register"), "{e}");
 }
+
+/// Found by fuzzing: a label named like a special register (`%tid:`) printed as an operand that no longer
+/// parsed.
+#[test]
+fn special_register_names_cannot_be_labels() {
+    let src = ".version 8.0\n.target sm_80\n.address_size 64\n.visible .entry k()\n{\n%tid:\nret;\n}\n";
+    let e = reconverge_ptx::parse(src).expect_err("rejected");
+    assert!(e.diagnostics[0].message.contains("`%tid` is a special register and cannot be a label"), "{e}");
+}
