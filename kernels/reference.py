@@ -552,8 +552,10 @@ def warp_reduce():
         expected={1: i32(pairs), 2: i32(stats)},
         warp_sizes=[4, 8, 16, 32],
         # Without reconvergence, lanes split by the divergent branch never rejoin, so the full-mask
-        # shuffles after it wait for lanes that cannot come: a SIMT deadlock.
-        outcome_by_mechanism={"none": "deadlock"},
+        # shuffles after it wait for lanes that cannot come: a SIMT deadlock. A path list sorted by
+        # thread count runs the larger (smaller) side into the shuffles before the other side arrives.
+        outcome_by_mechanism={"none": "deadlock", "sorted:majority": "deadlock",
+                              "sorted:minority": "deadlock|completed"},
         description="warp intrinsics: shfl_down/shfl_xor reductions, ballot+popc, __activemask "
                     "warp-aggregated atomics in a divergent branch, lane exchanges")
 
@@ -572,7 +574,7 @@ def warp_redux():
         expected={1: i32(hist), 2: i32(stats)},
         warp_sizes=[4, 8, 16, 32],
         # As warp_reduce: the full-mask match/redux after a divergent branch never sees the split lanes.
-        outcome_by_mechanism={"none": "deadlock"},
+        outcome_by_mechanism={"none": "deadlock", "sorted:majority": "deadlock"},
         description="sm_80 warp intrinsics: __reduce_add/max_sync (redux.sync), "
                     "__match_any_sync grouping, redux over __activemask in a divergent branch")
 
@@ -605,8 +607,9 @@ def spinlock_safe():
         block=(48, 1, 1), args=[Zeros("i32", 1), Zeros("i32", 2)],
         expected={0: i32([0]), 1: i32([T, sum(range(T))])},
         # DWF's majority heuristic keeps issuing the spinning majority and the holder starves when
-        # every warp is always ready (functional mode); with latencies it completes.
-        outcome_by_mechanism={"dwf": "deadlock|completed"},
+        # every warp is always ready (functional mode); with latencies it completes. A path list
+        # sorted by thread count (majority first) always runs the spinners: livelock.
+        outcome_by_mechanism={"dwf": "deadlock|completed", "sorted:majority": "deadlock"},
         description="SIMT-safe spin lock (acquire and release in one loop iteration): "
                     "completes under stack-based reconvergence")
 
@@ -621,8 +624,13 @@ def spinlock_naive():
         # The holder waits at the reconvergence point (stack and CTA-stack mechanisms). Under DWF
         # the heuristic (majority, minority, pc, pdom priority) keeps issuing the spinners when
         # every warp is always ready (functional mode); with latencies the holder gets issue
-        # slots and the kernel completes: either outcome is DWF's.
-        outcome_by_mechanism={**{m: "deadlock" for m in ["pdom", "ssy", "tbc", "capri"]},
+        # slots and the kernel completes: either outcome is DWF's. Minimum-pc orders (depth-first,
+        # sorted lists, Simty, the arbiter) always pick the spin loop, which has the lower pc, and
+        # the thread-count orders pick the spinners (majority) or one of two single threads by pc.
+        outcome_by_mechanism={**{m: "deadlock" for m in ["pdom", "ssy", "tbc", "capri", "minpc",
+                                                         "sorted:minpc", "sorted:depth",
+                                                         "sorted:majority", "sorted:minority",
+                                                         "simty", "arbiter"]},
                               **{m: "deadlock|completed" for m in ["dwf", "dwf:minority",
                                                                    "dwf:pc", "dwf:pdom"]}},
         description="naive spin lock (docs/mechanism-reference.md): SIMT deadlock under PDOM, "

@@ -88,9 +88,21 @@ pub fn select_kernel(module: &Module, name: Option<&str>) -> Result<FuncId, Deco
     }
 }
 
-/// For each conditional branch of a function: its instruction and reconvergence block (`None` = the
-/// function's virtual exit). Supplied by the caller from the control-flow analyses.
-pub type ReconvergenceFn<'a> = dyn Fn(&Function) -> Vec<(InstId, Option<reconverge_ir::BlockId>)> + 'a;
+/// One conditional branch of a function and where its lanes reconverge.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct BranchPoint {
+    /// The branch instruction.
+    pub inst: InstId,
+    /// The reconvergence block (`None` = the function's virtual exit).
+    pub reconvergence: Option<reconverge_ir::BlockId>,
+    /// Whether a loop holds the branch but not its reconvergence block: lanes waiting there wait for
+    /// lanes still iterating (a spin lock's exit).
+    pub leaves_loop: bool,
+}
+
+/// For each conditional branch of a function, its [`BranchPoint`]. Supplied by the caller from the
+/// control-flow analyses.
+pub type ReconvergenceFn<'a> = dyn Fn(&Function) -> Vec<BranchPoint> + 'a;
 
 /// Decodes `kernel` and every function with a body into a [`Program`].
 pub fn decode(
@@ -247,6 +259,7 @@ impl<'m> Decoder<'m> {
             info: Vec::new(),
             functions: Vec::new(),
             reconv: Vec::new(),
+            leaves_loop: Vec::new(),
             branches: Vec::new(),
             nregs: 0,
             npreds: 0,
@@ -627,19 +640,23 @@ impl<'m> Decoder<'m> {
             });
             // Reconvergence points.
             let exit_pc = if fi == 0 { PC_EXIT } else { PC_RET };
-            for (inst, block) in reconv(f) {
-                if let Some(&pc) = inst_pc.get(&inst) {
-                    self.prog.reconv[pc as usize] = match block {
+            for bp in reconv(f) {
+                if let Some(&pc) = inst_pc.get(&bp.inst) {
+                    self.prog.reconv[pc as usize] = match bp.reconvergence {
                         Some(b) => self.ctxs[fi].block_pc[b.index()],
                         None => exit_pc,
                     };
+                    if bp.leaves_loop {
+                        self.prog.leaves_loop.push(pc);
+                    }
                 }
             }
         }
         Ok(())
     }
 
-    fn finish(self) -> Program {
+    fn finish(mut self) -> Program {
+        self.prog.leaves_loop.sort_unstable();
         self.prog
     }
 

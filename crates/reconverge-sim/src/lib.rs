@@ -29,27 +29,35 @@ pub mod stats;
 pub mod types;
 
 pub use core::{IssueEvent, NoObserver, Observer};
-pub use decode::{decode, select_kernel, DecodeError, DecodeOptions};
+pub use decode::{decode, select_kernel, BranchPoint, DecodeError, DecodeOptions};
 pub use device::{DeviceState, GlobalInit, Outputs};
 pub use error::{Location, SimError};
 pub use launch::{parse_scalar, Arg, Buffer, Dtype, LaunchConfig, LutGeometry};
 pub use machine::{run, RunResult};
-pub use mechanism::{EntryView, Flow, Heuristic, Mechanism};
+pub use mechanism::{EntryView, Flow, Heuristic, Mechanism, Priority};
 pub use program::Program;
 pub use ssy_pass::{insert_ssy, SsyReport};
 pub use stats::Stats;
 pub use types::*;
 
 use reconverge_analysis::FunctionAnalysis;
-use reconverge_ir::{EntityRef, Function, InstId, Module};
+use reconverge_ir::{EntityRef, Function, Module};
 
 /// The reconvergence point of every conditional branch of `f`, from the control-flow analyses.
-pub fn reconvergence_points(f: &Function) -> Vec<(InstId, Option<reconverge_ir::BlockId>)> {
+pub fn reconvergence_points(f: &Function) -> Vec<BranchPoint> {
     let fa = FunctionAnalysis::compute(f);
     fa.reconvergence
         .branches()
         .iter()
-        .filter_map(|b| b.inst.map(|i| (i, b.reconvergence.block().map(|x| reconverge_ir::BlockId::new(x as usize)))))
+        .filter_map(|b| {
+            let inst = b.inst?;
+            let r = b.reconvergence.block();
+            let leaves_loop = fa.loops.loops().iter().any(|l| l.contains(b.block) && r.is_some_and(|r| !l.contains(r)))
+                || fa.loops.irreducible_regions().iter().any(|g| {
+                    g.blocks.binary_search(&b.block).is_ok() && r.is_some_and(|r| g.blocks.binary_search(&r).is_err())
+                });
+            Some(BranchPoint { inst, reconvergence: r.map(|x| reconverge_ir::BlockId::new(x as usize)), leaves_loop })
+        })
         .collect()
 }
 

@@ -697,6 +697,9 @@ pub struct Program {
     pub functions: Vec<FuncInfo>,
     /// Reconvergence pc of each conditional branch (indexed by pc; [`crate::PC_NONE`] elsewhere).
     pub reconv: Vec<Pc>,
+    /// The conditional branches whose reconvergence point lies outside a loop holding them
+    /// ([`crate::decode::BranchPoint::leaves_loop`]), in pc order.
+    pub leaves_loop: Vec<Pc>,
     /// The pc of each of the kernel's own conditional or indirect branches, in pc order (per-branch
     /// statistics are indexed like this).
     pub branches: Vec<Pc>,
@@ -730,6 +733,11 @@ impl Program {
     /// The kernel's name.
     pub fn kernel_name(&self) -> &str {
         &self.functions[0].name
+    }
+
+    /// Whether the conditional branch at `pc` reconverges outside a loop that holds it.
+    pub fn leaves_loop(&self, pc: Pc) -> bool {
+        self.leaves_loop.binary_search(&pc).is_ok()
     }
 
     /// A human description of `pc` for messages: `pc 12 (kern, line 40: "add.s32 ...")`.

@@ -12,22 +12,34 @@
 //! [`with_tracker!`](crate::with_tracker) is the one place a name becomes code: the drivers dispatch once
 //! into generic code, so the hot loop has no dynamic dispatch.
 
+mod arbiter;
+mod breadth;
 mod capri;
 mod cta_stack;
 mod dwf;
+mod minpc;
 mod none;
+mod paths;
 mod pdom;
 mod per_warp;
+mod simty;
+mod sorted;
 mod ssy;
 mod tbc;
 mod tracker;
 
+pub use arbiter::{Arbiter, ThreadPcs};
+pub use breadth::{Breadth, BreadthState, SyncPoint};
 pub use capri::{Capri, Capt};
 pub use cta_stack::{CompactionPolicy, CtaMask, CtaStack, Decision};
 pub use dwf::{Dwf, Heuristic, PoolCta, PoolSm};
+pub use minpc::MinPc;
 pub use none::NoReconvergence;
+pub use paths::Path;
 pub use pdom::PdomStack;
 pub use per_warp::{PerWarp, WarpCtx, WarpTracker};
+pub use simty::{Simty, SimtyState};
+pub use sorted::{Priority, Sorted};
 pub use ssy::SsyStack;
 pub use tbc::Tbc;
 pub use tracker::{
@@ -93,6 +105,21 @@ pub enum Flow {
         /// The breaking lanes.
         lanes: LaneMask,
     },
+    /// `join` executed (the end of a fork/join region, inserted by the fork/join pass).
+    Join,
+    /// `bssy target` executed: the issuing lanes join the convergence barrier of the region that
+    /// reconverges at `target` (inserted by the convergence-barrier pass).
+    Bssy {
+        /// The region's reconvergence pc (names the barrier).
+        target: Pc,
+    },
+    /// `bsync target` executed: the issuing lanes wait at the convergence barrier named by `target`.
+    Bsync {
+        /// The region's reconvergence pc (names the barrier).
+        target: Pc,
+    },
+    /// `yield` executed: the issuing lanes let the scheduler run another group.
+    Yield,
     /// Nothing executed: the instruction is warp-synchronous and the live member `lanes` of the group's
     /// static warp are not in the group. Only for mechanisms that bring them
     /// ([`Tracker::AWAITS_MEMBERS`]); the group must issue again once they joined.
@@ -100,6 +127,23 @@ pub enum Flow {
         /// The missing member lanes.
         lanes: LaneMask,
     },
+}
+
+impl Flow {
+    /// The mnemonic of a mechanism instruction's outcome, for messages.
+    pub fn mnemonic(&self) -> &'static str {
+        match self {
+            Flow::Ssy { .. } => "ssy",
+            Flow::Sync => "sync",
+            Flow::Pbk { .. } => "pbk",
+            Flow::Brk { .. } => "brk",
+            Flow::Join => "join",
+            Flow::Bssy { .. } => "bssy",
+            Flow::Bsync { .. } => "bsync",
+            Flow::Yield => "yield",
+            _ => "an instruction",
+        }
+    }
 }
 
 /// How `bar.sync` counts arrivals under a mechanism.
@@ -172,21 +216,38 @@ pub enum Mechanism {
     /// CAPRI: thread block compaction where divergent warps wait only when compaction is predicted
     /// adequate.
     Capri,
+    /// Depth-first path traversal, minimum pc first (seed 003 §2.1).
+    MinPc,
+    /// Breadth-first path traversal with synchronisation at safe points (seed 003 §2.3).
+    Breadth,
+    /// A path list sorted by a priority, convergence at the head (seed 003 §2.4).
+    Sorted(Priority),
+    /// Simty's hot and cold context tables with the compact-sort unit (seed 003 §3.2).
+    Simty,
+    /// Per-thread pcs and a reduction tree choosing maximum depth, then minimum pc (seed 003 §3.1).
+    Arbiter,
 }
 
 impl Mechanism {
     /// The mechanisms `suite` and `compare` run by default (DWF under its default heuristic).
-    pub const ALL: [Mechanism; 6] = [
+    pub const ALL: [Mechanism; 13] = [
         Mechanism::Pdom,
         Mechanism::Ssy,
         Mechanism::None,
         Mechanism::Dwf(Heuristic::Majority),
         Mechanism::Tbc,
         Mechanism::Capri,
+        Mechanism::MinPc,
+        Mechanism::Breadth,
+        Mechanism::Sorted(Priority::MinPc),
+        Mechanism::Sorted(Priority::Depth),
+        Mechanism::Sorted(Priority::Majority),
+        Mechanism::Sorted(Priority::Minority),
+        Mechanism::Simty,
     ];
 
     /// Every mechanism and variant the command line accepts (DWF under each heuristic).
-    pub const EVERY: [Mechanism; 10] = [
+    pub const EVERY: [Mechanism; 18] = [
         Mechanism::Pdom,
         Mechanism::Ssy,
         Mechanism::None,
@@ -197,6 +258,14 @@ impl Mechanism {
         Mechanism::Dwf(Heuristic::Fifo),
         Mechanism::Tbc,
         Mechanism::Capri,
+        Mechanism::MinPc,
+        Mechanism::Breadth,
+        Mechanism::Sorted(Priority::MinPc),
+        Mechanism::Sorted(Priority::Depth),
+        Mechanism::Sorted(Priority::Majority),
+        Mechanism::Sorted(Priority::Minority),
+        Mechanism::Simty,
+        Mechanism::Arbiter,
     ];
 
     /// The command-line name.
@@ -208,6 +277,11 @@ impl Mechanism {
             Mechanism::Dwf(h) => h.mechanism_name(),
             Mechanism::Tbc => "tbc",
             Mechanism::Capri => "capri",
+            Mechanism::MinPc => "minpc",
+            Mechanism::Breadth => "breadth",
+            Mechanism::Sorted(p) => p.mechanism_name(),
+            Mechanism::Simty => "simty",
+            Mechanism::Arbiter => "arbiter",
         }
     }
 
@@ -222,7 +296,14 @@ impl Mechanism {
     /// Where the mechanism keeps its state: per static warp, per CTA, or per SM.
     pub fn scope(self) -> Scope {
         match self {
-            Mechanism::Pdom | Mechanism::Ssy | Mechanism::None => Scope::Warp,
+            Mechanism::Pdom
+            | Mechanism::Ssy
+            | Mechanism::None
+            | Mechanism::MinPc
+            | Mechanism::Breadth
+            | Mechanism::Sorted(_)
+            | Mechanism::Simty
+            | Mechanism::Arbiter => Scope::Warp,
             Mechanism::Tbc | Mechanism::Capri => Scope::Cta,
             Mechanism::Dwf(_) => Scope::Sm,
         }
@@ -241,7 +322,8 @@ impl Mechanism {
 macro_rules! with_tracker {
     ($m:expr, |$t:ident| $body:expr) => {{
         use $crate::mechanism::{
-            Capri, CtaStack, Dwf, Mechanism as M, NoReconvergence, PdomStack, PerWarp, SsyStack, Tbc,
+            Arbiter, Breadth, Capri, CtaStack, Dwf, Mechanism as M, MinPc, NoReconvergence, PdomStack, PerWarp, Simty,
+            Sorted, SsyStack, Tbc,
         };
         match $m {
             M::Pdom => {
@@ -266,6 +348,26 @@ macro_rules! with_tracker {
             }
             M::Capri => {
                 let $t = &CtaStack(Capri);
+                $body
+            }
+            M::MinPc => {
+                let $t = &PerWarp(MinPc);
+                $body
+            }
+            M::Breadth => {
+                let $t = &PerWarp(Breadth);
+                $body
+            }
+            M::Sorted(p) => {
+                let $t = &PerWarp(Sorted(p));
+                $body
+            }
+            M::Simty => {
+                let $t = &PerWarp(Simty);
+                $body
+            }
+            M::Arbiter => {
+                let $t = &PerWarp(Arbiter);
                 $body
             }
         }

@@ -61,7 +61,7 @@ impl WarpTracker for NoReconvergence {
         pc: Pc,
         mask: LaneMask,
         flow: &Flow,
-        ctx: &WarpCtx<'_>,
+        ctx: &mut WarpCtx<'_>,
     ) -> Result<(), MechError> {
         if matches!(flow, Flow::Ssy { .. } | Flow::Sync | Flow::Pbk { .. } | Flow::Brk { .. }) {
             return Err(MechError("explicit stack instructions need the `ssy` mechanism".into()));

@@ -137,7 +137,7 @@ impl WarpTracker for PdomStack {
         pc: Pc,
         mask: LaneMask,
         flow: &Flow,
-        ctx: &WarpCtx<'_>,
+        ctx: &mut WarpCtx<'_>,
     ) -> Result<(), MechError> {
         let Some(top) = st.last_mut() else {
             return Err(MechError("PDOM stack underflow".into()));

@@ -4,7 +4,7 @@
 //! implements; [`PerWarp`] turns it into a [`Tracker`] whose issue contexts are the CTA's static warps and
 //! whose groups use the identity lane map, so the core's contiguous fast path applies.
 
-use super::tracker::{Blocked, CtaView, Group, LaneMap, Peek, Position, Tracker, UpdateCtx};
+use super::tracker::{Blocked, Counter, CtaView, Group, LaneMap, Peek, Position, Ratio, Tracker, UpdateCtx};
 use super::{BarrierMode, EntryView, Flow, MechError};
 use crate::program::Program;
 use crate::stats::Structure;
@@ -17,6 +17,26 @@ pub struct WarpCtx<'a> {
     pub prog: &'a Program,
     /// Live lanes of the warp after the instruction (exited lanes removed).
     pub live: LaneMask,
+    /// Threads per warp.
+    pub w: u32,
+    /// The mechanism's counters ([`WarpTracker::COUNTERS`], by index).
+    pub counters: &'a mut [u64],
+    /// The timing model's cycle at issue (`None` in functional runs).
+    pub cycle: Option<u64>,
+}
+
+impl WarpCtx<'_> {
+    /// Adds `n` to counter `i`.
+    #[inline]
+    pub fn count(&mut self, i: usize, n: u64) {
+        self.counters[i] += n;
+    }
+
+    /// Raises counter `i` to at least `v`.
+    #[inline]
+    pub fn max(&mut self, i: usize, v: u64) {
+        self.counters[i] = self.counters[i].max(v);
+    }
 }
 
 /// A mechanism with one structure per static warp.
@@ -28,6 +48,10 @@ pub trait WarpTracker: Sync {
     const STRUCTURE: Structure = Structure::Stack;
     /// How barriers count under this mechanism.
     const BARRIER: BarrierMode = BarrierMode::Warp;
+    /// Counters the mechanism keeps (summed or maximised over warps).
+    const COUNTERS: &'static [Counter] = &[];
+    /// Ratios of counters the mechanism reports.
+    const RATIOS: &'static [Ratio] = &[];
 
     /// The name used on the command line and in statistics.
     fn name(&self) -> &'static str;
@@ -46,7 +70,7 @@ pub trait WarpTracker: Sync {
         pc: Pc,
         mask: LaneMask,
         flow: &Flow,
-        ctx: &WarpCtx<'_>,
+        ctx: &mut WarpCtx<'_>,
     ) -> Result<(), MechError>;
 
     /// The current size of the structure (stack depth, number of paths).
@@ -66,6 +90,8 @@ impl<T: WarpTracker> Tracker for PerWarp<T> {
 
     const STRUCTURE: Structure = T::STRUCTURE;
     const BARRIER: BarrierMode = T::BARRIER;
+    const COUNTERS: &'static [Counter] = T::COUNTERS;
+    const RATIOS: &'static [Ratio] = T::RATIOS;
 
     fn name(&self) -> &'static str {
         self.0.name()
@@ -109,7 +135,9 @@ impl<T: WarpTracker> Tracker for PerWarp<T> {
     ) -> Result<(), MechError> {
         let w = group.ctx as usize;
         let warp = &mut st[w];
-        self.0.update(warp, group.pc, group.mask, flow, &WarpCtx { prog: u.prog, live: u.view.live[w] })?;
+        let mut ctx =
+            WarpCtx { prog: u.prog, live: u.view.live[w], w: u.view.w, counters: &mut *u.counters, cycle: u.cycle };
+        self.0.update(warp, group.pc, group.mask, flow, &mut ctx)?;
         u.size = self.0.depth(warp);
         Ok(())
     }

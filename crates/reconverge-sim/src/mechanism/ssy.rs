@@ -103,7 +103,7 @@ impl WarpTracker for SsyStack {
         pc: Pc,
         mask: LaneMask,
         flow: &Flow,
-        ctx: &WarpCtx<'_>,
+        ctx: &mut WarpCtx<'_>,
     ) -> Result<(), MechError> {
         let Some(&top) = st.last() else {
             return Err(MechError("SSY stack underflow".into()));
@@ -116,6 +116,9 @@ impl WarpTracker for SsyStack {
         match flow {
             Flow::Next | Flow::Exit { .. } => set_npc(st, pc + 1),
             Flow::Await { .. } => return Err(MechError("ssy does not await warp-synchronous lanes".into())),
+            Flow::Join | Flow::Bssy { .. } | Flow::Bsync { .. } | Flow::Yield => {
+                return Err(MechError(format!("`{}` is not an instruction of the ssy mechanism", flow.mnemonic())));
+            }
             Flow::Branch { target, taken } => {
                 let t = mask & taken & ctx.live;
                 let nt = top.mask & ctx.live & !t;

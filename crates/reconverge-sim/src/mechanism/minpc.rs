@@ -1,0 +1,123 @@
+//! Depth-first path traversal with minimum-pc priority (seed 003 §2.1), mechanism `minpc`.
+//!
+//! The warp runs one *active* path; the other paths are saved on a stack (a list of future
+//! directions, not a global state as in PDOM). The seed's rules, applied after each instruction:
+//! - a divergent **forward** branch pushes the target path and continues on the fall-through;
+//! - a divergent **backward** branch pushes the fall-through path and continues at the target;
+//! - a **uniform forward** branch whose target is greater than the top entry's pc swaps the active path
+//!   with the top (the active path is saved, the top runs);
+//! - when the active pc equals the top's pc (and call depth) the top is popped and merged into the active
+//!   path: convergence.
+//!
+//! Every rule gives the smaller pc priority, so convergence happens where the paths meet again in code
+//! layout. Beyond the seed: an indirect branch or a partial call saves its other paths by decreasing pc
+//! and runs the smallest; a path whose lanes all exit is replaced by the top entry; when the active path
+//! waits at a barrier (threads arrive one by one) the topmost path that can issue is swapped in.
+
+use super::paths::{first_ready, issued, retain_live, successors, Path};
+use super::{BarrierMode, EntryView, Flow, MechError, WarpCtx, WarpTracker};
+use crate::stats::Structure;
+use crate::types::{LaneMask, Pc};
+
+/// The depth-first minimum-pc traversal.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct MinPc;
+
+/// Counter indices.
+const SWAPS: usize = 0;
+const MERGES: usize = 1;
+
+impl WarpTracker for MinPc {
+    /// The stack, bottom first; the last path is the active one.
+    type State = Vec<Path>;
+
+    const STRUCTURE: Structure = Structure::Paths;
+    const BARRIER: BarrierMode = BarrierMode::Thread;
+    const COUNTERS: &'static [super::Counter] = &[
+        super::Counter::sum(
+            "uniform_swaps",
+            "uniform forward branches past the top entry that swapped the active path with it",
+        ),
+        super::Counter::sum("path_merges", "paths merged into the active path at an equal pc (convergence events)"),
+    ];
+
+    fn name(&self) -> &'static str {
+        "minpc"
+    }
+
+    fn init(&self, entry: Pc, live: LaneMask) -> Vec<Path> {
+        let mut v = Vec::with_capacity(8);
+        v.push(Path { pc: entry, mask: live, depth: 0 });
+        v
+    }
+
+    #[inline]
+    fn select(&self, st: &Vec<Path>, live: LaneMask, blocked: LaneMask) -> Option<(Pc, LaneMask)> {
+        first_ready(st.iter().rev(), live, blocked)
+    }
+
+    fn update(
+        &self,
+        st: &mut Vec<Path>,
+        pc: Pc,
+        mask: LaneMask,
+        flow: &Flow,
+        ctx: &mut WarpCtx<'_>,
+    ) -> Result<(), MechError> {
+        let i = issued(st, pc, mask)?;
+        let path = st.remove(i);
+        let rest = path.mask & !mask & ctx.live;
+        if rest != 0 {
+            // Lanes of the path that did not issue (waiting at a barrier) stay saved where they are.
+            st.insert(i, Path { mask: rest, ..path });
+        }
+        let next = successors(&path, mask, flow, ctx.live)?;
+        retain_live(st, ctx.live);
+        match next.as_slice() {
+            [] => {}
+            [one] => {
+                let forward_jump = matches!(flow, Flow::Branch { taken, .. } if *taken & mask != 0) && one.pc > pc;
+                match st.last() {
+                    Some(top) if forward_jump && one.pc > top.pc => {
+                        // Uniform forward branch past the top: swap the active path with the top.
+                        let top = st.pop().expect("a top entry");
+                        st.push(*one);
+                        st.push(top);
+                        ctx.count(SWAPS, 1);
+                    }
+                    _ => st.push(*one),
+                }
+            }
+            [fall, taken] if matches!(flow, Flow::Branch { .. }) => {
+                if taken.pc > pc {
+                    // Divergent forward branch: save the target, continue on the fall-through.
+                    st.extend([*taken, *fall]);
+                } else {
+                    // Divergent backward branch: save the fall-through, continue at the target.
+                    st.extend([*fall, *taken]);
+                }
+            }
+            many => {
+                let mut v: smallvec::SmallVec<[Path; 4]> = many.iter().copied().collect();
+                v.sort_by(|a, b| b.pc.cmp(&a.pc).then(b.depth.cmp(&a.depth)));
+                st.extend(v);
+            }
+        }
+        // Convergence: the active path meets the top entry.
+        while st.len() >= 2 && st[st.len() - 1].same_place(&st[st.len() - 2]) {
+            let a = st.pop().expect("active path");
+            st.last_mut().expect("top entry").mask |= a.mask;
+            ctx.count(MERGES, 1);
+        }
+        Ok(())
+    }
+
+    fn depth(&self, st: &Vec<Path>) -> usize {
+        st.len()
+    }
+
+    fn entries(&self, st: &Vec<Path>) -> Vec<EntryView> {
+        let n = st.len();
+        st.iter().enumerate().map(|(k, p)| p.view(if k + 1 == n { "active" } else { "saved" })).collect()
+    }
+}
