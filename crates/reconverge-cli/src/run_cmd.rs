@@ -45,6 +45,10 @@ pub struct TraceArgs {
     /// Leave out the first N instructions (numbering is kept).
     #[arg(long, default_value_t = 0)]
     skip: usize,
+    /// One line per basic block entered, in the style of seed 003's Figure 1: the block and its
+    /// active lanes, saved paths in parentheses, synchronisation points in brackets.
+    #[arg(long)]
+    blocks: bool,
 }
 
 fn exit_for(r: &RunResult) -> Result<(), Failure> {
@@ -156,6 +160,15 @@ pub fn trace_cmd(a: TraceArgs) -> Result<(), Failure> {
     }
     let per_warp = p.mechanism.scope() == reconverge_sim::mechanism::Scope::Warp;
     let mut rec = TraceRecorder::new(&p.prog, a.cta, per_warp.then_some(a.warp), p.cfg.warp_size, a.limit).skip(a.skip);
+    if a.blocks {
+        if !per_warp {
+            return Err(Failure::input(format!(
+                "--blocks traces one warp's path list; {} regroups threads across warps",
+                p.mechanism
+            )));
+        }
+        rec = rec.figure();
+    }
     let r = run(&p.prog, p.mechanism, &p.cfg, &p.args, &mut rec);
     let whom = if per_warp {
         format!("CTA {} warp {}", a.cta, a.warp)

@@ -14,6 +14,8 @@ pub struct TraceRecorder<'p> {
     limit: usize,
     skip: usize,
     seen: usize,
+    figure: bool,
+    last_block: Option<(u32, u64)>,
     /// The lines so far.
     pub lines: Vec<String>,
     /// Whether the limit cut the trace.
@@ -24,7 +26,71 @@ impl<'p> TraceRecorder<'p> {
     /// Traces warp `warp` of CTA `cta` (linear index), or every issue of the CTA when `warp` is `None`, at
     /// most `limit` lines.
     pub fn new(prog: &'p Program, cta: u64, warp: Option<u32>, width: u32, limit: usize) -> TraceRecorder<'p> {
-        TraceRecorder { prog, cta, warp, width, limit, skip: 0, seen: 0, lines: Vec::new(), truncated: false }
+        TraceRecorder {
+            prog,
+            cta,
+            warp,
+            width,
+            limit,
+            skip: 0,
+            seen: 0,
+            figure: false,
+            last_block: None,
+            lines: Vec::new(),
+            truncated: false,
+        }
+    }
+
+    /// Prints one line per basic block a group enters instead of one per instruction, in the style of
+    /// seed 003's Figure 1: the block and its active lanes, the saved paths in parentheses and the
+    /// synchronisation points in brackets (after the block's first instruction).
+    pub fn figure(mut self) -> Self {
+        self.figure = true;
+        self
+    }
+
+    /// The block name of `pc` (`B` and the block's index in its function, as `reconverge cfg` names it).
+    fn block(&self, pc: u32) -> String {
+        match self.prog.info.get(pc as usize) {
+            Some(i) => format!("B{}", i.block),
+            None => pc_string(pc),
+        }
+    }
+
+    /// Whether `pc` starts a basic block.
+    fn starts_block(&self, pc: u32) -> bool {
+        let info = &self.prog.info;
+        pc == 0 || info.get(pc as usize - 1).zip(info.get(pc as usize)).is_none_or(|(a, b)| a.block != b.block || a.func != b.func)
+    }
+
+    fn figure_line(&mut self, ev: &IssueEvent<'_>) {
+        let key = (self.prog.info[ev.pc as usize].block, ev.mask);
+        if !self.starts_block(ev.pc) && self.last_block == Some(key) {
+            return;
+        }
+        self.last_block = Some(key);
+        let mut others = Vec::new();
+        let mut active_seen = false;
+        for e in ev.entries.iter().rev() {
+            let m = e.lanes.first().copied().unwrap_or(0);
+            let sync = matches!(e.kind, "sync" | "join" | "region" | "ssy" | "pbk" | "barrier");
+            if !sync && !active_seen && m & ev.mask == ev.mask {
+                active_seen = true;
+                continue;
+            }
+            let body = format!("{} {}", self.block(e.pc), mask_string(m, self.width));
+            others.push(if sync { format!("[{body}]") } else { format!("({body})") });
+        }
+        let src = self.prog.info[ev.pc as usize].loc.filter(|l| l.line > 0).map(|l| format!(":{}", l.line));
+        self.lines.push(format!(
+            "{:>5}  {:<5} {:<6} {:<w$}  {}",
+            self.seen - 1,
+            self.block(ev.pc),
+            src.unwrap_or_default(),
+            mask_string(ev.mask, self.width),
+            others.join(" "),
+            w = self.width as usize
+        ));
     }
 
     /// Leaves out the first `n` traced instructions (they keep their numbers).
@@ -35,6 +101,16 @@ impl<'p> TraceRecorder<'p> {
 
     /// The header line.
     pub fn header(&self) -> String {
+        if self.figure {
+            return format!(
+                "{:>5}  {:<5} {:<6} {:<w$}  saved paths (block lanes), synchronisation points [block lanes]",
+                "#",
+                "block",
+                "line",
+                "active",
+                w = self.width as usize
+            );
+        }
         format!(
             "{:>5} {:>4} {:>5} {:<10} {:<w$} {:<40} structure after (bottom → top: mask npc rpc)",
             "#",
@@ -71,6 +147,10 @@ impl Observer for TraceRecorder<'_> {
         }
         if self.lines.len() >= self.limit {
             self.truncated = true;
+            return;
+        }
+        if self.figure {
+            self.figure_line(ev);
             return;
         }
         let info = &self.prog.info[ev.pc as usize];

@@ -7,7 +7,9 @@
 //! - a **uniform forward** branch whose target is greater than the top entry's pc swaps the active path
 //!   with the top (the active path is saved, the top runs);
 //! - when the active pc equals the top's pc (and call depth) the top is popped and merged into the active
-//!   path: convergence.
+//!   path: convergence. Likewise a saved path pushed onto an entry at the same place merges with it
+//!   (the seed: convergence merges "the active path with a path of the list, or two paths of the
+//!   list"), which is how block D of Figure 1b runs once.
 //!
 //! Every rule gives the smaller pc priority, so convergence happens where the paths meet again in code
 //! layout. Beyond the seed: an indirect branch or a partial call saves its other paths by decreasing pc
@@ -26,6 +28,18 @@ pub struct MinPc;
 /// Counter indices.
 const SWAPS: usize = 0;
 const MERGES: usize = 1;
+
+/// Pushes `p` on the stack, merging it into the top entry when that one is at the same place (two saved
+/// paths converging, the case of block D in the seed's Figure 1b).
+fn push(st: &mut Vec<Path>, p: Path, ctx: &mut WarpCtx<'_>) {
+    match st.last_mut() {
+        Some(top) if top.same_place(&p) => {
+            top.mask |= p.mask;
+            ctx.count(MERGES, 1);
+        }
+        _ => st.push(p),
+    }
+}
 
 impl WarpTracker for MinPc {
     /// The stack, bottom first; the last path is the active one.
@@ -81,7 +95,7 @@ impl WarpTracker for MinPc {
                     Some(top) if forward_jump && one.pc > top.pc => {
                         // Uniform forward branch past the top: swap the active path with the top.
                         let top = st.pop().expect("a top entry");
-                        st.push(*one);
+                        push(st, *one, ctx);
                         st.push(top);
                         ctx.count(SWAPS, 1);
                     }
@@ -89,18 +103,19 @@ impl WarpTracker for MinPc {
                 }
             }
             [fall, taken] if matches!(flow, Flow::Branch { .. }) => {
-                if taken.pc > pc {
-                    // Divergent forward branch: save the target, continue on the fall-through.
-                    st.extend([*taken, *fall]);
-                } else {
-                    // Divergent backward branch: save the fall-through, continue at the target.
-                    st.extend([*fall, *taken]);
-                }
+                // Forward: save the target, continue on the fall-through; backward: the reverse.
+                let (saved, active) = if taken.pc > pc { (taken, fall) } else { (fall, taken) };
+                push(st, *saved, ctx);
+                st.push(*active);
             }
             many => {
                 let mut v: smallvec::SmallVec<[Path; 4]> = many.iter().copied().collect();
                 v.sort_by(|a, b| b.pc.cmp(&a.pc).then(b.depth.cmp(&a.depth)));
-                st.extend(v);
+                let active = v.pop().expect("several paths");
+                for p in v {
+                    push(st, p, ctx);
+                }
+                st.push(active);
             }
         }
         // Convergence: the active path meets the top entry.

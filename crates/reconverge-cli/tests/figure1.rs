@@ -1,0 +1,56 @@
+//! Seed 003 Figure 1 as golden traces: `if (A && B) C; else D; E;` (`kernels/src/short_circuit.cu`) on
+//! one warp of 4 threads (thread 0 goes A B C E, thread 1 A D E, threads 2 and 3 A B D E), traced with
+//! `trace --blocks` under every per-warp mechanism: the active path, saved paths in parentheses,
+//! synchronisation points in brackets. Re-bless with `UPDATE_EXPECT=1 cargo test -p reconverge-cli`.
+//!
+//! NVRTC lays the blocks out as B0 = A, B1 = B, B2 = B's jump to C, B3 = D, B4 = C, B5 = E.
+
+use expect_test::expect_file;
+use reconverge_sim::mechanism::Scope;
+use reconverge_sim::Mechanism;
+use std::process::Command;
+
+fn trace(mech: Mechanism) -> String {
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
+    let args = [
+        "trace",
+        "kernels/ptx/sm_80/short_circuit.ptx",
+        "--grid",
+        "1",
+        "--block",
+        "4",
+        "--warp-size",
+        "4",
+        "--arg",
+        "zeros:i32:32",
+        "--blocks",
+        "--mechanism",
+        mech.name(),
+    ];
+    let out = Command::new(env!("CARGO_BIN_EXE_reconverge")).args(args).current_dir(root).output().expect("runs");
+    assert!(out.status.success(), "{}: {}", mech, String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Block D (B3) executions: the figure's point is how often each order runs it.
+fn d_runs(t: &str) -> usize {
+    t.lines().filter(|l| l.split_whitespace().nth(1) == Some("B3")).count()
+}
+
+#[test]
+fn figure1_under_every_per_warp_mechanism() {
+    for m in Mechanism::EVERY.into_iter().filter(|m| m.scope() == Scope::Warp) {
+        let t = trace(m);
+        let file = format!("golden/figure1/{}.txt", m.name().replace(':', "_"));
+        expect_file![file].assert_eq(&t);
+    }
+}
+
+#[test]
+fn figure1_depth_first_runs_d_once_and_breadth_first_synchronises_at_e() {
+    assert_eq!(d_runs(&trace(Mechanism::MinPc)), 1, "Fig. 1b: the two paths into D merge");
+    let b = trace(Mechanism::Breadth);
+    assert_eq!(d_runs(&b), 1);
+    assert!(b.contains("[B5 0111]"), "Fig. 1d: lanes wait at E for thread 0:\n{b}");
+    assert_eq!(d_runs(&trace(Mechanism::Pdom)), 2, "PDOM reconverges only at E: D runs twice");
+}
