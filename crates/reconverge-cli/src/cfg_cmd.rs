@@ -25,7 +25,8 @@ pub struct CfgArgs {
     /// Output format.
     #[arg(long, value_enum, default_value = "text")]
     pub format: Format,
-    /// Show the program as a mechanism runs it (`ssy` shows the inserted ssy/sync/pbk/brk).
+    /// Show the program as a mechanism runs it (`ssy` shows the inserted ssy/sync/pbk/brk, `forkjoin`
+    /// the joins, `its` the convergence barriers bssy/bsync).
     #[arg(long, default_value = "pdom")]
     pub mechanism: String,
     /// Extra NVRTC option for .cu input (repeatable).
@@ -37,11 +38,13 @@ pub struct CfgArgs {
 pub fn run(a: CfgArgs) -> Result<(), Failure> {
     let loaded = source::load(&a.file, &a.nvrtc_opts)?;
     let mech = crate::launch_args::mechanism(&a.mechanism)?;
-    let (module, ssy) = if mech.needs_ssy_pass() {
-        let (m, r) = reconverge_sim::insert_ssy(&loaded.module);
-        (m, Some(r))
-    } else {
-        (loaded.module, None)
+    let (module, ssy) = match mech.pass() {
+        Some(reconverge_sim::mechanism::Pass::Ssy) => {
+            let (m, r) = reconverge_sim::insert_ssy(&loaded.module);
+            (m, Some(r))
+        }
+        Some(pass) => (pass.apply(&loaded.module), None),
+        None => (loaded.module, None),
     };
     let only = match &a.kernel {
         Some(k) => {

@@ -53,4 +53,22 @@ fn figure1_depth_first_runs_d_once_and_breadth_first_synchronises_at_e() {
     assert_eq!(d_runs(&b), 1);
     assert!(b.contains("[B5 0111]"), "Fig. 1d: lanes wait at E for thread 0:\n{b}");
     assert_eq!(d_runs(&trace(Mechanism::Pdom)), 2, "PDOM reconverges only at E: D runs twice");
+    assert_eq!(d_runs(&trace(Mechanism::ForkJoin)), 2, "Fig. 1c: no partial convergence before the join");
+    assert_eq!(d_runs(&trace(Mechanism::Its)), 1, "lowest pc first: the paths into D meet");
+}
+
+#[test]
+fn cfg_shows_the_region_instructions() {
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
+    for (mech, file) in
+        [("forkjoin", "golden/cfg_short_circuit_forkjoin.txt"), ("its", "golden/cfg_short_circuit_its.txt")]
+    {
+        let out = Command::new(env!("CARGO_BIN_EXE_reconverge"))
+            .args(["cfg", "kernels/ptx/sm_80/short_circuit.ptx", "--mechanism", mech])
+            .current_dir(root)
+            .output()
+            .expect("runs");
+        assert!(out.status.success());
+        expect_file![file].assert_eq(&String::from_utf8_lossy(&out.stdout));
+    }
 }

@@ -132,6 +132,12 @@ opcodes! {
     Sync = "sync", 0..=1;
     Pbk = "pbk", 1..=1;
     Brk = "brk", 0..=1;
+    // The fork/join pass's region end (seed 003 §2.2, AMD GCN `s_cbranch_join`), and the convergence
+    // barriers of independent thread scheduling (Volta and later: `BSSY`/`BSYNC`, `YIELD`).
+    Join = "join", 0..=0;
+    Bssy = "bssy", 1..=1;
+    Bsync = "bsync", 1..=1;
+    Yield = "yield", 0..=0;
 }
 
 impl Opcode {
@@ -149,6 +155,12 @@ impl Opcode {
     /// `pbk`, `brk`), which only the SSY pass inserts.
     pub fn is_stack_op(&self) -> bool {
         matches!(self, Opcode::Ssy | Opcode::Sync | Opcode::Pbk | Opcode::Brk)
+    }
+
+    /// Whether this is an instruction only a mechanism's compiler pass inserts (the stack instructions,
+    /// `join`, `bssy`, `bsync`, `yield`).
+    pub fn is_mechanism_op(&self) -> bool {
+        self.is_stack_op() || matches!(self, Opcode::Join | Opcode::Bssy | Opcode::Bsync | Opcode::Yield)
     }
 }
 

@@ -1,5 +1,6 @@
 //! Differential test: random kernels under every divergence mechanism and warp size must produce exactly
-//! the memory of the one-thread-at-a-time reference interpreter.
+//! the memory of the one-thread-at-a-time reference interpreter. Also a property of `forkjoin` on every
+//! kernel: its stack depth never exceeds log2(W).
 //!
 //! `RECONVERGE_DIFF_KERNELS` sets the number of kernels (default 1000) and `RECONVERGE_DIFF_SEED` the first
 //! seed (default 0); `RECONVERGE_DIFF_DEPTH`, `RECONVERGE_DIFF_STMTS` and `RECONVERGE_DIFF_BUDGET` make the
@@ -97,6 +98,13 @@ fn check_seed(seed: u64, opts: &GenOptions) -> Result<u64, String> {
             let r = run(&prog, mech, &cfg, &args, &mut NoObserver);
             if let Some(e) = &r.error {
                 return Err(fail(format!("{mech}, warp size {w}: the simulator stopped: {e}")));
+            }
+            // Fork/join runs the minority path first, so its stack never holds more than log2(W) paths.
+            if mech == Mechanism::ForkJoin {
+                let depth = r.stats.max_stack_depth().unwrap_or(0);
+                if depth > w.ilog2() as usize {
+                    return Err(fail(format!("forkjoin, warp size {w}: stack depth {depth} > log2(W)")));
+                }
             }
             for (i, (got, want)) in r.buffers.iter().zip(&reference.buffers).enumerate() {
                 let (Some(got), Some(want)) = (got, want) else { continue };

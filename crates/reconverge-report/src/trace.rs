@@ -60,7 +60,11 @@ impl<'p> TraceRecorder<'p> {
     /// Whether `pc` starts a basic block.
     fn starts_block(&self, pc: u32) -> bool {
         let info = &self.prog.info;
-        pc == 0 || info.get(pc as usize - 1).zip(info.get(pc as usize)).is_none_or(|(a, b)| a.block != b.block || a.func != b.func)
+        pc == 0
+            || info
+                .get(pc as usize - 1)
+                .zip(info.get(pc as usize))
+                .is_none_or(|(a, b)| a.block != b.block || a.func != b.func)
     }
 
     fn figure_line(&mut self, ev: &IssueEvent<'_>) {

@@ -1476,6 +1476,19 @@ impl<'m> Decoder<'m> {
             }
             Opcode::Sync => Op::Sync,
             Opcode::Brk => Op::Brk,
+            Opcode::Join => Op::Join,
+            Opcode::Yield => Op::Yield,
+            Opcode::Bssy | Opcode::Bsync => {
+                let target = match ops.first() {
+                    Some(Operand::Sym(Symbol::Label(b))) => self.ctxs[fi].block_pc[b.index()],
+                    _ => return Err("bssy/bsync need a label".into()),
+                };
+                if inst.opcode == Opcode::Bssy {
+                    Op::Bssy { target }
+                } else {
+                    Op::Bsync { target }
+                }
+            }
             Opcode::Unknown(name) => return Err(format!("unknown instruction `{name}`")),
             other => return Err(format!("`{other}` with these modifiers/types is not supported")),
         })
@@ -1766,7 +1779,9 @@ pub fn classify(op: &Op) -> InstClass {
         | Op::Match { .. }
         | Op::Redux { .. }
         | Op::WarpSync { .. } => InstClass::Sync,
-        Op::Ssy { .. } | Op::Pbk { .. } => InstClass::Mechanism,
+        Op::Ssy { .. } | Op::Pbk { .. } | Op::Join | Op::Bssy { .. } | Op::Bsync { .. } | Op::Yield => {
+            InstClass::Mechanism
+        }
         // A `sync`/`brk` the SSY pass wrote over the kernel's own jump or branch stays the kernel's
         // instruction (the inserted ones are classed by `first_inserted`).
         Op::Sync | Op::Brk => InstClass::Control,

@@ -24,6 +24,7 @@ mod machine;
 pub mod mechanism;
 pub mod memory;
 pub mod program;
+pub mod region_pass;
 pub mod ssy_pass;
 pub mod stats;
 pub mod types;
@@ -36,6 +37,7 @@ pub use launch::{parse_scalar, Arg, Buffer, Dtype, LaunchConfig, LutGeometry};
 pub use machine::{run, RunResult};
 pub use mechanism::{EntryView, Flow, Heuristic, Mechanism, Priority};
 pub use program::Program;
+pub use region_pass::{insert_regions, RegionPass, RegionReport};
 pub use ssy_pass::{insert_ssy, SsyReport};
 pub use stats::Stats;
 pub use types::*;
@@ -70,8 +72,8 @@ pub fn load(
 ) -> Result<Program, DecodeError> {
     let transformed;
     let mut opts = opts.clone();
-    let m = if mechanism.needs_ssy_pass() {
-        transformed = insert_ssy(module).0;
+    let m = if let Some(pass) = mechanism.pass() {
+        transformed = pass.apply(module);
         // The pass appends its instructions, so everything past the original count is inserted.
         opts.first_inserted = module.functions.iter().map(|(id, f)| (id, f.insts.len())).collect();
         &transformed

@@ -512,6 +512,14 @@ pub enum Op {
     Pbk { target: Pc },
     /// `brk`
     Brk,
+    /// `join` (end of a fork/join region).
+    Join,
+    /// `bssy target`: join the convergence barrier of the region reconverging at `target`.
+    Bssy { target: Pc },
+    /// `bsync target`: wait at the convergence barrier of the region reconverging at `target`.
+    Bsync { target: Pc },
+    /// `yield`: let the scheduler run another group.
+    Yield,
     /// `membar.level` / `fence.sem.scope`: orders the thread's earlier memory accesses before its later
     /// ones. No functional effect (the functional machine is sequentially consistent); the timing model
     /// makes the thread wait until its earlier global writes are performed.

@@ -74,10 +74,10 @@ struct Candidate {
 }
 
 /// Block labels in use in one function (so that new labels are unique without rescanning the blocks).
-struct Labels(std::collections::HashSet<String>);
+pub(crate) struct Labels(std::collections::HashSet<String>);
 
 impl Labels {
-    fn of(f: &Function) -> Labels {
+    pub(crate) fn of(f: &Function) -> Labels {
         Labels(f.blocks.values().filter_map(|b| b.label.clone()).collect())
     }
 
@@ -94,7 +94,7 @@ impl Labels {
     }
 }
 
-fn label_of(f: &mut Function, labels: &mut Labels, b: u32, prefix: &str) -> BlockId {
+pub(crate) fn label_of(f: &mut Function, labels: &mut Labels, b: u32, prefix: &str) -> BlockId {
     let id = BlockId::new(b as usize);
     if f.blocks[id].label.is_none() {
         f.blocks[id].label = Some(labels.fresh(format!("$RC_{prefix}{b}")));
@@ -102,7 +102,7 @@ fn label_of(f: &mut Function, labels: &mut Labels, b: u32, prefix: &str) -> Bloc
     id
 }
 
-fn new_inst(
+pub(crate) fn new_inst(
     f: &mut Function,
     opcode: Opcode,
     guard: Option<Guard>,

@@ -1127,6 +1127,10 @@ pub(crate) fn execute<G: GlobalMemory, L: Lanes>(
         Op::Pbk { target } => return Ok(Effects { flow: Flow::Pbk { target: *target }, barrier: None }),
         Op::Sync => return Ok(Effects { flow: Flow::Sync, barrier: None }),
         Op::Brk => return Ok(Effects { flow: Flow::Brk { lanes: eff }, barrier: None }),
+        Op::Join => return Ok(Effects { flow: Flow::Join, barrier: None }),
+        Op::Bssy { target } => return Ok(Effects { flow: Flow::Bssy { target: *target }, barrier: None }),
+        Op::Bsync { target } => return Ok(Effects { flow: Flow::Bsync { target: *target }, barrier: None }),
+        Op::Yield => return Ok(Effects { flow: Flow::Yield, barrier: None }),
         Op::Nop | Op::Fence { .. } => {}
         Op::Unsupported(what) => {
             return Err(SimError::Unsupported { what: what.to_string(), at: Box::new(location(prog, cta, pc, None)) })

@@ -17,6 +17,8 @@ mod breadth;
 mod capri;
 mod cta_stack;
 mod dwf;
+mod forkjoin;
+mod its;
 mod minpc;
 mod none;
 mod paths;
@@ -33,6 +35,8 @@ pub use breadth::{Breadth, BreadthState, SyncPoint};
 pub use capri::{Capri, Capt};
 pub use cta_stack::{CompactionPolicy, CtaMask, CtaStack, Decision};
 pub use dwf::{Dwf, Heuristic, PoolCta, PoolSm};
+pub use forkjoin::{ForkJoin, ForkJoinState, Region};
+pub use its::{ConvergenceBarrier, Its, ItsState, YIELD_AFTER};
 pub use minpc::MinPc;
 pub use none::NoReconvergence;
 pub use paths::Path;
@@ -146,6 +150,25 @@ impl Flow {
     }
 }
 
+/// A mechanism's compiler pass: it inserts the instructions the mechanism's hardware interprets.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Pass {
+    /// `ssy`/`sync`/`pbk`/`brk` (seed 001).
+    Ssy,
+    /// `join` (fork/join) or `bssy`/`bsync` (convergence barriers).
+    Region(crate::RegionPass),
+}
+
+impl Pass {
+    /// The transformed module.
+    pub fn apply(self, module: &reconverge_ir::Module) -> reconverge_ir::Module {
+        match self {
+            Pass::Ssy => crate::insert_ssy(module).0,
+            Pass::Region(p) => crate::insert_regions(module, p).0,
+        }
+    }
+}
+
 /// How `bar.sync` counts arrivals under a mechanism.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum BarrierMode {
@@ -226,11 +249,17 @@ pub enum Mechanism {
     Simty,
     /// Per-thread pcs and a reduction tree choosing maximum depth, then minimum pc (seed 003 §3.1).
     Arbiter,
+    /// Depth-first traversal with stack-depth minimisation: compiler fork/join regions, minority path
+    /// first (seed 003 §2.2, AMD GCN).
+    ForkJoin,
+    /// Independent thread scheduling (Volta and later): per-thread pcs, compiler convergence barriers
+    /// (`bssy`/`bsync`), yield for forward progress, warp-synchronous instructions that wait for members.
+    Its,
 }
 
 impl Mechanism {
     /// The mechanisms `suite` and `compare` run by default (DWF under its default heuristic).
-    pub const ALL: [Mechanism; 13] = [
+    pub const ALL: [Mechanism; 15] = [
         Mechanism::Pdom,
         Mechanism::Ssy,
         Mechanism::None,
@@ -244,10 +273,12 @@ impl Mechanism {
         Mechanism::Sorted(Priority::Majority),
         Mechanism::Sorted(Priority::Minority),
         Mechanism::Simty,
+        Mechanism::ForkJoin,
+        Mechanism::Its,
     ];
 
     /// Every mechanism and variant the command line accepts (DWF under each heuristic).
-    pub const EVERY: [Mechanism; 18] = [
+    pub const EVERY: [Mechanism; 20] = [
         Mechanism::Pdom,
         Mechanism::Ssy,
         Mechanism::None,
@@ -266,6 +297,8 @@ impl Mechanism {
         Mechanism::Sorted(Priority::Minority),
         Mechanism::Simty,
         Mechanism::Arbiter,
+        Mechanism::ForkJoin,
+        Mechanism::Its,
     ];
 
     /// The command-line name.
@@ -282,6 +315,8 @@ impl Mechanism {
             Mechanism::Sorted(p) => p.mechanism_name(),
             Mechanism::Simty => "simty",
             Mechanism::Arbiter => "arbiter",
+            Mechanism::ForkJoin => "forkjoin",
+            Mechanism::Its => "its",
         }
     }
 
@@ -303,7 +338,9 @@ impl Mechanism {
             | Mechanism::Breadth
             | Mechanism::Sorted(_)
             | Mechanism::Simty
-            | Mechanism::Arbiter => Scope::Warp,
+            | Mechanism::Arbiter
+            | Mechanism::ForkJoin
+            | Mechanism::Its => Scope::Warp,
             Mechanism::Tbc | Mechanism::Capri => Scope::Cta,
             Mechanism::Dwf(_) => Scope::Sm,
         }
@@ -312,6 +349,16 @@ impl Mechanism {
     /// Whether the program must first go through the SSY pass.
     pub fn needs_ssy_pass(self) -> bool {
         self == Mechanism::Ssy
+    }
+
+    /// The compiler pass the program goes through before it runs under this mechanism, if any.
+    pub fn pass(self) -> Option<Pass> {
+        match self {
+            Mechanism::Ssy => Some(Pass::Ssy),
+            Mechanism::ForkJoin => Some(Pass::Region(crate::RegionPass::Join)),
+            Mechanism::Its => Some(Pass::Region(crate::RegionPass::ConvergenceBarrier)),
+            _ => None,
+        }
     }
 }
 
@@ -322,8 +369,8 @@ impl Mechanism {
 macro_rules! with_tracker {
     ($m:expr, |$t:ident| $body:expr) => {{
         use $crate::mechanism::{
-            Arbiter, Breadth, Capri, CtaStack, Dwf, Mechanism as M, MinPc, NoReconvergence, PdomStack, PerWarp, Simty,
-            Sorted, SsyStack, Tbc,
+            Arbiter, Breadth, Capri, CtaStack, Dwf, ForkJoin, Its, Mechanism as M, MinPc, NoReconvergence, PdomStack,
+            PerWarp, Simty, Sorted, SsyStack, Tbc,
         };
         match $m {
             M::Pdom => {
@@ -368,6 +415,14 @@ macro_rules! with_tracker {
             }
             M::Arbiter => {
                 let $t = &PerWarp(Arbiter);
+                $body
+            }
+            M::ForkJoin => {
+                let $t = &PerWarp(ForkJoin);
+                $body
+            }
+            M::Its => {
+                let $t = &PerWarp(Its);
                 $body
             }
         }

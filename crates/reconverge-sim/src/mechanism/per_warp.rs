@@ -52,6 +52,9 @@ pub trait WarpTracker: Sync {
     const COUNTERS: &'static [Counter] = &[];
     /// Ratios of counters the mechanism reports.
     const RATIOS: &'static [Ratio] = &[];
+    /// Whether a group whose warp-synchronous instruction misses member lanes waits for them
+    /// ([`WarpTracker::await_members`]) instead of being a SIMT deadlock.
+    const AWAITS_MEMBERS: bool = false;
 
     /// The name used on the command line and in statistics.
     fn name(&self) -> &'static str;
@@ -73,6 +76,10 @@ pub trait WarpTracker: Sync {
         ctx: &mut WarpCtx<'_>,
     ) -> Result<(), MechError>;
 
+    /// The group (`pc`, `mask`) did not execute its warp-synchronous instruction: its member lanes
+    /// `missing` are elsewhere. Only called when [`WarpTracker::AWAITS_MEMBERS`].
+    fn await_members(&self, _st: &mut Self::State, _pc: Pc, _mask: LaneMask, _missing: LaneMask) {}
+
     /// The current size of the structure (stack depth, number of paths).
     fn depth(&self, st: &Self::State) -> usize;
 
@@ -92,6 +99,7 @@ impl<T: WarpTracker> Tracker for PerWarp<T> {
     const BARRIER: BarrierMode = T::BARRIER;
     const COUNTERS: &'static [Counter] = T::COUNTERS;
     const RATIOS: &'static [Ratio] = T::RATIOS;
+    const AWAITS_MEMBERS: bool = T::AWAITS_MEMBERS;
 
     fn name(&self) -> &'static str {
         self.0.name()
@@ -140,6 +148,12 @@ impl<T: WarpTracker> Tracker for PerWarp<T> {
         self.0.update(warp, group.pc, group.mask, flow, &mut ctx)?;
         u.size = self.0.depth(warp);
         Ok(())
+    }
+
+    fn await_members(&self, _sm: &mut (), st: &mut Vec<T::State>, group: &Group, lanes: LaneMask) {
+        if let Some(warp) = st.get_mut(group.ctx as usize) {
+            self.0.await_members(warp, group.pc, group.mask, lanes);
+        }
     }
 
     fn entries(&self, _sm: &(), st: &Vec<T::State>, ctx: u32) -> Vec<EntryView> {

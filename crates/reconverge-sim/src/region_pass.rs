@@ -1,0 +1,107 @@
+//! The compiler side of two mechanisms that delimit divergent regions with instructions:
+//!
+//! - **fork/join** (seed 003 §2.2, AMD GCN `s_cbranch_fork`/`s_cbranch_join`): every potentially
+//!   divergent branch is a fork (the kernel's own branch plays that role), and a `join` is inserted as
+//!   the first instruction of its reconvergence block (the immediate post-dominator), once per block.
+//!   Branches that reconverge only at the function's exit get no join.
+//! - **convergence barriers** (independent thread scheduling, Volta and later; `BSSY`/`BSYNC` as
+//!   `ptxas` places them, `docs/bssy-comparison.md`): `bssy R` before every potentially divergent branch
+//!   whose reconvergence block is R, and `bsync R` as the first instruction of R, once per block (the
+//!   label of R names the barrier). Branches nested in a region with the same R add their lanes to the
+//!   same barrier.
+//!
+//! Both passes append their instructions to the function (ids above the original count) so they count
+//! as mechanism instructions, and change no control flow: reconvergence points stay where they were,
+//! and now hold the `join`/`bsync`.
+
+use crate::ssy_pass::{label_of, new_inst, Labels};
+use reconverge_analysis::{FunctionAnalysis, PostDom};
+use reconverge_ir::{BlockId, EntityRef, FuncId, Function, Module, Opcode};
+use std::collections::BTreeSet;
+
+/// Which region instructions to insert.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum RegionPass {
+    /// `join` at the reconvergence block of every potentially divergent branch.
+    Join,
+    /// `bssy R` before each potentially divergent branch and `bsync R` at R.
+    ConvergenceBarrier,
+}
+
+/// What a region pass did to a module: instructions inserted per function.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
+pub struct RegionReport {
+    /// `(function, opcode, count)` for every instruction kind inserted.
+    pub inserted: Vec<(String, &'static str, usize)>,
+}
+
+/// Returns a copy of `module` with the region instructions of `pass` in every function with a body.
+pub fn insert_regions(module: &Module, pass: RegionPass) -> (Module, RegionReport) {
+    let mut m = module.clone();
+    let mut report = RegionReport::default();
+    let ids: Vec<FuncId> = m.functions.keys().collect();
+    for id in ids {
+        let f = &mut m.functions[id];
+        if f.has_body && !f.layout.is_empty() {
+            transform(f, pass, &mut report);
+        }
+    }
+    (m, report)
+}
+
+/// The potentially divergent `bra`/`brx.idx` branches of `f` (block, branch instruction's block) and
+/// their reconvergence blocks.
+fn divergent_branches(f: &Function) -> Vec<(u32, u32)> {
+    let fa = FunctionAnalysis::compute(f);
+    let cfg = &fa.cfg;
+    let mut out = Vec::new();
+    for br in fa.reconvergence.branches() {
+        if br.uniform || br.trivial || !cfg.is_reachable(br.block) {
+            continue;
+        }
+        let is_branch =
+            cfg.terminator(br.block).is_some_and(|i| matches!(f.insts[i].opcode, Opcode::Bra | Opcode::Brx));
+        if let (true, PostDom::Block(r)) = (is_branch, br.reconvergence) {
+            out.push((br.block, r));
+        }
+    }
+    out
+}
+
+fn transform(f: &mut Function, pass: RegionPass, report: &mut RegionReport) {
+    let branches = divergent_branches(f);
+    let targets: BTreeSet<u32> = branches.iter().map(|&(_, r)| r).collect();
+    let mut labels = Labels::of(f);
+    let (mut first, mut before) = (0, 0);
+    for &r in &targets {
+        let near = f.blocks[BlockId::new(r as usize)].insts.first().copied();
+        let inst = match pass {
+            RegionPass::Join => new_inst(f, Opcode::Join, None, None, near),
+            RegionPass::ConvergenceBarrier => {
+                let id = label_of(f, &mut labels, r, "R");
+                new_inst(f, Opcode::Bsync, None, Some(id), near)
+            }
+        };
+        f.blocks[BlockId::new(r as usize)].insts.insert(0, inst);
+        first += 1;
+    }
+    if pass == RegionPass::ConvergenceBarrier {
+        for &(b, r) in &branches {
+            let bid = BlockId::new(b as usize);
+            let term = f.blocks[bid].insts.last().copied();
+            let id = label_of(f, &mut labels, r, "R");
+            let inst = new_inst(f, Opcode::Bssy, None, Some(id), term);
+            let at = f.blocks[bid].insts.len().saturating_sub(1);
+            f.blocks[bid].insts.insert(at, inst);
+            before += 1;
+        }
+    }
+    let name = f.name.clone();
+    match pass {
+        RegionPass::Join => report.inserted.push((name, "join", first)),
+        RegionPass::ConvergenceBarrier => {
+            report.inserted.push((name.clone(), "bssy", before));
+            report.inserted.push((name, "bsync", first));
+        }
+    }
+}
