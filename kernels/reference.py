@@ -641,6 +641,24 @@ def spinlock_naive():
                     "completes (none, dwf:fifo)")
 
 
+
+@kernel
+def flag_handoff():
+    T = 32
+    return Spec(
+        name="flag_handoff", ptx="ptx/sm_80/flag_handoff.ptx", grid=(1, 1, 1),
+        block=(T, 1, 1), args=[Zeros("i32", 1), Zeros("i32", 1), Zeros("i32", T)],
+        expected={0: i32([1]), 1: i32([42]), 2: i32([0] + [42 + t for t in range(1, T)])},
+        # NVRTC makes the producer (thread 0) the taken side and lays the consumers' wait loop out
+        # first (lower pcs). Stacks run the taken side first (the producer): complete. Minimum-pc
+        # orders and the majority order run the consumers forever; DWF's majority, pc and pdom
+        # heuristics do in functional mode (with latencies the producer gets issue slots).
+        outcome_by_mechanism={**{m: "deadlock" for m in ["minpc", "sorted:minpc", "sorted:depth",
+                                                         "sorted:majority", "simty", "arbiter"]},
+                              **{m: "deadlock|completed" for m in ["dwf", "dwf:pc", "dwf:pdom"]}},
+        description="producer/consumer flag between two paths of one warp: thread 0 writes a value "
+                    "and raises a flag that threads 1..31 spin on (docs/simt-deadlock.md)")
+
 @kernel
 def irreducible():
     rng = rng_for("irreducible")
