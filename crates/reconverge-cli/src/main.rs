@@ -7,6 +7,7 @@
 mod bench_cmd;
 mod cfg_cmd;
 mod compare_cmd;
+mod cost_cmd;
 mod launch_args;
 mod nvrtc;
 mod out;
@@ -67,6 +68,9 @@ enum Command {
     Compare(compare_cmd::CompareArgs),
     /// Measure simulation speed on the suite kernels.
     Bench(bench_cmd::BenchArgs),
+    /// Count the hardware of seed 003's two path-tracking units (per-thread pc arbiter, Simty's sorted
+    /// list) as functions of the warp size: storage bits, comparators, multiplexers.
+    Cost(cost_cmd::CostArgs),
 }
 
 fn main() -> ExitCode {
@@ -85,6 +89,7 @@ fn main() -> ExitCode {
         Command::Suite(a) => suite_cmd::run(a),
         Command::Compare(a) => compare_cmd::run(a),
         Command::Bench(a) => bench_cmd::run_bench(a),
+        Command::Cost(a) => cost_cmd::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

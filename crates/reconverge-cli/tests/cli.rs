@@ -314,3 +314,17 @@ fn compare_table_of_the_seed_kernels() {
     let csv = ok(&["compare", "--kernel", "kern", "--csv", "--warp-size", "8", "--warp-size", "32"]);
     assert_eq!(csv.lines().count(), 1 + 2 * Mechanism::ALL.len());
 }
+
+#[test]
+fn cost_of_the_path_tracking_units() {
+    expect_file!["golden/cost.txt"].assert_eq(&ok(&["cost"]));
+    let csv = ok(&["cost", "--csv", "--warp-size", "4,8"]);
+    assert_eq!(
+        csv,
+        "unit,warp_size,warps,storage_bits,comparators,multiplexers\narbiter,4,8,1248,7,3\n\
+         sorted_list,4,8,2065,7,5\narbiter,8,8,2496,15,7\nsorted_list,8,8,3738,7,5\n"
+    );
+    let (code, _, err) = reconverge(&["cost", "--warp-size", "1"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("--warp-size 1"), "{err}");
+}

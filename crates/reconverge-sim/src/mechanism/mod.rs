@@ -15,6 +15,7 @@
 mod arbiter;
 mod breadth;
 mod capri;
+pub mod cost;
 mod cta_stack;
 mod dwf;
 mod forkjoin;
