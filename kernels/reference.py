@@ -633,7 +633,8 @@ def spinlock_naive():
         outcome_by_mechanism={**{m: "deadlock" for m in ["pdom", "ssy", "tbc", "capri", "minpc",
                                                          "sorted:minpc", "sorted:depth",
                                                          "sorted:majority", "sorted:minority",
-                                                         "simty", "arbiter", "forkjoin"]},
+                                                         "simty", "arbiter", "forkjoin",
+                                                         "thread-frontiers"]},
                               **{m: "deadlock|completed" for m in ["dwf", "dwf:minority",
                                                                    "dwf:pc", "dwf:pdom"]}},
         description="naive spin lock (docs/mechanism-reference.md): SIMT deadlock under PDOM, "
@@ -654,7 +655,8 @@ def flag_handoff():
         # orders and the majority order run the consumers forever; DWF's majority, pc and pdom
         # heuristics do in functional mode (with latencies the producer gets issue slots).
         outcome_by_mechanism={**{m: "deadlock" for m in ["minpc", "sorted:minpc", "sorted:depth",
-                                                         "sorted:majority", "simty", "arbiter"]},
+                                                         "sorted:majority", "simty", "arbiter",
+                                                         "thread-frontiers"]},
                               **{m: "deadlock|completed" for m in ["dwf", "dwf:pc", "dwf:pdom"]}},
         description="producer/consumer flag between two paths of one warp: thread 0 writes a value "
                     "and raises a flag that threads 1..31 spin on (docs/simt-deadlock.md)")

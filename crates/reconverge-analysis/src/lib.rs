@@ -48,6 +48,7 @@ pub mod graph;
 pub mod loops;
 pub mod naive;
 pub mod postdom;
+pub mod priority;
 pub mod reconvergence;
 
 pub use analysis::FunctionAnalysis;
@@ -58,4 +59,5 @@ pub use dom::DomTree;
 pub use graph::{DiGraph, Graph, Reversed};
 pub use loops::{IrreducibleRegion, Loop, LoopInfo};
 pub use postdom::{PostDom, PostDomTree};
+pub use priority::frontier_order;
 pub use reconvergence::{BranchInfo, Reconvergence};

@@ -100,9 +100,18 @@ pub struct BranchPoint {
     pub leaves_loop: bool,
 }
 
-/// For each conditional branch of a function, its [`BranchPoint`]. Supplied by the caller from the
-/// control-flow analyses.
-pub type ReconvergenceFn<'a> = dyn Fn(&Function) -> Vec<BranchPoint> + 'a;
+/// What the control-flow analyses tell the decoder about one function.
+#[derive(Clone, PartialEq, Eq, Debug, Default)]
+pub struct FunctionPoints {
+    /// Every conditional branch and where it reconverges.
+    pub branches: Vec<BranchPoint>,
+    /// The reachable blocks in thread-frontier priority order, highest first
+    /// ([`reconverge_analysis::frontier_order`]).
+    pub frontier_order: Vec<reconverge_ir::BlockId>,
+}
+
+/// The [`FunctionPoints`] of a function. Supplied by the caller from the control-flow analyses.
+pub type ReconvergenceFn<'a> = dyn Fn(&Function) -> FunctionPoints + 'a;
 
 /// Decodes `kernel` and every function with a body into a [`Program`].
 pub fn decode(
@@ -260,6 +269,7 @@ impl<'m> Decoder<'m> {
             functions: Vec::new(),
             reconv: Vec::new(),
             leaves_loop: Vec::new(),
+            frontier_rank: Vec::new(),
             branches: Vec::new(),
             nregs: 0,
             npreds: 0,
@@ -640,7 +650,9 @@ impl<'m> Decoder<'m> {
             });
             // Reconvergence points.
             let exit_pc = if fi == 0 { PC_EXIT } else { PC_RET };
-            for bp in reconv(f) {
+            let points = reconv(f);
+            self.rank_blocks(fi, f, &points.frontier_order);
+            for bp in points.branches {
                 if let Some(&pc) = inst_pc.get(&bp.inst) {
                     self.prog.reconv[pc as usize] = match bp.reconvergence {
                         Some(b) => self.ctxs[fi].block_pc[b.index()],
@@ -653,6 +665,28 @@ impl<'m> Decoder<'m> {
             }
         }
         Ok(())
+    }
+
+    /// Gives the pcs of function `fi` their thread-frontier ranks: blocks in `order`, then the rest in
+    /// layout, each block's instructions in sequence, starting at the function's entry pc.
+    fn rank_blocks(&mut self, fi: usize, f: &Function, order: &[reconverge_ir::BlockId]) {
+        let entry = self.prog.functions[fi].entry;
+        let end = self.prog.functions[fi].end;
+        if self.prog.frontier_rank.len() < end as usize + 1 {
+            self.prog.frontier_rank.resize(end as usize + 1, u32::MAX);
+        }
+        let mut next = entry;
+        let listed: std::collections::HashSet<_> = order.iter().copied().collect();
+        let rest = f.layout.iter().copied().filter(|b| !listed.contains(b));
+        for b in order.iter().copied().chain(rest) {
+            let pc0 = self.ctxs[fi].block_pc[b.index()];
+            for k in 0..f.blocks[b].insts.len() as u32 {
+                self.prog.frontier_rank[(pc0 + k) as usize] = next;
+                next += 1;
+            }
+        }
+        // The pc past the body (the fall-off trap) ranks last.
+        self.prog.frontier_rank[end as usize] = end;
     }
 
     fn finish(mut self) -> Program {

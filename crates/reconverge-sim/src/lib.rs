@@ -30,7 +30,7 @@ pub mod stats;
 pub mod types;
 
 pub use core::{IssueEvent, NoObserver, Observer};
-pub use decode::{decode, select_kernel, BranchPoint, DecodeError, DecodeOptions};
+pub use decode::{decode, select_kernel, BranchPoint, DecodeError, DecodeOptions, FunctionPoints};
 pub use device::{DeviceState, GlobalInit, Outputs};
 pub use error::{Location, SimError};
 pub use launch::{parse_scalar, Arg, Buffer, Dtype, LaunchConfig, LutGeometry};
@@ -45,10 +45,12 @@ pub use types::*;
 use reconverge_analysis::FunctionAnalysis;
 use reconverge_ir::{EntityRef, Function, Module};
 
-/// The reconvergence point of every conditional branch of `f`, from the control-flow analyses.
-pub fn reconvergence_points(f: &Function) -> Vec<BranchPoint> {
+/// The reconvergence point of every conditional branch of `f` and its thread-frontier block order, from
+/// the control-flow analyses.
+pub fn reconvergence_points(f: &Function) -> FunctionPoints {
     let fa = FunctionAnalysis::compute(f);
-    fa.reconvergence
+    let branches = fa
+        .reconvergence
         .branches()
         .iter()
         .filter_map(|b| {
@@ -60,7 +62,10 @@ pub fn reconvergence_points(f: &Function) -> Vec<BranchPoint> {
                 });
             Some(BranchPoint { inst, reconvergence: r.map(|x| reconverge_ir::BlockId::new(x as usize)), leaves_loop })
         })
-        .collect()
+        .collect();
+    let frontier_order =
+        reconverge_analysis::frontier_order(&fa).into_iter().map(|b| reconverge_ir::BlockId::new(b as usize)).collect();
+    FunctionPoints { branches, frontier_order }
 }
 
 /// Prepares `module` for `mechanism` (the SSY pass for `ssy`) and decodes `kernel` into a program.

@@ -708,6 +708,10 @@ pub struct Program {
     /// The conditional branches whose reconvergence point lies outside a loop holding them
     /// ([`crate::decode::BranchPoint::leaves_loop`]), in pc order.
     pub leaves_loop: Vec<Pc>,
+    /// Per pc, its rank in the thread-frontier priority order (lower runs first): within each function
+    /// a permutation of the function's pcs ordered by [`reconverge_analysis::frontier_order`] of the
+    /// blocks (the layout a thread-frontier compiler would choose).
+    pub frontier_rank: Vec<Pc>,
     /// The pc of each of the kernel's own conditional or indirect branches, in pc order (per-branch
     /// statistics are indexed like this).
     pub branches: Vec<Pc>,

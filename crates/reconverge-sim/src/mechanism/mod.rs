@@ -19,6 +19,7 @@ pub mod cost;
 mod cta_stack;
 mod dwf;
 mod forkjoin;
+mod frontier;
 mod its;
 mod minpc;
 mod none;
@@ -37,6 +38,7 @@ pub use capri::{Capri, Capt};
 pub use cta_stack::{CompactionPolicy, CtaMask, CtaStack, Decision};
 pub use dwf::{Dwf, Heuristic, PoolCta, PoolSm};
 pub use forkjoin::{ForkJoin, ForkJoinState, Region};
+pub use frontier::ThreadFrontiers;
 pub use its::{ConvergenceBarrier, Its, ItsState, YIELD_AFTER};
 pub use minpc::MinPc;
 pub use none::NoReconvergence;
@@ -256,11 +258,14 @@ pub enum Mechanism {
     /// Independent thread scheduling (Volta and later): per-thread pcs, compiler convergence barriers
     /// (`bssy`/`bsync`), yield for forward progress, warp-synchronous instructions that wait for members.
     Its,
+    /// Thread frontiers: paths sorted by the compiler's block priority, merging wherever they meet
+    /// (Diamos et al., MICRO'11; seed 003 §2.4).
+    ThreadFrontiers,
 }
 
 impl Mechanism {
     /// The mechanisms `suite` and `compare` run by default (DWF under its default heuristic).
-    pub const ALL: [Mechanism; 15] = [
+    pub const ALL: [Mechanism; 16] = [
         Mechanism::Pdom,
         Mechanism::Ssy,
         Mechanism::None,
@@ -274,12 +279,13 @@ impl Mechanism {
         Mechanism::Sorted(Priority::Majority),
         Mechanism::Sorted(Priority::Minority),
         Mechanism::Simty,
+        Mechanism::ThreadFrontiers,
         Mechanism::ForkJoin,
         Mechanism::Its,
     ];
 
     /// Every mechanism and variant the command line accepts (DWF under each heuristic).
-    pub const EVERY: [Mechanism; 20] = [
+    pub const EVERY: [Mechanism; 21] = [
         Mechanism::Pdom,
         Mechanism::Ssy,
         Mechanism::None,
@@ -298,6 +304,7 @@ impl Mechanism {
         Mechanism::Sorted(Priority::Minority),
         Mechanism::Simty,
         Mechanism::Arbiter,
+        Mechanism::ThreadFrontiers,
         Mechanism::ForkJoin,
         Mechanism::Its,
     ];
@@ -318,6 +325,7 @@ impl Mechanism {
             Mechanism::Arbiter => "arbiter",
             Mechanism::ForkJoin => "forkjoin",
             Mechanism::Its => "its",
+            Mechanism::ThreadFrontiers => "thread-frontiers",
         }
     }
 
@@ -341,7 +349,8 @@ impl Mechanism {
             | Mechanism::Simty
             | Mechanism::Arbiter
             | Mechanism::ForkJoin
-            | Mechanism::Its => Scope::Warp,
+            | Mechanism::Its
+            | Mechanism::ThreadFrontiers => Scope::Warp,
             Mechanism::Tbc | Mechanism::Capri => Scope::Cta,
             Mechanism::Dwf(_) => Scope::Sm,
         }
@@ -371,7 +380,7 @@ macro_rules! with_tracker {
     ($m:expr, |$t:ident| $body:expr) => {{
         use $crate::mechanism::{
             Arbiter, Breadth, Capri, CtaStack, Dwf, ForkJoin, Its, Mechanism as M, MinPc, NoReconvergence, PdomStack,
-            PerWarp, Simty, Sorted, SsyStack, Tbc,
+            PerWarp, Simty, Sorted, SsyStack, Tbc, ThreadFrontiers,
         };
         match $m {
             M::Pdom => {
@@ -424,6 +433,10 @@ macro_rules! with_tracker {
             }
             M::Its => {
                 let $t = &PerWarp(Its);
+                $body
+            }
+            M::ThreadFrontiers => {
+                let $t = &PerWarp(ThreadFrontiers);
                 $body
             }
         }
