@@ -55,6 +55,14 @@ fn figure1_depth_first_runs_d_once_and_breadth_first_synchronises_at_e() {
     assert_eq!(d_runs(&trace(Mechanism::Pdom)), 2, "PDOM reconverges only at E: D runs twice");
     assert_eq!(d_runs(&trace(Mechanism::ForkJoin)), 2, "Fig. 1c: no partial convergence before the join");
     assert_eq!(d_runs(&trace(Mechanism::Its)), 1, "lowest pc first: the paths into D meet");
+    // Fig. 1f: a parallel order runs D for two paths, interleaved.
+    let mp = trace(Mechanism::MultiPath);
+    let d_masks: std::collections::BTreeSet<&str> = mp
+        .lines()
+        .filter(|l| l.split_whitespace().nth(1) == Some("B3"))
+        .filter_map(|l| l.split_whitespace().nth(3))
+        .collect();
+    assert_eq!(d_masks.into_iter().collect::<Vec<_>>(), ["0011", "0100"], "{mp}");
 }
 
 #[test]

@@ -63,6 +63,8 @@ pub struct RunRecord {
     pub barriers: Option<u64>,
     /// Scheduler issue slots while SMs had work.
     pub issue_slots: Option<u64>,
+    /// Issues from one path while another path of the same warp waited on latency (timed).
+    pub latency_hiding_issues: Option<u64>,
     /// Idle scheduler-cycles waiting for memory.
     pub stall_memory: Option<u64>,
     /// Idle scheduler-cycles waiting for a register.
@@ -154,6 +156,7 @@ impl RunRecord {
             r.cycles = Some(t.cycles);
             r.ipc = Some(t.ipc());
             r.issue_slots = Some(t.issue_slots);
+            r.latency_hiding_issues = Some(t.latency_hiding_issues);
             r.stall_memory = Some(t.stalls.memory);
             r.stall_scoreboard = Some(t.stalls.scoreboard);
             r.stall_pipeline = Some(t.stalls.pipeline);

@@ -272,6 +272,7 @@ pub fn run_json_timed(
         obj.insert("cycles".into(), t.cycles.into());
         obj.insert("ipc".into(), t.ipc().into());
         obj.insert("issue_utilization".into(), t.issue_utilization().into());
+        obj.insert("latency_hiding_issues".into(), t.latency_hiding_issues.into());
         obj.insert("stall_cycles".into(), serde_json::to_value(&t.stalls).unwrap_or_default());
         obj.insert("l1_hit_rate".into(), t.l1_hit_rate().into());
         obj.insert("l2_hit_rate".into(), t.l2_hit_rate().into());
@@ -299,6 +300,14 @@ pub fn timing_text(t: &reconverge_timing::TimingStats, g: &reconverge_timing::Gp
         ("cycles", t.cycles.to_string()),
         ("IPC", format!("{:.3}", t.ipc())),
         ("issue slot use", format!("{:.1}%", 100.0 * t.issue_utilization())),
+        (
+            "issued while another path waited",
+            format!(
+                "{} ({:.1}% of issues)",
+                t.latency_hiding_issues,
+                100.0 * t.latency_hiding_issues as f64 / t.issued.max(1) as f64
+            ),
+        ),
         (
             "idle slots by cause",
             format!(

@@ -77,7 +77,7 @@ impl<'p> TraceRecorder<'p> {
         let mut active_seen = false;
         for e in ev.entries.iter().rev() {
             let m = e.lanes.first().copied().unwrap_or(0);
-            let sync = matches!(e.kind, "sync" | "join" | "region" | "ssy" | "pbk" | "barrier");
+            let sync = matches!(e.kind, "sync" | "join" | "region" | "ssy" | "pbk" | "barrier" | "rt");
             if !sync && !active_seen && m & ev.mask == ev.mask {
                 active_seen = true;
                 continue;
@@ -140,11 +140,16 @@ impl<'p> TraceRecorder<'p> {
 }
 
 impl Observer for TraceRecorder<'_> {
-    fn wants(&self, cta: u64, ctx: u32) -> bool {
-        cta == self.cta && self.warp.is_none_or(|w| w == ctx)
+    fn wants(&self, cta: u64, _ctx: u32) -> bool {
+        // Contexts are static warps for most per-warp mechanisms but paths of one for parallel
+        // traversals: the warp is checked from the lanes in `on_issue`.
+        cta == self.cta
     }
 
     fn on_issue(&mut self, ev: &IssueEvent<'_>) {
+        if self.warp.is_some_and(|w| ev.lanes.single_warp(ev.mask) != Some(w)) {
+            return;
+        }
         self.seen += 1;
         if self.seen <= self.skip {
             return;

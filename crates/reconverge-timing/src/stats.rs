@@ -61,6 +61,10 @@ pub struct TimingStats {
     pub issue_slots: u64,
     /// Warp instructions issued.
     pub issued: u64,
+    /// Warp instructions issued from one path of a warp while another of its paths had an instruction
+    /// waiting on a register dependence or memory: latency the second path hid (parallel traversals,
+    /// `dual-path` and `multi-path`; 0 under every other mechanism).
+    pub latency_hiding_issues: u64,
     /// Idle scheduler-cycles by cause.
     pub stalls: StallCounts,
     /// Memory counters.

@@ -210,6 +210,14 @@ impl<'a, T: Tracker> SmCore<'a, T> {
         }
     }
 
+    /// The hardware warp slot of CTA `cta` that context `ctx` occupies (its scheduler's).
+    pub fn hw_warp(&self, cta: usize, ctx: u32) -> u32 {
+        match self.ctas.get(cta).and_then(Option::as_ref) {
+            Some(r) => self.tracker.hw_warp(&r.st, ctx),
+            None => ctx,
+        }
+    }
+
     /// What context `ctx` of CTA `cta` holds now. Pure.
     #[inline]
     pub fn peek(&self, cta: usize, ctx: u32) -> Peek {

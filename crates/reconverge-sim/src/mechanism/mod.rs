@@ -17,12 +17,15 @@ mod breadth;
 mod capri;
 pub mod cost;
 mod cta_stack;
+mod dual_path;
 mod dwf;
 mod forkjoin;
 mod frontier;
 mod its;
 mod minpc;
+mod multi_path;
 mod none;
+mod parallel;
 mod paths;
 mod pdom;
 mod per_warp;
@@ -36,12 +39,15 @@ pub use arbiter::{Arbiter, ThreadPcs};
 pub use breadth::{Breadth, BreadthState, SyncPoint};
 pub use capri::{Capri, Capt};
 pub use cta_stack::{CompactionPolicy, CtaMask, CtaStack, Decision};
+pub use dual_path::{DualEntry, DualPath};
 pub use dwf::{Dwf, Heuristic, PoolCta, PoolSm};
 pub use forkjoin::{ForkJoin, ForkJoinState, Region};
 pub use frontier::ThreadFrontiers;
 pub use its::{ConvergenceBarrier, Its, ItsState, YIELD_AFTER};
 pub use minpc::MinPc;
+pub use multi_path::{MultiPath, MultiPathState, RtEntry, Split};
 pub use none::NoReconvergence;
+pub use parallel::{SlotCta, SlotTracker, Slots};
 pub use paths::Path;
 pub use pdom::PdomStack;
 pub use per_warp::{PerWarp, WarpCtx, WarpTracker};
@@ -261,11 +267,17 @@ pub enum Mechanism {
     /// Thread frontiers: paths sorted by the compiler's block priority, merging wherever they meet
     /// (Diamos et al., MICRO'11; seed 003 §2.4).
     ThreadFrontiers,
+    /// Dual-path execution: the PDOM stack's top entry holds two paths that both issue (Rhu & Erez,
+    /// HPCA'13; seed 003 §2.5).
+    DualPath,
+    /// Multi-path IPDOM: a split table whose every path issues and a reconvergence table (ElTantawy et
+    /// al., HPCA'14; seed 003 §2.5).
+    MultiPath,
 }
 
 impl Mechanism {
     /// The mechanisms `suite` and `compare` run by default (DWF under its default heuristic).
-    pub const ALL: [Mechanism; 16] = [
+    pub const ALL: [Mechanism; 18] = [
         Mechanism::Pdom,
         Mechanism::Ssy,
         Mechanism::None,
@@ -281,11 +293,13 @@ impl Mechanism {
         Mechanism::Simty,
         Mechanism::ThreadFrontiers,
         Mechanism::ForkJoin,
+        Mechanism::DualPath,
+        Mechanism::MultiPath,
         Mechanism::Its,
     ];
 
     /// Every mechanism and variant the command line accepts (DWF under each heuristic).
-    pub const EVERY: [Mechanism; 21] = [
+    pub const EVERY: [Mechanism; 23] = [
         Mechanism::Pdom,
         Mechanism::Ssy,
         Mechanism::None,
@@ -306,6 +320,8 @@ impl Mechanism {
         Mechanism::Arbiter,
         Mechanism::ThreadFrontiers,
         Mechanism::ForkJoin,
+        Mechanism::DualPath,
+        Mechanism::MultiPath,
         Mechanism::Its,
     ];
 
@@ -326,6 +342,8 @@ impl Mechanism {
             Mechanism::ForkJoin => "forkjoin",
             Mechanism::Its => "its",
             Mechanism::ThreadFrontiers => "thread-frontiers",
+            Mechanism::DualPath => "dual-path",
+            Mechanism::MultiPath => "multi-path",
         }
     }
 
@@ -350,7 +368,9 @@ impl Mechanism {
             | Mechanism::Arbiter
             | Mechanism::ForkJoin
             | Mechanism::Its
-            | Mechanism::ThreadFrontiers => Scope::Warp,
+            | Mechanism::ThreadFrontiers
+            | Mechanism::DualPath
+            | Mechanism::MultiPath => Scope::Warp,
             Mechanism::Tbc | Mechanism::Capri => Scope::Cta,
             Mechanism::Dwf(_) => Scope::Sm,
         }
@@ -379,8 +399,8 @@ impl Mechanism {
 macro_rules! with_tracker {
     ($m:expr, |$t:ident| $body:expr) => {{
         use $crate::mechanism::{
-            Arbiter, Breadth, Capri, CtaStack, Dwf, ForkJoin, Its, Mechanism as M, MinPc, NoReconvergence, PdomStack,
-            PerWarp, Simty, Sorted, SsyStack, Tbc, ThreadFrontiers,
+            Arbiter, Breadth, Capri, CtaStack, DualPath, Dwf, ForkJoin, Its, Mechanism as M, MinPc, MultiPath,
+            NoReconvergence, PdomStack, PerWarp, Simty, Slots, Sorted, SsyStack, Tbc, ThreadFrontiers,
         };
         match $m {
             M::Pdom => {
@@ -437,6 +457,14 @@ macro_rules! with_tracker {
             }
             M::ThreadFrontiers => {
                 let $t = &PerWarp(ThreadFrontiers);
+                $body
+            }
+            M::DualPath => {
+                let $t = &Slots(DualPath);
+                $body
+            }
+            M::MultiPath => {
+                let $t = &Slots(MultiPath);
                 $body
             }
         }

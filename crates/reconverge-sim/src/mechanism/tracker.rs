@@ -324,6 +324,12 @@ pub trait Tracker: Sync {
     /// CTA `cta` finished (every thread exited).
     fn retire(&self, _sm: &mut Self::Sm, _cta: u32) {}
 
+    /// The hardware warp slot (within the CTA's slots) whose scheduler issues context `ctx`: the
+    /// context itself, unless several contexts are paths of one warp (parallel traversals).
+    fn hw_warp(&self, _st: &Self::Cta, ctx: u32) -> u32 {
+        ctx
+    }
+
     /// What issue context `ctx` of a CTA holds now. Pure: asking changes nothing.
     fn peek(&self, sm: &Self::Sm, st: &Self::Cta, view: &CtaView<'_>, ctx: u32) -> Peek;
 

@@ -97,6 +97,8 @@ pub struct Sm<'a, T: Tracker> {
     pub stalls: StallCounts,
     /// Issue slots while busy.
     pub issue_slots: u64,
+    /// Issues from one path of a warp while another of its paths waited on latency.
+    pub latency_hiding_issues: u64,
     /// Cycles with resident work.
     pub busy_cycles: u64,
     /// The last cycle with resident work.
@@ -148,6 +150,7 @@ impl<'a, T: Tracker> Sm<'a, T> {
             memory: MemorySide::new(gpu)?,
             stalls: StallCounts::default(),
             issue_slots: 0,
+            latency_hiding_issues: 0,
             busy_cycles: 0,
             last_busy: None,
             done_loads: Vec::new(),
@@ -331,6 +334,19 @@ impl<'a, T: Tracker> Sm<'a, T> {
         Ok(grp)
     }
 
+    /// Whether another context of `g`'s hardware warp (another path of the same warp, under a parallel
+    /// traversal) has an instruction waiting on a register dependence or memory at `now`.
+    fn other_path_waits(&self, g: u32, order: &[u32], now: u64, sched: usize) -> bool {
+        let c = (g / self.nctx) as usize;
+        let warp = self.core.hw_warp(c, g % self.nctx);
+        order.iter().any(|&o| {
+            o != g
+                && (o / self.nctx) as usize == c
+                && self.core.hw_warp(c, o % self.nctx) == warp
+                && matches!(self.readiness(o, now, sched), Err((Cause::Scoreboard | Cause::Memory, _)))
+        })
+    }
+
     /// The contexts of scheduler `s`, in the order it considers them.
     fn candidates(&self, s: usize, nsched: usize, policy: SchedulerPolicy, out: &mut SmallVec<[u32; 64]>) {
         out.clear();
@@ -344,7 +360,7 @@ impl<'a, T: Tracker> Sm<'a, T> {
             occupied.clear();
             self.core.occupied(c, &mut occupied);
             for &k in &occupied {
-                if (c * per_cta + k as usize) % nsched == s {
+                if (c * per_cta + self.core.hw_warp(c, k) as usize) % nsched == s {
                     out.push(base + k);
                 }
             }
@@ -444,6 +460,9 @@ impl<'a, T: Tracker> Sm<'a, T> {
                 }
                 match chosen {
                     Some((g, grp)) => {
+                        if self.other_path_waits(g, &order, t, s) {
+                            self.latency_hiding_issues += 1;
+                        }
                         if let Err(e) = self.issue_one(g, &grp, s, t, ctx, &mut out) {
                             out.error = Some((t, e));
                             return out;
