@@ -126,3 +126,50 @@ fn depth_first_and_sorted_minpc_reconverge_on_structured_code() {
         assert!(counter(&r, "path_merges") > 0, "{mech}");
     }
 }
+
+#[test]
+fn its_completes_both_spin_locks_by_yielding_and_synchronises_its_barriers() {
+    for k in ["spinlock_naive", "spinlock_safe", "flag_handoff"] {
+        let (r, _) = sequence(k, Mechanism::Its, 32);
+        assert!(r.error.is_none(), "{k}: {:?}", r.error);
+        assert!(counter(&r, "yields") > 0, "{k}: the spinners yield");
+        assert!(counter(&r, "barrier_syncs") > 0, "{k}");
+    }
+    // Warp collectives after a divergence: the members are gathered (or already reconverged).
+    let (r, _) = sequence("warp_reduce", Mechanism::Its, 32);
+    assert!(r.error.is_none(), "{:?}", r.error);
+    assert!(r.stats.mechanism_instructions > 0, "bssy/bsync are mechanism instructions");
+}
+
+#[test]
+fn forkjoin_keeps_its_stack_within_log2_w() {
+    let (manifest, _) = manifest();
+    for e in &manifest.kernels {
+        for w in [4u32, 8, 16, 32] {
+            if e.warp_sizes.as_ref().is_some_and(|ws| !ws.contains(&w)) {
+                continue;
+            }
+            let (r, _) = sequence(&e.name, Mechanism::ForkJoin, w);
+            let d = r.stats.max_stack_depth().unwrap_or(0);
+            assert!(d <= w.ilog2() as usize, "{} w{w}: depth {d}", e.name);
+        }
+    }
+}
+
+#[test]
+fn parallel_paths_hide_latency_and_single_paths_do_not() {
+    let gpu = reconverge_timing::GpuConfig::preset("gtx480").expect("preset");
+    let timed = |m: Mechanism| {
+        let p = prepared("nested_loops", m, 32);
+        let (r, t) = run_prepared(&p, m, Mode::Timed { gpu: &gpu, threads: 1 });
+        assert!(r.error.is_none(), "{m}: {:?}", r.error);
+        t.expect("timing")
+    };
+    let pdom = timed(Mechanism::Pdom);
+    assert_eq!(pdom.latency_hiding_issues, 0);
+    for m in [Mechanism::DualPath, Mechanism::MultiPath] {
+        let t = timed(m);
+        assert!(t.latency_hiding_issues > 0, "{m}");
+        assert!(t.cycles < pdom.cycles, "{m}: {} cycles vs pdom {}", t.cycles, pdom.cycles);
+    }
+}
