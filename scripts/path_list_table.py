@@ -1,0 +1,84 @@
+#!/usr/bin/env python3
+"""Print the tables of docs/seed003-results.md: every seed 003 mechanism on every built-in kernel.
+
+Usage:
+    python3 scripts/path_list_table.py [--bin target/release/reconverge] [--config gtx480]
+
+Runs `reconverge compare --csv` for pdom and every path-list, parallel and per-thread-pc mechanism and
+prints Markdown tables: per mechanism, the geometric-mean speedup over pdom on the kernels where every
+mechanism completes, the mean SIMD efficiency, the largest structure (max_paths or max_stack_depth) and
+the latency hidden by parallel paths; then the structure size per kernel side by side. Standard library
+only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import math
+import subprocess
+
+MECHS = ["pdom", "minpc", "breadth", "sorted:minpc", "sorted:depth", "sorted:majority", "sorted:minority",
+         "simty", "arbiter", "thread-frontiers", "forkjoin", "dual-path", "multi-path", "its"]
+
+
+def run(binary: str, *args: str) -> list[dict[str, str]]:
+    out = subprocess.run([binary, *args, "--csv"], check=False, capture_output=True, text=True).stdout
+    return list(csv.DictReader(io.StringIO(out)))
+
+
+def structure(r: dict[str, str]) -> str:
+    if r.get("max_stack_depth"):
+        return f"stack {r['max_stack_depth']}"
+    if r.get("max_paths"):
+        return f"paths {r['max_paths']}"
+    return "-"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--bin", default="target/release/reconverge")
+    ap.add_argument("--config", default="gtx480")
+    a = ap.parse_args()
+    args = ["compare", "--config", a.config]
+    for m in MECHS:
+        args += ["--mechanism", m]
+    rows = run(a.bin, *args)
+    by = {(r["kernel"], r["mechanism"]): r for r in rows}
+    kernels = sorted({r["kernel"] for r in rows})
+    done = {k: r for k, r in by.items() if r["outcome"] == "completed"}
+    common = [k for k in kernels if all((k, m) in done for m in MECHS)]
+    left = [k for k in kernels if k not in common]
+    print(f"{a.config}, warp 32: geometric means over the {len(common)} kernels where every mechanism "
+          f"completes (left out: {', '.join(left)})\n")
+    print("| mechanism | speedup over pdom | mean SIMD efficiency | kernel warp instructions vs pdom "
+          "| largest structure | issues hiding latency |")
+    print("| --- | --- | --- | --- | --- | --- |")
+    for m in MECHS:
+        sp = math.exp(sum(math.log(int(done[(k, "pdom")]["cycles"]) / int(done[(k, m)]["cycles"]))
+                          for k in common) / len(common))
+        eff = sum(float(done[(k, m)]["simd_efficiency"]) for k in common) / len(common)
+        wi = math.exp(sum(math.log(int(done[(k, m)]["kernel_instructions"])
+                                   / int(done[(k, "pdom")]["kernel_instructions"])) for k in common) / len(common))
+        big = max((done[(k, m)] for k in common), key=lambda r: int(r.get("max_stack_depth") or r.get("max_paths") or 0))
+        hid = sum(int(done[(k, m)].get("latency_hiding_issues") or 0) for k in common)
+        print(f"| {m} | {sp:.3f}x | {100 * eff:.1f}% | {wi:.3f}x | {structure(big)} ({big['kernel']}) | {hid} |")
+    print("\nStructure size per kernel (max_stack_depth as `s`, max_paths as `p`; `*` = did not complete)\n")
+    short = {m: m.replace("sorted:", "s:").replace("thread-frontiers", "tf") for m in MECHS}
+    print("| kernel | " + " | ".join(short[m] for m in MECHS) + " |")
+    print("| --- " * (len(MECHS) + 1) + "|")
+    for k in kernels:
+        cells = []
+        for m in MECHS:
+            r = by.get((k, m))
+            if r is None:
+                cells.append("")
+                continue
+            s = structure(r).replace("stack ", "s").replace("paths ", "p")
+            cells.append(s + ("" if r["outcome"] == "completed" else "*"))
+        print(f"| {k} | " + " | ".join(cells) + " |")
+
+
+if __name__ == "__main__":
+    main()
