@@ -158,11 +158,13 @@ pub struct MechanismConfig {
     /// Cycles from writeback until threads re-inserted into DWF's warp pool (look-up table, merge) may
     /// issue again.
     pub pool_latency: u64,
+    /// Cycles per step a `simty` warp waits for its context table's sorter (`sort_stall_steps`).
+    pub sort_step_latency: u64,
 }
 
 impl Default for MechanismConfig {
     fn default() -> Self {
-        MechanismConfig { compaction_latency: 4, pool_latency: 2 }
+        MechanismConfig { compaction_latency: 4, pool_latency: 2, sort_step_latency: 1 }
     }
 }
 

@@ -23,6 +23,8 @@ pub struct WarpCtx<'a> {
     pub counters: &'a mut [u64],
     /// The timing model's cycle at issue (`None` in functional runs).
     pub cycle: Option<u64>,
+    /// Out: a delay of the mechanism's own logic the warp's live threads pay before they issue again.
+    pub delay: Option<super::Delay>,
 }
 
 impl WarpCtx<'_> {
@@ -143,9 +145,18 @@ impl<T: WarpTracker> Tracker for PerWarp<T> {
     ) -> Result<(), MechError> {
         let w = group.ctx as usize;
         let warp = &mut st[w];
-        let mut ctx =
-            WarpCtx { prog: u.prog, live: u.view.live[w], w: u.view.w, counters: &mut *u.counters, cycle: u.cycle };
+        let mut ctx = WarpCtx {
+            prog: u.prog,
+            live: u.view.live[w],
+            w: u.view.w,
+            counters: &mut *u.counters,
+            cycle: u.cycle,
+            delay: None,
+        };
         self.0.update(warp, group.pc, group.mask, flow, &mut ctx)?;
+        if let Some(d) = ctx.delay {
+            u.delay(d, [(w as u32, u.view.live[w])]);
+        }
         u.size = self.0.depth(warp);
         Ok(())
     }

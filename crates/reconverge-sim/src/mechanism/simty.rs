@@ -17,7 +17,9 @@
 //! Our model keeps the issued order *exactly* `sorted:depth`'s (a test checks the sequences are equal):
 //! where the real unit would run ahead of its sorter, the warp waits instead — one step for a cancelled
 //! swap of `y`, and one step per pair still to bubble when the CCT head is not its best path at an
-//! extraction — and the wait is counted (`sort_stall_steps`). The seed does not say what happens then.
+//! extraction — and the wait is counted (`sort_stall_steps`) and charged in timed runs
+//! (`sort_step_latency` cycles per step, `[mechanism]` in the GPU configuration). The seed does not say
+//! what happens then.
 
 use super::paths::{successors, Path};
 use super::sorted::Priority;
@@ -40,6 +42,8 @@ pub struct SimtyState {
     pub cct: Vec<(Path, u64, u64)>,
     /// Warp instructions issued so far (the step count).
     pub steps: u64,
+    /// Sorter stall steps of the current update (charged to the timing model at its end).
+    pub stalled: u32,
 }
 
 /// Simty's sorted context table.
@@ -86,7 +90,7 @@ impl SimtyState {
         let distance = (self.cct.len() - 1 - best) as u64;
         if distance > 0 {
             ctx.count(SWAPS, distance);
-            ctx.count(STALLS, distance);
+            self.stall(distance, ctx);
         }
         let (p, step, cycle) = self.cct.remove(best);
         ctx.count(EXTRACTIONS, 1);
@@ -107,7 +111,7 @@ impl SimtyState {
         let Some(k) = best else { return false };
         if busy {
             ctx.count(CANCELLED, 1);
-            ctx.count(STALLS, 1);
+            self.stall(1, ctx);
         }
         let (p, step, cycle) = self.cct[k];
         self.cct[k] = (y, self.steps, ctx.cycle.unwrap_or(0));
@@ -118,6 +122,12 @@ impl SimtyState {
         self.y = Some(p);
         ctx.count(SWAPS, 1);
         true
+    }
+
+    /// The warp waits `n` steps for the sorter.
+    fn stall(&mut self, n: u64, ctx: &mut WarpCtx<'_>) {
+        ctx.count(STALLS, n);
+        self.stalled = self.stalled.saturating_add(n as u32);
     }
 
     /// One idle step of the background sorter.
@@ -171,7 +181,7 @@ impl WarpTracker for Simty {
     }
 
     fn init(&self, entry: Pc, live: LaneMask) -> SimtyState {
-        SimtyState { x: Path { pc: entry, mask: live, depth: 0 }, y: None, cct: Vec::new(), steps: 0 }
+        SimtyState { x: Path { pc: entry, mask: live, depth: 0 }, y: None, cct: Vec::new(), steps: 0, stalled: 0 }
     }
 
     #[inline]
@@ -250,13 +260,16 @@ impl WarpTracker for Simty {
                     st.x.mask |= y.mask;
                     st.y = None;
                     ctx.count(MERGES, 1);
-                    ctx.count(STALLS, 1);
+                    st.stall(1, ctx);
                 }
                 _ => break,
             }
         }
         if !busy && !sorted {
             st.sort_step(ctx);
+        }
+        if st.stalled > 0 {
+            ctx.delay = Some(super::Delay::SortStall { steps: std::mem::take(&mut st.stalled) });
         }
         Ok(())
     }

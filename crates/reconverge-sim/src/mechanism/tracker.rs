@@ -192,6 +192,11 @@ pub enum Delay {
     Compaction,
     /// Threads are written back into the warp pool and its look-up table (DWF): `pool_latency`.
     PoolInsert,
+    /// A warp waits `steps` steps for its context table's sorter (Simty): `sort_step_latency` each.
+    SortStall {
+        /// Sorter steps.
+        steps: u32,
+    },
 }
 
 /// What the core hands a mechanism after a group issued, and what the mechanism hands back.

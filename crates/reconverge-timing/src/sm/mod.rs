@@ -616,6 +616,7 @@ impl<'a, T: Tracker> Sm<'a, T> {
             let cycles = match d {
                 Delay::Compaction => gpu.mechanism.compaction_latency,
                 Delay::PoolInsert => gpu.mechanism.pool_latency,
+                Delay::SortStall { steps } => u64::from(steps) * gpu.mechanism.sort_step_latency,
             };
             t.threads.raise(row::MECH, self.core.delayed(), u64::MAX, now + 1 + cycles);
         }
