@@ -368,26 +368,44 @@ impl VarianceAnalysis {
                 }
             }
         }
-        let mut scalar_reg = vec![true; f.regs.len()];
-        let mut defined = vec![false; f.regs.len()];
+        // Scalar registers: every definition is a scalar instruction; a scalar instruction must write only
+        // scalar registers (`mov %f10, 0` initialising an accumulator stays a thread instruction).
         let mut used_reg = vec![false; f.regs.len()];
+        let mut defined = vec![false; f.regs.len()];
         for &b in &f.layout {
             for &i in &f.blocks[b].insts {
-                let inst = &f.insts[i];
-                for r in defs(inst) {
+                for r in defs(&f.insts[i]) {
                     defined[r.index()] = true;
                     used_reg[r.index()] = true;
-                    if !scalar[i.index()] {
-                        scalar_reg[r.index()] = false;
-                    }
                 }
-                for r in uses(inst) {
+                for r in uses(&f.insts[i]) {
                     used_reg[r.index()] = true;
                 }
             }
         }
-        for (s, d) in scalar_reg.iter_mut().zip(&defined) {
-            *s &= *d;
+        let mut scalar_reg = defined.clone();
+        loop {
+            let mut changed = false;
+            for &b in &f.layout {
+                for &i in &f.blocks[b].insts {
+                    let ds = defs(&f.insts[i]);
+                    if scalar[i.index()] && ds.iter().any(|r| !scalar_reg[r.index()]) {
+                        scalar[i.index()] = false;
+                        changed = true;
+                    }
+                    if !scalar[i.index()] {
+                        for r in ds {
+                            if scalar_reg[r.index()] {
+                                scalar_reg[r.index()] = false;
+                                changed = true;
+                            }
+                        }
+                    }
+                }
+            }
+            if !changed {
+                break;
+            }
         }
         VarianceAnalysis {
             convergent_ca,

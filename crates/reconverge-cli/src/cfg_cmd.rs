@@ -46,34 +46,7 @@ pub fn run(a: CfgArgs) -> Result<(), Failure> {
         Some(pass) => (pass.apply(&loaded.module), None),
         None => (loaded.module, None),
     };
-    let only = match &a.kernel {
-        Some(k) => {
-            let with_body = || module.functions.iter().filter(|(_, f)| f.has_body).map(|(id, _)| id);
-            let names = |ids: &mut dyn Iterator<Item = reconverge_ir::FuncId>| {
-                ids.map(|f| reconverge_ir::names::display_name(&module.functions[f].name))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            };
-            match reconverge_ir::names::resolve(&module, with_body(), k).as_slice() {
-                [one] => Some(*one),
-                [] => {
-                    return Err(Failure::input(format!(
-                        "no function named `{k}` in {} (functions: {})",
-                        a.file,
-                        names(&mut with_body())
-                    )))
-                }
-                several => {
-                    return Err(Failure::input(format!(
-                        "`{k}` names several functions in {} ({}); give the full signature or the mangled name",
-                        a.file,
-                        names(&mut several.iter().copied())
-                    )))
-                }
-            }
-        }
-        None => None,
-    };
+    let only = resolve_function(&module, &a.file, a.kernel.as_deref())?;
     let report = reconverge_report::cfg_report(
         &module,
         &a.file,
@@ -87,4 +60,26 @@ pub fn run(a: CfgArgs) -> Result<(), Failure> {
         Format::Json => report.render_json(),
     };
     crate::out::write(&out)
+}
+
+/// The function named `kernel` (by PTX name or demangled name) among the functions with a body of
+/// `module`, or `None` for all; an error naming the candidates when it is missing or ambiguous.
+pub fn resolve_function(
+    module: &reconverge_ir::Module,
+    file: &str,
+    kernel: Option<&str>,
+) -> Result<Option<reconverge_ir::FuncId>, Failure> {
+    let Some(k) = kernel else { return Ok(None) };
+    let with_body = || module.functions.iter().filter(|(_, f)| f.has_body).map(|(id, _)| id);
+    let names = |ids: &mut dyn Iterator<Item = reconverge_ir::FuncId>| {
+        ids.map(|f| reconverge_ir::names::display_name(&module.functions[f].name)).collect::<Vec<_>>().join(", ")
+    };
+    match reconverge_ir::names::resolve(module, with_body(), k).as_slice() {
+        [one] => Ok(Some(*one)),
+        [] => Err(Failure::input(format!("no function named `{k}` in {file} (functions: {})", names(&mut with_body())))),
+        several => Err(Failure::input(format!(
+            "`{k}` names several functions in {file} ({}); give the full signature or the mangled name",
+            names(&mut several.iter().copied())
+        ))),
+    }
 }

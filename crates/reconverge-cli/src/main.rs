@@ -4,6 +4,7 @@
 //! prints their reports. Exit status: 0 success, 2 invalid input (with file:line:col or the argument),
 //! 3 SIMT deadlock, 4 a configured limit was reached.
 
+mod analyze_cmd;
 mod bench_cmd;
 mod cfg_cmd;
 mod compare_cmd;
@@ -56,6 +57,9 @@ enum Command {
     /// Print the control-flow graph, dominators, post-dominators, control dependence, loops and the
     /// reconvergence point of every conditional branch.
     Cfg(cfg_cmd::CfgArgs),
+    /// Seed 004's analyses: per block convergent under CA / CA+VA / +exit, per instruction
+    /// invariant/affine/variant, scalar, warp-sequential, and the static scalarization summary.
+    Analyze(analyze_cmd::AnalyzeArgs),
     /// Run a kernel on the simulated GPU and print its statistics.
     Run(run_cmd::RunArgs),
     /// Run a kernel and print, for one warp, every issued instruction with its active lanes and the
@@ -84,6 +88,7 @@ fn main() -> ExitCode {
     };
     let result = match cli.command {
         Command::Cfg(a) => cfg_cmd::run(a),
+        Command::Analyze(a) => analyze_cmd::run(a),
         Command::Run(a) => run_cmd::run_cmd(a),
         Command::Trace(a) => run_cmd::trace_cmd(a),
         Command::Suite(a) => suite_cmd::run(a),

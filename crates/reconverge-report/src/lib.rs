@@ -4,6 +4,7 @@
 //! return text; nothing here does IO. The command-line crate prints what these functions return.
 #![deny(missing_docs)]
 
+pub mod analyze;
 pub mod cfg;
 pub mod lines;
 pub mod records;
@@ -11,5 +12,6 @@ pub mod run;
 pub mod table;
 pub mod trace;
 
+pub use analyze::{analyze_report, AnalyzeReport};
 pub use cfg::{cfg_report, CfgReport};
 pub use lines::LineIndex;

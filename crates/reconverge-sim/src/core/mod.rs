@@ -43,6 +43,9 @@ pub struct IssueEvent<'a> {
     pub entries: Vec<EntryView>,
     /// Warp instructions issued before this one (by this core).
     pub seq: u64,
+    /// The value registers the instruction wrote and, for each, the value in every issued lane (lane
+    /// order), read after the instruction (for checks such as the variance analysis' soundness test).
+    pub written: Vec<(u32, Vec<u64>)>,
 }
 
 /// Receives issued instructions (traces, visualisations).
@@ -341,6 +344,18 @@ impl<'a, T: Tracker> SmCore<'a, T> {
                 flow: &fx.flow,
                 entries: self.tracker.entries(&self.mech, &r.st, group.ctx),
                 seq: self.stats.warp_instructions - 1,
+                written: prog.info[pc as usize]
+                    .writes
+                    .iter()
+                    .map(|&reg| {
+                        let w = r.cta.w;
+                        let vals = crate::types::lanes(group.mask)
+                            .filter_map(|l| group.lanes.slot_of(l, w as u32))
+                            .map(|slot| r.cta.regs[reg as usize * r.cta.padded + slot])
+                            .collect();
+                        (reg, vals)
+                    })
+                    .collect(),
             });
         }
         Ok(Issued { barrier, released, exited, changed, delay })
