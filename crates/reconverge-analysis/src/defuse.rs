@@ -1,14 +1,16 @@
-//! Registers an instruction defines and uses, and reaching definitions over a function's PTX registers.
+//! Registers an instruction defines and uses, and the def-use graph of a function's PTX registers.
 //!
 //! PTX is not in SSA form: a register may be written in several places (loop counters, accumulators,
-//! values merged after an if/else), so the def-use chains come from reaching definitions: the definition
-//! of register r at instruction d reaches a use of r at instruction u when some path from d to u has no
-//! other unguarded definition of r. A guarded definition (`@%p mov %r1, ...`) does not kill: the old value
-//! survives in the lanes whose guard is false.
+//! values merged after an if/else). [`DefUse`] builds SSA form over the registers (Cytron et al.: phis at
+//! the iterated dominance frontiers of each register's definitions, then renaming along the dominator
+//! tree), so every use names exactly the definitions that reach it, through phis where paths merge, in
+//! time and space linear in the function for the usual shapes. A guarded definition
+//! (`@%p mov %r1, ...`) also uses the register's previous value: the old value survives in the lanes
+//! whose guard is false.
 
+use crate::analysis::FunctionAnalysis;
 use crate::bitset::BitSet;
-use crate::cfg::Cfg;
-use reconverge_ir::{EntityRef, Function, Inst, InstId, Opcode, Operand, RegId};
+use reconverge_ir::{BlockId, EntityRef, Function, Inst, InstId, Opcode, Operand, RegId};
 use smallvec::SmallVec;
 
 /// Opcodes that write no register.
@@ -79,131 +81,208 @@ pub fn uses(inst: &Inst) -> SmallVec<[RegId; 4]> {
     out
 }
 
-/// Def-use chains of a function from reaching definitions.
+/// A value of the def-use graph: the result of an instruction, a phi, or a register read before any
+/// definition (undefined: the same garbage in every thread, treated as invariant).
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub enum Value {
+    /// The register written by an instruction (`InstId` index).
+    Inst(u32),
+    /// A phi (index into [`DefUse::phis`]).
+    Phi(u32),
+    /// No definition reaches.
+    Undef,
+}
+
+/// A phi: where the definitions of a register from several predecessors merge.
+#[derive(Clone, Debug)]
+pub struct Phi {
+    /// Its block.
+    pub block: u32,
+    /// The register.
+    pub reg: u32,
+    /// One value per predecessor (in the CFG's predecessor order).
+    pub args: Vec<Value>,
+}
+
+/// A node that consumes values: an instruction or a phi.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub enum Node {
+    /// An instruction (`InstId` index).
+    Inst(u32),
+    /// A phi.
+    Phi(u32),
+}
+
+/// The def-use graph of a function in SSA form.
 #[derive(Clone, Debug)]
 pub struct DefUse {
-    /// For each instruction (by `InstId` index): `(register, defining instruction)` for every definition
-    /// that reaches one of its uses.
-    pub reaching: Vec<SmallVec<[(u32, u32); 4]>>,
-    /// For each instruction: the instructions using a value it defines (data-flow successors).
-    pub users: Vec<SmallVec<[u32; 4]>>,
+    /// The phis.
+    pub phis: Vec<Phi>,
+    /// For each instruction (`InstId` index): `(register, value)` for each register it reads.
+    pub uses: Vec<SmallVec<[(u32, Value); 4]>>,
+    /// For each instruction: the nodes that use its result.
+    pub inst_users: Vec<SmallVec<[Node; 4]>>,
+    /// For each phi: the nodes that use it.
+    pub phi_users: Vec<SmallVec<[Node; 4]>>,
+    /// For each block: its phis.
+    pub block_phis: Vec<SmallVec<[u32; 2]>>,
 }
 
 impl DefUse {
-    /// Computes the chains of `f` over its CFG `cfg`.
-    pub fn compute(f: &Function, cfg: &Cfg) -> DefUse {
-        let ninst = f.insts.len();
-        // Definition sites: (instruction, register), numbered.
-        let mut def_inst: Vec<u32> = Vec::new();
-        let mut def_reg: Vec<u32> = Vec::new();
-        let mut by_reg: Vec<Vec<u32>> = vec![Vec::new(); f.regs.len()];
+    /// Builds the graph of `f` from its analyses.
+    pub fn compute(f: &Function, fa: &FunctionAnalysis) -> DefUse {
+        let cfg = &fa.cfg;
+        let nb = cfg.num_blocks();
+        let nregs = f.regs.len();
+        let blk = |b: u32| &f.blocks[BlockId::new(b as usize)];
+        // Dominance frontiers (Cooper, Harvey & Kennedy).
+        let mut df: Vec<SmallVec<[u32; 2]>> = vec![SmallVec::new(); nb];
+        for b in 0..nb as u32 {
+            let preds: SmallVec<[u32; 4]> =
+                cfg.preds(b).iter().copied().filter(|&p| (p as usize) < nb && fa.dom.is_reachable(p)).collect();
+            if preds.len() < 2 || !fa.dom.is_reachable(b) {
+                continue;
+            }
+            let stop = fa.dom.idom(b);
+            for p in preds {
+                let mut runner = Some(p);
+                while let Some(x) = runner {
+                    if Some(x) == stop {
+                        break;
+                    }
+                    if !df[x as usize].contains(&b) {
+                        df[x as usize].push(b);
+                    }
+                    runner = fa.dom.idom(x);
+                }
+            }
+        }
+        // Phis at the iterated dominance frontier of each register's definition blocks.
+        let mut def_blocks: Vec<SmallVec<[u32; 2]>> = vec![SmallVec::new(); nregs];
         for &b in &f.layout {
             for &i in &f.blocks[b].insts {
                 for r in defs(&f.insts[i]) {
-                    let d = def_inst.len() as u32;
-                    def_inst.push(i.index() as u32);
-                    def_reg.push(r.index() as u32);
-                    if let Some(v) = by_reg.get_mut(r.index()) {
-                        v.push(d);
+                    let v = &mut def_blocks[r.index()];
+                    if v.last() != Some(&(b.index() as u32)) {
+                        v.push(b.index() as u32);
                     }
                 }
             }
         }
-        let ndefs = def_inst.len();
-        let nb = cfg.num_blocks();
-        // Per block: generated and killed definitions.
-        let mut gen = vec![BitSet::new(ndefs); nb];
-        let mut kill = vec![BitSet::new(ndefs); nb];
-        let mut d = 0u32;
-        for &b in &f.layout {
-            let bi = b.index();
-            for &i in &f.blocks[b].insts {
-                let inst = &f.insts[i];
-                for r in defs(inst) {
-                    if inst.guard.is_none() {
-                        for &o in &by_reg[r.index()] {
-                            gen[bi].remove(o);
-                            kill[bi].insert(o);
-                        }
+        let mut phis: Vec<Phi> = Vec::new();
+        let mut block_phis: Vec<SmallVec<[u32; 2]>> = vec![SmallVec::new(); nb];
+        let mut has_phi = BitSet::new(nb);
+        for (r, blocks) in def_blocks.iter().enumerate() {
+            if blocks.is_empty() {
+                continue;
+            }
+            has_phi.clear();
+            let mut work: Vec<u32> = blocks.to_vec();
+            while let Some(x) = work.pop() {
+                for &y in &df[x as usize] {
+                    if has_phi.insert(y) {
+                        let npred = cfg.preds(y).len();
+                        block_phis[y as usize].push(phis.len() as u32);
+                        phis.push(Phi { block: y, reg: r as u32, args: vec![Value::Undef; npred] });
+                        work.push(y);
                     }
-                    gen[bi].insert(d);
-                    kill[bi].remove(d);
-                    d += 1;
                 }
             }
         }
-        // Forward data flow to a fixed point, in reverse postorder.
-        let mut inn = vec![BitSet::new(ndefs); nb];
-        let mut out: Vec<BitSet> = gen.clone();
-        let mut changed = true;
-        while changed {
-            changed = false;
-            for &b in cfg.reverse_postorder() {
-                let bi = b as usize;
-                let mut x = BitSet::new(ndefs);
-                for &p in cfg.preds(b).iter().filter(|&&p| (p as usize) < nb) {
-                    x.union_with(&out[p as usize]);
+        // Renaming along the dominator tree (iterative DFS).
+        let ninst = f.insts.len();
+        let mut read: Vec<SmallVec<[(u32, Value); 4]>> = vec![SmallVec::new(); ninst];
+        let mut stacks: Vec<Vec<Value>> = vec![Vec::new(); nregs];
+        let top = |st: &Vec<Vec<Value>>, r: usize| st[r].last().copied().unwrap_or(Value::Undef);
+        let entry = cfg.entry();
+        let mut todo: Vec<(u32, bool)> = if fa.dom.is_reachable(entry) { vec![(entry, false)] } else { Vec::new() };
+        let mut pushed: Vec<Vec<u32>> = vec![Vec::new(); nb];
+        while let Some((b, leaving)) = todo.pop() {
+            if leaving {
+                for &r in &pushed[b as usize] {
+                    stacks[r as usize].pop();
                 }
-                let mut o = x.clone();
-                // OUT = GEN ∪ (IN − KILL)
-                for k in kill[bi].iter() {
-                    o.remove(k);
-                }
-                o.union_with(&gen[bi]);
-                inn[bi] = x;
-                if o != out[bi] {
-                    out[bi] = o;
-                    changed = true;
-                }
+                continue;
             }
-        }
-        // Walk each block with the running set of reaching definitions.
-        let mut reaching = vec![SmallVec::new(); ninst];
-        let mut users = vec![SmallVec::new(); ninst];
-        let mut d = 0u32;
-        for &b in &f.layout {
-            let mut cur = inn[b.index()].clone();
-            for &i in &f.blocks[b].insts {
+            todo.push((b, true));
+            let mut mine = Vec::new();
+            for &p in &block_phis[b as usize] {
+                let r = phis[p as usize].reg;
+                stacks[r as usize].push(Value::Phi(p));
+                mine.push(r);
+            }
+            for &i in &blk(b).insts {
                 let inst = &f.insts[i];
-                let ii = i.index();
+                let mut u: SmallVec<[(u32, Value); 4]> = SmallVec::new();
                 for r in uses(inst) {
-                    for &o in by_reg.get(r.index()).map(Vec::as_slice).unwrap_or(&[]) {
-                        if cur.contains(o) {
-                            let src = def_inst[o as usize];
-                            let pair = (r.index() as u32, src);
-                            if !reaching[ii].contains(&pair) {
-                                reaching[ii].push(pair);
-                            }
-                            let us: &mut SmallVec<[u32; 4]> = &mut users[src as usize];
-                            if !us.contains(&(ii as u32)) {
-                                us.push(ii as u32);
-                            }
-                        }
+                    u.push((r.index() as u32, top(&stacks, r.index())));
+                }
+                let ds = defs(inst);
+                if inst.guard.is_some() {
+                    for r in &ds {
+                        u.push((r.index() as u32, top(&stacks, r.index())));
                     }
                 }
-                for r in defs(inst) {
-                    if inst.guard.is_none() {
-                        for &o in &by_reg[r.index()] {
-                            cur.remove(o);
-                        }
-                    }
-                    cur.insert(d);
-                    d += 1;
+                read[i.index()] = u;
+                for r in ds {
+                    stacks[r.index()].push(Value::Inst(i.index() as u32));
+                    mine.push(r.index() as u32);
                 }
             }
+            for &s in cfg.succs(b) {
+                if (s as usize) >= nb {
+                    continue;
+                }
+                let k = cfg.preds(s).iter().position(|&p| p == b);
+                for &p in &block_phis[s as usize] {
+                    let r = phis[p as usize].reg as usize;
+                    if let Some(k) = k {
+                        phis[p as usize].args[k] = top(&stacks, r);
+                    }
+                }
+            }
+            pushed[b as usize] = mine;
+            for &c in fa.dom.children(b) {
+                todo.push((c, false));
+            }
         }
-        let _ = def_reg;
-        DefUse { reaching, users }
+        // Users.
+        let mut inst_users = vec![SmallVec::new(); ninst];
+        let mut phi_users = vec![SmallVec::new(); phis.len()];
+        let add = |v: Value, n: Node, iu: &mut Vec<SmallVec<[Node; 4]>>, pu: &mut Vec<SmallVec<[Node; 4]>>| {
+            let list: &mut SmallVec<[Node; 4]> = match v {
+                Value::Inst(i) => &mut iu[i as usize],
+                Value::Phi(p) => &mut pu[p as usize],
+                Value::Undef => return,
+            };
+            if !list.contains(&n) {
+                list.push(n);
+            }
+        };
+        for (i, u) in read.iter().enumerate() {
+            for &(_, v) in u {
+                add(v, Node::Inst(i as u32), &mut inst_users, &mut phi_users);
+            }
+        }
+        for (p, phi) in phis.iter().enumerate() {
+            for &v in &phi.args {
+                add(v, Node::Phi(p as u32), &mut inst_users, &mut phi_users);
+            }
+        }
+        DefUse { phis, uses: read, inst_users, phi_users, block_phis }
     }
 
-    /// `(register, defining instruction)` for the definitions that reach `i`'s uses.
-    pub fn reaching_defs(&self, i: InstId) -> &[(u32, u32)] {
-        &self.reaching[i.index()]
-    }
-
-    /// The defining instructions of register `r` that reach `i`.
-    pub fn defs_of(&self, i: InstId, r: RegId) -> impl Iterator<Item = u32> + '_ {
+    /// The value of register `r` that instruction `i` reads.
+    pub fn value_of(&self, i: InstId, r: RegId) -> Value {
         let r = r.index() as u32;
-        self.reaching[i.index()].iter().filter(move |(g, _)| *g == r).map(|(_, d)| *d)
+        self.uses[i.index()].iter().find(|(g, _)| *g == r).map(|(_, v)| *v).unwrap_or(Value::Undef)
+    }
+
+    /// The nodes using a node's result.
+    pub fn users(&self, n: Node) -> &[Node] {
+        match n {
+            Node::Inst(i) => &self.inst_users[i as usize],
+            Node::Phi(p) => &self.phi_users[p as usize],
+        }
     }
 }

@@ -27,7 +27,7 @@
 //! (converged) warp whatever their operands; `shfl` and `match` follow their operands.
 
 use crate::analysis::FunctionAnalysis;
-use crate::defuse::{defs, uses, DefUse};
+use crate::defuse::{defs, uses, DefUse, Node, Value};
 use reconverge_ir::{
     AddrBase, EntityRef, FuncKind, Function, Imm, Inst, InstId, KnownModifier, Opcode, Operand, SpecialRegKind,
     StateSpace, Symbol,
@@ -126,42 +126,49 @@ fn is_barrier(inst: &Inst) -> bool {
     matches!(inst.opcode, Opcode::Bar | Opcode::Barrier) && !inst.has(KnownModifier::Arrive)
 }
 
-/// Figure 3: returns (convergent per block, variant per instruction).
-fn figure3(f: &Function, fa: &FunctionAnalysis, du: &DefUse, exit_rule: bool) -> (Vec<bool>, Vec<bool>) {
+/// Figure 3 over the SSA def-use graph: returns (convergent per block, variant per instruction, variant
+/// per phi).
+fn figure3(f: &Function, fa: &FunctionAnalysis, du: &DefUse, exit_rule: bool) -> (Vec<bool>, Vec<bool>, Vec<bool>) {
     let nb = fa.cfg.num_blocks();
     let kernel = f.kind == FuncKind::Entry;
     let mut conv = vec![kernel; nb];
     let mut variant = vec![false; f.insts.len()];
-    let mut work: Vec<u32> = Vec::new();
-    let block_of: Vec<u32> = {
-        let mut v = vec![u32::MAX; f.insts.len()];
-        for &b in &f.layout {
-            for &i in &f.blocks[b].insts {
-                v[i.index()] = b.index() as u32;
-            }
-        }
-        v
-    };
-    let has_barrier: Vec<bool> =
-        (0..nb).map(|b| f.blocks[reconverge_ir::BlockId::new(b)].insts.iter().any(|&i| is_barrier(&f.insts[i]))).collect();
+    let mut variant_phi = vec![false; du.phis.len()];
+    let mut work: Vec<Node> = Vec::new();
+    let mut block_of = vec![u32::MAX; f.insts.len()];
     for &b in &f.layout {
         for &i in &f.blocks[b].insts {
+            block_of[i.index()] = b.index() as u32;
             if !kernel || seeds_variance(f, &f.insts[i]) {
-                work.push(i.index() as u32);
+                work.push(Node::Inst(i.index() as u32));
             }
         }
     }
+    if !kernel {
+        work.extend((0..du.phis.len() as u32).map(Node::Phi));
+    }
+    let has_barrier: Vec<bool> = (0..nb)
+        .map(|b| f.blocks[reconverge_ir::BlockId::new(b)].insts.iter().any(|&i| is_barrier(&f.insts[i])))
+        .collect();
     let exits: Vec<u32> = fa.cfg.exit_blocks().to_vec();
-    while let Some(i) = work.pop() {
-        if variant[i as usize] {
+    while let Some(n) = work.pop() {
+        let done = match n {
+            Node::Inst(i) => std::mem::replace(&mut variant[i as usize], true),
+            Node::Phi(p) => std::mem::replace(&mut variant_phi[p as usize], true),
+        };
+        if done {
             continue;
         }
-        variant[i as usize] = true;
-        for &s in &du.users[i as usize] {
-            if !variant[s as usize] && !warp_uniform_result(&f.insts[InstId::new(s as usize)]) {
+        for &s in du.users(n) {
+            let skip = match s {
+                Node::Inst(j) => variant[j as usize] || warp_uniform_result(&f.insts[InstId::new(j as usize)]),
+                Node::Phi(q) => variant_phi[q as usize],
+            };
+            if !skip {
                 work.push(s);
             }
         }
+        let Node::Inst(i) = n else { continue };
         let inst = &f.insts[InstId::new(i as usize)];
         let b = block_of[i as usize];
         if !is_conditional_branch(inst) || b == u32::MAX {
@@ -176,13 +183,12 @@ fn figure3(f: &Function, fa: &FunctionAnalysis, du: &DefUse, exit_rule: bool) ->
             }
             conv[x as usize] = false;
             for &j in &f.blocks[reconverge_ir::BlockId::new(x as usize)].insts {
-                if !variant[j.index()] {
-                    work.push(j.index() as u32);
-                }
+                work.push(Node::Inst(j.index() as u32));
             }
+            work.extend(du.block_phis[x as usize].iter().map(|&p| Node::Phi(p)));
         }
     }
-    (conv, variant)
+    (conv, variant, variant_phi)
 }
 
 /// The abstract value of the affine lattice.
@@ -230,25 +236,72 @@ fn mul(a: Aff, b: Aff) -> Aff {
     }
 }
 
-/// The affine value of every instruction: a fixed point over the blocks in reverse postorder, starting
-/// optimistically from "not computed yet" (so loop-carried pointers, `p += 4` each iteration, keep their
-/// stride); instructions in divergent blocks and guarded ones are variant.
-fn affine(f: &Function, fa: &FunctionAnalysis, du: &DefUse, conv: &[bool], variant: &[bool]) -> Vec<Aff> {
-    let mut val: Vec<Option<Aff>> = vec![None; f.insts.len()];
+/// The affine values of every instruction and phi: a fixed point over the blocks in reverse postorder,
+/// starting optimistically from "not computed yet" (so a loop-carried pointer, `p += 4` each iteration,
+/// keeps its stride); nodes in divergent blocks and guarded instructions are variant.
+struct AffineValues {
+    inst: Vec<Aff>,
+    phi: Vec<Aff>,
+}
+
+impl AffineValues {
+    fn of(&self, v: Value) -> Aff {
+        match v {
+            Value::Inst(i) => self.inst[i as usize],
+            Value::Phi(p) => self.phi[p as usize],
+            Value::Undef => Aff::Inv(None),
+        }
+    }
+}
+
+fn affine(
+    f: &Function,
+    fa: &FunctionAnalysis,
+    du: &DefUse,
+    conv: &[bool],
+    variant: &[bool],
+    variant_phi: &[bool],
+) -> AffineValues {
+    let mut inst: Vec<Option<Aff>> = vec![None; f.insts.len()];
+    let mut phi: Vec<Option<Aff>> = vec![None; du.phis.len()];
+    let get = |inst: &[Option<Aff>], phi: &[Option<Aff>], v: Value| match v {
+        Value::Inst(i) => inst[i as usize],
+        Value::Phi(p) => phi[p as usize],
+        Value::Undef => Some(Aff::Inv(None)),
+    };
     for round in 0..32 {
         let mut changed = false;
         for &b in fa.cfg.reverse_postorder() {
-            for &i in &f.blocks[reconverge_ir::BlockId::new(b as usize)].insts {
-                let inst = &f.insts[i];
-                let v = if !variant[i.index()] {
+            let divergent = !conv[b as usize];
+            for &p in &du.block_phis[b as usize] {
+                let v = if !variant_phi[p as usize] {
                     Aff::Inv(None)
-                } else if !conv[b as usize] || inst.guard.is_some() || round == 31 {
+                } else if divergent || round == 31 {
                     Aff::Var
                 } else {
-                    affine_of(inst, i, du, &val)
+                    du.phis[p as usize]
+                        .args
+                        .iter()
+                        .filter_map(|&a| get(&inst, &phi, a))
+                        .reduce(join)
+                        .unwrap_or(Aff::Var)
                 };
-                if val[i.index()] != Some(v) {
-                    val[i.index()] = Some(v);
+                if phi[p as usize] != Some(v) {
+                    phi[p as usize] = Some(v);
+                    changed = true;
+                }
+            }
+            for &i in &f.blocks[reconverge_ir::BlockId::new(b as usize)].insts {
+                let x = &f.insts[i];
+                let v = if !variant[i.index()] {
+                    Aff::Inv(None)
+                } else if divergent || x.guard.is_some() || round == 31 {
+                    Aff::Var
+                } else {
+                    affine_of(x, i, du, &|v| get(&inst, &phi, v))
+                };
+                if inst[i.index()] != Some(v) {
+                    inst[i.index()] = Some(v);
                     changed = true;
                 }
             }
@@ -257,12 +310,15 @@ fn affine(f: &Function, fa: &FunctionAnalysis, du: &DefUse, conv: &[bool], varia
             break;
         }
     }
-    val.into_iter().map(|v| v.unwrap_or(Aff::Var)).collect()
+    AffineValues {
+        inst: inst.into_iter().map(|v| v.unwrap_or(Aff::Var)).collect(),
+        phi: phi.into_iter().map(|v| v.unwrap_or(Aff::Var)).collect(),
+    }
 }
 
-/// One instruction's affine value from its operands' current values (definitions not computed yet are
-/// skipped: the optimistic start).
-fn affine_of(inst: &Inst, i: InstId, du: &DefUse, val: &[Option<Aff>]) -> Aff {
+/// One instruction's affine value from its operands' current values (`None`: not computed yet, skipped:
+/// the optimistic start).
+fn affine_of(inst: &Inst, i: InstId, du: &DefUse, value: &dyn Fn(Value) -> Option<Aff>) -> Aff {
     let operand = |o: &Operand| -> Aff {
         match o {
             Operand::Imm(Imm::Int(c)) => Aff::Inv(Some(*c)),
@@ -275,7 +331,7 @@ fn affine_of(inst: &Inst, i: InstId, du: &DefUse, val: &[Option<Aff>]) -> Aff {
                 }
             }
             Operand::Special(_) => Aff::Inv(None),
-            Operand::Reg(r) => du.defs_of(i, *r).filter_map(|d| val[d as usize]).reduce(join).unwrap_or(Aff::Var),
+            Operand::Reg(r) => value(du.value_of(i, *r)).unwrap_or(Aff::Var),
             _ => Aff::Var,
         }
     };
@@ -330,11 +386,11 @@ impl VarianceAnalysis {
     pub fn compute(f: &Function, fa: &FunctionAnalysis) -> VarianceAnalysis {
         let nb = fa.cfg.num_blocks();
         let kernel = f.kind == FuncKind::Entry;
-        let du = DefUse::compute(f, &fa.cfg);
+        let du = DefUse::compute(f, fa);
         let convergent_ca: Vec<bool> = (0..nb as u32).map(|b| kernel && fa.cdep.parents(b).is_empty()).collect();
-        let (convergent_va, _) = figure3(f, fa, &du, false);
-        let (convergent_exit, variant) = figure3(f, fa, &du, true);
-        let aff = affine(f, fa, &du, &convergent_exit, &variant);
+        let (convergent_va, _, _) = figure3(f, fa, &du, false);
+        let (convergent_exit, variant, variant_phi) = figure3(f, fa, &du, true);
+        let aff = affine(f, fa, &du, &convergent_exit, &variant, &variant_phi);
         let n = f.insts.len();
         let mut variance = vec![Variance::Variant; n];
         let mut stride = vec![None; n];
@@ -345,7 +401,7 @@ impl VarianceAnalysis {
             for &i in &f.blocks[b].insts {
                 let ii = i.index();
                 let inst = &f.insts[i];
-                variance[ii] = match aff[ii] {
+                variance[ii] = match aff.inst[ii] {
                     Aff::Inv(_) if !variant[ii] => Variance::Invariant,
                     Aff::Lin(s) => {
                         stride[ii] = Some(s);
@@ -361,8 +417,7 @@ impl VarianceAnalysis {
                     });
                     if let (Some(a), Some(size)) = (addr, access_bytes(inst)) {
                         if let AddrBase::Reg(r) = a.base {
-                            let base = du.defs_of(i, r).map(|d| aff[d as usize]).reduce(join);
-                            warp_sequential[ii] = base == Some(Aff::Lin(size));
+                            warp_sequential[ii] = aff.of(du.value_of(i, r)) == Aff::Lin(size);
                         }
                     }
                 }

@@ -27,8 +27,10 @@ fn figure_2_exactly_n4_and_n4p_are_divergent() {
         .collect();
     assert_eq!(divergent, ["N4", "N4p"]);
     // CA alone: only the blocks without control-dependence predecessors.
-    let ca: Vec<&str> =
-        ["N1", "N2", "N3", "N4", "N4p", "N5", "N3p", "N2p", "N6", "N7"].into_iter().filter(|l| va.convergent_ca[block(l)]).collect();
+    let ca: Vec<&str> = ["N1", "N2", "N3", "N4", "N4p", "N5", "N3p", "N2p", "N6", "N7"]
+        .into_iter()
+        .filter(|l| va.convergent_ca[block(l)])
+        .collect();
     assert_eq!(ca, ["N1", "N2", "N2p", "N6", "N7"]);
 }
 

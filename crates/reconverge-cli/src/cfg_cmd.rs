@@ -76,7 +76,9 @@ pub fn resolve_function(
     };
     match reconverge_ir::names::resolve(module, with_body(), k).as_slice() {
         [one] => Ok(Some(*one)),
-        [] => Err(Failure::input(format!("no function named `{k}` in {file} (functions: {})", names(&mut with_body())))),
+        [] => {
+            Err(Failure::input(format!("no function named `{k}` in {file} (functions: {})", names(&mut with_body()))))
+        }
         several => Err(Failure::input(format!(
             "`{k}` names several functions in {file} ({}); give the full signature or the mangled name",
             names(&mut several.iter().copied())

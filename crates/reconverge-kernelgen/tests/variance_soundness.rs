@@ -64,7 +64,13 @@ fn invariant_instructions_in_convergent_blocks_agree_across_the_warp() {
         }
         let prog = load(&module, Some(KERNEL_NAME), Mechanism::Pdom, &DecodeOptions::default()).expect("loads");
         for w in [4u32, 8, 16, 32] {
-            let cfg = LaunchConfig { grid, block, warp_size: w, max_instructions: Some(20_000_000), ..LaunchConfig::default() };
+            let cfg = LaunchConfig {
+                grid,
+                block,
+                warp_size: w,
+                max_instructions: Some(20_000_000),
+                ..LaunchConfig::default()
+            };
             let mut check = Check { prog: &prog, claimed: claimed.clone(), violation: None, checked: 0 };
             let r = run(&prog, Mechanism::Pdom, &cfg, &args, &mut check);
             assert!(r.error.is_none(), "seed {seed} w{w}: {:?}", r.error);

@@ -107,12 +107,19 @@ pub fn analyze_report(module: &Module, src: &str, only: Option<FuncId>) -> Analy
         let printer = reconverge_ir::InstPrinter::new(module, f);
         let mut blocks = Vec::new();
         let mut instructions = Vec::new();
-        let label = |x: usize| f.blocks[reconverge_ir::BlockId::new(x)].label.clone().unwrap_or_else(|| format!("B{x}"));
+        let label =
+            |x: usize| f.blocks[reconverge_ir::BlockId::new(x)].label.clone().unwrap_or_else(|| format!("B{x}"));
         for &b in &f.layout {
             let bi = b.index();
             blocks.push(BlockMarks {
                 label: label(bi),
-                succs: fa.cfg.succs(bi as u32).iter().filter(|&&x| (x as usize) < f.blocks.len()).map(|&x| label(x as usize)).collect(),
+                succs: fa
+                    .cfg
+                    .succs(bi as u32)
+                    .iter()
+                    .filter(|&&x| (x as usize) < f.blocks.len())
+                    .map(|&x| label(x as usize))
+                    .collect(),
                 convergent_ca: va.convergent_ca[bi],
                 convergent_va: va.convergent_va[bi],
                 convergent_exit: va.convergent_exit[bi],
@@ -185,7 +192,8 @@ impl AnalyzeReport {
                     Variance::Affine => 'A',
                     Variance::Variant => 'V',
                 };
-                let marks = format!("{v}{}{}", if i.scalar { 'S' } else { ' ' }, if i.warp_sequential { 'W' } else { ' ' });
+                let marks =
+                    format!("{v}{}{}", if i.scalar { 'S' } else { ' ' }, if i.warp_sequential { 'W' } else { ' ' });
                 let line = if i.ptx_line > 0 { i.ptx_line.to_string() } else { "+".into() };
                 let _ = writeln!(s, "    {marks} {line:>5}  {}", i.text);
             }
@@ -203,7 +211,9 @@ impl AnalyzeReport {
             let per: Vec<String> = m
                 .registers_per_warp
                 .iter()
-                .map(|r| format!("W={}: {} -> {} ({:+.1}%)", r.warp_size, r.before, r.after, pct_change(r.before, r.after)))
+                .map(|r| {
+                    format!("W={}: {} -> {} ({:+.1}%)", r.warp_size, r.before, r.after, pct_change(r.before, r.after))
+                })
                 .collect();
             let _ = writeln!(s, "  registers per warp: {}", per.join(", "));
             s.push('\n');

@@ -34,6 +34,12 @@ pub struct InstReport {
     pub text: String,
     /// CUDA location.
     pub loc: Option<Loc>,
+    /// Seed 004's marks: `invariant`, `affine` or `variant` (CA+VA with the exit rule).
+    pub variance: reconverge_analysis::Variance,
+    /// A scalar instruction.
+    pub scalar: bool,
+    /// A warp-sequential load or store.
+    pub warp_sequential: bool,
 }
 
 /// One outgoing edge.
@@ -70,6 +76,8 @@ pub struct BlockReport {
     pub ipdom: Option<u32>,
     /// Blocks whose branch this block is control dependent on.
     pub control_dependent_on: Vec<u32>,
+    /// Convergent under seed 004's simple convergence analysis, CA+VA, and CA+VA with the exit rule.
+    pub convergent: [bool; 3],
     /// Instructions.
     pub insts: Vec<InstReport>,
 }
@@ -106,7 +114,10 @@ pub struct BranchReport {
     pub targets: Vec<Option<u32>>,
     /// `.uni`: asserted non-divergent.
     pub uniform: bool,
-    /// Whether lanes can actually go different ways (not `.uni`, more than one distinct target).
+    /// Whether the condition is the same in every thread of a warp (seed 004's variance analysis).
+    pub thread_invariant: bool,
+    /// Whether lanes can actually go different ways (not `.uni`, more than one distinct target, and a
+    /// thread-variant condition).
     pub may_diverge: bool,
     /// The reconvergence point (immediate post-dominator).
     pub reconvergence: ReconvergenceReport,
@@ -202,6 +213,7 @@ pub fn cfg_report(
             continue;
         }
         let fa = FunctionAnalysis::compute(f);
+        let va = reconverge_analysis::VarianceAnalysis::compute(f, &fa);
         let printer = reconverge_ir::InstPrinter::new(module, f);
         let mut blocks = Vec::new();
         for &b in &f.layout {
@@ -213,6 +225,9 @@ pub fn cfg_report(
                     ptx_line: f.spans.insts.get(i).map(|s| line_of(s.whole)).unwrap_or(0),
                     text: printer.inst(i).replace(" \t", " "),
                     loc: f.insts[i].loc.map(Loc::from),
+                    variance: va.variance[i.index()],
+                    scalar: va.scalar[i.index()],
+                    warp_sequential: va.warp_sequential[i.index()],
                 })
                 .collect();
             let label_line = f.spans.blocks.get(b).map(|s| line_of(*s)).unwrap_or(0);
@@ -233,6 +248,11 @@ pub fn cfg_report(
                 idom: fa.dom.idom(bi),
                 ipdom: fa.postdom.ipdom(bi).block(),
                 control_dependent_on: fa.cdep.parents(bi).to_vec(),
+                convergent: [
+                    va.convergent_ca[bi as usize],
+                    va.convergent_va[bi as usize],
+                    va.convergent_exit[bi as usize],
+                ],
                 insts,
             });
         }
@@ -256,13 +276,16 @@ pub fn cfg_report(
                     }
                     None => (0, None),
                 };
+                let invariant =
+                    br.inst.is_some_and(|i| va.variance[i.index()] == reconverge_analysis::Variance::Invariant);
                 BranchReport {
                     block: br.block,
                     ptx_line,
                     loc,
                     targets: br.targets.iter().map(|t| t.block()).collect(),
                     uniform: br.uniform,
-                    may_diverge: !br.uniform && !br.trivial,
+                    thread_invariant: invariant,
+                    may_diverge: !br.uniform && !br.trivial && !invariant,
                     reconvergence: match br.reconvergence {
                         PostDom::Block(r) => ReconvergenceReport::Block {
                             block: r,
@@ -441,18 +464,35 @@ impl CfgReport {
                     b.ipdom.map(name).unwrap_or_else(|| "exit".into()),
                     names(&b.control_dependent_on)
                 );
+                let yn = |x: bool| if x { "yes" } else { "no" };
+                let _ = writeln!(
+                    s,
+                    "    convergent: CA {}, CA+VA {}, +exit {}",
+                    yn(b.convergent[0]),
+                    yn(b.convergent[1]),
+                    yn(b.convergent[2])
+                );
                 for i in &b.insts {
                     let line = if i.ptx_line > 0 { format!("{:5}", i.ptx_line) } else { "    +".to_string() };
                     let loc = self.loc_str(&i.loc);
+                    let v = match i.variance {
+                        reconverge_analysis::Variance::Invariant => 'I',
+                        reconverge_analysis::Variance::Affine => 'A',
+                        reconverge_analysis::Variance::Variant => 'V',
+                    };
+                    let marks =
+                        format!("{v}{}{}", if i.scalar { 'S' } else { ' ' }, if i.warp_sequential { 'W' } else { ' ' });
                     if loc.is_empty() {
-                        let _ = writeln!(s, "    {line}  {}", i.text);
+                        let _ = writeln!(s, "    {line} {marks} {}", i.text);
                     } else {
-                        let _ = writeln!(s, "    {line}  {:<48} {loc}", i.text);
+                        let _ = writeln!(s, "    {line} {marks} {:<48} {loc}", i.text);
                     }
                 }
                 if let Some(br) = index.branch(b.index) {
                     let what = if br.uniform {
                         "uniform (.uni)"
+                    } else if br.thread_invariant && !br.may_diverge && br.targets.len() > 1 {
+                        "uniform (thread-invariant condition)"
                     } else if !br.may_diverge {
                         "trivial"
                     } else {
