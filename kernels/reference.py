@@ -629,14 +629,17 @@ def spinlock_naive():
         # the thread-count orders pick the spinners (majority) or one of two single threads by pc.
         # Fork/join runs the holder first (the minority) but its join sits at the loop exit, before
         # the release: the holder waits there for the spinners. Dual-path and multi-path keep IPDOM
-        # reconvergence: the holder waits in the stack entry or reconvergence table. `breadth`, `none` and `its` (yield)
+        # reconvergence: the holder waits in the stack entry or reconvergence table. Stackless SIMT
+        # puts a syncwarp at the loop exit (a convergent block with a divergent predecessor), where
+        # the holder waits for the spinners. `breadth`, `none` and `its` (yield)
         # complete.
         outcome_by_mechanism={**{m: "deadlock" for m in ["pdom", "ssy", "tbc", "capri", "minpc",
                                                          "sorted:minpc", "sorted:depth",
                                                          "sorted:majority", "sorted:minority",
                                                          "simty", "arbiter", "forkjoin",
                                                          "thread-frontiers", "dual-path",
-                                                         "multi-path"]},
+                                                         "multi-path", "stackless",
+                                                         "stackless-dcp"]},
                               **{m: "deadlock|completed" for m in ["dwf", "dwf:minority",
                                                                    "dwf:pc", "dwf:pdom"]}},
         description="naive spin lock (docs/mechanism-reference.md): SIMT deadlock under PDOM, "

@@ -60,3 +60,12 @@ fn missing_functions_and_files_are_input_errors() {
     let (code, _, _) = reconverge(&["analyze", "no/such/file.ptx"]);
     assert_eq!(code, 2);
 }
+
+#[test]
+fn stackless_puts_syncwarp_exactly_at_n5_of_figure_2() {
+    let out = ok(&["cfg", "kernels/handwritten/seed004_fig2.ptx", "--mechanism", "stackless"]);
+    expect_file!["golden/cfg_seed004_fig2_stackless.txt"].assert_eq(&out);
+    let blocks_with_syncwarp: Vec<&str> =
+        out.split("\n\n").filter(|b| b.contains("syncwarp;")).filter_map(|b| b.lines().next()).map(str::trim).collect();
+    assert_eq!(blocks_with_syncwarp, ["B5 N5"]);
+}

@@ -138,6 +138,8 @@ opcodes! {
     Bssy = "bssy", 1..=1;
     Bsync = "bsync", 1..=1;
     Yield = "yield", 0..=0;
+    // Stackless SIMT's compiler reconvergence point (seed 004 §5.2): a barrier for the warp's live threads.
+    Syncwarp = "syncwarp", 0..=0;
 }
 
 impl Opcode {
@@ -160,7 +162,8 @@ impl Opcode {
     /// Whether this is an instruction only a mechanism's compiler pass inserts (the stack instructions,
     /// `join`, `bssy`, `bsync`, `yield`).
     pub fn is_mechanism_op(&self) -> bool {
-        self.is_stack_op() || matches!(self, Opcode::Join | Opcode::Bssy | Opcode::Bsync | Opcode::Yield)
+        self.is_stack_op()
+            || matches!(self, Opcode::Join | Opcode::Bssy | Opcode::Bsync | Opcode::Yield | Opcode::Syncwarp)
     }
 }
 

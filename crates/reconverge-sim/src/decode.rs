@@ -108,6 +108,8 @@ pub struct FunctionPoints {
     /// The reachable blocks in thread-frontier priority order, highest first
     /// ([`reconverge_analysis::frontier_order`]).
     pub frontier_order: Vec<reconverge_ir::BlockId>,
+    /// The blocks seed 004's analysis (CA+VA) cannot prove convergent.
+    pub divergent_blocks: Vec<reconverge_ir::BlockId>,
 }
 
 /// The [`FunctionPoints`] of a function. Supplied by the caller from the control-flow analyses.
@@ -270,6 +272,7 @@ impl<'m> Decoder<'m> {
             reconv: Vec::new(),
             leaves_loop: Vec::new(),
             frontier_rank: Vec::new(),
+            divergent: Vec::new(),
             branches: Vec::new(),
             nregs: 0,
             npreds: 0,
@@ -575,6 +578,7 @@ impl<'m> Decoder<'m> {
         self.prog.nregs = reg_next;
         self.prog.npreds = pred_next;
         self.prog.reconv = vec![PC_NONE; pc as usize];
+        self.prog.divergent = vec![false; pc as usize];
         // Pass 2: instructions.
         for (fi, &fid) in order.iter().enumerate() {
             let f = &self.m.functions[fid];
@@ -652,6 +656,14 @@ impl<'m> Decoder<'m> {
             let exit_pc = if fi == 0 { PC_EXIT } else { PC_RET };
             let points = reconv(f);
             self.rank_blocks(fi, f, &points.frontier_order);
+            for &b in &points.divergent_blocks {
+                let pc0 = self.ctxs[fi].block_pc[b.index()];
+                for k in 0..f.blocks[b].insts.len() as u32 {
+                    if let Some(d) = self.prog.divergent.get_mut((pc0 + k) as usize) {
+                        *d = true;
+                    }
+                }
+            }
             for bp in points.branches {
                 if let Some(&pc) = inst_pc.get(&bp.inst) {
                     self.prog.reconv[pc as usize] = match bp.reconvergence {
@@ -1512,6 +1524,7 @@ impl<'m> Decoder<'m> {
             Opcode::Brk => Op::Brk,
             Opcode::Join => Op::Join,
             Opcode::Yield => Op::Yield,
+            Opcode::Syncwarp => Op::Syncwarp,
             Opcode::Bssy | Opcode::Bsync => {
                 let target = match ops.first() {
                     Some(Operand::Sym(Symbol::Label(b))) => self.ctxs[fi].block_pc[b.index()],
@@ -1813,7 +1826,7 @@ pub fn classify(op: &Op) -> InstClass {
         | Op::Match { .. }
         | Op::Redux { .. }
         | Op::WarpSync { .. } => InstClass::Sync,
-        Op::Ssy { .. } | Op::Pbk { .. } | Op::Join | Op::Bssy { .. } | Op::Bsync { .. } | Op::Yield => {
+        Op::Ssy { .. } | Op::Pbk { .. } | Op::Join | Op::Bssy { .. } | Op::Bsync { .. } | Op::Yield | Op::Syncwarp => {
             InstClass::Mechanism
         }
         // A `sync`/`brk` the SSY pass wrote over the kernel's own jump or branch stays the kernel's

@@ -65,7 +65,9 @@ pub fn reconvergence_points(f: &Function) -> FunctionPoints {
         .collect();
     let frontier_order =
         reconverge_analysis::frontier_order(&fa).into_iter().map(|b| reconverge_ir::BlockId::new(b as usize)).collect();
-    FunctionPoints { branches, frontier_order }
+    let va = reconverge_analysis::VarianceAnalysis::compute(f, &fa);
+    let divergent_blocks = f.layout.iter().copied().filter(|b| !va.convergent_va[b.index()]).collect();
+    FunctionPoints { branches, frontier_order, divergent_blocks }
 }
 
 /// Prepares `module` for `mechanism` (the SSY pass for `ssy`) and decodes `kernel` into a program.

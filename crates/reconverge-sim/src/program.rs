@@ -520,6 +520,8 @@ pub enum Op {
     Bsync { target: Pc },
     /// `yield`: let the scheduler run another group.
     Yield,
+    /// `syncwarp`: wait until every live thread of the warp arrives (stackless SIMT).
+    Syncwarp,
     /// `membar.level` / `fence.sem.scope`: orders the thread's earlier memory accesses before its later
     /// ones. No functional effect (the functional machine is sequentially consistent); the timing model
     /// makes the thread wait until its earlier global writes are performed.
@@ -708,6 +710,8 @@ pub struct Program {
     /// The conditional branches whose reconvergence point lies outside a loop holding them
     /// ([`crate::decode::BranchPoint::leaves_loop`]), in pc order.
     pub leaves_loop: Vec<Pc>,
+    /// Per pc: its block is not proven convergent by seed 004's analysis (CA+VA).
+    pub divergent: Vec<bool>,
     /// Per pc, its rank in the thread-frontier priority order (lower runs first): within each function
     /// a permutation of the function's pcs ordered by [`reconverge_analysis::frontier_order`] of the
     /// blocks (the layout a thread-frontier compiler would choose).

@@ -26,6 +26,10 @@ pub enum RegionPass {
     Join,
     /// `bssy R` before each potentially divergent branch and `bsync R` at R.
     ConvergenceBarrier,
+    /// `syncwarp` at every convergent block (seed 004's CA+VA) that has a divergent predecessor
+    /// (stackless SIMT, seed 004 §5.2). Without the exit rule: independent threads that leave early may
+    /// still be running, so they do not wait at the exit as that rule assumes.
+    SyncWarp,
 }
 
 /// What a region pass did to a module: instructions inserted per function.
@@ -68,7 +72,34 @@ fn divergent_branches(f: &Function) -> Vec<(u32, u32)> {
     out
 }
 
+/// `syncwarp` at the start of every convergent block with a divergent predecessor (kernels only).
+fn insert_syncwarps(f: &mut Function, report: &mut RegionReport) {
+    let fa = FunctionAnalysis::compute(f);
+    let va = reconverge_analysis::VarianceAnalysis::compute(f, &fa);
+    let mut n = 0;
+    if f.kind == reconverge_ir::FuncKind::Entry {
+        let targets: Vec<u32> = (0..fa.cfg.num_blocks() as u32)
+            .filter(|&b| {
+                fa.cfg.is_reachable(b)
+                    && va.convergent_va[b as usize]
+                    && fa.cfg.preds(b).iter().any(|&p| fa.cfg.is_reachable(p) && !va.convergent_va[p as usize])
+            })
+            .collect();
+        for b in targets {
+            let near = f.blocks[BlockId::new(b as usize)].insts.first().copied();
+            let inst = new_inst(f, Opcode::Syncwarp, None, None, near);
+            f.blocks[BlockId::new(b as usize)].insts.insert(0, inst);
+            n += 1;
+        }
+    }
+    report.inserted.push((f.name.clone(), "syncwarp", n));
+}
+
 fn transform(f: &mut Function, pass: RegionPass, report: &mut RegionReport) {
+    if pass == RegionPass::SyncWarp {
+        insert_syncwarps(f, report);
+        return;
+    }
     let branches = divergent_branches(f);
     let targets: BTreeSet<u32> = branches.iter().map(|&(_, r)| r).collect();
     let mut labels = Labels::of(f);
@@ -77,7 +108,7 @@ fn transform(f: &mut Function, pass: RegionPass, report: &mut RegionReport) {
         let near = f.blocks[BlockId::new(r as usize)].insts.first().copied();
         let inst = match pass {
             RegionPass::Join => new_inst(f, Opcode::Join, None, None, near),
-            RegionPass::ConvergenceBarrier => {
+            RegionPass::ConvergenceBarrier | RegionPass::SyncWarp => {
                 let id = label_of(f, &mut labels, r, "R");
                 new_inst(f, Opcode::Bsync, None, Some(id), near)
             }
@@ -99,7 +130,7 @@ fn transform(f: &mut Function, pass: RegionPass, report: &mut RegionReport) {
     let name = f.name.clone();
     match pass {
         RegionPass::Join => report.inserted.push((name, "join", first)),
-        RegionPass::ConvergenceBarrier => {
+        RegionPass::ConvergenceBarrier | RegionPass::SyncWarp => {
             report.inserted.push((name.clone(), "bssy", before));
             report.inserted.push((name, "bsync", first));
         }

@@ -1131,6 +1131,7 @@ pub(crate) fn execute<G: GlobalMemory, L: Lanes>(
         Op::Bssy { target } => return Ok(Effects { flow: Flow::Bssy { target: *target }, barrier: None }),
         Op::Bsync { target } => return Ok(Effects { flow: Flow::Bsync { target: *target }, barrier: None }),
         Op::Yield => return Ok(Effects { flow: Flow::Yield, barrier: None }),
+        Op::Syncwarp => return Ok(Effects { flow: Flow::SyncWarp, barrier: None }),
         Op::Nop | Op::Fence { .. } => {}
         Op::Unsupported(what) => {
             return Err(SimError::Unsupported { what: what.to_string(), at: Box::new(location(prog, cta, pc, None)) })

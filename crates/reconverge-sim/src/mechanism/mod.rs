@@ -32,6 +32,7 @@ mod per_warp;
 mod simty;
 mod sorted;
 mod ssy;
+mod stackless;
 mod tbc;
 mod tracker;
 
@@ -54,6 +55,7 @@ pub use per_warp::{PerWarp, WarpCtx, WarpTracker};
 pub use simty::{Simty, SimtyState};
 pub use sorted::{Priority, Sorted};
 pub use ssy::SsyStack;
+pub use stackless::{Stackless, StacklessState};
 pub use tbc::Tbc;
 pub use tracker::{
     by_pc, Agg, Blocked, Counter, CtaView, Delay, Group, LaneMap, Peek, Position, Ratio, Tracker, UpdateCtx,
@@ -133,6 +135,8 @@ pub enum Flow {
     },
     /// `yield` executed: the issuing lanes let the scheduler run another group.
     Yield,
+    /// `syncwarp` executed (stackless SIMT): the issuing lanes wait for every live lane of the warp.
+    SyncWarp,
     /// Nothing executed: the instruction is warp-synchronous and the live member `lanes` of the group's
     /// static warp are not in the group. Only for mechanisms that bring them
     /// ([`Tracker::AWAITS_MEMBERS`]); the group must issue again once they joined.
@@ -154,6 +158,7 @@ impl Flow {
             Flow::Bssy { .. } => "bssy",
             Flow::Bsync { .. } => "bsync",
             Flow::Yield => "yield",
+            Flow::SyncWarp => "syncwarp",
             _ => "an instruction",
         }
     }
@@ -273,11 +278,16 @@ pub enum Mechanism {
     /// Multi-path IPDOM: a split table whose every path issues and a reconvergence table (ElTantawy et
     /// al., HPCA'14; seed 003 §2.5).
     MultiPath,
+    /// Stackless SIMT: per-thread pcs, compiler `syncwarp` at convergent blocks with a divergent
+    /// predecessor, independent threads in between (seed 004 §5.2).
+    Stackless,
+    /// Stackless SIMT with dynamic convergence preservation: threads that branch alike stay together.
+    StacklessDcp,
 }
 
 impl Mechanism {
     /// The mechanisms `suite` and `compare` run by default (DWF under its default heuristic).
-    pub const ALL: [Mechanism; 18] = [
+    pub const ALL: [Mechanism; 20] = [
         Mechanism::Pdom,
         Mechanism::Ssy,
         Mechanism::None,
@@ -296,10 +306,12 @@ impl Mechanism {
         Mechanism::DualPath,
         Mechanism::MultiPath,
         Mechanism::Its,
+        Mechanism::Stackless,
+        Mechanism::StacklessDcp,
     ];
 
     /// Every mechanism and variant the command line accepts (DWF under each heuristic).
-    pub const EVERY: [Mechanism; 23] = [
+    pub const EVERY: [Mechanism; 25] = [
         Mechanism::Pdom,
         Mechanism::Ssy,
         Mechanism::None,
@@ -323,6 +335,8 @@ impl Mechanism {
         Mechanism::DualPath,
         Mechanism::MultiPath,
         Mechanism::Its,
+        Mechanism::Stackless,
+        Mechanism::StacklessDcp,
     ];
 
     /// The command-line name.
@@ -344,6 +358,8 @@ impl Mechanism {
             Mechanism::ThreadFrontiers => "thread-frontiers",
             Mechanism::DualPath => "dual-path",
             Mechanism::MultiPath => "multi-path",
+            Mechanism::Stackless => "stackless",
+            Mechanism::StacklessDcp => "stackless-dcp",
         }
     }
 
@@ -370,7 +386,9 @@ impl Mechanism {
             | Mechanism::Its
             | Mechanism::ThreadFrontiers
             | Mechanism::DualPath
-            | Mechanism::MultiPath => Scope::Warp,
+            | Mechanism::MultiPath
+            | Mechanism::Stackless
+            | Mechanism::StacklessDcp => Scope::Warp,
             Mechanism::Tbc | Mechanism::Capri => Scope::Cta,
             Mechanism::Dwf(_) => Scope::Sm,
         }
@@ -387,6 +405,7 @@ impl Mechanism {
             Mechanism::Ssy => Some(Pass::Ssy),
             Mechanism::ForkJoin => Some(Pass::Region(crate::RegionPass::Join)),
             Mechanism::Its => Some(Pass::Region(crate::RegionPass::ConvergenceBarrier)),
+            Mechanism::Stackless | Mechanism::StacklessDcp => Some(Pass::Region(crate::RegionPass::SyncWarp)),
             _ => None,
         }
     }
@@ -400,7 +419,7 @@ macro_rules! with_tracker {
     ($m:expr, |$t:ident| $body:expr) => {{
         use $crate::mechanism::{
             Arbiter, Breadth, Capri, CtaStack, DualPath, Dwf, ForkJoin, Its, Mechanism as M, MinPc, MultiPath,
-            NoReconvergence, PdomStack, PerWarp, Simty, Slots, Sorted, SsyStack, Tbc, ThreadFrontiers,
+            NoReconvergence, PdomStack, PerWarp, Simty, Slots, Sorted, SsyStack, Stackless, Tbc, ThreadFrontiers,
         };
         match $m {
             M::Pdom => {
@@ -465,6 +484,14 @@ macro_rules! with_tracker {
             }
             M::MultiPath => {
                 let $t = &Slots(MultiPath);
+                $body
+            }
+            M::Stackless => {
+                let $t = &PerWarp(Stackless { dcp: false });
+                $body
+            }
+            M::StacklessDcp => {
+                let $t = &PerWarp(Stackless { dcp: true });
                 $body
             }
         }

@@ -83,7 +83,7 @@ pub fn successors(p: &Path, mask: LaneMask, flow: &Flow, live: LaneMask) -> Resu
         Flow::Ssy { .. } | Flow::Sync | Flow::Pbk { .. } | Flow::Brk { .. } => {
             return Err(MechError("explicit stack instructions need the `ssy` mechanism".into()));
         }
-        Flow::Join | Flow::Bssy { .. } | Flow::Bsync { .. } | Flow::Yield => {
+        Flow::Join | Flow::Bssy { .. } | Flow::Bsync { .. } | Flow::Yield | Flow::SyncWarp => {
             return Err(MechError(format!("`{}` is not an instruction of this mechanism", flow.mnemonic())));
         }
         Flow::Await { .. } => push(pc, mask, d),

@@ -116,7 +116,7 @@ impl WarpTracker for SsyStack {
         match flow {
             Flow::Next | Flow::Exit { .. } => set_npc(st, pc + 1),
             Flow::Await { .. } => return Err(MechError("ssy does not await warp-synchronous lanes".into())),
-            Flow::Join | Flow::Bssy { .. } | Flow::Bsync { .. } | Flow::Yield => {
+            Flow::Join | Flow::Bssy { .. } | Flow::Bsync { .. } | Flow::Yield | Flow::SyncWarp => {
                 return Err(MechError(format!("`{}` is not an instruction of the ssy mechanism", flow.mnemonic())));
             }
             Flow::Branch { target, taken } => {
