@@ -46,8 +46,14 @@ use reconverge_analysis::FunctionAnalysis;
 use reconverge_ir::{EntityRef, Function, Module};
 
 /// The reconvergence point of every conditional branch of `f` and its thread-frontier block order, from
-/// the control-flow analyses.
+/// the control-flow analyses (without seed 004's divergent blocks: see [`function_points`]).
 pub fn reconvergence_points(f: &Function) -> FunctionPoints {
+    function_points(f, false)
+}
+
+/// [`reconvergence_points`], plus the blocks seed 004's analysis cannot prove convergent when
+/// `divergence` is set (only the mechanisms that read them pay for the analysis).
+pub fn function_points(f: &Function, divergence: bool) -> FunctionPoints {
     let fa = FunctionAnalysis::compute(f);
     let branches = fa
         .reconvergence
@@ -65,8 +71,12 @@ pub fn reconvergence_points(f: &Function) -> FunctionPoints {
         .collect();
     let frontier_order =
         reconverge_analysis::frontier_order(&fa).into_iter().map(|b| reconverge_ir::BlockId::new(b as usize)).collect();
-    let va = reconverge_analysis::VarianceAnalysis::compute(f, &fa);
-    let divergent_blocks = f.layout.iter().copied().filter(|b| !va.convergent_va[b.index()]).collect();
+    let divergent_blocks = if divergence {
+        let va = reconverge_analysis::VarianceAnalysis::compute(f, &fa);
+        f.layout.iter().copied().filter(|b| !va.convergent_va[b.index()]).collect()
+    } else {
+        Vec::new()
+    };
     FunctionPoints { branches, frontier_order, divergent_blocks }
 }
 
@@ -88,5 +98,6 @@ pub fn load(
         module
     };
     let k = select_kernel(m, kernel)?;
-    decode(m, k, &reconvergence_points, &opts)
+    let divergence = mechanism.needs_divergence();
+    decode(m, k, &|f: &Function| function_points(f, divergence), &opts)
 }

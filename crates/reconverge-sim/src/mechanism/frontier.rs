@@ -12,7 +12,7 @@
 //! meet at the first block where they can: before the immediate post-dominator on unstructured code
 //! (short-circuit conditions), where PDOM reconverges later.
 
-use super::paths::{first_ready, issued, retain_live, successors, Path};
+use super::paths::{first_ready, retain_live, start, take, Path, Taken};
 use super::{BarrierMode, Counter, EntryView, Flow, MechError, WarpCtx, WarpTracker};
 use crate::program::Program;
 use crate::stats::Structure;
@@ -56,9 +56,7 @@ impl WarpTracker for ThreadFrontiers {
     }
 
     fn init(&self, entry: Pc, live: LaneMask) -> Vec<Path> {
-        let mut v = Vec::with_capacity(8);
-        v.push(Path { pc: entry, mask: live, depth: 0 });
-        v
+        start(entry, live)
     }
 
     #[inline]
@@ -74,13 +72,10 @@ impl WarpTracker for ThreadFrontiers {
         flow: &Flow,
         ctx: &mut WarpCtx<'_>,
     ) -> Result<(), MechError> {
-        let i = issued(st, pc, mask)?;
-        let path = st.remove(i);
-        let rest = path.mask & !mask & ctx.live;
-        let next = successors(&path, mask, flow, ctx.live)?;
+        let Taken { rest, next, .. } = take(st, pc, mask, flow, ctx.live)?;
         retain_live(st, ctx.live);
-        if rest != 0 {
-            insert(ctx.prog, st, Path { mask: rest, ..path });
+        if let Some(r) = rest {
+            insert(ctx.prog, st, r);
         }
         for p in next {
             if insert(ctx.prog, st, p) {

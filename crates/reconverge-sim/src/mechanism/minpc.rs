@@ -16,7 +16,7 @@
 //! and runs the smallest; a path whose lanes all exit is replaced by the top entry; when the active path
 //! waits at a barrier (threads arrive one by one) the topmost path that can issue is swapped in.
 
-use super::paths::{first_ready, issued, retain_live, successors, Path};
+use super::paths::{first_ready, retain_live, start, take, Path, Taken};
 use super::{BarrierMode, EntryView, Flow, MechError, WarpCtx, WarpTracker};
 use crate::stats::Structure;
 use crate::types::{LaneMask, Pc};
@@ -60,9 +60,7 @@ impl WarpTracker for MinPc {
     }
 
     fn init(&self, entry: Pc, live: LaneMask) -> Vec<Path> {
-        let mut v = Vec::with_capacity(8);
-        v.push(Path { pc: entry, mask: live, depth: 0 });
-        v
+        start(entry, live)
     }
 
     #[inline]
@@ -78,14 +76,11 @@ impl WarpTracker for MinPc {
         flow: &Flow,
         ctx: &mut WarpCtx<'_>,
     ) -> Result<(), MechError> {
-        let i = issued(st, pc, mask)?;
-        let path = st.remove(i);
-        let rest = path.mask & !mask & ctx.live;
-        if rest != 0 {
-            // Lanes of the path that did not issue (waiting at a barrier) stay saved where they are.
-            st.insert(i, Path { mask: rest, ..path });
+        let Taken { index, rest, next, .. } = take(st, pc, mask, flow, ctx.live)?;
+        if let Some(r) = rest {
+            // Lanes of the path that did not issue (waiting at a barrier) stay saved where they were.
+            st.insert(index, r);
         }
-        let next = successors(&path, mask, flow, ctx.live)?;
         retain_live(st, ctx.live);
         match next.as_slice() {
             [] => {}

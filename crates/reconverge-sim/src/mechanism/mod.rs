@@ -394,9 +394,9 @@ impl Mechanism {
         }
     }
 
-    /// Whether the program must first go through the SSY pass.
-    pub fn needs_ssy_pass(self) -> bool {
-        self == Mechanism::Ssy
+    /// Whether the mechanism reads seed 004's per-pc divergence flags (`Program::divergent`).
+    pub fn needs_divergence(self) -> bool {
+        matches!(self, Mechanism::Stackless | Mechanism::StacklessDcp)
     }
 
     /// The compiler pass the program goes through before it runs under this mechanism, if any.

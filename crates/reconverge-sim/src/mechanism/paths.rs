@@ -91,6 +91,33 @@ pub fn successors(p: &Path, mask: LaneMask, flow: &Flow, live: LaneMask) -> Resu
     Ok(out)
 }
 
+/// A list holding one path: the warp's `live` lanes at `entry` (the start of every path list).
+pub fn start(entry: Pc, live: LaneMask) -> Vec<Path> {
+    let mut v = Vec::with_capacity(8);
+    v.push(Path { pc: entry, mask: live, depth: 0 });
+    v
+}
+
+/// The path that issued, taken out of a list.
+pub struct Taken {
+    /// Where it was.
+    pub index: usize,
+    /// Its lanes that did not issue (waiting at a barrier) and are still live, at the same place.
+    pub rest: Option<Path>,
+    /// Where the issued lanes go ([`successors`]).
+    pub next: SmallVec<[Path; 4]>,
+}
+
+/// Removes the path that issued (`pc`, `mask`) from `list` and works out where its lanes go after
+/// `flow`; every list traversal starts its update with this.
+pub fn take(list: &mut Vec<Path>, pc: Pc, mask: LaneMask, flow: &Flow, live: LaneMask) -> Result<Taken, MechError> {
+    let index = issued(list, pc, mask)?;
+    let path = list.remove(index);
+    let rest = path.mask & !mask & live;
+    let next = successors(&path, mask, flow, live)?;
+    Ok(Taken { index, rest: (rest != 0).then_some(Path { mask: rest, ..path }), next })
+}
+
 /// The index of the path that issued (`pc`, `mask`) in `paths`: the last path at `pc` holding every
 /// issued lane (the active end of a stack).
 pub fn issued(paths: &[Path], pc: Pc, mask: LaneMask) -> Result<usize, MechError> {

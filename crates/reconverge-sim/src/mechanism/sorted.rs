@@ -14,7 +14,7 @@
 //!   mechanisms implement this order in hardware);
 //! - `majority` / `minority`: more / fewer live threads first (DWF's heuristics applied to one warp).
 
-use super::paths::{first_ready, issued, retain_live, successors, Path};
+use super::paths::{first_ready, retain_live, start, take, Path, Taken};
 use super::{BarrierMode, EntryView, Flow, MechError, WarpCtx, WarpTracker};
 use crate::stats::Structure;
 use crate::types::{LaneMask, Pc};
@@ -79,7 +79,7 @@ impl Priority {
 }
 
 /// Replaces the path that issued (`pc`, `mask`) in the sorted list `list` by its successors after `flow`
-/// and merges at the head; returns the number of merges. Shared by `sorted:*` and `simty`.
+/// and merges at the head; returns the number of merges.
 pub(crate) fn step(
     order: Priority,
     list: &mut Vec<Path>,
@@ -88,20 +88,17 @@ pub(crate) fn step(
     flow: &Flow,
     live: LaneMask,
 ) -> Result<u64, MechError> {
-    let i = issued(list, pc, mask)?;
-    let path = list.remove(i);
-    let rest = path.mask & !mask & live;
-    let next = successors(&path, mask, flow, live)?;
-    let before = list.len();
-    let counts: u32 = list.iter().map(|p| p.mask.count_ones()).sum();
-    retain_live(list, live);
-    let after: u32 = list.iter().map(|p| p.mask.count_ones()).sum();
-    if matches!(order, Priority::Majority | Priority::Minority) && (after != counts || list.len() != before) {
-        // Exits changed thread counts: restore the order (stable).
+    let Taken { rest, next, .. } = take(list, pc, mask, flow, live)?;
+    let by_count = matches!(order, Priority::Majority | Priority::Minority);
+    if by_count && list.iter().any(|p| p.mask & !live != 0) {
+        // Exits change thread counts: drop the exited lanes and restore the order (stable).
+        retain_live(list, live);
         list.sort_by(|a, b| order.cmp(a, b));
+    } else {
+        retain_live(list, live);
     }
-    if rest != 0 {
-        order.insert(list, Path { mask: rest, ..path });
+    if let Some(r) = rest {
+        order.insert(list, r);
     }
     for p in next {
         order.insert(list, p);
@@ -127,9 +124,7 @@ impl WarpTracker for Sorted {
     }
 
     fn init(&self, entry: Pc, live: LaneMask) -> Vec<Path> {
-        let mut v = Vec::with_capacity(8);
-        v.push(Path { pc: entry, mask: live, depth: 0 });
-        v
+        start(entry, live)
     }
 
     #[inline]
