@@ -9,7 +9,10 @@
 //!   iteratedly control dependent on it divergent (except blocks with a barrier) and all their
 //!   instructions variant.
 //! - **+exit** (§3.4): divergence does not propagate from a branch on which an exit block of the kernel
-//!   is control dependent (the threads that leave wait at the exit).
+//!   is control dependent (the threads that leave wait at the exit), nor from a branch with a successor
+//!   that only leaves the kernel (`@p bra $L_ret` to a lone `ret`: how NVRTC compiles
+//!   `if (i >= n) return;`, where the shared return block post-dominates everything and so is control
+//!   dependent on nothing).
 //! - **Affine** (§3.5): a variant value in a convergent block that is `base + stride × tid.x` with the
 //!   stride known; loads and stores whose address has a stride equal to their access size are
 //!   *warp-sequential*.
@@ -151,6 +154,19 @@ fn figure3(f: &Function, fa: &FunctionAnalysis, du: &DefUse, exit_rule: bool) ->
         .map(|b| f.blocks[reconverge_ir::BlockId::new(b)].insts.iter().any(|&i| is_barrier(&f.insts[i])))
         .collect();
     let exits: Vec<u32> = fa.cfg.exit_blocks().to_vec();
+    // Blocks that only leave the kernel (`ret`/`exit`, unguarded): a branch to one sends threads out of
+    // the kernel at once, like a branch on which an exit block is control dependent.
+    let exit_only: Vec<bool> = (0..nb)
+        .map(|b| {
+            let insts = &f.blocks[reconverge_ir::BlockId::new(b)].insts;
+            kernel
+                && !insts.is_empty()
+                && insts.iter().all(|&i| {
+                    let inst = &f.insts[i];
+                    inst.guard.is_none() && matches!(inst.opcode, Opcode::Ret | Opcode::Exit)
+                })
+        })
+        .collect();
     while let Some(n) = work.pop() {
         let done = match n {
             Node::Inst(i) => std::mem::replace(&mut variant[i as usize], true),
@@ -174,7 +190,10 @@ fn figure3(f: &Function, fa: &FunctionAnalysis, du: &DefUse, exit_rule: bool) ->
         if !is_conditional_branch(inst) || b == u32::MAX {
             continue;
         }
-        if exit_rule && exits.iter().any(|&e| fa.cdep.depends_on(e, b)) {
+        if exit_rule
+            && (exits.iter().any(|&e| fa.cdep.depends_on(e, b))
+                || fa.cfg.succs(b).iter().any(|&s| exit_only.get(s as usize).copied().unwrap_or(false)))
+        {
             continue;
         }
         for x in fa.cdep.iterated(b) {

@@ -45,6 +45,14 @@ pub struct CompareArgs {
     /// Also print the mechanisms' own counters (compactions, predictions, merges, ...) of every run.
     #[arg(long)]
     pub counters: bool,
+    /// Functional simulation only (no cycles; every warp size fits, which the GPU's warp slots may not
+    /// allow at warp size 4): for instruction-level studies such as --scalarize.
+    #[arg(long, conflicts_with = "configs")]
+    pub functional: bool,
+    /// Also count seed 004's scalarization metrics of every run (CSV/JSON `scalarization_*`; in text, a
+    /// table per run and the reproduce table beside the paper's averages).
+    #[arg(long)]
+    pub scalarize: bool,
     /// Host threads (0 = all cores); results do not depend on it.
     #[arg(long, default_value_t = 0)]
     pub threads: usize,
@@ -98,30 +106,23 @@ pub fn run(a: CompareArgs) -> Result<(), Failure> {
         jobs.par_iter()
             .map(|j| {
                 let e = &manifest.kernels[j.entry];
-                let o = run_entry(
-                    e,
-                    j.mech,
-                    j.warp,
-                    &load,
-                    a.max_instructions,
-                    Mode::Timed { gpu: &configs[j.config], threads: 1 },
-                );
+                let mode =
+                    if a.functional { Mode::Functional } else { Mode::Timed { gpu: &configs[j.config], threads: 1 } };
+                let o = run_entry(e, j.mech, j.warp, &load, a.max_instructions, mode, a.scalarize);
                 bar.inc(1);
                 o
             })
             .collect()
     });
     bar.finish_and_clear();
-    let mut runs: Vec<RunRecord> =
-        jobs.iter().zip(&results).map(|(j, o)| record_of(o, Some(configs[j.config].name.as_str()))).collect();
+    let config_name = |j: &Job| (!a.functional).then(|| configs[j.config].name.as_str());
+    let mut runs: Vec<RunRecord> = jobs.iter().zip(&results).map(|(j, o)| record_of(o, config_name(j))).collect();
     fill_speedups(&mut runs);
     let branch_rows: Vec<Vec<BranchRecord>> = jobs
         .iter()
         .zip(&results)
         .map(|(j, o)| match &o.result {
-            Some(r) if a.branches => {
-                branch_records(&o.kernel, Some(configs[j.config].name.as_str()), j.warp, j.mech.name(), r)
-            }
+            Some(r) if a.branches => branch_records(&o.kernel, config_name(j), j.warp, j.mech.name(), r),
             _ => Vec::new(),
         })
         .collect();
@@ -139,6 +140,9 @@ pub fn run(a: CompareArgs) -> Result<(), Failure> {
         if a.branches {
             print_branch_table(&branch_rows)?;
         }
+        if a.scalarize {
+            print_scalarization(&runs)?;
+        }
         for p in &bad {
             outln!("  {p}")?;
         }
@@ -146,6 +150,30 @@ pub fn run(a: CompareArgs) -> Result<(), Failure> {
     if !bad.is_empty() {
         return Err(Failure { message: format!("{} runs were not as expected", bad.len()), code: 1 });
     }
+    Ok(())
+}
+
+/// Seed 004's metrics of every run, then the reproduce table beside the paper's averages.
+fn print_scalarization(runs: &[RunRecord]) -> Result<(), Failure> {
+    use reconverge_report::scalarization::{reproduce_table, runs_table, ScalarizationRow};
+    let rows: Vec<ScalarizationRow<'_>> = runs
+        .iter()
+        .filter_map(|r| {
+            r.scalarization.as_ref().map(|m| ScalarizationRow {
+                kernel: &r.kernel,
+                mechanism: &r.mechanism,
+                completed: r.completed(),
+                metrics: m,
+            })
+        })
+        .collect();
+    outln!("\nscalarization (seed 004): share of thread instructions convergent, and savings of scalarization")?;
+    out!("{}", runs_table(&rows).render())?;
+    outln!("\nreproduce: means over the completed runs, beside seed 004's averages over its 23 benchmarks")?;
+    out!("{}", reproduce_table(&rows).render())?;
+    outln!(
+        "(ops = thread operations, regs = register reads + writes, addr = memory address counts, data = data accesses)"
+    )?;
     Ok(())
 }
 

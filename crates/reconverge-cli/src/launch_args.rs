@@ -59,6 +59,11 @@ pub struct LaunchArgs {
     /// Extra NVRTC option for .cu input (repeatable).
     #[arg(long = "nvrtc-opt")]
     pub nvrtc_opts: Vec<String>,
+    /// Count seed 004's dynamic scalarization metrics (convergent shares under CA, CA+VA, +exit, +dcp and
+    /// the oracle; issued scalar/converged/dcp/diverged; operations, register accesses, memory addresses
+    /// and data with and without scalarization). See docs/scalarization.md.
+    #[arg(long)]
+    pub scalarize: bool,
     #[command(flatten)]
     pub timing: TimingArgs,
 }
@@ -189,11 +194,18 @@ impl LaunchArgs {
         let grid = dims("grid", &self.grid)?;
         let block = dims("block", &self.block)?;
         let loaded = source::load(&self.file, &self.nvrtc_opts)?;
+        let gpu = self.timing.gpu()?;
+        let scalarize = self.scalarize || gpu.as_ref().is_some_and(|g| g.sm.dispatch.needs_scalar_plan());
         let prog = reconverge_sim::load(
             &loaded.module,
             self.kernel.as_deref(),
             mech,
-            &DecodeOptions { file: self.file.clone(), source: Some(loaded.ptx.clone()), ..Default::default() },
+            &DecodeOptions {
+                file: self.file.clone(),
+                source: Some(loaded.ptx.clone()),
+                scalarize,
+                ..Default::default()
+            },
         )
         .map_err(|e| Failure::input(format!("{}: {e}", self.file)))?;
         let specs = self
@@ -211,7 +223,7 @@ impl LaunchArgs {
         let globals = self.globals.iter().map(|g| global_init(g, &load, max_memory)).collect::<Result<Vec<_>, _>>()?;
         let warp_size = match self.warp_size {
             Some(w) => w,
-            None => self.timing.gpu()?.map(|g| g.warp_size).unwrap_or(32),
+            None => gpu.map(|g| g.warp_size).unwrap_or(32),
         };
         let cfg = LaunchConfig {
             grid,

@@ -210,7 +210,7 @@ pub fn run(a: SuiteArgs) -> Result<(), Failure> {
                     skipped.push(format!("{} / {m} / warp {ws}", e.name));
                     continue;
                 }
-                let o = run_entry(e, m, ws, &load, a.max_instructions, reconverge_suite::Mode::Functional);
+                let o = run_entry(e, m, ws, &load, a.max_instructions, reconverge_suite::Mode::Functional, false);
                 if let (_, Some(p)) = check_of(&o.verdict) {
                     problems.push(format!("{} / {m} / warp {ws}: {p}", e.name));
                 }

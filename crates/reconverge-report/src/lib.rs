@@ -9,6 +9,7 @@ pub mod cfg;
 pub mod lines;
 pub mod records;
 pub mod run;
+pub mod scalarization;
 pub mod table;
 pub mod trace;
 

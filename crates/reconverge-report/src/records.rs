@@ -86,6 +86,9 @@ pub struct RunRecord {
     /// The mechanism's own counters and ratios (CSV columns `mechanism_counters_NAME`; empty for
     /// mechanisms without any).
     pub mechanism_counters: serde_json::Map<String, serde_json::Value>,
+    /// Seed 004's scalarization metrics (`compare --scalarize`; CSV columns `scalarization_...`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub scalarization: Option<crate::scalarization::ScalarizationJson>,
 }
 
 /// The suite's verdict of a run, as the `check` column spells it.
@@ -152,6 +155,7 @@ impl RunRecord {
         r.branches = Some(s.branches);
         r.divergent_branches = Some(s.divergent_branches);
         r.barriers = Some(s.barriers);
+        r.scalarization = s.scalarization.as_ref().map(|z| crate::scalarization::scalarization_json(z, warp_size));
         if let Some(t) = timing {
             r.cycles = Some(t.cycles);
             r.ipc = Some(t.ipc());

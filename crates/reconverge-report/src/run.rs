@@ -64,6 +64,9 @@ pub struct RunJson<'a> {
     pub mechanism_counters: serde_json::Map<String, serde_json::Value>,
     /// One entry per conditional or indirect branch of the kernel, in pc order.
     pub branches_by_pc: Vec<BranchEntry>,
+    /// Seed 004's dynamic scalarization metrics (only with `--scalarize`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub scalarization: Option<crate::scalarization::ScalarizationJson>,
 }
 
 /// The statistics of one of the kernel's branches (`branches_by_pc` entries).
@@ -157,6 +160,7 @@ pub fn run_json<'a>(kernel: &'a str, mechanism: &'a str, warp_size: u32, r: &'a 
         error: r.error.as_ref().map(|e| e.to_string()),
         mechanism_counters: mechanism_counters(s),
         branches_by_pc: branches_by_pc(r),
+        scalarization: s.scalarization.as_ref().map(|z| crate::scalarization::scalarization_json(z, warp_size)),
     }
 }
 
@@ -218,6 +222,9 @@ pub fn run_text(kernel: &str, mechanism: &str, warp_size: u32, r: &RunResult) ->
     let counters = mechanism_counters(s);
     if !counters.is_empty() {
         wrapped_row(&mut out, "mechanism counters", &counter_cells(&counters));
+    }
+    if let Some(z) = &s.scalarization {
+        out.push_str(&crate::scalarization::scalarization_text(z, warp_size));
     }
     out
 }

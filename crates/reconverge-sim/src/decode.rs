@@ -59,6 +59,9 @@ pub struct DecodeOptions {
     /// or above the count given here (a pass appends new instructions and rewrites the kernel's own in
     /// place). They are decoded with class [`InstClass::Mechanism`].
     pub first_inserted: Vec<(FuncId, usize)>,
+    /// Attach seed 004's scalarization plan ([`crate::Program::scalar`]; computed by [`crate::load`] on
+    /// the module before the mechanism's pass).
+    pub scalarize: bool,
 }
 
 /// Picks the kernel to run: `name` if given (its mangled name, its demangled signature
@@ -273,6 +276,7 @@ impl<'m> Decoder<'m> {
             leaves_loop: Vec::new(),
             frontier_rank: Vec::new(),
             divergent: Vec::new(),
+            scalar: None,
             branches: Vec::new(),
             nregs: 0,
             npreds: 0,

@@ -25,6 +25,7 @@ pub mod mechanism;
 pub mod memory;
 pub mod program;
 pub mod region_pass;
+pub mod scalarize;
 pub mod ssy_pass;
 pub mod stats;
 pub mod types;
@@ -99,5 +100,9 @@ pub fn load(
     };
     let k = select_kernel(m, kernel)?;
     let divergence = mechanism.needs_divergence();
-    decode(m, k, &|f: &Function| function_points(f, divergence), &opts)
+    let mut prog = decode(m, k, &|f: &Function| function_points(f, divergence), &opts)?;
+    if opts.scalarize {
+        prog.scalar = Some(scalarize::ScalarPlan::build(module, &prog));
+    }
+    Ok(prog)
 }

@@ -712,6 +712,9 @@ pub struct Program {
     pub leaves_loop: Vec<Pc>,
     /// Per pc: its block is not proven convergent by seed 004's analysis (CA+VA).
     pub divergent: Vec<bool>,
+    /// Seed 004's scalarization plan, when the run counts the scalarization metrics or the timing model
+    /// dispatches scalar instructions once ([`crate::DecodeOptions::scalarize`]).
+    pub scalar: Option<crate::scalarize::ScalarPlan>,
     /// Per pc, its rank in the thread-frontier priority order (lower runs first): within each function
     /// a permutation of the function's pcs ordered by [`reconverge_analysis::frontier_order`] of the
     /// blocks (the layout a thread-frontier compiler would choose).

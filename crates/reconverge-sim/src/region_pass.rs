@@ -16,7 +16,7 @@
 
 use crate::ssy_pass::{label_of, new_inst, Labels};
 use reconverge_analysis::{FunctionAnalysis, PostDom};
-use reconverge_ir::{BlockId, EntityRef, FuncId, Function, Module, Opcode};
+use reconverge_ir::{BlockId, EntityRef, FuncId, Function, InstId, Module, Opcode};
 use std::collections::BTreeSet;
 
 /// Which region instructions to insert.
@@ -89,6 +89,22 @@ fn insert_syncwarps(f: &mut Function, report: &mut RegionReport) {
             let near = f.blocks[BlockId::new(b as usize)].insts.first().copied();
             let inst = new_inst(f, Opcode::Syncwarp, None, None, near);
             f.blocks[BlockId::new(b as usize)].insts.insert(0, inst);
+            n += 1;
+        }
+        // A call in a convergent block returns from a device function the analysis treats as divergent
+        // throughout: the threads may come back one by one, so the rest of the block is a convergent
+        // point with a divergent predecessor too.
+        let calls: Vec<(BlockId, InstId)> = f
+            .layout
+            .iter()
+            .filter(|b| va.convergent_va[b.index()])
+            .flat_map(|&b| f.blocks[b].insts.iter().map(move |&i| (b, i)))
+            .filter(|&(_, i)| f.insts[i].opcode == Opcode::Call)
+            .collect();
+        for (b, call) in calls {
+            let inst = new_inst(f, Opcode::Syncwarp, None, None, Some(call));
+            let at = f.blocks[b].insts.iter().position(|&i| i == call).map_or(0, |k| k + 1);
+            f.blocks[b].insts.insert(at, inst);
             n += 1;
         }
     }

@@ -79,6 +79,8 @@ pub struct Stats {
     pub branch_mechanism: Vec<u64>,
     /// Gathered by the timing model (cycle counters are meaningful); functional runs leave it false.
     pub timed: bool,
+    /// Seed 004's dynamic scalarization metrics, when the program carries a scalarization plan.
+    pub scalarization: Option<crate::scalarize::ScalarizeStats>,
 }
 
 /// Warp instructions per instruction class.
@@ -140,6 +142,7 @@ impl Stats {
     pub fn new(prog: &Program, warp_size: u32, structure: Structure) -> Stats {
         Stats {
             structure,
+            scalarization: prog.scalar.as_ref().map(|_| Default::default()),
             lane_histogram: vec![0; warp_size as usize],
             branch_counts: vec![BranchCounts::default(); prog.branches.len()],
             ..Stats::default()
@@ -246,6 +249,9 @@ impl Stats {
         }
         for (a, b) in self.branch_mechanism.iter_mut().zip(&o.branch_mechanism) {
             *a += b;
+        }
+        if let Some(b) = &o.scalarization {
+            self.scalarization.get_or_insert_with(Default::default).merge(b);
         }
     }
 

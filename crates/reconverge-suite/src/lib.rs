@@ -10,7 +10,9 @@ pub mod runner;
 
 pub use args::{resolve_args, ArgSpec};
 pub use manifest::{KernelEntry, Manifest};
-pub use runner::{judge, prepare_entry, run_entry, run_prepared, EntryOutcome, Mode, PreparedEntry, Verdict};
+pub use runner::{
+    judge, prepare_entry, prepare_entry_with, run_entry, run_prepared, EntryOutcome, Mode, PreparedEntry, Verdict,
+};
 
 /// Reads a file named relative to some base (the kernels directory, or the current directory).
 pub type Loader<'a> = dyn Fn(&str) -> Result<Vec<u8>, String> + 'a;

@@ -105,12 +105,25 @@ pub fn prepare_entry(
     load: &Loader<'_>,
     max_instructions: u64,
 ) -> Result<PreparedEntry, String> {
+    prepare_entry_with(entry, mechanism, warp_size, load, max_instructions, false)
+}
+
+/// [`prepare_entry`], with seed 004's scalarization plan attached when `scalarize` is set (the run then
+/// counts the scalarization metrics).
+pub fn prepare_entry_with(
+    entry: &KernelEntry,
+    mechanism: Mechanism,
+    warp_size: u32,
+    load: &Loader<'_>,
+    max_instructions: u64,
+    scalarize: bool,
+) -> Result<PreparedEntry, String> {
     let ptx = load(&entry.ptx)
         .and_then(|b| String::from_utf8(b).map_err(|e| e.to_string()))
         .map_err(|e| format!("{}: {e}", entry.ptx))?;
     let module = reconverge_ptx::parse(&ptx)
         .map_err(|e| reconverge_ptx::SourceError::new(entry.ptx.clone(), ptx.clone(), e).render_plain())?;
-    let opts = DecodeOptions { file: entry.ptx.clone(), source: Some(ptx.clone()), ..Default::default() };
+    let opts = DecodeOptions { file: entry.ptx.clone(), source: Some(ptx.clone()), scalarize, ..Default::default() };
     let prog = reconverge_sim::load(&module, Some(&entry.name), mechanism, &opts).map_err(|e| e.to_string())?;
     let specs: Vec<args::ArgSpec> =
         entry.args.iter().map(|a| args::ArgSpec::parse(&a.text())).collect::<Result<_, String>>()?;
@@ -201,7 +214,8 @@ pub fn judge(entry: &KernelEntry, mechanism: Mechanism, result: &RunResult, load
     Verdict::Pass
 }
 
-/// Runs `entry` (files read through `load`, relative to the kernels directory).
+/// Runs `entry` (files read through `load`, relative to the kernels directory); with `scalarize` (or on a
+/// temporal-SIMT GPU, which needs it) the run counts seed 004's scalarization metrics.
 pub fn run_entry(
     entry: &KernelEntry,
     mechanism: Mechanism,
@@ -209,8 +223,10 @@ pub fn run_entry(
     load: &Loader<'_>,
     max_instructions: u64,
     mode: Mode<'_>,
+    scalarize: bool,
 ) -> EntryOutcome {
-    let p = match prepare_entry(entry, mechanism, warp_size, load, max_instructions) {
+    let scalarize = scalarize || matches!(mode, Mode::Timed { gpu, .. } if gpu.sm.dispatch.needs_scalar_plan());
+    let p = match prepare_entry_with(entry, mechanism, warp_size, load, max_instructions, scalarize) {
         Ok(p) => p,
         Err(why) => {
             return EntryOutcome {

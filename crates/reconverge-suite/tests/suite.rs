@@ -1,19 +1,16 @@
 //! Every kernel of `kernels/` under every mechanism and warp sizes 4..32 matches its expected outputs.
 
-use reconverge_sim::Mechanism;
-use reconverge_suite::{judge, prepare_entry, run_entry, run_prepared, Manifest, Mode, Verdict};
+mod common;
 
-fn kernels_dir() -> std::path::PathBuf {
-    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../kernels")
-}
+use reconverge_sim::Mechanism;
+use reconverge_suite::{judge, prepare_entry, run_entry, run_prepared, Mode, Verdict};
 
 #[test]
 fn every_kernel_every_mechanism_every_warp_size() {
-    let dir = kernels_dir();
-    let text = std::fs::read_to_string(dir.join("manifest.toml")).expect("kernels/manifest.toml");
-    let manifest = Manifest::parse(&text).expect("manifest parses");
+    let suite = common::Suite::load();
+    let manifest = &suite.manifest;
     assert!(manifest.kernels.len() >= 14, "the suite has the seed kernels and ten workloads");
-    let load = |p: &str| std::fs::read(dir.join(p)).map_err(|e| format!("{p}: {e}"));
+    let load = |p: &str| suite.read(p);
     let mut failures = Vec::new();
     let mut runs = 0;
     for entry in &manifest.kernels {
@@ -22,7 +19,7 @@ fn every_kernel_every_mechanism_every_warp_size() {
                 if !entry.supports_warp_size(ws) {
                     continue;
                 }
-                let o = run_entry(entry, mech, ws, &load, 50_000_000, Mode::Functional);
+                let o = run_entry(entry, mech, ws, &load, 50_000_000, Mode::Functional, false);
                 runs += 1;
                 if !o.verdict.ok() {
                     failures.push(format!("{} / {} / warp {ws}: {:?}", entry.name, mech, o.verdict));
@@ -37,10 +34,9 @@ fn every_kernel_every_mechanism_every_warp_size() {
 /// same outcome and the same memory (every buffer, not only the checked ones) as functional mode.
 #[test]
 fn every_kernel_every_mechanism_under_every_preset_matches_functional_mode() {
-    let dir = kernels_dir();
-    let text = std::fs::read_to_string(dir.join("manifest.toml")).expect("kernels/manifest.toml");
-    let manifest = Manifest::parse(&text).expect("manifest parses");
-    let load = |p: &str| std::fs::read(dir.join(p)).map_err(|e| format!("{p}: {e}"));
+    let suite = common::Suite::load();
+    let manifest = &suite.manifest;
+    let load = |p: &str| suite.read(p);
     let mut failures = Vec::new();
     let mut runs = 0;
     for entry in &manifest.kernels {
@@ -89,10 +85,9 @@ fn same_result(a: &reconverge_sim::RunResult, b: &reconverge_sim::RunResult) -> 
 /// with the functional result (both were declared deadlocked when the watchdog counted quiet epochs).
 #[test]
 fn long_latencies_are_not_deadlocks() {
-    let dir = kernels_dir();
-    let text = std::fs::read_to_string(dir.join("manifest.toml")).expect("kernels/manifest.toml");
-    let manifest = Manifest::parse(&text).expect("manifest parses");
-    let load = |p: &str| std::fs::read(dir.join(p)).map_err(|e| format!("{p}: {e}"));
+    let suite = common::Suite::load();
+    let manifest = &suite.manifest;
+    let load = |p: &str| suite.read(p);
     let int400 = reconverge_timing::GpuConfig::from_toml("[latency]\nint = 400\n").expect("config");
     let branch5000 = reconverge_timing::GpuConfig::from_toml("[latency]\nbranch = 5000\n").expect("config");
     let mut failures = Vec::new();

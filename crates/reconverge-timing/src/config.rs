@@ -19,6 +19,29 @@ pub enum SchedulerPolicy {
     TwoLevel,
 }
 
+/// How a scheduler dispatches an issued instruction to its functional units.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Dispatch {
+    /// Spatial SIMT: the active threads execute side by side on SIMD lanes; an instruction occupies its
+    /// unit for the class's interval whatever its active-lane count.
+    #[default]
+    Spatial,
+    /// Temporal SIMT (seed 004 §5.1, Figure 7c): each scheduler is one lane that runs its warps' threads
+    /// one after another. An instruction occupies the lane for its class's interval once per active
+    /// thread (diverged threads therefore cost only their own cycles, as independent MIMD threads); a
+    /// scalar instruction of the scalarization plan dispatches once per warp, as do mechanism-inserted
+    /// instructions; results are ready one latency after the last thread dispatched.
+    Temporal,
+}
+
+impl Dispatch {
+    /// Whether runs need seed 004's scalarization plan (to dispatch scalar instructions once).
+    pub fn needs_scalar_plan(self) -> bool {
+        self == Dispatch::Temporal
+    }
+}
+
 /// The SM (streaming multiprocessor).
 #[derive(Clone, PartialEq, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -48,6 +71,9 @@ pub struct SmConfig {
     /// Seed 001's rule: a warp with an outstanding load miss leaves the active list until the data returns.
     /// When false, only instructions that use the loaded registers wait (scoreboard).
     pub miss_blocks_warp: bool,
+    /// Spatial or temporal SIMT dispatch.
+    #[serde(default)]
+    pub dispatch: Dispatch,
 }
 
 /// Result latencies, in cycles from issue until a dependent instruction may issue.
@@ -200,7 +226,7 @@ pub struct GpuConfig {
 }
 
 /// The names of the built-in presets.
-pub const PRESETS: [&str; 3] = ["gtx480", "volta", "tiny"];
+pub const PRESETS: [&str; 4] = ["gtx480", "volta", "tiny", "temporal"];
 
 impl GpuConfig {
     /// A GTX 480-class (Fermi) GPU, as configured in GPGPU-Sim for the DWF/TBC/CAPRI studies: 15 SMs,
@@ -224,6 +250,7 @@ impl GpuConfig {
                 scheduler: SchedulerPolicy::Lrr,
                 two_level_active: 8,
                 miss_blocks_warp: true,
+                dispatch: Dispatch::Spatial,
             },
             latency: Latencies {
                 int: 4,
@@ -273,6 +300,7 @@ impl GpuConfig {
                 scheduler: SchedulerPolicy::Gto,
                 two_level_active: 8,
                 miss_blocks_warp: false,
+                dispatch: Dispatch::Spatial,
             },
             latency: Latencies {
                 int: 4,
@@ -322,12 +350,26 @@ impl GpuConfig {
         c
     }
 
+    /// Seed 004's temporal-SIMT machine (§5.1, Figure 7c) with the GTX 480's memory system and
+    /// resources: each SM has 32 lanes (the GTX 480's 32 cores), each lane a scheduler running its warps'
+    /// threads one per cycle; per-thread intervals keep the GTX 480's per-SM throughput (double 8 cycles
+    /// and special functions 4 cycles per thread). Scalar instructions dispatch once per warp.
+    pub fn temporal() -> GpuConfig {
+        let mut c = GpuConfig::gtx480();
+        c.name = "temporal".into();
+        c.sm.schedulers = 32;
+        c.sm.dispatch = Dispatch::Temporal;
+        c.interval = Intervals { int: 1, float: 1, double: 8, sfu: 4, mem: 1 };
+        c
+    }
+
     /// A preset by name.
     pub fn preset(name: &str) -> Option<GpuConfig> {
         match name {
             "gtx480" => Some(GpuConfig::gtx480()),
             "volta" => Some(GpuConfig::volta()),
             "tiny" => Some(GpuConfig::tiny()),
+            "temporal" => Some(GpuConfig::temporal()),
             _ => None,
         }
     }

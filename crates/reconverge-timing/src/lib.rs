@@ -26,6 +26,6 @@ pub mod memsys;
 pub mod sm;
 pub mod stats;
 
-pub use config::{GpuConfig, SchedulerPolicy, PRESETS};
+pub use config::{Dispatch, GpuConfig, SchedulerPolicy, PRESETS};
 pub use gpu::{run_timed, TimedResult};
 pub use stats::TimingStats;

@@ -118,6 +118,7 @@ pub struct SmCore<'a, T: Tracker> {
     access: AccessLog,
     fixed: Fixed,
     delayed: Vec<(u32, LaneMask)>,
+    scalar: Option<crate::scalarize::ScalarCounter>,
 }
 
 impl<'a, T: Tracker> SmCore<'a, T> {
@@ -135,6 +136,7 @@ impl<'a, T: Tracker> SmCore<'a, T> {
             scratch: Scratch::default(),
             access: AccessLog::default(),
             delayed: Vec::new(),
+            scalar: prog.scalar.as_ref().map(|_| Default::default()),
             fixed: Fixed {
                 grid: launch.grid,
                 block: launch.block,
@@ -167,6 +169,9 @@ impl<'a, T: Tracker> SmCore<'a, T> {
         let contexts = self.tracker.contexts(cta.nwarps, cta.nthreads);
         self.stats.ctas += 1;
         self.stats.threads += cta.nthreads as u64;
+        if let Some(sc) = &mut self.scalar {
+            sc.launch(index, &cta.live, cta.w);
+        }
         self.ctas[index] = Some(Resident { cta, st, contexts });
         index
     }
@@ -296,6 +301,18 @@ impl<'a, T: Tracker> SmCore<'a, T> {
             return Ok(Issued { barrier: false, released: false, exited: false, changed, delay: None });
         }
         self.stats.count_issue(prog, pc, group.mask, &fx.flow);
+        if let (Some(sc), Some(plan), Some(st)) = (&mut self.scalar, &prog.scalar, &mut self.stats.scalarization) {
+            let parts: smallvec::SmallVec<[crate::scalarize::Part; 2]> = group
+                .lanes
+                .split(group.mask)
+                .map(|(warp, lanes)| crate::scalarize::Part {
+                    warp,
+                    lanes,
+                    live_after: r.cta.live.get(warp as usize).copied().unwrap_or(0),
+                })
+                .collect();
+            sc.on_issue(st, &plan.pcs[pc as usize], pc, cta, group.mask, &parts);
+        }
         // Barriers and exits.
         let mut barrier = false;
         let mut released = false;

@@ -8,7 +8,7 @@ mod times;
 
 pub use memory::L2Request;
 
-use crate::config::{GpuConfig, SchedulerPolicy};
+use crate::config::{Dispatch, GpuConfig, SchedulerPolicy};
 use crate::gmem::{SmMemView, SmMemory};
 use crate::stats::{MemoryCounters, StallCounts};
 use memory::{Issuer, LoadTrack, MemorySide};
@@ -591,6 +591,21 @@ impl<'a, T: Tracker> Sm<'a, T> {
             occupancy = timing.occupancy;
             pending = timing.pending;
         }
+        if gpu.sm.dispatch == Dispatch::Temporal {
+            // One lane runs the threads one after another: every unit of the lane is busy until the last
+            // thread dispatched, and the result is ready one latency after that.
+            let threads = temporal_threads(prog, grp.pc, info.class, grp.mask, exec_parts.len());
+            let per_thread = match info.class {
+                InstClass::Mem | InstClass::Nop => iv.mem,
+                _ => occupancy,
+            };
+            let busy = (threads * per_thread).max(if access.mask != 0 { occupancy } else { 0 });
+            latency += threads - 1;
+            occupancy = busy;
+            for u in self.fu_free[sched].iter_mut() {
+                *u = now + busy.max(1);
+            }
+        }
         self.fu_free[sched][unit(info.class)] = now + occupancy.max(1);
         let Some(r) = self.res.get_mut(c).and_then(Option::as_mut) else { return Ok(()) };
         if let Some(id) = pending {
@@ -622,6 +637,17 @@ impl<'a, T: Tracker> Sm<'a, T> {
         }
         order_memory(t, &exec_parts, grp.mask, wrote, &prog.insts[grp.pc as usize].op, issued.released, ctx.epoch_end);
         Ok(())
+    }
+}
+
+/// Dispatches of one issued group on a temporal-SIMT lane: one per active thread, once per static warp
+/// for a scalar instruction of the program's scalarization plan and for mechanism-inserted instructions.
+fn temporal_threads(prog: &Program, pc: u32, class: InstClass, mask: LaneMask, warps: usize) -> u64 {
+    let scalar = prog.scalar.as_ref().is_some_and(|p| p.pcs[pc as usize].scalar);
+    if scalar || class == InstClass::Mechanism {
+        warps.max(1) as u64
+    } else {
+        u64::from(mask.count_ones())
     }
 }
 

@@ -1,0 +1,305 @@
+//! The dynamic oracle of seed 004 §4.1: the best schedule of one dynamic divergent region.
+//!
+//! A region is what the threads of one warp execute between two visits to blocks the analysis proves
+//! convergent. Each participating thread brings its sequence of *elements* (an element is a block visit,
+//! or the rest of a block after a call: its entry pc and the thread instructions executed in it) and
+//! whether it exits inside the region. A schedule advances any set of threads standing at the same entry
+//! pc by one element; a step is *convergent* when it advances every thread of the warp that has not
+//! exited (the warp runs together, as after a `syncwarp`). The oracle is the largest number of thread
+//! instructions any schedule executes in convergent steps: the multiple longest common subsequence of the
+//! threads' sequences (weighted by instructions) that seed 004 computes, extended to threads that leave.
+//!
+//! The optimum is found over *match columns* (one element of every thread still in the warp, all at the
+//! same entry pc): from any state it suffices to try, for each entry pc, the column at its earliest
+//! occurrence in every thread (a later occurrence leaves fewer options: the dominant-point argument of
+//! MLCS), and, for each thread that exits in the region, letting it run to its exit alone. The states
+//! reachable that way are enumerated and solved last-first; when there are more than [`EXACT_STATES`] a
+//! greedy min-pc schedule gives a lower bound instead and the result says it is not exact.
+
+use std::collections::HashMap;
+
+/// The most reachable states solved exactly.
+pub const EXACT_STATES: usize = 1 << 17;
+
+/// One participating thread: its elements `(entry pc, thread instructions)` and whether it exits inside
+/// the region (then its last element holds the exit).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct ThreadSeq<'a> {
+    /// The elements in order.
+    pub elements: &'a [(u32, u32)],
+    /// Whether the thread exits in its last element.
+    pub exits: bool,
+}
+
+/// The oracle's answer for a region.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Best {
+    /// Thread instructions executed in convergent steps.
+    pub convergent: u64,
+    /// Whether `convergent` is the optimum (otherwise a lower bound).
+    pub exact: bool,
+}
+
+struct Class<'a> {
+    elements: &'a [(u32, u32)],
+    exits: bool,
+    threads: u64,
+}
+
+impl Class<'_> {
+    fn exited(&self, p: u32) -> bool {
+        self.exits && p as usize == self.elements.len()
+    }
+}
+
+/// The best schedule of one region.
+pub fn best_schedule(threads: &[ThreadSeq<'_>]) -> Best {
+    // Threads with identical sequences move together in some optimal schedule (mirroring one onto the
+    // other never breaks a convergent step), so each distinct sequence is one class.
+    let mut classes: Vec<Class<'_>> = Vec::new();
+    for t in threads {
+        match classes.iter_mut().find(|c| c.elements == t.elements && c.exits == t.exits) {
+            Some(c) => c.threads += 1,
+            None => classes.push(Class { elements: t.elements, exits: t.exits, threads: 1 }),
+        }
+    }
+    // A thread that stays and has nothing to do waits at the region's end: no step can be convergent.
+    if classes.is_empty() || classes.iter().any(|c| !c.exits && c.elements.is_empty()) {
+        return Best { convergent: 0, exact: true };
+    }
+    match exact(&classes) {
+        Some(v) => Best { convergent: v, exact: true },
+        None => Best { convergent: greedy(&classes), exact: false },
+    }
+}
+
+/// Per class, per entry pc, the sorted positions where it occurs.
+type Occurrences = Vec<HashMap<u32, Vec<u32>>>;
+
+/// The states reachable from `p` in one move, appended to `out` (`k` positions each) with the move's
+/// gain in `gains`.
+fn successors(
+    classes: &[Class<'_>],
+    occ: &Occurrences,
+    pcs: &[u32],
+    p: &[u32],
+    out: &mut Vec<u32>,
+    gains: &mut Vec<u64>,
+) {
+    out.clear();
+    gains.clear();
+    'pc: for &e in pcs {
+        let base = out.len();
+        out.extend_from_slice(p);
+        let mut gain = 0u64;
+        let mut any = false;
+        for (i, c) in classes.iter().enumerate() {
+            if c.exited(p[i]) {
+                continue;
+            }
+            let at = occ[i].get(&e).and_then(|list| list.get(list.partition_point(|&x| x < p[i])));
+            let Some(&at) = at else {
+                out.truncate(base);
+                continue 'pc;
+            };
+            gain += c.threads * u64::from(c.elements[at as usize].1);
+            out[base + i] = at + 1;
+            any = true;
+        }
+        if any {
+            gains.push(gain);
+        } else {
+            out.truncate(base);
+        }
+    }
+    for (i, c) in classes.iter().enumerate() {
+        if c.exits && !c.exited(p[i]) {
+            let base = out.len();
+            out.extend_from_slice(p);
+            out[base + i] = c.elements.len() as u32;
+            gains.push(0);
+        }
+    }
+}
+
+/// The optimum over match columns, or `None` past [`EXACT_STATES`] reachable states.
+fn exact(classes: &[Class<'_>]) -> Option<u64> {
+    let k = classes.len();
+    let mut occ: Occurrences = vec![HashMap::new(); k];
+    let mut pcs: Vec<u32> = Vec::new();
+    for (i, c) in classes.iter().enumerate() {
+        for (n, &(e, _)) in c.elements.iter().enumerate() {
+            occ[i].entry(e).or_default().push(n as u32);
+            pcs.push(e);
+        }
+    }
+    pcs.sort_unstable();
+    pcs.dedup();
+    // Enumerate the reachable states (every move raises the sum of positions): `states` holds `k`
+    // positions per state, `edges[s]` the moves out of state `s`.
+    let mut index: HashMap<Vec<u32>, u32> = HashMap::new();
+    let mut states: Vec<u32> = vec![0; k];
+    index.insert(vec![0; k], 0);
+    let mut edges: Vec<Vec<(u32, u64)>> = Vec::new();
+    let (mut next, mut gains) = (Vec::new(), Vec::new());
+    let mut s = 0usize;
+    while s * k < states.len() {
+        let p: Vec<u32> = states[s * k..(s + 1) * k].to_vec();
+        successors(classes, &occ, &pcs, &p, &mut next, &mut gains);
+        let mut out = Vec::with_capacity(gains.len());
+        for (j, &gain) in gains.iter().enumerate() {
+            let q = &next[j * k..(j + 1) * k];
+            let id = match index.get(q) {
+                Some(&id) => id,
+                None => {
+                    let id = (states.len() / k) as u32;
+                    if id as usize >= EXACT_STATES {
+                        return None;
+                    }
+                    index.insert(q.to_vec(), id);
+                    states.extend_from_slice(q);
+                    id
+                }
+            };
+            out.push((id, gain));
+        }
+        edges.push(out);
+        s += 1;
+    }
+    let n = edges.len();
+    let sum = |s: usize| states[s * k..(s + 1) * k].iter().map(|&x| u64::from(x)).sum::<u64>();
+    let mut order: Vec<usize> = (0..n).collect();
+    order.sort_by_key(|&s| std::cmp::Reverse(sum(s)));
+    let mut best = vec![0u64; n];
+    for s in order {
+        best[s] = edges[s].iter().map(|&(t, g)| g + best[t as usize]).max().unwrap_or(0);
+    }
+    Some(best[0])
+}
+
+/// When every class that has not exited stands at the same entry pc: the gain of advancing them all.
+fn convergent_step(classes: &[Class<'_>], pos: &[usize]) -> Option<u64> {
+    let mut pc = None;
+    let mut gain = 0u64;
+    for (c, &p) in classes.iter().zip(pos) {
+        if c.exited(p as u32) {
+            continue;
+        }
+        let &(e, w) = c.elements.get(p)?; // a thread waiting at the region's end blocks convergence
+        if *pc.get_or_insert(e) != e {
+            return None;
+        }
+        gain += c.threads * u64::from(w);
+    }
+    pc.map(|_| gain)
+}
+
+/// A lower bound: converge whenever possible, otherwise advance the classes at the smallest entry pc.
+fn greedy(classes: &[Class<'_>]) -> u64 {
+    let mut pos = vec![0usize; classes.len()];
+    let mut total = 0u64;
+    loop {
+        if let Some(gain) = convergent_step(classes, &pos) {
+            total += gain;
+            for (c, p) in classes.iter().zip(pos.iter_mut()) {
+                if *p < c.elements.len() {
+                    *p += 1;
+                }
+            }
+            continue;
+        }
+        let Some(min) = classes.iter().zip(&pos).filter_map(|(c, &p)| c.elements.get(p).map(|e| e.0)).min() else {
+            return total;
+        };
+        for (c, p) in classes.iter().zip(pos.iter_mut()) {
+            if c.elements.get(*p).is_some_and(|e| e.0 == min) {
+                *p += 1;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn t(elements: &[(u32, u32)], exits: bool) -> ThreadSeq<'_> {
+        ThreadSeq { elements, exits }
+    }
+
+    #[test]
+    fn if_else_has_nothing_in_common() {
+        // Two threads on the two sides of an if-else: no convergent step.
+        let b = best_schedule(&[t(&[(10, 3)], false), t(&[(20, 4)], false)]);
+        assert_eq!(b, Best { convergent: 0, exact: true });
+    }
+
+    #[test]
+    fn a_thread_that_skips_blocks_convergence() {
+        // `if (tid == 0) X;`: the other thread waits at the join, so X cannot run converged.
+        let b = best_schedule(&[t(&[(10, 3)], false), t(&[], false)]);
+        assert_eq!(b.convergent, 0);
+    }
+
+    #[test]
+    fn common_blocks_of_a_divergent_loop_align() {
+        // Loop header H (2 instructions) and body B (5): thread 0 runs 3 iterations, thread 1 runs 1;
+        // the best schedule runs the first H, B together and the final H of thread 1 with an H of thread 0.
+        let long = [(1, 2), (2, 5), (1, 2), (2, 5), (1, 2), (2, 5), (1, 2)];
+        let short = [(1, 2), (2, 5), (1, 2)];
+        let b = best_schedule(&[t(&long, false), t(&short, false)]);
+        assert_eq!(b, Best { convergent: 2 * (2 + 5 + 2), exact: true });
+    }
+
+    #[test]
+    fn weights_choose_the_heavier_alignment() {
+        // x (1 instruction) and Y (10): the threads can share either x or Y, not both in order.
+        let a = [(1, 1), (2, 10)];
+        let b = [(2, 10), (1, 1)];
+        assert_eq!(best_schedule(&[t(&a, false), t(&b, false)]).convergent, 20);
+    }
+
+    #[test]
+    fn exited_threads_no_longer_hold_the_warp_back() {
+        // Thread 1 exits in its first element; thread 0 then runs alone, which is the whole live warp.
+        let a = [(1, 4), (2, 6)];
+        let b = [(1, 2)];
+        let r = best_schedule(&[t(&a, false), t(&b, true)]);
+        assert_eq!(r.convergent, 4 + 2 + 6);
+    }
+
+    #[test]
+    fn identical_threads_count_once_per_thread() {
+        let a = [(1, 3), (5, 2)];
+        let r = best_schedule(&[t(&a, false), t(&a, false), t(&a, false)]);
+        assert_eq!(r.convergent, 3 * 5);
+    }
+
+    #[test]
+    fn long_divergent_loops_are_solved_exactly() {
+        // 32 distinct trip counts up to 200 iterations: the dominant states stay few.
+        let seqs: Vec<Vec<(u32, u32)>> =
+            (0..32u32).map(|n| (0..=n * 6).flat_map(|_| [(1, 2), (2, 3)]).chain([(1, 2)]).collect()).collect();
+        let threads: Vec<ThreadSeq<'_>> = seqs.iter().map(|s| t(s, false)).collect();
+        let r = best_schedule(&threads);
+        assert!(r.exact);
+        // The shortest thread (one iteration) bounds the common part: H B H.
+        assert_eq!(r.convergent, 32 * 7);
+    }
+
+    #[test]
+    fn greedy_is_a_lower_bound_of_the_optimum() {
+        let a = [(1, 2), (2, 5), (3, 1), (1, 2), (2, 5), (1, 2)];
+        let b = [(1, 2), (3, 1), (2, 5), (1, 2)];
+        let c = [(3, 1), (1, 2), (2, 5), (1, 2)];
+        let classes = [
+            Class { elements: &a, exits: false, threads: 1 },
+            Class { elements: &b, exits: false, threads: 1 },
+            Class { elements: &c, exits: true, threads: 2 },
+        ];
+        let best = exact(&classes).unwrap();
+        assert!(greedy(&classes) <= best);
+        // Every class can share H B H (2 + 5 + 2 instructions): c runs its first block alone.
+        assert!(best >= 4 * 9);
+    }
+}

@@ -1,0 +1,27 @@
+//! The built-in suite as the integration tests load it.
+
+use reconverge_suite::Manifest;
+use std::path::PathBuf;
+
+/// `kernels/` and its manifest.
+pub struct Suite {
+    /// The kernel directory.
+    pub dir: PathBuf,
+    /// Its manifest.
+    pub manifest: Manifest,
+}
+
+impl Suite {
+    /// Reads `kernels/manifest.toml`.
+    pub fn load() -> Suite {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../kernels");
+        let text = std::fs::read_to_string(dir.join("manifest.toml")).expect("kernels/manifest.toml");
+        let manifest = Manifest::parse(&text).expect("manifest parses");
+        Suite { dir, manifest }
+    }
+
+    /// Reads a file named relative to `kernels/` (the suite's loader).
+    pub fn read(&self, p: &str) -> Result<Vec<u8>, String> {
+        std::fs::read(self.dir.join(p)).map_err(|e| format!("{p}: {e}"))
+    }
+}
