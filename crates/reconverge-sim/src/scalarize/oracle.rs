@@ -12,13 +12,14 @@
 //! The optimum is found over *match columns* (one element of every thread still in the warp, all at the
 //! same entry pc): from any state it suffices to try, for each entry pc, the column at its earliest
 //! occurrence in every thread (a later occurrence leaves fewer options: the dominant-point argument of
-//! MLCS), and, for each thread that exits in the region, letting it run to its exit alone. The states
-//! reachable that way are enumerated and solved last-first; when there are more than [`EXACT_STATES`] a
-//! greedy min-pc schedule gives a lower bound instead and the result says it is not exact.
+//! MLCS), and, for each thread that exits in the region, letting it run to its exit alone. An A* search
+//! over those states, bounded above by pairwise weighted LCS tables ([`Bound`]), finds the optimum; when
+//! it would expand more than [`EXACT_STATES`] states, the better of the best schedule found so far and a
+//! greedy min-pc schedule is a lower bound instead, and the result says it is not exact.
 
 use std::collections::HashMap;
 
-/// The most reachable states solved exactly.
+/// The most states the exact search expands in one region.
 pub const EXACT_STATES: usize = 1 << 17;
 
 /// One participating thread: its elements `(entry pc, thread instructions)` and whether it exits inside
@@ -68,8 +69,8 @@ pub fn best_schedule(threads: &[ThreadSeq<'_>]) -> Best {
         return Best { convergent: 0, exact: true };
     }
     match exact(&classes) {
-        Some(v) => Best { convergent: v, exact: true },
-        None => Best { convergent: greedy(&classes), exact: false },
+        Ok(v) => Best { convergent: v, exact: true },
+        Err(found) => Best { convergent: found.max(greedy(&classes)), exact: false },
     }
 }
 
@@ -122,8 +123,98 @@ fn successors(
     }
 }
 
-/// The optimum over match columns, or `None` past [`EXACT_STATES`] reachable states.
-fn exact(classes: &[Class<'_>]) -> Option<u64> {
+/// Pairwise weighted-LCS tables of at most this many entries in all bound a region's search.
+const BOUND_ENTRIES: usize = 1 << 22;
+
+/// An upper bound on the convergent thread instructions still to come from a state: every future column
+/// holds every class that never exits, so its columns form a common subsequence of any two of them (the
+/// weighted LCS of their suffixes bounds it), and at most every live thread joins each column.
+struct Bound {
+    /// `(c, d, table)`: `table[i * (len_d + 1) + j]` = weighted LCS of `c[i..]` and `d[j..]`.
+    pairs: Vec<(usize, usize, Vec<u32>)>,
+    /// Per class, the weight of each suffix.
+    suffix: Vec<Vec<u64>>,
+}
+
+impl Bound {
+    fn new(classes: &[Class<'_>]) -> Bound {
+        let suffix = classes
+            .iter()
+            .map(|c| {
+                let mut v = vec![0u64; c.elements.len() + 1];
+                for i in (0..c.elements.len()).rev() {
+                    v[i] = v[i + 1] + u64::from(c.elements[i].1);
+                }
+                v
+            })
+            .collect();
+        let mut stay: Vec<usize> = (0..classes.len()).filter(|&i| !classes[i].exits).collect();
+        stay.sort_by_key(|&i| classes[i].elements.len());
+        let mut candidates: Vec<(usize, usize)> = Vec::new();
+        for (a, &c) in stay.iter().enumerate() {
+            for &d in &stay[a + 1..] {
+                candidates.push((c, d));
+            }
+        }
+        // The shortest sequences give the tightest bounds: their pairs first.
+        candidates.sort_by_key(|&(c, d)| classes[c].elements.len() + classes[d].elements.len());
+        let mut pairs = Vec::new();
+        let mut used = 0usize;
+        for (c, d) in candidates {
+            let size = (classes[c].elements.len() + 1) * (classes[d].elements.len() + 1);
+            if used + size > BOUND_ENTRIES {
+                continue;
+            }
+            used += size;
+            pairs.push((c, d, wlcs(classes[c].elements, classes[d].elements)));
+        }
+        Bound { pairs, suffix }
+    }
+
+    fn at(&self, classes: &[Class<'_>], p: &[u32]) -> u64 {
+        // Never more than every live thread's remaining instructions.
+        let mut live = 0u64;
+        let mut total = 0u64;
+        let mut per_thread = u64::MAX;
+        for (i, c) in classes.iter().enumerate() {
+            if c.exited(p[i]) {
+                continue;
+            }
+            live += c.threads;
+            total += c.threads * self.suffix[i][p[i] as usize];
+            if !c.exits {
+                per_thread = per_thread.min(self.suffix[i][p[i] as usize]);
+            }
+        }
+        for (c, d, t) in &self.pairs {
+            let n = classes[*d].elements.len() + 1;
+            per_thread = per_thread.min(u64::from(t[p[*c] as usize * n + p[*d] as usize]));
+        }
+        total.min(live.saturating_mul(per_thread))
+    }
+}
+
+/// The weighted longest common subsequence (by entry pc; an element weighs its thread instructions, the
+/// larger of the two where they differ) of every pair of suffixes of `a` and `b`.
+fn wlcs(a: &[(u32, u32)], b: &[(u32, u32)]) -> Vec<u32> {
+    let n = b.len() + 1;
+    let mut t = vec![0u32; (a.len() + 1) * n];
+    for i in (0..a.len()).rev() {
+        for j in (0..b.len()).rev() {
+            let skip = t[(i + 1) * n + j].max(t[i * n + j + 1]);
+            t[i * n + j] = if a[i].0 == b[j].0 {
+                skip.max(a[i].1.max(b[j].1).saturating_add(t[(i + 1) * n + j + 1]))
+            } else {
+                skip
+            };
+        }
+    }
+    t
+}
+
+/// The optimum over match columns by A* search with [`Bound`], or `None` (with the best schedule found)
+/// after [`EXACT_STATES`] expansions.
+fn exact(classes: &[Class<'_>]) -> Result<u64, u64> {
     let k = classes.len();
     let mut occ: Occurrences = vec![HashMap::new(); k];
     let mut pcs: Vec<u32> = Vec::new();
@@ -135,46 +226,49 @@ fn exact(classes: &[Class<'_>]) -> Option<u64> {
     }
     pcs.sort_unstable();
     pcs.dedup();
-    // Enumerate the reachable states (every move raises the sum of positions): `states` holds `k`
-    // positions per state, `edges[s]` the moves out of state `s`.
+    let bound = Bound::new(classes);
+    // `states` holds `k` positions per state; `best[s]` the most convergent instructions found to reach it.
     let mut index: HashMap<Vec<u32>, u32> = HashMap::new();
     let mut states: Vec<u32> = vec![0; k];
+    let mut best: Vec<u64> = vec![0];
     index.insert(vec![0; k], 0);
-    let mut edges: Vec<Vec<(u32, u64)>> = Vec::new();
+    let mut open = std::collections::BinaryHeap::new();
+    open.push((bound.at(classes, &states[..k]), 0u64, 0u32));
     let (mut next, mut gains) = (Vec::new(), Vec::new());
-    let mut s = 0usize;
-    while s * k < states.len() {
-        let p: Vec<u32> = states[s * k..(s + 1) * k].to_vec();
+    let (mut found, mut expanded) = (0u64, 0usize);
+    while let Some((_, g, s)) = open.pop() {
+        if g < best[s as usize] {
+            continue; // a better way here was found after this entry was queued
+        }
+        found = found.max(g);
+        let p: Vec<u32> = states[s as usize * k..(s as usize + 1) * k].to_vec();
+        if bound.at(classes, &p) == 0 {
+            return Ok(g); // nothing open can beat it: every other entry's bound is at most g
+        }
+        expanded += 1;
+        if expanded > EXACT_STATES {
+            return Err(found);
+        }
         successors(classes, &occ, &pcs, &p, &mut next, &mut gains);
-        let mut out = Vec::with_capacity(gains.len());
         for (j, &gain) in gains.iter().enumerate() {
             let q = &next[j * k..(j + 1) * k];
+            let ng = g + gain;
             let id = match index.get(q) {
+                Some(&id) if best[id as usize] >= ng => continue,
                 Some(&id) => id,
                 None => {
-                    let id = (states.len() / k) as u32;
-                    if id as usize >= EXACT_STATES {
-                        return None;
-                    }
+                    let id = best.len() as u32;
                     index.insert(q.to_vec(), id);
                     states.extend_from_slice(q);
+                    best.push(0);
                     id
                 }
             };
-            out.push((id, gain));
+            best[id as usize] = ng;
+            open.push((ng + bound.at(classes, q), ng, id));
         }
-        edges.push(out);
-        s += 1;
     }
-    let n = edges.len();
-    let sum = |s: usize| states[s * k..(s + 1) * k].iter().map(|&x| u64::from(x)).sum::<u64>();
-    let mut order: Vec<usize> = (0..n).collect();
-    order.sort_by_key(|&s| std::cmp::Reverse(sum(s)));
-    let mut best = vec![0u64; n];
-    for s in order {
-        best[s] = edges[s].iter().map(|&(t, g)| g + best[t as usize]).max().unwrap_or(0);
-    }
-    Some(best[0])
+    Ok(found)
 }
 
 /// When every class that has not exited stands at the same entry pc: the gain of advancing them all.
@@ -301,5 +395,68 @@ mod tests {
         assert!(greedy(&classes) <= best);
         // Every class can share H B H (2 + 5 + 2 instructions): c runs its first block alone.
         assert!(best >= 4 * 9);
+    }
+
+    /// The definition itself, by brute force over every state: advance any one thread alone, or every
+    /// live thread together when they stand at the same entry pc.
+    fn brute(threads: &[ThreadSeq<'_>]) -> u64 {
+        fn go(t: &[ThreadSeq<'_>], pos: &mut Vec<usize>, memo: &mut HashMap<Vec<usize>, u64>) -> u64 {
+            if let Some(&v) = memo.get(pos) {
+                return v;
+            }
+            let exited = |i: usize, p: usize| t[i].exits && p == t[i].elements.len();
+            let mut best = 0;
+            for i in 0..t.len() {
+                if pos[i] < t[i].elements.len() {
+                    pos[i] += 1;
+                    best = best.max(go(t, pos, memo));
+                    pos[i] -= 1;
+                }
+            }
+            let live: Vec<usize> = (0..t.len()).filter(|&i| !exited(i, pos[i])).collect();
+            let heads: Option<Vec<(u32, u32)>> = live.iter().map(|&i| t[i].elements.get(pos[i]).copied()).collect();
+            if let Some(h) = heads.filter(|h| !h.is_empty() && h.iter().all(|e| e.0 == h[0].0)) {
+                let gain: u64 = h.iter().map(|e| u64::from(e.1)).sum();
+                for &i in &live {
+                    pos[i] += 1;
+                }
+                best = best.max(gain + go(t, pos, memo));
+                for &i in &live {
+                    pos[i] -= 1;
+                }
+            }
+            memo.insert(pos.clone(), best);
+            best
+        }
+        go(threads, &mut vec![0; threads.len()], &mut HashMap::new())
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(300))]
+        /// The search finds exactly the optimum of the definition on random small regions (few entry pcs,
+        /// so sequences share much; weights as block sizes, the exit element of a leaving thread cut short).
+        #[test]
+        fn the_search_finds_the_optimum(
+            raw in proptest::collection::vec(
+                (proptest::collection::vec(0u32..4, 0..7), proptest::bool::ANY, 1u32..3), 1..5),
+        ) {
+            let weight = |pc: u32| pc + 1;
+            let seqs: Vec<(Vec<(u32, u32)>, bool)> = raw
+                .iter()
+                .map(|(pcs, exits, cut)| {
+                    let mut e: Vec<(u32, u32)> = pcs.iter().map(|&pc| (pc, weight(pc))).collect();
+                    let exits = *exits && !e.is_empty();
+                    if exits {
+                        let last = e.last_mut().expect("non-empty");
+                        last.1 = last.1.min(*cut);
+                    }
+                    (e, exits)
+                })
+                .collect();
+            let threads: Vec<ThreadSeq<'_>> = seqs.iter().map(|(e, x)| t(e, *x)).collect();
+            let r = best_schedule(&threads);
+            proptest::prop_assert!(r.exact);
+            proptest::prop_assert_eq!(r.convergent, brute(&threads));
+        }
     }
 }
