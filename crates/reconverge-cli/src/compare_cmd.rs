@@ -49,6 +49,10 @@ pub struct CompareArgs {
     /// allow at warp size 4): for instruction-level studies such as --scalarize.
     #[arg(long, conflicts_with = "configs")]
     pub functional: bool,
+    /// Also write the comparison as a self-contained HTML report (speedup bars per kernel and the geometric
+    /// mean, SIMD efficiency and IPC side by side, the table of all runs).
+    #[arg(long, value_name = "FILE.html")]
+    pub html: Option<String>,
     /// Also count seed 004's scalarization metrics of every run (CSV/JSON `scalarization_*`; in text, a
     /// table per run and the reproduce table beside the paper's averages).
     #[arg(long)]
@@ -132,6 +136,11 @@ pub fn run(a: CompareArgs) -> Result<(), Failure> {
             check_of(&o.verdict).1.map(|p| format!("{} / {} / warp {}: {p}", o.kernel, o.mechanism, o.warp_size))
         })
         .collect();
+    if let Some(path) = &a.html {
+        let title = format!("reconverge compare: {} kernels × {} mechanisms", kernel_count(&runs), mechs.len());
+        std::fs::write(path, reconverge_report::html::compare_report(&runs, &title))
+            .map_err(|e| Failure::input(format!("cannot write `{path}`: {e}")))?;
+    }
     if !print_tidy(a.csv, a.json, a.branches, &runs, &branch_rows)? {
         print_table(&runs)?;
         if a.counters {
@@ -151,6 +160,13 @@ pub fn run(a: CompareArgs) -> Result<(), Failure> {
         return Err(Failure { message: format!("{} runs were not as expected", bad.len()), code: 1 });
     }
     Ok(())
+}
+
+fn kernel_count(runs: &[RunRecord]) -> usize {
+    let mut k: Vec<&str> = runs.iter().map(|r| r.kernel.as_str()).collect();
+    k.sort_unstable();
+    k.dedup();
+    k.len()
 }
 
 /// Seed 004's metrics of every run, then the reproduce table beside the paper's averages.

@@ -23,10 +23,10 @@ pub struct LaunchArgs {
     /// zeros:DTYPE:LEN (DTYPE in i8 u8 i16 u16 i32 u32 i64 u64 f32 f64).
     #[arg(long = "arg", allow_hyphen_values = true)]
     pub args: Vec<String>,
-    /// The divergence mechanism: pdom, ssy, none, dwf (= dwf:majority), dwf:minority, dwf:pc, dwf:pdom,
-    /// dwf:fifo, tbc or capri.
-    #[arg(long, default_value = "pdom")]
-    pub mechanism: String,
+    /// The divergence mechanism (`reconverge suite --help` lists them all): pdom, ssy, none, dwf, tbc,
+    /// capri, minpc, sorted:..., simty, its, stackless, ... (`report` takes it repeatedly).
+    #[arg(long, default_value = "pdom", action = clap::ArgAction::Append)]
+    pub mechanism: Vec<String>,
     /// DWF's look-up table: ENTRIES[:WAYS] (set-associative, LRU; without WAYS fully associative);
     /// 0 = a perfect table.
     #[arg(long, value_name = "ENTRIES[:WAYS]", default_value = "0")]
@@ -190,7 +190,32 @@ impl LaunchArgs {
     /// Loads the file, decodes the kernel for the mechanism and resolves the arguments; the run will
     /// return the final contents of the module variables `dump_globals`.
     pub fn prepare(&self, dump_globals: &[String]) -> Result<Prepared, Failure> {
-        let mech = mechanism(&self.mechanism)?;
+        let mech = match self.mechanism.as_slice() {
+            [one] => mechanism(one)?,
+            _ => {
+                return Err(Failure::input(format!(
+                "--mechanism is given {} times; this command runs one mechanism (`report` and `compare` take several)",
+                self.mechanism.len()
+            )))
+            }
+        };
+        self.prepare_for(mech, dump_globals)
+    }
+
+    /// The mechanisms named by `--mechanism` (each once).
+    pub fn mechanisms(&self) -> Result<Vec<Mechanism>, Failure> {
+        let mut out: Vec<Mechanism> = Vec::new();
+        for m in &self.mechanism {
+            let m = mechanism(m)?;
+            if !out.contains(&m) {
+                out.push(m);
+            }
+        }
+        Ok(out)
+    }
+
+    /// [`LaunchArgs::prepare`] for mechanism `mech`.
+    pub fn prepare_for(&self, mech: Mechanism, dump_globals: &[String]) -> Result<Prepared, Failure> {
         let grid = dims("grid", &self.grid)?;
         let block = dims("block", &self.block)?;
         let loaded = source::load(&self.file, &self.nvrtc_opts)?;

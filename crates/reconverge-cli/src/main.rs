@@ -13,6 +13,7 @@ mod launch_args;
 mod nvrtc;
 mod out;
 mod progress;
+mod report_cmd;
 mod run_cmd;
 mod source;
 mod suite_cmd;
@@ -70,6 +71,9 @@ enum Command {
     /// Compare mechanisms (and warp sizes, GPU configurations) under the timing model on the suite
     /// kernels: cycles, speedup over pdom, SIMD efficiency, stall breakdown.
     Compare(compare_cmd::CompareArgs),
+    /// One launch under one or more mechanisms as a self-contained HTML report: SIMD efficiency and
+    /// structure size over time, active-lane histograms, stalls, a per-line heat map and the CFG.
+    Report(report_cmd::ReportArgs),
     /// Measure simulation speed on the suite kernels.
     Bench(bench_cmd::BenchArgs),
     /// Count the hardware of seed 003's two path-tracking units (per-thread pc arbiter, Simty's sorted
@@ -93,6 +97,7 @@ fn main() -> ExitCode {
         Command::Trace(a) => run_cmd::trace_cmd(a),
         Command::Suite(a) => suite_cmd::run(a),
         Command::Compare(a) => compare_cmd::run(a),
+        Command::Report(a) => report_cmd::run_cmd(a),
         Command::Bench(a) => bench_cmd::run_bench(a),
         Command::Cost(a) => cost_cmd::run(a),
     };

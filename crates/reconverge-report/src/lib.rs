@@ -6,11 +6,13 @@
 
 pub mod analyze;
 pub mod cfg;
+pub mod html;
 pub mod lines;
 pub mod records;
 pub mod run;
 pub mod scalarization;
 pub mod table;
+pub mod timeline;
 pub mod trace;
 
 pub use analyze::{analyze_report, AnalyzeReport};

@@ -41,8 +41,14 @@ pub struct IssueEvent<'a> {
     pub flow: &'a Flow,
     /// The mechanism's structure after the instruction (bottom first).
     pub entries: Vec<EntryView>,
+    /// The size of the structure the issue's warp (or CTA, or SM) holds after the instruction, as the
+    /// statistics count it (`max_stack_depth`, `max_paths`, `max_pool_warps`).
+    pub structure: usize,
     /// Warp instructions issued before this one (by this core).
     pub seq: u64,
+    /// The group held every live (not exited) thread of each static warp it draws from: the warp ran
+    /// converged. `false` is a divergent execution.
+    pub whole_warp: bool,
     /// The value registers the instruction wrote and, for each, the value in every issued lane (lane
     /// order), read after the instruction (for checks such as the variance analysis' soundness test).
     pub written: Vec<(u32, Vec<u64>)>,
@@ -360,7 +366,14 @@ impl<'a, T: Tracker> SmCore<'a, T> {
                 lanes: &group.lanes,
                 flow: &fx.flow,
                 entries: self.tracker.entries(&self.mech, &r.st, group.ctx),
+                structure: size,
                 seq: self.stats.warp_instructions - 1,
+                // Issued lanes are live before the issue and exiting ones are among them, so the group
+                // held its warps' live threads iff it covers those still live after it.
+                whole_warp: group
+                    .lanes
+                    .split(group.mask)
+                    .all(|(w, lanes)| r.cta.live.get(w as usize).is_some_and(|&live| live & !lanes == 0)),
                 written: prog.info[pc as usize]
                     .writes
                     .iter()

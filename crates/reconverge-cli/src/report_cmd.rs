@@ -1,0 +1,136 @@
+//! `reconverge report`: one launch under one or more mechanisms, as a self-contained HTML page.
+
+use crate::launch_args::LaunchArgs;
+use crate::{outln, Failure};
+use clap::Args;
+use reconverge_report::html::{run_report, MechanismRun, RunReport, SourceView};
+use reconverge_report::records::RunRecord;
+use reconverge_report::timeline::TimelineRecorder;
+use reconverge_sim::{run, Mechanism, RunResult};
+
+/// Arguments of `reconverge report`.
+#[derive(Args)]
+pub struct ReportArgs {
+    #[command(flatten)]
+    launch: LaunchArgs,
+    /// Every mechanism (instead of --mechanism).
+    #[arg(long)]
+    all: bool,
+    /// The CUDA source for the per-line heat map, when the kernel's `.loc` lines name a file that is not
+    /// at that path (default: the `.cu` input, or the file `.loc` names, else the PTX).
+    #[arg(long, value_name = "FILE.cu")]
+    source: Option<String>,
+    /// The HTML file to write.
+    #[arg(short = 'o', long = "output", value_name = "FILE.html")]
+    output: String,
+}
+
+/// One mechanism's functional run (with its timeline) and timed record.
+struct Done {
+    mech: Mechanism,
+    prog: reconverge_sim::Program,
+    result: RunResult,
+    timeline: TimelineRecorder,
+    timed: Option<RunRecord>,
+}
+
+/// Runs `reconverge report`.
+pub fn run_cmd(a: ReportArgs) -> Result<(), Failure> {
+    let mechs = if a.all { Mechanism::ALL.to_vec() } else { a.launch.mechanisms()? };
+    let gpu = a.launch.timing.gpu()?;
+    let mut done = Vec::new();
+    for &m in &mechs {
+        let p = a.launch.prepare_for(m, &[])?;
+        let mut rec = TimelineRecorder::new(&p.prog);
+        let result = run(&p.prog, m, &p.cfg, &p.args, &mut rec);
+        let timed = gpu.as_ref().map(|g| {
+            let t = reconverge_timing::run_timed(
+                &p.prog,
+                m,
+                &p.cfg,
+                g,
+                &p.args,
+                a.launch.timing.max_cycles,
+                a.launch.timing.threads,
+            );
+            RunRecord::new("", Some(&g.name), p.cfg.warp_size, m.name(), None, Some(&t.run), Some(&t.timing))
+        });
+        done.push(Done { mech: m, prog: p.prog, result, timeline: rec, timed });
+    }
+    let first = a.launch.prepare_for(mechs[0], &[])?;
+    let loaded = crate::source::load(&a.launch.file, &a.launch.nvrtc_opts)?;
+    let report_cfg = reconverge_report::cfg_report(&loaded.module, &a.launch.file, &loaded.ptx, None, None);
+    let kernel_name = first.prog.kernel_name().to_string();
+    let cfg = report_cfg.functions.iter().find(|f| f.name == first.prog.functions[0].name);
+    // The heat map shows the CUDA source when the kernel's `.loc` names a readable file (or the input is
+    // CUDA C), else the PTX.
+    let cuda = cuda_source(&a.launch.file, a.source.as_deref(), &first.prog)?;
+    let (name, text, cuda_file) = match &cuda {
+        Some((f, path, text)) => (path.clone(), text.clone(), Some(*f)),
+        None => (a.launch.file.clone(), loaded.ptx.clone(), None),
+    };
+    let launch = format!(
+        "{} · grid {} · block {} · warp size {} · {}",
+        a.launch.file,
+        a.launch.grid,
+        a.launch.block,
+        first.cfg.warp_size,
+        gpu.as_ref().map(|g| format!("GPU {}", g.name)).unwrap_or_else(|| "functional".into())
+    );
+    let report = RunReport {
+        kernel: &kernel_name,
+        launch: &launch,
+        warp_size: first.cfg.warp_size,
+        runs: done
+            .iter()
+            .map(|d| MechanismRun {
+                mechanism: d.mech.name(),
+                prog: &d.prog,
+                result: &d.result,
+                timeline: &d.timeline,
+                timed: d.timed.as_ref(),
+            })
+            .collect(),
+        source: SourceView { name: &name, text: &text, cuda_file },
+        cfg,
+    };
+    let html = run_report(&report);
+    std::fs::write(&a.output, html).map_err(|e| Failure::input(format!("cannot write `{}`: {e}", a.output)))?;
+    outln!("wrote {} ({} mechanisms)", a.output, done.len())?;
+    for d in &done {
+        if let Some(e) = &d.result.error {
+            outln!("  {}: {}", d.mech, e)?;
+        }
+    }
+    Ok(())
+}
+
+/// The CUDA source of the kernel and the `.loc` file index it is: `--source`, the `.cu` input itself, or
+/// the file the `.loc` lines name (as written, or beside the input) when readable; `None` when the kernel
+/// has no line information or no such file is found (the heat map then shows the PTX).
+fn cuda_source(
+    input: &str,
+    given: Option<&str>,
+    prog: &reconverge_sim::Program,
+) -> Result<Option<(u32, String, String)>, Failure> {
+    let Some(file) = prog.info.iter().find_map(|i| i.loc.map(|l| l.file)) else {
+        return match given {
+            Some(g) => Err(Failure::input(format!("--source {g}: the kernel has no CUDA line information (.loc)"))),
+            None => Ok(None),
+        };
+    };
+    if let Some(g) = given {
+        let text = std::fs::read_to_string(g).map_err(|e| Failure::input(format!("cannot read `{g}`: {e}")))?;
+        return Ok(Some((file, g.to_string(), text)));
+    }
+    let path = prog.src_files.iter().find(|(n, _)| *n == file).map(|(_, p)| p.clone()).unwrap_or_default();
+    let mut candidates = vec![std::path::PathBuf::from(input), std::path::PathBuf::from(&path)];
+    if let Some(name) = std::path::Path::new(&path).file_name() {
+        candidates.push(std::path::Path::new(input).with_file_name(name));
+    }
+    let cu = |c: &std::path::PathBuf| c.extension().is_some_and(|e| e == "cu");
+    Ok(candidates
+        .iter()
+        .filter(|c| cu(c))
+        .find_map(|c| std::fs::read_to_string(c).ok().map(|t| (file, c.display().to_string(), t))))
+}

@@ -1,0 +1,93 @@
+//! A function's control-flow graph as SVG, laid out by `layout-rs` (a layered Sugiyama layout in Rust; no
+//! Graphviz): blocks coloured by the share of their executions that were divergent, reconvergence points
+//! drawn with a double border, back edges dashed.
+
+use crate::cfg::{FunctionReport, ReconvergenceReport};
+use layout::backends::svg::SVGWriter;
+use layout::core::base::Orientation;
+use layout::core::color::Color;
+use layout::core::geometry::Point;
+use layout::core::style::{LineStyleKind, StyleAttr};
+use layout::std_shapes::shapes::{Arrow, Element, LineEndKind, ShapeKind};
+use layout::topo::layout::VisualGraph;
+
+/// Per block (by index in `f.blocks`): executions and divergent executions.
+pub type BlockCounts = [(u64, u64)];
+
+/// The fill colour of a block with `share` of its executions divergent: green (converged) through yellow
+/// to red; grey when never executed.
+pub fn heat(share: Option<f64>) -> u32 {
+    let Some(s) = share else { return 0xe6e6e6ff };
+    let s = s.clamp(0.0, 1.0);
+    // Two linear ramps: #a6dba0 → #fee08b → #f46d43.
+    let (a, b, t) = if s < 0.5 { (0xa6dba0u32, 0xfee08bu32, s * 2.0) } else { (0xfee08b, 0xf46d43, s * 2.0 - 1.0) };
+    let ch = |sh: u32| {
+        let x = ((a >> sh) & 0xff) as f64;
+        let y = ((b >> sh) & 0xff) as f64;
+        (x + (y - x) * t).round() as u32
+    };
+    (ch(16) << 24) | (ch(8) << 16) | (ch(0) << 8) | 0xff
+}
+
+/// The SVG of `f` with `counts` per block.
+pub fn cfg_svg(f: &FunctionReport, counts: &BlockCounts) -> String {
+    let mut vg = VisualGraph::new(Orientation::TopToBottom);
+    let reconv: std::collections::BTreeSet<u32> = f
+        .branches
+        .iter()
+        .filter(|b| b.may_diverge)
+        .filter_map(|b| match &b.reconvergence {
+            ReconvergenceReport::Block { block, .. } => Some(*block),
+            ReconvergenceReport::Exit(_) => None,
+        })
+        .collect();
+    let mut handles = Vec::new();
+    for (i, b) in f.blocks.iter().enumerate() {
+        let (execs, div) = counts.get(i).copied().unwrap_or((0, 0));
+        let share = (execs > 0).then(|| div as f64 / execs as f64);
+        let mut label = format!("{} (line {})", b.name, b.ptx_line);
+        match share {
+            Some(s) => label.push_str(&format!("\n{execs} exec, {:.0}% divergent", 100.0 * s)),
+            None => label.push_str("\nnot executed"),
+        }
+        if reconv.contains(&b.index) {
+            label.push_str("\n◆ reconvergence point");
+        }
+        let border = if reconv.contains(&b.index) { 4 } else { 1 };
+        let look = StyleAttr::new(Color::new(0x333333ff), border, Some(Color::new(heat(share))), 4, 13);
+        let size = Point::new(210.0, if reconv.contains(&b.index) { 72.0 } else { 56.0 });
+        handles.push(vg.add_node(Element::create(ShapeKind::new_box(&label), look, Orientation::TopToBottom, size)));
+    }
+    for (i, b) in f.blocks.iter().enumerate() {
+        for e in &b.succs {
+            let Some(to) = e.to else { continue };
+            let Some(j) = f.blocks.iter().position(|x| x.index == to) else { continue };
+            let back = j <= i;
+            let style = if back { LineStyleKind::Dashed } else { LineStyleKind::Normal };
+            let look = StyleAttr::new(Color::new(0x444444ff), 1, None, 0, 11);
+            let arrow = Arrow::new(LineEndKind::None, LineEndKind::Arrow, style, e.kind, &look, &None, &None);
+            vg.add_edge(arrow, handles[i], handles[j]);
+        }
+    }
+    let mut svg = SVGWriter::new();
+    vg.do_it(false, false, false, &mut svg);
+    let out = svg.finalize();
+    // Inline in the page: drop any XML prolog, let CSS size it.
+    match out.find("<svg") {
+        Some(k) => out[k..].to_string(),
+        None => out,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_heat_scale_runs_from_green_to_red() {
+        assert_eq!(heat(Some(0.0)), 0xa6dba0ff);
+        assert_eq!(heat(Some(0.5)), 0xfee08bff);
+        assert_eq!(heat(Some(1.0)), 0xf46d43ff);
+        assert_eq!(heat(None), 0xe6e6e6ff);
+    }
+}
