@@ -32,6 +32,8 @@ struct Done {
     result: RunResult,
     timeline: TimelineRecorder,
     timed: Option<RunRecord>,
+    /// The timed run's Chrome trace file (beside the report).
+    trace_file: Option<String>,
 }
 
 /// Runs `reconverge report`.
@@ -43,19 +45,30 @@ pub fn run_cmd(a: ReportArgs) -> Result<(), Failure> {
         let p = a.launch.prepare_for(m, &[])?;
         let mut rec = TimelineRecorder::new(&p.prog);
         let result = run(&p.prog, m, &p.cfg, &p.args, &mut rec);
-        let timed = gpu.as_ref().map(|g| {
-            let t = reconverge_timing::run_timed(
-                &p.prog,
-                m,
-                &p.cfg,
-                g,
-                &p.args,
-                a.launch.timing.max_cycles,
-                a.launch.timing.threads,
-            );
-            RunRecord::new("", Some(&g.name), p.cfg.warp_size, m.name(), None, Some(&t.run), Some(&t.timing))
-        });
-        done.push(Done { mech: m, prog: p.prog, result, timeline: rec, timed });
+        let (timed, trace_file) = match &gpu {
+            Some(g) => {
+                let spec = reconverge_timing::TraceSpec { max_events: TRACE_EVENTS, ..Default::default() };
+                let (t, timeline) = reconverge_timing::run_timed_traced(
+                    &p.prog,
+                    m,
+                    &p.cfg,
+                    g,
+                    &p.args,
+                    a.launch.timing.max_cycles,
+                    a.launch.timing.threads,
+                    Some(spec),
+                );
+                let file = trace_path(&a.output, m);
+                let name = p.prog.kernel_name().to_string();
+                let json = reconverge_report::perfetto::chrome_trace(&timeline, &p.prog, &name, m.name());
+                crate::run_cmd::write_json(&file, &json)?;
+                let rec =
+                    RunRecord::new("", Some(&g.name), p.cfg.warp_size, m.name(), None, Some(&t.run), Some(&t.timing));
+                (Some(rec), Some(file))
+            }
+            None => (None, None),
+        };
+        done.push(Done { mech: m, prog: p.prog, result, timeline: rec, timed, trace_file });
     }
     let first = a.launch.prepare_for(mechs[0], &[])?;
     let loaded = crate::source::load(&a.launch.file, &a.launch.nvrtc_opts)?;
@@ -89,6 +102,7 @@ pub fn run_cmd(a: ReportArgs) -> Result<(), Failure> {
                 result: &d.result,
                 timeline: &d.timeline,
                 timed: d.timed.as_ref(),
+                trace_file: d.trace_file.as_deref().map(file_name),
             })
             .collect(),
         source: SourceView { name: &name, text: &text, cuda_file },
@@ -103,6 +117,20 @@ pub fn run_cmd(a: ReportArgs) -> Result<(), Failure> {
         }
     }
     Ok(())
+}
+
+/// Events kept in each mechanism's timeline file (about 150 bytes each).
+const TRACE_EVENTS: usize = 200_000;
+
+/// `report.html` → `report.tbc.trace.json` (mechanism names made file-safe).
+fn trace_path(output: &str, m: Mechanism) -> String {
+    let stem = output.strip_suffix(".html").unwrap_or(output);
+    let safe: String = m.name().chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '-' }).collect();
+    format!("{stem}.{safe}.trace.json")
+}
+
+fn file_name(path: &str) -> &str {
+    std::path::Path::new(path).file_name().and_then(|n| n.to_str()).unwrap_or(path)
 }
 
 /// The CUDA source of the kernel and the `.loc` file index it is: `--source`, the `.cu` input itself, or

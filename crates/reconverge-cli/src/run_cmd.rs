@@ -49,6 +49,18 @@ pub struct TraceArgs {
     /// active lanes, saved paths in parentheses, synchronisation points in brackets.
     #[arg(long)]
     blocks: bool,
+    /// Instead of the text trace, run the timing model and write its timeline in the Chrome trace-event
+    /// format (open it in the Perfetto UI or chrome://tracing): per SM a track per scheduler (idle
+    /// slots by cause) and per warp (issued groups with pc, line, active lanes, structure size), and a
+    /// SIMD-efficiency counter.
+    #[arg(long, value_name = "FILE.json")]
+    perfetto: Option<String>,
+    /// With --perfetto: only the first CYCLES cycles, or cycles FROM..TO.
+    #[arg(long, value_name = "CYCLES|FROM:TO")]
+    window: Option<String>,
+    /// With --perfetto: keep at most this many events (the rest are counted and reported).
+    #[arg(long, default_value_t = 1_000_000)]
+    max_events: usize,
 }
 
 fn exit_for(r: &RunResult) -> Result<(), Failure> {
@@ -137,8 +149,73 @@ pub fn run_cmd(a: RunArgs) -> Result<(), Failure> {
     exit_for(&r)
 }
 
+/// Parses `--window CYCLES` (the first CYCLES cycles) or `--window FROM:TO`.
+fn window(text: &str) -> Result<(u64, u64), Failure> {
+    let bad = || Failure::input(format!("--window `{text}`: expected CYCLES or FROM:TO (cycle numbers, FROM < TO)"));
+    let (a, b) = text.split_once(':').unwrap_or(("0", text));
+    let (from, to) = (a.trim().parse::<u64>().map_err(|_| bad())?, b.trim().parse::<u64>().map_err(|_| bad())?);
+    if from >= to {
+        return Err(bad());
+    }
+    Ok((from, to))
+}
+
+/// Writes `path` as JSON, streaming.
+pub fn write_json(path: &str, v: &serde_json::Value) -> Result<(), Failure> {
+    let f = std::fs::File::create(path).map_err(|e| Failure::input(format!("cannot write `{path}`: {e}")))?;
+    serde_json::to_writer(std::io::BufWriter::new(f), v)
+        .map_err(|e| Failure::input(format!("cannot write `{path}`: {e}")))
+}
+
+/// `trace --perfetto`: the timed run's timeline.
+fn perfetto_cmd(a: &TraceArgs, path: &str) -> Result<(), Failure> {
+    let p = a.launch.prepare(&[])?;
+    let gpu = crate::launch_args::gpu_config(&a.launch.timing.config)?;
+    let (from, to) = match &a.window {
+        Some(w) => window(w)?,
+        None => (0, u64::MAX),
+    };
+    if a.max_events == 0 {
+        return Err(Failure::input("--max-events must be at least 1"));
+    }
+    let spec = reconverge_timing::TraceSpec { from, to, max_events: a.max_events, bucket: 1000 };
+    let (t, timeline) = reconverge_timing::run_timed_traced(
+        &p.prog,
+        p.mechanism,
+        &p.cfg,
+        &gpu,
+        &p.args,
+        a.launch.timing.max_cycles,
+        a.launch.timing.threads,
+        Some(spec),
+    );
+    let name = p.prog.kernel_name().to_string();
+    write_json(path, &reconverge_report::perfetto::chrome_trace(&timeline, &p.prog, &name, p.mechanism.name()))?;
+    outln!(
+        "wrote {path}: {} events of kernel {name} under {} on {}, {} cycles (open it in the Perfetto UI or chrome://tracing)",
+        timeline.events.len(),
+        p.mechanism,
+        gpu.name,
+        t.timing.cycles
+    )?;
+    if timeline.dropped > 0 {
+        outln!(
+            "note: {} more events were left out by --max-events {}; narrow the cycles with --window FROM:TO or raise the cap",
+            timeline.dropped,
+            a.max_events
+        )?;
+    }
+    exit_for(&t.run)
+}
+
 /// Runs `reconverge trace`.
 pub fn trace_cmd(a: TraceArgs) -> Result<(), Failure> {
+    if let Some(path) = a.perfetto.clone() {
+        return perfetto_cmd(&a, &path);
+    }
+    if a.window.is_some() {
+        return Err(Failure::input("--window applies to --perfetto"));
+    }
     let p = a.launch.prepare(&[])?;
     if a.cta >= p.cfg.num_ctas() {
         return Err(Failure::input(format!(

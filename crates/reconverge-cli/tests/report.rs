@@ -128,6 +128,11 @@ fn reports_render_in_a_real_browser() {
         assert!(html.contains(&format!(">{m}<")), "{m} named in the report");
     }
     assert!(html.contains("mandelbrot.cu"), "the heat map shows the CUDA source");
+    for m in ["pdom", "tbc", "stackless-dcp"] {
+        let t = dir.join(format!("mandelbrot.{m}.trace.json"));
+        let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&t).expect("timeline")).expect("json");
+        assert!(v["traceEvents"].as_array().is_some_and(|e| e.len() > 100), "{m}'s timeline");
+    }
     // 2 time plots, 3 histograms, the stall bars and 3 CFGs.
     check(&open(&run_html, &dir), 9);
     let cmp_html = dir.join("compare.html");
@@ -139,5 +144,59 @@ fn reports_render_in_a_real_browser() {
     ]);
     // Speedup, SIMD efficiency, IPC.
     check(&open(&cmp_html, &dir), 3);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+fn run_out(args: &[&str]) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_reconverge")).args(args).current_dir(root()).output().expect("runs");
+    assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// `trace --perfetto`: a trace-event file with a process per SM, scheduler tracks with idle slices by
+/// cause, warp tracks with one-cycle issue slices (pc, line, active lanes, structure size), a SIMD
+/// counter; `--window` bounds the cycles and `--max-events` the size, with a message.
+#[test]
+fn timelines_in_the_chrome_trace_format() {
+    let dir = std::env::temp_dir().join(format!("reconverge-perfetto-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let file = dir.join("fig2.json");
+    let path = file.to_str().expect("utf-8 path");
+    #[rustfmt::skip]
+    let base = [
+        "trace", "kernels/handwritten/seed004_fig2.ptx", "--grid", "2", "--block", "64",
+        "--arg", "zeros:i32:128", "--arg", "1", "--mechanism", "stackless-dcp", "--perfetto", path,
+    ];
+    let said = run_out(&base);
+    assert!(said.contains("events of kernel fig2 under stackless-dcp"), "{said}");
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&file).expect("written")).expect("json");
+    let ev = v["traceEvents"].as_array().expect("events");
+    let count = |ph: &str| ev.iter().filter(|e| e["ph"] == ph).count();
+    assert!(count("X") > 100 && count("C") >= 1 && count("M") >= 4);
+    let names: Vec<&str> = ev.iter().filter(|e| e["ph"] == "M").filter_map(|e| e["args"]["name"].as_str()).collect();
+    assert!(names.iter().any(|n| n.starts_with("SM ")) && names.iter().any(|n| n.starts_with("scheduler")));
+    assert!(names.iter().any(|n| n.starts_with("CTA 0 warp 0")));
+    let issue = ev.iter().find(|e| e["ph"] == "X" && e["args"]["pc"].is_u64()).expect("an issue slice");
+    for k in ["line", "active_lanes", "structure"] {
+        assert!(!issue["args"][k].is_null(), "issue slices carry {k}");
+    }
+    assert!(ev.iter().any(|e| e["ph"] == "X" && e["name"].as_str().is_some_and(|n| n.starts_with("idle: "))));
+    // The same timeline on any number of host threads.
+    let one = std::fs::read(&file).expect("written");
+    run_out(&[&base[..], &["--threads", "1"]].concat());
+    assert!(one == std::fs::read(&file).expect("written"), "the timeline depends on --threads");
+    // Bounds.
+    let said = run_out(&[&base[..], &["--window", "100:200", "--max-events", "50"]].concat());
+    assert!(said.contains("were left out by --max-events 50"), "{said}");
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&file).expect("written")).expect("json");
+    let xs: Vec<u64> = v["traceEvents"].as_array().expect("events").iter().filter_map(|e| e["ts"].as_u64()).collect();
+    assert!(!xs.is_empty() && xs.iter().all(|&t| (100..200).contains(&t)));
+    let out = Command::new(env!("CARGO_BIN_EXE_reconverge"))
+        .args([&base[..], &["--window", "5:5"]].concat())
+        .current_dir(root())
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--window `5:5`"));
     let _ = std::fs::remove_dir_all(&dir);
 }

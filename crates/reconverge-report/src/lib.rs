@@ -8,6 +8,7 @@ pub mod analyze;
 pub mod cfg;
 pub mod html;
 pub mod lines;
+pub mod perfetto;
 pub mod records;
 pub mod run;
 pub mod scalarization;

@@ -6,6 +6,7 @@ use crate::gmem::WriteOp;
 use crate::memsys::{L2Config as MemL2Config, L2Dram};
 use crate::sm::{EpochCtx, EpochOutcome, L2Request, Sm};
 use crate::stats::TimingStats;
+use crate::trace::{self, SmTrace, Timeline, TraceSpec};
 use rayon::prelude::*;
 use reconverge_sim::access::GlobalMemory;
 use reconverge_sim::core::{livelock_report, stall_report, Watchdog};
@@ -33,8 +34,24 @@ pub fn run_timed(
     max_cycles: Option<u64>,
     threads: usize,
 ) -> TimedResult {
+    run_timed_traced(prog, mech, launch, gpu, args, max_cycles, threads, None).0
+}
+
+/// [`run_timed`], recording the timeline `trace` asks for (empty when `None`); the timeline does not
+/// depend on `threads` either.
+#[allow(clippy::too_many_arguments)]
+pub fn run_timed_traced(
+    prog: &Program,
+    mech: Mechanism,
+    launch: &LaunchConfig,
+    gpu: &GpuConfig,
+    args: &[Arg],
+    max_cycles: Option<u64>,
+    threads: usize,
+    trace: Option<TraceSpec>,
+) -> (TimedResult, Timeline) {
     let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build();
-    let go = || reconverge_sim::with_tracker!(mech, |t| run_with(prog, t, launch, gpu, args, max_cycles));
+    let go = || reconverge_sim::with_tracker!(mech, |t| run_with(prog, t, launch, gpu, args, max_cycles, trace));
     match pool {
         Ok(p) => p.install(go),
         Err(_) => go(),
@@ -48,10 +65,14 @@ fn run_with<T: Tracker>(
     gpu: &GpuConfig,
     args: &[Arg],
     max_cycles: Option<u64>,
-) -> TimedResult {
-    let empty = |e: SimError| TimedResult {
-        run: RunResult::failed(prog, Stats::new(prog, launch.warp_size, T::STRUCTURE), e, args),
-        timing: TimingStats::default(),
+    trace: Option<TraceSpec>,
+) -> (TimedResult, Timeline) {
+    let empty = |e: SimError| {
+        let r = TimedResult {
+            run: RunResult::failed(prog, Stats::new(prog, launch.warp_size, T::STRUCTURE), e, args),
+            timing: TimingStats::default(),
+        };
+        (r, Timeline { spec: trace, ..Timeline::default() })
     };
     if let Err(e) = launch.validate(prog).and_then(|_| gpu.validate().map_err(SimError::Launch)) {
         return empty(e);
@@ -65,6 +86,12 @@ fn run_with<T: Tracker>(
         Ok(v) => v,
         Err(e) => return empty(SimError::Launch(e)),
     };
+    if let Some(spec) = trace {
+        for sm in sms.iter_mut() {
+            let nsched = gpu.sm.schedulers as usize;
+            sm.trace = Some(SmTrace::new(spec, sm.id, gpu.num_sms, nsched, launch.warp_size));
+        }
+    }
     let mut l2 = match L2Dram::new(l2_config(gpu)) {
         Ok(l) => l,
         Err(e) => return empty(SimError::Launch(format!("l2: {e}"))),
@@ -87,7 +114,11 @@ fn run_with<T: Tracker>(
     let mut timing = TimingStats { epoch_cycles: epoch, ..TimingStats::default() };
     let error = epochs(&mut sms, &mut l2, &mut dev.mem, &dev.consts, &dev.params, launch, gpu, max_cycles, &mut timing);
     let stats = collect(&sms, &l2, launch, prog, &mut timing);
-    TimedResult { run: RunResult::finished(prog, stats, error, dev.outputs(prog, args, launch)), timing }
+    let timeline = match trace {
+        Some(spec) => trace::merge(spec, sms.iter_mut().filter_map(|s| s.trace.take()).collect()),
+        None => Timeline::default(),
+    };
+    (TimedResult { run: RunResult::finished(prog, stats, error, dev.outputs(prog, args, launch)), timing }, timeline)
 }
 
 fn l2_config(gpu: &GpuConfig) -> MemL2Config {

@@ -25,7 +25,9 @@ pub mod gpu;
 pub mod memsys;
 pub mod sm;
 pub mod stats;
+pub mod trace;
 
 pub use config::{Dispatch, GpuConfig, SchedulerPolicy, PRESETS};
-pub use gpu::{run_timed, TimedResult};
+pub use gpu::{run_timed, run_timed_traced, TimedResult};
 pub use stats::TimingStats;
+pub use trace::{Timeline, TraceEvent, TraceSpec};

@@ -63,6 +63,8 @@ pub struct MechanismRun<'a> {
     pub timeline: &'a TimelineRecorder,
     /// The timed run's statistics and record (`None` in functional mode).
     pub timed: Option<&'a RunRecord>,
+    /// The timed run's Chrome trace file, relative to the report (`None` in functional mode).
+    pub trace_file: Option<&'a str>,
 }
 
 /// The source shown in the heat map.
@@ -182,7 +184,7 @@ fn series(r: &RunReport<'_>, y: impl Fn(&crate::timeline::Bucket, u64) -> Option
 }
 
 fn summary_table(b: &mut String, r: &RunReport<'_>) {
-    b.push_str("<table><tr><th>mechanism</th><th>outcome</th><th>cycles</th><th>vs first</th><th>SIMD efficiency</th><th>IPC</th><th>warp instructions</th><th>mechanism instructions</th><th>largest structure</th><th>divergent branches</th></tr>");
+    b.push_str("<table><tr><th>mechanism</th><th>outcome</th><th>cycles</th><th>vs first</th><th>SIMD efficiency</th><th>IPC</th><th>warp instructions</th><th>mechanism instructions</th><th>largest structure</th><th>divergent branches</th><th>timeline</th></tr>");
     let base = r.runs.first().and_then(|m| m.timed).and_then(|t| t.cycles);
     for m in &r.runs {
         let s = &m.result.stats;
@@ -193,7 +195,7 @@ fn summary_table(b: &mut String, r: &RunReport<'_>) {
         };
         let _ = write!(
             b,
-            "<tr><td>{}</td><td class=\"t\">{}</td><td>{}</td><td>{speed}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{} of {}</td></tr>",
+            "<tr><td>{}</td><td class=\"t\">{}</td><td>{}</td><td>{speed}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{} of {}</td><td class=\"t\">{}</td></tr>",
             esc(m.mechanism),
             esc(m.result.outcome()),
             cycles.map(|c| c.to_string()).unwrap_or_else(|| "–".into()),
@@ -203,10 +205,11 @@ fn summary_table(b: &mut String, r: &RunReport<'_>) {
             s.mechanism_instructions,
             s.max_structure,
             s.divergent_branches,
-            s.branches
+            s.branches,
+            m.trace_file.map(|f| format!("<a href=\"{0}\">{0}</a>", esc(f))).unwrap_or_else(|| "–".into())
         );
     }
-    b.push_str("</table><p class=\"note\">SIMD efficiency counts the kernel's own instructions; mechanism instructions are counted apart. “vs first”: the first mechanism's cycles / this one's.</p>");
+    b.push_str("</table><p class=\"note\">SIMD efficiency counts the kernel's own instructions; mechanism instructions are counted apart. “vs first”: the first mechanism's cycles / this one's. Timelines are Chrome trace-event files: open them in the Perfetto UI (ui.perfetto.dev) or chrome://tracing.</p>");
 }
 
 fn stall_section(b: &mut String, r: &RunReport<'_>) {

@@ -104,6 +104,8 @@ pub struct Issued {
     /// A delay of the mechanism's own logic (compaction, warp-pool insertion), paid by the threads
     /// [`SmCore::delayed`] names.
     pub delay: Option<Delay>,
+    /// The size of the issuing warp's (or CTA's, or SM's) structure after the instruction.
+    pub structure: usize,
 }
 
 struct Resident<C> {
@@ -304,7 +306,7 @@ impl<'a, T: Tracker> SmCore<'a, T> {
         if let Flow::Await { lanes } = fx.flow {
             // Nothing executed; the mechanism gathers the missing member lanes.
             self.tracker.await_members(&mut self.mech, &mut r.st, group, lanes);
-            return Ok(Issued { barrier: false, released: false, exited: false, changed, delay: None });
+            return Ok(Issued { barrier: false, released: false, exited: false, changed, delay: None, structure: 0 });
         }
         self.stats.count_issue(prog, pc, group.mask, &fx.flow);
         if let (Some(sc), Some(plan), Some(st)) = (&mut self.scalar, &prog.scalar, &mut self.stats.scalarization) {
@@ -388,7 +390,7 @@ impl<'a, T: Tracker> SmCore<'a, T> {
                     .collect(),
             });
         }
-        Ok(Issued { barrier, released, exited, changed, delay })
+        Ok(Issued { barrier, released, exited, changed, delay, structure: size })
     }
 
     /// The threads that pay the delay of the last issued instruction ([`Issued::delay`]).

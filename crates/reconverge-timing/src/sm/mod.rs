@@ -106,6 +106,8 @@ pub struct Sm<'a, T: Tracker> {
     done_loads: Vec<LoadTrack>,
     /// Scratch for the occupied contexts of a CTA.
     occupied: std::cell::RefCell<Vec<u32>>,
+    /// The timeline recorder, when one was asked for.
+    pub trace: Option<crate::trace::SmTrace>,
 }
 
 fn unit(class: InstClass) -> usize {
@@ -155,6 +157,7 @@ impl<'a, T: Tracker> Sm<'a, T> {
             last_busy: None,
             done_loads: Vec::new(),
             occupied: Default::default(),
+            trace: None,
         })
     }
 
@@ -463,9 +466,12 @@ impl<'a, T: Tracker> Sm<'a, T> {
                         if self.other_path_waits(g, &order, t, s) {
                             self.latency_hiding_issues += 1;
                         }
-                        if let Err(e) = self.issue_one(g, &grp, s, t, ctx, &mut out) {
-                            out.error = Some((t, e));
-                            return out;
+                        match self.issue_one(g, &grp, s, t, ctx, &mut out) {
+                            Ok((busy, structure)) => self.trace_issue(g, &grp, s, t, busy, structure),
+                            Err(e) => {
+                                out.error = Some((t, e));
+                                return out;
+                            }
                         }
                         issued_s[s] = true;
                         out.issued += 1;
@@ -498,11 +504,12 @@ impl<'a, T: Tracker> Sm<'a, T> {
         wake: u64,
         out: &mut EpochOutcome,
     ) -> u64 {
-        let idle: SmallVec<[Option<Cause>; 8]> = (0..nsched).filter(|&s| !issued_s[s]).map(|s| causes[s]).collect();
+        let idle: SmallVec<[(usize, Option<Cause>); 8]> =
+            (0..nsched).filter(|&s| !issued_s[s]).map(|s| (s, causes[s])).collect();
         self.retire();
         if !self.has_work() {
-            for c in &idle {
-                self.count_stall(*c, 1);
+            for &(s, c) in &idle {
+                self.count_stall(s, t, c, 1);
             }
             return t + 1;
         }
@@ -512,30 +519,45 @@ impl<'a, T: Tracker> Sm<'a, T> {
             let inbox_next = self.memory.next_response().unwrap_or(u64::MAX);
             let next = wake.min(inbox_next).min(t1).max(t + 1);
             let skipped = next - t;
-            for c in &idle {
-                self.count_stall(*c, skipped);
+            for &(s, c) in &idle {
+                self.count_stall(s, t, c, skipped);
             }
             self.busy_cycles += skipped - 1;
             self.issue_slots += (skipped - 1) * nsched as u64;
             self.last_busy = Some(next - 1);
             next
         } else {
-            for c in &idle {
-                self.count_stall(*c, 1);
+            for &(s, c) in &idle {
+                self.count_stall(s, t, c, 1);
             }
             t + 1
         }
     }
 
-    fn count_stall(&mut self, c: Option<Cause>, n: u64) {
+    /// Records an issued group in the timeline.
+    fn trace_issue(&mut self, g: u32, grp: &Group, sched: usize, t: u64, busy: u64, structure: usize) {
+        let Some(tr) = self.trace.as_mut() else { return };
+        let (c, ctx) = ((g / self.nctx) as usize, g % self.nctx);
+        let cta = self.core.linear(c).unwrap_or(0);
+        let warp = self.core.hw_warp(c, ctx);
+        let own = self.core.class(grp.pc) != InstClass::Mechanism;
+        tr.issue(sched, cta, warp, grp.pc, grp.mask.count_ones(), structure, t, busy, own);
+    }
+
+    /// Scheduler `sched` idled `n` cycles from `t` because of `c`.
+    fn count_stall(&mut self, sched: usize, t: u64, c: Option<Cause>, n: u64) {
         let s = &mut self.stalls;
-        match c {
-            None | Some(Cause::Done) => s.no_ready_warp += n,
-            Some(Cause::Memory) => s.memory += n,
-            Some(Cause::Scoreboard) => s.scoreboard += n,
-            Some(Cause::Pipeline) => s.pipeline += n,
-            Some(Cause::Mechanism) => s.mechanism += n,
-            Some(Cause::Barrier) => s.barrier += n,
+        let (counter, name) = match c {
+            None | Some(Cause::Done) => (&mut s.no_ready_warp, "no warp"),
+            Some(Cause::Memory) => (&mut s.memory, "memory"),
+            Some(Cause::Scoreboard) => (&mut s.scoreboard, "register dependency"),
+            Some(Cause::Pipeline) => (&mut s.pipeline, "busy unit or branch"),
+            Some(Cause::Mechanism) => (&mut s.mechanism, "mechanism"),
+            Some(Cause::Barrier) => (&mut s.barrier, "barrier"),
+        };
+        *counter += n;
+        if let Some(tr) = self.trace.as_mut() {
+            tr.stall(sched, name, t, n);
         }
     }
 
@@ -549,7 +571,7 @@ impl<'a, T: Tracker> Sm<'a, T> {
         now: u64,
         ctx: &EpochCtx<'_>,
         out: &mut EpochOutcome,
-    ) -> Result<(), SimError> {
+    ) -> Result<(u64, usize), SimError> {
         let c = (g / self.nctx) as usize;
         self.mem.cycle = now;
         self.mem.cta_slot = c as u32;
@@ -607,7 +629,8 @@ impl<'a, T: Tracker> Sm<'a, T> {
             }
         }
         self.fu_free[sched][unit(info.class)] = now + occupancy.max(1);
-        let Some(r) = self.res.get_mut(c).and_then(Option::as_mut) else { return Ok(()) };
+        let done = (occupancy.max(1), issued.structure);
+        let Some(r) = self.res.get_mut(c).and_then(Option::as_mut) else { return Ok(done) };
         if let Some(id) = pending {
             self.memory.tag_generation(id, r.generation);
             r.times.add_misses(&exec_parts, grp.mask, true);
@@ -636,7 +659,7 @@ impl<'a, T: Tracker> Sm<'a, T> {
             t.threads.raise(row::MECH, self.core.delayed(), u64::MAX, now + 1 + cycles);
         }
         order_memory(t, &exec_parts, grp.mask, wrote, &prog.insts[grp.pc as usize].op, issued.released, ctx.epoch_end);
-        Ok(())
+        Ok(done)
     }
 }
 
