@@ -11,8 +11,8 @@ use clap::Args;
 use rayon::prelude::*;
 use reconverge_report::records::{self, branch_records, fill_speedups, geomean_speedups, BranchRecord, RunRecord};
 use reconverge_report::table::Table;
-use reconverge_sim::Mechanism;
-use reconverge_suite::{run_entry, EntryOutcome, Mode};
+use reconverge_suite::grid::Job;
+use reconverge_suite::EntryOutcome;
 use std::path::PathBuf;
 
 /// Arguments of `reconverge compare`.
@@ -65,13 +65,6 @@ pub struct CompareArgs {
     pub max_instructions: u64,
 }
 
-struct Job {
-    entry: usize,
-    config: usize,
-    warp: u32,
-    mech: Mechanism,
-}
-
 /// Runs `reconverge compare`.
 pub fn run(a: CompareArgs) -> Result<(), Failure> {
     let dir = a
@@ -86,22 +79,8 @@ pub fn run(a: CompareArgs) -> Result<(), Failure> {
     let names = if a.configs.is_empty() { vec!["gtx480".to_string()] } else { a.configs.clone() };
     let configs = names.iter().map(|c| gpu_config(c)).collect::<Result<Vec<_>, _>>()?;
     check_kernel_names(&manifest, &a.only)?;
-    let mut jobs = Vec::new();
-    for (ei, e) in manifest.kernels.iter().enumerate() {
-        if !a.only.is_empty() && !a.only.contains(&e.name) {
-            continue;
-        }
-        for ci in 0..configs.len() {
-            for &w in &warps {
-                if !e.supports_warp_size(w) {
-                    continue;
-                }
-                for &m in &mechs {
-                    jobs.push(Job { entry: ei, config: ci, warp: w, mech: m });
-                }
-            }
-        }
-    }
+    let jobs =
+        reconverge_suite::grid::jobs(&manifest, &a.only, if a.functional { 0 } else { configs.len() }, &warps, &mechs);
     let load = |p: &str| std::fs::read(dir.join(p)).map_err(|e| format!("cannot read `{p}`: {e}"));
     let bar = crate::progress::bar(jobs.len() as u64, a.csv || a.json);
     let pool =
@@ -109,17 +88,14 @@ pub fn run(a: CompareArgs) -> Result<(), Failure> {
     let results: Vec<EntryOutcome> = pool.install(|| {
         jobs.par_iter()
             .map(|j| {
-                let e = &manifest.kernels[j.entry];
-                let mode =
-                    if a.functional { Mode::Functional } else { Mode::Timed { gpu: &configs[j.config], threads: 1 } };
-                let o = run_entry(e, j.mech, j.warp, &load, a.max_instructions, mode, a.scalarize);
+                let o = reconverge_suite::grid::run_job(&manifest, j, &configs, &load, a.max_instructions, a.scalarize);
                 bar.inc(1);
                 o
             })
             .collect()
     });
     bar.finish_and_clear();
-    let config_name = |j: &Job| (!a.functional).then(|| configs[j.config].name.as_str());
+    let config_name = |j: &Job| j.config.map(|c| configs[c].name.as_str());
     let mut runs: Vec<RunRecord> = jobs.iter().zip(&results).map(|(j, o)| record_of(o, config_name(j))).collect();
     fill_speedups(&mut runs);
     let branch_rows: Vec<Vec<BranchRecord>> = jobs

@@ -10,7 +10,6 @@ mod cfg_cmd;
 mod compare_cmd;
 mod cost_cmd;
 mod launch_args;
-mod nvrtc;
 mod out;
 mod progress;
 mod report_cmd;

@@ -1,7 +1,8 @@
 //! Reading kernels: PTX files, or CUDA C compiled with NVRTC; parse errors become diagnostics.
 
-use crate::{nvrtc, Failure};
+use crate::Failure;
 use reconverge_ir::Module;
+use reconverge_nvrtc as nvrtc;
 
 /// A parsed kernel file.
 pub struct Loaded {

@@ -4,10 +4,10 @@
 use crate::launch_args::mechanism;
 use crate::{out, outln, Failure};
 use clap::Args;
-use reconverge_report::records::{self, branch_records, sort_branches, BranchRecord, Check, RunRecord};
+use reconverge_report::records::{self, branch_records, sort_branches, BranchRecord, RunRecord};
 use reconverge_report::table::Table;
 use reconverge_sim::Mechanism;
-use reconverge_suite::{run_entry, EntryOutcome, Manifest, Verdict};
+use reconverge_suite::{run_entry, Manifest};
 use std::path::{Path, PathBuf};
 
 /// Arguments of `reconverge suite`.
@@ -100,31 +100,7 @@ pub fn check_warp_sizes(sizes: &[u32]) -> Result<(), Failure> {
     Ok(())
 }
 
-/// The suite's verdict as a `check` value, plus a description of the problem if any.
-pub fn check_of(v: &Verdict) -> (Check, Option<String>) {
-    match v {
-        Verdict::Pass => (Check::Ok, None),
-        Verdict::WrongOutcome { expected, got } => {
-            (Check::WrongOutcome, Some(format!("expected {expected}, got {got}")))
-        }
-        Verdict::Mismatch(s) => (Check::Mismatch, Some(s.clone())),
-        Verdict::Broken(s) => (Check::Broken, Some(s.clone())),
-    }
-}
-
-/// The record of a suite run (`config` is the GPU configuration's name for timed runs).
-pub fn record_of(o: &EntryOutcome, config: Option<&str>) -> RunRecord {
-    let (check, _) = check_of(&o.verdict);
-    RunRecord::new(
-        &o.kernel,
-        config,
-        o.warp_size,
-        o.mechanism.name(),
-        Some(check),
-        o.result.as_ref(),
-        o.timing.as_ref(),
-    )
-}
+pub use reconverge_suite::grid::{check_of, record_of};
 
 /// Prints runs (and their branches) in the format asked: CSV, JSON or nothing (the caller prints a table).
 pub fn print_tidy(

@@ -4,6 +4,7 @@
 #![deny(missing_docs)]
 
 pub mod args;
+pub mod grid;
 pub mod manifest;
 pub mod npy;
 pub mod runner;

@@ -1,10 +1,11 @@
-//! Compiling CUDA C to PTX with NVRTC, loaded at run time.
+//! Compiling CUDA C to PTX with NVRTC, loaded at run time (shared by the command line and the Python package).
 //!
 //! The library is found, in order: the path in `RECONVERGE_NVRTC`; `libnvrtc.so.12` on the system library
 //! path; the PyPI package `nvidia-cuda-nvrtc-cu12` in the repository's `.tools/cuda` environment (made by
 //! `scripts/gen_ptx.py`) or in the site-packages of `python3`. CUDA headers (`cooperative_groups.h`,
 //! `cuda/std/...`) come from the PyPI packages `nvidia-cuda-runtime-cu12` and `nvidia-cuda-cccl-cu12`,
 //! found the same way, so `#include <cooperative_groups.h>` works without flags.
+#![deny(missing_docs)]
 
 use anyhow::{anyhow, bail, Context, Result};
 use std::ffi::{c_char, c_int, CStr, CString};

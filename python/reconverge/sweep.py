@@ -1,0 +1,168 @@
+"""Sweeps of kernels × mechanisms × warp sizes × configurations, on this machine or on a Ray cluster.
+
+``sweep(...)`` returns a pandas DataFrame with one row per run: the columns of ``reconverge compare --csv``
+plus the sweep keys (``sweep_kernel``, ``sweep_mechanism``, ``sweep_warp_size``, ``sweep_config``). With
+``backend="ray"`` every run is a Ray task on whatever cluster ``ray.init()`` connected to (start one with
+``ray.init(address="auto")`` on a cluster, or let ``sweep`` start a local one); the kernels and their
+inputs travel through Ray's object store, and the rows are bit for bit those of ``backend="local"``.
+``results="sweep.parquet"`` makes a sweep resumable: finished rows are kept there (written after every
+run) and a rerun skips them.
+"""
+
+from __future__ import annotations
+
+import io
+import itertools
+import os
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
+
+import numpy as np
+
+from . import _core
+
+KEYS = ["sweep_kernel", "sweep_config", "sweep_warp_size", "sweep_mechanism"]
+
+
+@dataclass
+class Launch:
+    """A launch of your own for :func:`sweep`: PTX or CUDA source (``path`` or ``code``), the kernel, grid,
+    block and arguments (NumPy arrays become device buffers, NumPy scalars and numbers are passed by
+    value). ``name`` labels its rows."""
+
+    name: str
+    kernel: str
+    grid: Any
+    block: Any
+    args: Sequence[Any]
+    path: Optional[str] = None
+    code: Optional[str] = None
+    options: Sequence[str] = field(default_factory=tuple)
+
+
+Job = Tuple[Union[str, Launch], str, int, str]
+
+
+def _files(kernels_dir: str) -> Dict[str, bytes]:
+    """Every file of the built-in kernel collection, by path relative to it (about 2 MB)."""
+    out = {}
+    for root, _, names in os.walk(kernels_dir):
+        for n in names:
+            full = os.path.join(root, n)
+            out[os.path.relpath(full, kernels_dir)] = open(full, "rb").read()
+    return out
+
+
+_MATERIALISED: Dict[int, str] = {}
+
+
+def _materialise(files: Dict[str, bytes]) -> str:
+    """The kernel collection as a directory on this worker (written once per process and collection)."""
+    key = hash(tuple(sorted((k, len(v), hash(v[:64])) for k, v in files.items())))
+    if key not in _MATERIALISED:
+        d = tempfile.mkdtemp(prefix="reconverge-kernels-")
+        for rel, data in files.items():
+            p = os.path.join(d, rel)
+            os.makedirs(os.path.dirname(p), exist_ok=True)
+            with open(p, "wb") as f:
+                f.write(data)
+        _MATERIALISED[key] = d
+    return _MATERIALISED[key]
+
+
+def _row(job: Job, kernels: Optional[Dict[str, bytes]], kernels_dir: Optional[str]) -> Dict[str, Any]:
+    """Runs one job and returns its row."""
+    import pandas as pd
+
+    from . import Device, Module
+
+    kernel, config, warp, mech = job
+    functional = config == "functional"
+    if isinstance(kernel, Launch):
+        mod = Module(path=kernel.path, code=kernel.code, options=kernel.options)
+        gpu = Device(config="gtx480" if functional else config, mechanism=mech, warp_size=warp, functional=functional)
+        args = [gpu.to_device(a) if isinstance(a, np.ndarray) and a.ndim > 0 else a for a in kernel.args]
+        _, record = mod.get_function(kernel.kernel)._launch(kernel.grid, kernel.block, args, gpu, 0, False, False)
+        name = kernel.name
+    else:
+        d = kernels_dir if kernels_dir is not None else _materialise(kernels)
+        record = _core.compare(d, kernels=[kernel], mechanisms=[mech], warp_sizes=[warp],
+                               configs=[] if functional else [config], functional=functional, threads=1)
+        name = kernel
+    rows = pd.read_csv(io.StringIO(record)).to_dict("records")
+    row = rows[0] if rows else {"outcome": "broken"}
+    row.update({"sweep_kernel": name, "sweep_config": config, "sweep_warp_size": warp, "sweep_mechanism": mech})
+    return row
+
+
+def _key(job: Job) -> Tuple[str, str, int, str]:
+    k, c, w, m = job
+    return (k.name if isinstance(k, Launch) else k, c, int(w), m)
+
+
+def sweep(kernels: Iterable[Union[str, Launch]], mechanisms: Iterable[str], warp_sizes: Iterable[int] = (32,),
+          configs: Iterable[str] = ("gtx480",), backend: str = "local", results: Optional[str] = None,
+          kernels_dir: Optional[str] = None, progress: Optional[bool] = None):
+    """Every combination of ``kernels`` (built-in names such as ``"bfs"``, with their manifest inputs, or
+    :class:`Launch` descriptions), ``mechanisms``, ``warp_sizes`` and ``configs`` (presets, TOML files, or
+    ``"functional"`` for no timing model), run on ``backend`` (``"local"`` or ``"ray"``); a DataFrame with
+    one row per run, in a fixed order. ``results``: a Parquet file that keeps finished rows across reruns.
+    ``progress``: a progress line on standard error (default: only when it is a terminal)."""
+    import pandas as pd
+
+    from . import InvalidInput, _kernels_dir
+
+    if backend not in ("local", "ray"):
+        raise InvalidInput(f"backend `{backend}`: expected local or ray")
+    jobs: List[Job] = list(itertools.product(list(kernels), list(configs), [int(w) for w in warp_sizes],
+                                             list(mechanisms)))
+    builtin = any(isinstance(j[0], str) for j in jobs)
+    kdir = _kernels_dir(kernels_dir) if builtin else None
+    done: Dict[Tuple, Dict[str, Any]] = {}
+    if results and os.path.exists(results):
+        for r in pd.read_parquet(results).to_dict("records"):
+            done[(r["sweep_kernel"], r["sweep_config"], int(r["sweep_warp_size"]), r["sweep_mechanism"])] = r
+    todo = [j for j in jobs if _key(j) not in done]
+
+    start = time.monotonic()
+    show = progress if progress is not None else sys.stderr.isatty()
+
+    def save():
+        if results:
+            pd.DataFrame(list(done.values())).to_parquet(results, index=False)
+        if show:
+            n = sum(1 for j in todo if _key(j) in done)
+            sys.stderr.write(f"\r{n}/{len(todo)} runs, {time.monotonic() - start:.0f} s ({backend})")
+            if n == len(todo):
+                sys.stderr.write("\n")
+            sys.stderr.flush()
+
+    if backend == "local":
+        for j in todo:
+            done[_key(j)] = _row(j, None, kdir)
+            save()
+    elif todo:
+        import ray
+
+        if not ray.is_initialized():
+            ray.init()
+        files = ray.put(_files(kdir)) if kdir else None
+        task = ray.remote(_remote_row)
+        pending = {task.remote(j, files): j for j in todo}
+        while pending:
+            ready, _ = ray.wait(list(pending), num_returns=1)
+            for ref in ready:
+                j = pending.pop(ref)
+                done[_key(j)] = ray.get(ref)
+                save()
+    df = pd.DataFrame([done[_key(j)] for j in jobs])
+    df.attrs["ran"] = len(todo)
+    return df
+
+
+def _remote_row(job: Job, files: Optional[Dict[str, bytes]]) -> Dict[str, Any]:
+    """A Ray task: one run, with the kernel collection from the object store."""
+    return _row(job, files, None)

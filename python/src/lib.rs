@@ -1,0 +1,360 @@
+//! `reconverge._core`: the native module of the `reconverge` Python package (`python/reconverge/`, which
+//! gives it a CuPy-style API). Kernels are parsed once ([`Module`]); every launch decodes the kernel for
+//! its mechanism, runs it with the GIL released, and hands back the statistics (the JSON of `run --json`)
+//! and the final contents of the buffers and module variables as NumPy byte arrays. Errors become the
+//! exceptions below, with the command line's messages.
+#![deny(missing_docs)]
+
+use numpy::{PyArray1, PyReadonlyArray1};
+use pyo3::create_exception;
+use pyo3::exceptions::PyException;
+use pyo3::prelude::*;
+use reconverge_sim::{Arg, Buffer, DecodeOptions, Dtype, GlobalInit, LaunchConfig, Mechanism, NoObserver, SimError};
+
+create_exception!(_core, ReconvergeError, PyException, "Any error of reconverge.");
+create_exception!(
+    _core,
+    InvalidInput,
+    ReconvergeError,
+    "Bad input: malformed PTX, unknown names, wrong arguments, a kernel's out-of-bounds access (exit 2 of the command line)."
+);
+create_exception!(
+    _core,
+    DeadlockError,
+    ReconvergeError,
+    "A SIMT deadlock or livelock; the message names the waiting threads (exit 3)."
+);
+create_exception!(_core, LimitError, ReconvergeError, "A configured limit was reached (exit 4).");
+
+fn invalid(msg: impl Into<String>) -> PyErr {
+    InvalidInput::new_err(msg.into())
+}
+
+fn sim_error(e: &SimError) -> PyErr {
+    let msg = format!("error: {e}");
+    match e.exit_code() {
+        3 => DeadlockError::new_err(msg),
+        4 => LimitError::new_err(msg),
+        _ => InvalidInput::new_err(msg),
+    }
+}
+
+/// A parsed PTX module (from a file, PTX text, or CUDA C compiled by NVRTC).
+#[pyclass(frozen, name = "Module", module = "reconverge._core")]
+struct PyModuleHandle {
+    module: reconverge_ir::Module,
+    ptx: String,
+    name: String,
+}
+
+fn mechanism(name: &str) -> PyResult<Mechanism> {
+    Mechanism::from_name(name).ok_or_else(|| {
+        let all: Vec<&str> = Mechanism::EVERY.iter().map(|m| m.name()).collect();
+        invalid(format!("unknown mechanism `{name}` (known: {})", all.join(", ")))
+    })
+}
+
+impl PyModuleHandle {
+    fn program(&self, kernel: Option<&str>, mech: Mechanism, scalarize: bool) -> PyResult<reconverge_sim::Program> {
+        let opts =
+            DecodeOptions { file: self.name.clone(), source: Some(self.ptx.clone()), scalarize, ..Default::default() };
+        reconverge_sim::load(&self.module, kernel, mech, &opts).map_err(|e| invalid(format!("{}: {e}", self.name)))
+    }
+}
+
+#[pymethods]
+impl PyModuleHandle {
+    /// Parses `path` (`.ptx`, or `.cu` through NVRTC), or `code` (PTX text, or CUDA C when `cuda`).
+    #[new]
+    #[pyo3(signature = (path=None, code=None, cuda=false, options=Vec::new()))]
+    fn new(path: Option<String>, code: Option<String>, cuda: bool, options: Vec<String>) -> PyResult<Self> {
+        let (name, text, is_cu) = match (path, code) {
+            (Some(p), None) => {
+                let t = std::fs::read_to_string(&p).map_err(|e| invalid(format!("cannot read `{p}`: {e}")))?;
+                let cu = p.ends_with(".cu");
+                (p, t, cu)
+            }
+            (None, Some(c)) => ("<code>".to_string(), c, cuda),
+            _ => return Err(invalid("give exactly one of path= and code=")),
+        };
+        let ptx = if is_cu {
+            let mut opts: Vec<String> = reconverge_nvrtc::DEFAULT_OPTIONS.iter().map(|s| s.to_string()).collect();
+            opts.extend(reconverge_nvrtc::include_options());
+            opts.extend(options);
+            reconverge_nvrtc::compile(&text, &name, &opts).map_err(|e| invalid(format!("{e:#}")))?
+        } else {
+            text
+        };
+        let module = reconverge_ptx::parse(&ptx).map_err(|errs| {
+            invalid(reconverge_ptx::SourceError::new(name.clone(), ptx.clone(), errs).render_plain())
+        })?;
+        Ok(PyModuleHandle { module, ptx, name })
+    }
+
+    /// The PTX text.
+    #[getter]
+    fn ptx(&self) -> &str {
+        &self.ptx
+    }
+
+    /// The kernels' names (demangled for C++).
+    fn kernels(&self) -> Vec<String> {
+        self.module
+            .kernels()
+            .map(|k| reconverge_ir::names::display_name(&self.module.functions[k].name).to_string())
+            .collect()
+    }
+
+    /// The parameters of `kernel`: `(name, PTX type, bytes, pointer-like)`.
+    #[pyo3(signature = (kernel=None))]
+    fn params(&self, kernel: Option<&str>) -> PyResult<Vec<(String, String, u32, bool)>> {
+        let p = self.program(kernel, Mechanism::Pdom, false)?;
+        Ok(p.params
+            .iter()
+            .map(|x| (x.name.clone(), format!("{:?}", x.ty).to_lowercase(), x.size, x.is_pointer_like))
+            .collect())
+    }
+
+    /// The module variables `kernel` can use (`__device__` and `__constant__`): `(name, element type,
+    /// bytes, scalar, initial contents)`.
+    #[pyo3(signature = (kernel=None))]
+    #[allow(clippy::type_complexity)]
+    fn variables<'py>(
+        &self,
+        py: Python<'py>,
+        kernel: Option<&str>,
+    ) -> PyResult<Vec<(String, String, u64, bool, Bound<'py, PyArray1<u8>>)>> {
+        let p = self.program(kernel, Mechanism::Pdom, false)?;
+        Ok(p.globals
+            .iter()
+            .chain(&p.consts)
+            .map(|v| {
+                let mut init = v.init.clone();
+                init.resize(v.size as usize, 0);
+                (v.name.clone(), format!("{:?}", v.ty).to_lowercase(), v.size, v.scalar, PyArray1::from_vec(py, init))
+            })
+            .collect())
+    }
+
+    /// Runs one launch of `kernel`: see the Python package's `Kernel.__call__`. `args` are
+    /// `("buffer", dtype, bytes)`, `("bits", decimal u64, None)` or `("text", literal, None)`; `globals`
+    /// are `(name, dtype, bytes, scalar)` written before the launch; `dump` names the variables read back.
+    /// Returns the statistics (JSON), the buffers' final bytes, the dumped variables' bytes and the run's
+    /// record as CSV (the columns of `reconverge compare --csv`). A run that stops early raises, unless
+    /// `raise_errors` is false (the statistics then say what happened).
+    #[pyo3(signature = (kernel, grid, block, args, mechanism="pdom", config="gtx480", functional=false, warp_size=None, globals=Vec::new(), dump=Vec::new(), max_instructions=None, dynamic_shared=0, scalarize=false, raise_errors=true))]
+    #[allow(clippy::too_many_arguments, clippy::type_complexity)]
+    fn launch<'py>(
+        &self,
+        py: Python<'py>,
+        kernel: Option<&str>,
+        grid: [u32; 3],
+        block: [u32; 3],
+        args: Vec<(String, String, Option<PyReadonlyArray1<'py, u8>>)>,
+        mechanism: &str,
+        config: &str,
+        functional: bool,
+        warp_size: Option<u32>,
+        globals: Vec<(String, String, PyReadonlyArray1<'py, u8>, bool)>,
+        dump: Vec<String>,
+        max_instructions: Option<u64>,
+        dynamic_shared: u32,
+        scalarize: bool,
+        raise_errors: bool,
+    ) -> PyResult<LaunchOutput<'py>> {
+        let mech = self::mechanism(mechanism)?;
+        let gpu = if functional { None } else { Some(gpu_config(config)?) };
+        let scalarize = scalarize || gpu.as_ref().is_some_and(|g| g.sm.dispatch.needs_scalar_plan());
+        let prog = self.program(kernel, mech, scalarize)?;
+        let launch_args = resolve_args(&prog, &args)?;
+        let mut inits = Vec::new();
+        for (name, dtype, bytes, scalar) in &globals {
+            let bytes = bytes.as_slice().map_err(|e| invalid(e.to_string()))?.to_vec();
+            let value = if *scalar {
+                let mut b = [0u8; 8];
+                b[..bytes.len().min(8)].copy_from_slice(&bytes[..bytes.len().min(8)]);
+                Arg::Scalar(u64::from_le_bytes(b))
+            } else {
+                Arg::Buffer(Buffer { dtype: dtype_of(dtype)?, bytes })
+            };
+            inits.push(GlobalInit { name: name.clone(), value });
+        }
+        let cfg = LaunchConfig {
+            grid,
+            block,
+            warp_size: warp_size.unwrap_or_else(|| gpu.as_ref().map(|g| g.warp_size).unwrap_or(32)),
+            dynamic_shared,
+            max_instructions,
+            globals: inits,
+            dump_globals: dump,
+            ..LaunchConfig::default()
+        };
+        cfg.validate(&prog).map_err(|e| invalid(e.to_string()))?;
+        let (r, timing) = py.detach(|| match &gpu {
+            None => (reconverge_sim::run(&prog, mech, &cfg, &launch_args, &mut NoObserver), None),
+            Some(g) => {
+                let t = reconverge_timing::run_timed(&prog, mech, &cfg, g, &launch_args, None, 1);
+                (t.run, Some(t.timing))
+            }
+        });
+        if let Some(e) = r.error.as_ref().filter(|_| raise_errors) {
+            return Err(sim_error(e));
+        }
+        let name = prog.kernel_name().to_string();
+        let stats = reconverge_report::run::run_json_timed(
+            &name,
+            mech.name(),
+            cfg.warp_size,
+            &r,
+            timing.as_ref(),
+            gpu.as_ref(),
+        );
+        let config = gpu.as_ref().map(|g| g.name.as_str());
+        let record = reconverge_report::records::RunRecord::new(
+            &name,
+            config,
+            cfg.warp_size,
+            mech.name(),
+            None,
+            Some(&r),
+            timing.as_ref(),
+        );
+        let record = reconverge_report::records::to_csv(&[record]);
+        let buffers = r.buffers.into_iter().map(|b| b.map(|b| PyArray1::from_vec(py, b.bytes))).collect();
+        let vars = r.globals.into_iter().map(|(n, b)| (n, PyArray1::from_vec(py, b.bytes))).collect();
+        Ok((stats.to_string(), buffers, vars, record))
+    }
+}
+
+/// What a launch returns: statistics (JSON), buffers, dumped variables, the record (CSV).
+type LaunchOutput<'py> =
+    (String, Vec<Option<Bound<'py, PyArray1<u8>>>>, Vec<(String, Bound<'py, PyArray1<u8>>)>, String);
+
+fn dtype_of(name: &str) -> PyResult<Dtype> {
+    Dtype::ALL.iter().copied().find(|d| d.name() == name).ok_or_else(|| invalid(format!("unsupported dtype `{name}`")))
+}
+
+fn gpu_config(name: &str) -> PyResult<reconverge_timing::GpuConfig> {
+    reconverge_timing::GpuConfig::preset(name).map_or_else(
+        || {
+            let text = std::fs::read_to_string(name).map_err(|e| {
+                invalid(format!(
+                    "config `{name}` is neither a preset ({}) nor a readable file: {e}",
+                    reconverge_timing::PRESETS.join(", ")
+                ))
+            })?;
+            reconverge_timing::GpuConfig::from_toml(&text).map_err(|e| invalid(format!("{name}: {e}")))
+        },
+        Ok,
+    )
+}
+
+fn resolve_args(
+    prog: &reconverge_sim::Program,
+    args: &[(String, String, Option<PyReadonlyArray1<'_, u8>>)],
+) -> PyResult<Vec<Arg>> {
+    if args.len() != prog.params.len() {
+        return Err(invalid(format!(
+            "kernel {} takes {} arguments, {} given",
+            prog.kernel_name(),
+            prog.params.len(),
+            args.len()
+        )));
+    }
+    args.iter()
+        .zip(&prog.params)
+        .enumerate()
+        .map(|(i, ((kind, text, bytes), param))| match kind.as_str() {
+            "buffer" => {
+                let bytes = bytes.as_ref().ok_or_else(|| invalid(format!("argument {i}: a buffer without bytes")))?;
+                let bytes = bytes.as_slice().map_err(|e| invalid(e.to_string()))?.to_vec();
+                Ok(Arg::Buffer(Buffer { dtype: dtype_of(text)?, bytes }))
+            }
+            "bits" => text.parse::<u64>().map(Arg::Scalar).map_err(|e| invalid(format!("argument {i}: {e}"))),
+            "text" => reconverge_sim::parse_scalar(text, param.ty)
+                .map(Arg::Scalar)
+                .map_err(|e| invalid(format!("argument {i} ({}): {e}", param.name))),
+            other => Err(invalid(format!("argument {i}: unknown kind `{other}`"))),
+        })
+        .collect()
+}
+
+/// Runs the built-in kernels of `kernels_dir` (its `manifest.toml`) under every combination and returns
+/// the runs as CSV (the columns of `reconverge compare --csv`).
+#[pyfunction]
+#[pyo3(signature = (kernels_dir, kernels=Vec::new(), mechanisms=Vec::new(), warp_sizes=vec![32], configs=vec!["gtx480".to_string()], functional=false, scalarize=false, max_instructions=50_000_000, threads=0))]
+#[allow(clippy::too_many_arguments)]
+fn compare(
+    py: Python<'_>,
+    kernels_dir: &str,
+    kernels: Vec<String>,
+    mechanisms: Vec<String>,
+    warp_sizes: Vec<u32>,
+    configs: Vec<String>,
+    functional: bool,
+    scalarize: bool,
+    max_instructions: u64,
+    threads: usize,
+) -> PyResult<String> {
+    use rayon::prelude::*;
+    let dir = std::path::PathBuf::from(kernels_dir);
+    let text = std::fs::read_to_string(dir.join("manifest.toml"))
+        .map_err(|e| invalid(format!("cannot read `{}`: {e}", dir.join("manifest.toml").display())))?;
+    let manifest = reconverge_suite::Manifest::parse(&text).map_err(invalid)?;
+    for k in &kernels {
+        if !manifest.kernels.iter().any(|e| &e.name == k) {
+            return Err(invalid(format!("no kernel `{k}` in the suite")));
+        }
+    }
+    let mechs = if mechanisms.is_empty() {
+        Mechanism::ALL.to_vec()
+    } else {
+        mechanisms.iter().map(|m| mechanism(m)).collect::<PyResult<Vec<_>>>()?
+    };
+    let gpus = configs.iter().map(|c| gpu_config(c)).collect::<PyResult<Vec<_>>>()?;
+    let jobs =
+        reconverge_suite::grid::jobs(&manifest, &kernels, if functional { 0 } else { gpus.len() }, &warp_sizes, &mechs);
+    let load = |p: &str| std::fs::read(dir.join(p)).map_err(|e| format!("cannot read `{p}`: {e}"));
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().map_err(|e| invalid(e.to_string()))?;
+    let outcomes = py.detach(|| {
+        pool.install(|| {
+            jobs.par_iter()
+                .map(|j| reconverge_suite::grid::run_job(&manifest, j, &gpus, &load, max_instructions, scalarize))
+                .collect::<Vec<_>>()
+        })
+    });
+    let mut runs: Vec<reconverge_report::records::RunRecord> = jobs
+        .iter()
+        .zip(&outcomes)
+        .map(|(j, o)| reconverge_suite::grid::record_of(o, j.config.map(|c| gpus[c].name.as_str())))
+        .collect();
+    reconverge_report::records::fill_speedups(&mut runs);
+    Ok(reconverge_report::records::to_csv(&runs))
+}
+
+/// Every mechanism's name.
+#[pyfunction]
+fn mechanisms() -> Vec<&'static str> {
+    Mechanism::EVERY.iter().map(|m| m.name()).collect()
+}
+
+/// The GPU configuration presets.
+#[pyfunction]
+fn presets() -> Vec<&'static str> {
+    reconverge_timing::PRESETS.to_vec()
+}
+
+/// The module.
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<PyModuleHandle>()?;
+    m.add_function(wrap_pyfunction!(compare, m)?)?;
+    m.add_function(wrap_pyfunction!(mechanisms, m)?)?;
+    m.add_function(wrap_pyfunction!(presets, m)?)?;
+    let py = m.py();
+    m.add("ReconvergeError", py.get_type::<ReconvergeError>())?;
+    m.add("InvalidInput", py.get_type::<InvalidInput>())?;
+    m.add("DeadlockError", py.get_type::<DeadlockError>())?;
+    m.add("LimitError", py.get_type::<LimitError>())?;
+    Ok(())
+}

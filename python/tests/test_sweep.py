@@ -1,0 +1,54 @@
+"""Sweeps: the local backend, resuming from Parquet, launches of your own, and a local Ray cluster giving
+the same rows as the local backend."""
+
+import os
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import reconverge as rc
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+
+
+def fig2_launch():
+    return rc.Launch(name="fig2-mine", kernel="fig2", grid=1, block=64,
+                     args=[np.zeros(64, np.int32), np.int32(1)],
+                     path=os.path.join(ROOT, "kernels", "handwritten", "seed004_fig2.ptx"))
+
+
+def test_a_local_sweep_resumes_from_parquet(tmp_path):
+    out = str(tmp_path / "sweep.parquet")
+    kw = dict(kernels=["fir", "kern", fig2_launch()], mechanisms=["pdom", "stackless-dcp"],
+              warp_sizes=[8, 32], configs=["functional", "tiny"], results=out)
+    df = rc.sweep(**kw)
+    assert len(df) == 3 * 2 * 2 * 2 and df.attrs["ran"] == 24
+    for k in ["sweep_kernel", "sweep_config", "sweep_warp_size", "sweep_mechanism", "cycles", "simd_efficiency"]:
+        assert k in df.columns
+    assert (df["outcome"] == "completed").all()
+    assert df.loc[df["sweep_config"] == "functional", "cycles"].isna().all()
+    assert (df.loc[df["sweep_config"] == "tiny", "cycles"] > 0).all()
+    assert (df.loc[df["sweep_kernel"] != "fig2-mine", "check"] == "ok").all()
+    again = rc.sweep(**kw)
+    assert again.attrs["ran"] == 0
+    pd.testing.assert_frame_equal(df.reset_index(drop=True), again.reset_index(drop=True), check_dtype=False)
+
+
+def test_a_ray_sweep_equals_the_local_one():
+    try:
+        import ray
+    except ImportError:
+        if os.environ.get("RECONVERGE_REQUIRE_RAY") == "1":
+            raise
+        pytest.skip("ray is not installed")
+    kw = dict(kernels=["fir", "nested_loops", fig2_launch()], mechanisms=["pdom", "tbc", "dwf"],
+              warp_sizes=[32], configs=["tiny"])
+    local = rc.sweep(backend="local", **kw)
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    try:
+        remote = rc.sweep(backend="ray", **kw)
+    finally:
+        ray.shutdown()
+    pd.testing.assert_frame_equal(local, remote)
+    assert remote.attrs["ran"] == 9
