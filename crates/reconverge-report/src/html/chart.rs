@@ -33,6 +33,8 @@ pub struct Spec<'a> {
     pub narrow: bool,
     /// The palette index of the first series (a small multiple takes its mechanism's colour).
     pub first_color: usize,
+    /// Show x values (0..1) as percentages (line plots).
+    pub x_percent: bool,
 }
 
 /// One named line of a line chart.
@@ -122,8 +124,11 @@ fn y_axis(out: &mut String, spec: &Spec<'_>, top: f64, step: f64, extra: f64, w:
 }
 
 fn legend(out: &mut String, names: &[&str], lines: bool, w: f64, right: f64) {
+    // Up to 14 entries at 20 px; more share the plot's height (every mechanism stays named).
+    let step = (20.0f64).min((H - TOP - 12.0) / names.len().max(1) as f64);
+    let small = if step < 18.0 { " style=\"font-size:11px\"" } else { "" };
     for (i, n) in names.iter().enumerate() {
-        let y = TOP + 8.0 + 20.0 * i as f64;
+        let y = TOP + 8.0 + step * i as f64;
         let x = w - right + 16.0;
         let c = PALETTE[i % PALETTE.len()];
         if lines {
@@ -136,7 +141,7 @@ fn legend(out: &mut String, names: &[&str], lines: bool, w: f64, right: f64) {
         } else {
             let _ = write!(out, r#"<rect x="{x}" y="{}" width="22" height="12" fill="{c}"/>"#, y - 6.0);
         }
-        let _ = write!(out, r#"<text class="legend" x="{}" y="{}">{}</text>"#, x + 30.0, y + 4.0, esc(n));
+        let _ = write!(out, r#"<text class="legend" x="{}" y="{}"{small}>{}</text>"#, x + 30.0, y + 4.0, esc(n));
     }
 }
 
@@ -153,7 +158,7 @@ pub fn lines(spec: &Spec<'_>, series: &[Series]) -> String {
     let y_data = series.iter().flat_map(|s| s.points.iter().map(|p| p.1)).fold(0.0, f64::max);
     let (step, top) = ticks(spec.y_max.unwrap_or(y_data));
     y_axis(&mut out, spec, top, step, 0.0, W, RIGHT);
-    let (x_step, x_top) = ticks(x_max);
+    let (x_step, x_top) = if spec.x_percent { (0.2, 1.0) } else { ticks(x_max) };
     let plot_w = W - LEFT - RIGHT;
     let plot_h = H - TOP - BOTTOM;
     let mut v = 0.0;
@@ -163,7 +168,7 @@ pub fn lines(spec: &Spec<'_>, series: &[Series]) -> String {
             out,
             r#"<text class="tick" x="{x:.1}" y="{}" text-anchor="middle">{}</text>"#,
             H - BOTTOM + 18.0,
-            fmt_value(v, false)
+            fmt_value(v, spec.x_percent)
         );
         v += x_step;
     }
@@ -331,6 +336,7 @@ mod tests {
             reference: None,
             narrow: false,
             first_color: 0,
+            x_percent: false,
         };
         let svg = lines(&spec, &[Series { name: "pdom".into(), points: vec![(0.0, 0.5), (10.0, 1.0)] }]);
         assert!(svg.contains("SIMD &lt;efficiency&gt;") && svg.contains("x (u)") && svg.contains("y (%)"));

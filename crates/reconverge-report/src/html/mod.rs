@@ -112,26 +112,28 @@ pub fn run_report(r: &RunReport<'_>) -> String {
     b.push_str(&chart::lines(
         &Spec {
             title: "SIMD efficiency of the kernel's instructions",
-            x_label: "issued warp instructions (kernel and mechanism)",
+            x_label: "progress through the run (% of its issued warp instructions; the table gives the totals)",
             y_label: "active lanes / warp size (%)",
             percent: true,
             y_max: Some(1.0),
             reference: None,
             narrow: false,
             first_color: 0,
+            x_percent: true,
         },
         &series(r, |bk, w| (bk.issues > 0).then(|| bk.lanes as f64 / (bk.issues * w) as f64)),
     ));
     b.push_str(&chart::lines(
         &Spec {
             title: "Reconvergence structure size (stack entries, paths or pool warps, as the statistics count it)",
-            x_label: "issued warp instructions (kernel and mechanism)",
+            x_label: "progress through the run (% of its issued warp instructions; the table gives the totals)",
             y_label: "entries (mean per issue)",
             percent: false,
             y_max: None,
             reference: None,
             narrow: false,
             first_color: 0,
+            x_percent: true,
         },
         &series(r, |bk, _| (bk.all_issues() > 0).then(|| bk.structure_sum as f64 / bk.all_issues() as f64)),
     ));
@@ -153,6 +155,7 @@ pub fn run_report(r: &RunReport<'_>) -> String {
                 reference: None,
                 narrow: true,
                 first_color: i,
+                x_percent: false,
             },
             &cats,
             &[(m.mechanism.to_string(), vals)],
@@ -170,12 +173,15 @@ fn series(r: &RunReport<'_>, y: impl Fn(&crate::timeline::Bucket, u64) -> Option
     r.runs
         .iter()
         .map(|m| {
-            let (width, buckets) = m.timeline.coarse(300);
+            let (width, buckets) = m.timeline.coarse(150);
+            let total = (m.result.stats.warp_instructions.max(1)) as f64;
+            // x: the share of the run's issued instructions done at the end of the bucket.
             let points = buckets
                 .iter()
                 .enumerate()
                 .filter_map(|(i, bk)| {
-                    y(bk, u64::from(r.warp_size)).map(|v| ((i as u64 * width + bk.all_issues()) as f64, v))
+                    let done = (i as u64 * width + bk.all_issues()) as f64 / total;
+                    y(bk, u64::from(r.warp_size)).map(|v| (done.min(1.0), v))
                 })
                 .collect();
             Series { name: m.mechanism.to_string(), points }
@@ -248,6 +254,7 @@ fn stall_section(b: &mut String, r: &RunReport<'_>) {
             reference: None,
             narrow: false,
             first_color: 0,
+            x_percent: false,
         },
         &rows,
         &["issued", "memory", "register dependency", "busy unit or branch", "barrier", "mechanism", "no warp"],
@@ -394,6 +401,7 @@ pub fn compare_report(runs: &[RunRecord], title: &str) -> String {
                     reference: Some(1.0),
                     narrow: false,
                     first_color: 0,
+                    x_percent: false,
                 },
                 &cats,
                 &speed,
@@ -424,6 +432,7 @@ pub fn compare_report(runs: &[RunRecord], title: &str) -> String {
                     reference: None,
                     narrow: false,
                     first_color: 0,
+                    x_percent: false,
                 },
                 &kernels,
                 &s,
