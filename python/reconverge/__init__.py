@@ -268,6 +268,8 @@ class Kernel:
 
     def __init__(self, module: Module, name: str, params):
         self.module, self.name, self.params = module, name, params
+        # The module variables the kernel can use (read once: every launch passes and reads them back).
+        self._vars = module._m.variables(name)
 
     def __repr__(self):
         return f"Kernel({self.name}, {len(self.params)} parameters)"
@@ -296,7 +298,7 @@ class Kernel:
         """One launch: (statistics, the run's record as CSV)."""
         wire = [self._arg(i, a, device) for i, a in enumerate(args)]
         # Every module variable the kernel can use lives on the device from its first launch on.
-        mine = [self.module._register(device, v) for v in self.module._m.variables(self.name)]
+        mine = [self.module._register(device, v) for v in self._vars]
         globals_ = [(device._vars[k][0], _dtype_name(device._vars[k][1].dtype), _bytes_of(device._vars[k][1]),
                      device._vars[k][2] and device._vars[k][1].dtype.itemsize == 8) for k in mine]
         stats_json, buffers, dumped, record = self.module._m.launch(

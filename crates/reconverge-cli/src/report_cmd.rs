@@ -31,6 +31,7 @@ struct Done {
     prog: reconverge_sim::Program,
     result: RunResult,
     timeline: TimelineRecorder,
+    warp_size: u32,
     timed: Option<RunRecord>,
     /// The timed run's Chrome trace file (beside the report).
     trace_file: Option<String>,
@@ -68,9 +69,9 @@ pub fn run_cmd(a: ReportArgs) -> Result<(), Failure> {
             }
             None => (None, None),
         };
-        done.push(Done { mech: m, prog: p.prog, result, timeline: rec, timed, trace_file });
+        done.push(Done { mech: m, prog: p.prog, result, timeline: rec, warp_size: p.cfg.warp_size, timed, trace_file });
     }
-    let first = a.launch.prepare_for(mechs[0], &[])?;
+    let first = &done[0];
     let loaded = crate::source::load(&a.launch.file, &a.launch.nvrtc_opts)?;
     let report_cfg = reconverge_report::cfg_report(&loaded.module, &a.launch.file, &loaded.ptx, None, None);
     let kernel_name = first.prog.kernel_name().to_string();
@@ -87,13 +88,13 @@ pub fn run_cmd(a: ReportArgs) -> Result<(), Failure> {
         a.launch.file,
         a.launch.grid,
         a.launch.block,
-        first.cfg.warp_size,
+        first.warp_size,
         gpu.as_ref().map(|g| format!("GPU {}", g.name)).unwrap_or_else(|| "functional".into())
     );
     let report = RunReport {
         kernel: &kernel_name,
         launch: &launch,
-        warp_size: first.cfg.warp_size,
+        warp_size: first.warp_size,
         runs: done
             .iter()
             .map(|d| MechanismRun {

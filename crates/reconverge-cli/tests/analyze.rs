@@ -1,23 +1,10 @@
 //! `reconverge analyze` on seed 004's examples: golden text, the JSON contract, errors.
 
+mod common;
+
+use common::{ok, reconverge};
+
 use expect_test::expect_file;
-use std::process::Command;
-
-fn reconverge(args: &[&str]) -> (i32, String, String) {
-    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
-    let out = Command::new(env!("CARGO_BIN_EXE_reconverge")).args(args).current_dir(root).output().expect("runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
-
-fn ok(args: &[&str]) -> String {
-    let (code, out, err) = reconverge(args);
-    assert_eq!(code, 0, "{args:?}: {err}");
-    out
-}
 
 #[test]
 fn seed_004_examples_as_golden_text() {

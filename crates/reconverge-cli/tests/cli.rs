@@ -1,26 +1,12 @@
 //! End-to-end tests of the `reconverge` command: golden outputs (re-bless with `UPDATE_EXPECT=1 cargo test
 //! -p reconverge-cli`), exit statuses and error messages.
 
+mod common;
+
+use common::{ok, reconverge};
+
 use expect_test::expect_file;
 use reconverge_sim::Mechanism;
-use std::process::Command;
-
-/// Runs `reconverge` from the repository root; returns (exit status, stdout, stderr).
-fn reconverge(args: &[&str]) -> (i32, String, String) {
-    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
-    let out = Command::new(env!("CARGO_BIN_EXE_reconverge")).args(args).current_dir(root).output().expect("runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
-
-fn ok(args: &[&str]) -> String {
-    let (code, out, err) = reconverge(args);
-    assert_eq!(code, 0, "reconverge {args:?} failed:\n{err}");
-    out
-}
 
 const KERN: &str = "kernels/ptx/sm_80/kern.ptx";
 const KERN_ARGS: [&str; 6] = ["--arg", "zeros:i32:38", "--arg", "zeros:i32:38", "--arg", "zeros:i32:38"];

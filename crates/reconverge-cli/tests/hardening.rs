@@ -1,22 +1,12 @@
 //! Bad input gets a clear error and a documented exit status, bounded in time and memory: each case was
 //! found by fuzzing or by trying the tool as a new user would.
 
+mod common;
+
+use common::{reconverge, root};
+
 use std::io::Read;
 use std::process::{Command, Stdio};
-
-fn root() -> std::path::PathBuf {
-    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-/// Runs `reconverge` from the repository root; returns (exit status, stdout, stderr).
-fn reconverge(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_reconverge")).args(args).current_dir(root()).output().expect("runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
 
 /// Asserts exit 2 with every `needles` in the message and no panic.
 fn input_error(args: &[&str], needles: &[&str]) {

@@ -2,24 +2,11 @@
 //! partial runs marked the same way in tables and JSON, per-branch statistics, and counts that agree
 //! across mechanisms.
 
+mod common;
+
+use common::{ok, reconverge};
+
 use reconverge_sim::Mechanism;
-use std::process::Command;
-
-fn reconverge(args: &[&str]) -> (i32, String, String) {
-    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
-    let out = Command::new(env!("CARGO_BIN_EXE_reconverge")).args(args).current_dir(root).output().expect("runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
-
-fn ok(args: &[&str]) -> String {
-    let (code, out, err) = reconverge(args);
-    assert_eq!(code, 0, "reconverge {args:?} failed:\n{err}");
-    out
-}
 
 /// CSV cells are numbers, booleans, names or empty: no `%`, `x`, `a/b` or `-` placeholders.
 fn assert_tidy_csv(csv: &str, numeric: &[&str]) {

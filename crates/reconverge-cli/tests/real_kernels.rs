@@ -1,20 +1,9 @@
 //! What real kernels need from the command line: C++ (mangled) kernel names, module variables set and read
 //! back (`__device__` pointers, `__constant__` tables), and CUDA C that includes CUDA headers.
 
-use std::process::Command;
+mod common;
 
-fn root() -> std::path::PathBuf {
-    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn reconverge(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_reconverge")).args(args).current_dir(root()).output().expect("runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
+use common::reconverge;
 
 fn temp_dir() -> std::path::PathBuf {
     let d = std::env::temp_dir().join(format!("reconverge-real-{}", std::process::id()));

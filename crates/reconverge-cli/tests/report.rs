@@ -3,17 +3,12 @@
 //! the screenshot is not blank. Chromium comes from `RECONVERGE_CHROMIUM` or the PATH (`.ci/run`
 //! installs the Debian package).
 
-use std::path::{Path, PathBuf};
+mod common;
+
+use common::{ok, reconverge};
+
+use std::path::Path;
 use std::process::Command;
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn reconverge(args: &[&str]) {
-    let out = Command::new(env!("CARGO_BIN_EXE_reconverge")).args(args).current_dir(root()).output().expect("runs");
-    assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
-}
 
 fn chromium() -> String {
     if let Ok(c) = std::env::var("RECONVERGE_CHROMIUM") {
@@ -116,7 +111,7 @@ fn reports_render_in_a_real_browser() {
     std::fs::create_dir_all(&dir).expect("temp dir");
     let run_html = dir.join("mandelbrot.html");
     #[rustfmt::skip]
-    reconverge(&[
+    ok(&[
         "report", "kernels/ptx/sm_80-nofma/mandelbrot.ptx", "--grid", "2,2", "--block", "20,12",
         "--arg", "zeros:i32:874", "--arg", "38", "--arg", "23", "--arg", "-2.0", "--arg", "-1.125",
         "--arg", "0.0625", "--arg", "0.09375", "--arg", "64",
@@ -137,7 +132,7 @@ fn reports_render_in_a_real_browser() {
     check(&open(&run_html, &dir), 9);
     let cmp_html = dir.join("compare.html");
     #[rustfmt::skip]
-    reconverge(&[
+    ok(&[
         "compare", "--kernel", "fir", "--kernel", "nested_loops", "--kernel", "bfs",
         "--mechanism", "pdom", "--mechanism", "stackless-dcp", "--mechanism", "dwf",
         "--html", cmp_html.to_str().expect("utf-8 path"),
@@ -145,12 +140,6 @@ fn reports_render_in_a_real_browser() {
     // Speedup, SIMD efficiency, IPC.
     check(&open(&cmp_html, &dir), 3);
     let _ = std::fs::remove_dir_all(&dir);
-}
-
-fn run_out(args: &[&str]) -> String {
-    let out = Command::new(env!("CARGO_BIN_EXE_reconverge")).args(args).current_dir(root()).output().expect("runs");
-    assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
-    String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
 /// `trace --perfetto`: a trace-event file with a process per SM, scheduler tracks with idle slices by
@@ -167,7 +156,7 @@ fn timelines_in_the_chrome_trace_format() {
         "trace", "kernels/handwritten/seed004_fig2.ptx", "--grid", "2", "--block", "64",
         "--arg", "zeros:i32:128", "--arg", "1", "--mechanism", "stackless-dcp", "--perfetto", path,
     ];
-    let said = run_out(&base);
+    let said = ok(&base);
     assert!(said.contains("events of kernel fig2 under stackless-dcp"), "{said}");
     let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&file).expect("written")).expect("json");
     let ev = v["traceEvents"].as_array().expect("events");
@@ -183,20 +172,16 @@ fn timelines_in_the_chrome_trace_format() {
     assert!(ev.iter().any(|e| e["ph"] == "X" && e["name"].as_str().is_some_and(|n| n.starts_with("idle: "))));
     // The same timeline on any number of host threads.
     let one = std::fs::read(&file).expect("written");
-    run_out(&[&base[..], &["--threads", "1"]].concat());
+    ok(&[&base[..], &["--threads", "1"]].concat());
     assert!(one == std::fs::read(&file).expect("written"), "the timeline depends on --threads");
     // Bounds.
-    let said = run_out(&[&base[..], &["--window", "100:200", "--max-events", "50"]].concat());
+    let said = ok(&[&base[..], &["--window", "100:200", "--max-events", "50"]].concat());
     assert!(said.contains("were left out by --max-events 50"), "{said}");
     let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&file).expect("written")).expect("json");
     let xs: Vec<u64> = v["traceEvents"].as_array().expect("events").iter().filter_map(|e| e["ts"].as_u64()).collect();
     assert!(!xs.is_empty() && xs.iter().all(|&t| (100..200).contains(&t)));
-    let out = Command::new(env!("CARGO_BIN_EXE_reconverge"))
-        .args([&base[..], &["--window", "5:5"]].concat())
-        .current_dir(root())
-        .output()
-        .expect("runs");
-    assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("--window `5:5`"));
+    let (code, _, err) = reconverge(&[&base[..], &["--window", "5:5"]].concat());
+    assert_eq!(code, 2);
+    assert!(err.contains("--window `5:5`"), "{err}");
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -2,15 +2,11 @@
 //! one) under PDOM, TBC and CAPRI: the SIMD utilisation of Fig. 10, the compactions of each loop's
 //! branch, and CAPRI's predictions and mispredictions.
 
-use expect_test::expect_file;
-use std::process::Command;
+mod common;
 
-fn ok(args: &[&str]) -> String {
-    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
-    let out = Command::new(env!("CARGO_BIN_EXE_reconverge")).args(args).current_dir(root).output().expect("runs");
-    assert!(out.status.success(), "reconverge {args:?} failed:\n{}", String::from_utf8_lossy(&out.stderr));
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
+use common::ok;
+
+use expect_test::expect_file;
 
 const SUITE: [&str; 9] =
     ["suite", "--kernel", "capri", "--mechanism", "pdom", "--mechanism", "tbc", "--mechanism", "capri"];

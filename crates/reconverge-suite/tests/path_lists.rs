@@ -2,13 +2,14 @@
 //! `sorted:depth` (Simty's context tables, per-thread pc arbitration) issue exactly its sequence; the
 //! structures' counters mean what they say; outcomes of the synchronisation kernels.
 
+mod common;
+
 use reconverge_sim::{run, IssueEvent, Mechanism, Observer, Priority, RunResult};
 use reconverge_suite::{prepare_entry, run_prepared, Manifest, Mode, PreparedEntry};
 
 fn manifest() -> (Manifest, std::path::PathBuf) {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../kernels");
-    let text = std::fs::read_to_string(dir.join("manifest.toml")).expect("manifest");
-    (Manifest::parse(&text).expect("manifest parses"), dir)
+    let suite = common::Suite::load();
+    (suite.manifest, suite.dir)
 }
 
 fn prepared(kernel: &str, mech: Mechanism, w: u32) -> PreparedEntry {

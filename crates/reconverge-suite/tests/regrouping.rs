@@ -1,15 +1,15 @@
 //! The mechanisms that regroup threads across warps (DWF, TBC, CAPRI) on suite kernels: what they count,
 //! how the LUT geometry changes DWF, deadlock reports, and determinism of the timed runs.
 
+mod common;
+
 use reconverge_sim::{Heuristic, LutGeometry, Mechanism, RunResult};
-use reconverge_suite::{prepare_entry, run_prepared, Manifest, Mode, PreparedEntry};
+use reconverge_suite::{prepare_entry, run_prepared, Mode, PreparedEntry};
 
 fn prepared(kernel: &str, mech: Mechanism) -> PreparedEntry {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../kernels");
-    let text = std::fs::read_to_string(dir.join("manifest.toml")).expect("manifest");
-    let manifest = Manifest::parse(&text).expect("manifest parses");
-    let entry = manifest.kernels.iter().find(|e| e.name == kernel).expect("kernel");
-    let load = |p: &str| std::fs::read(dir.join(p)).map_err(|e| format!("{p}: {e}"));
+    let suite = common::Suite::load();
+    let entry = suite.manifest.kernels.iter().find(|e| e.name == kernel).expect("kernel");
+    let load = |p: &str| suite.read(p);
     prepare_entry(entry, mech, 32, &load, 20_000_000).expect("loads")
 }
 

@@ -2,9 +2,11 @@
 //! sizes, bandwidths) every suite kernel gives the same outcome and memory as functional mode. The
 //! epoch length is L1 hit + L2 hit latency, so it varies with them.
 
+mod common;
+
 use proptest::prelude::*;
 use reconverge_sim::Mechanism;
-use reconverge_suite::{prepare_entry, run_prepared, Manifest, Mode, PreparedEntry};
+use reconverge_suite::{prepare_entry, run_prepared, Mode, PreparedEntry};
 use reconverge_timing::{GpuConfig, SchedulerPolicy};
 use std::sync::OnceLock;
 
@@ -19,12 +21,10 @@ struct Fixture {
 fn fixture() -> &'static Fixture {
     static F: OnceLock<Fixture> = OnceLock::new();
     F.get_or_init(|| {
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../kernels");
-        let text = std::fs::read_to_string(dir.join("manifest.toml")).expect("manifest");
-        let manifest = Manifest::parse(&text).expect("manifest parses");
-        let load = |p: &str| std::fs::read(dir.join(p)).map_err(|e| format!("{p}: {e}"));
+        let suite = common::Suite::load();
+        let load = |p: &str| suite.read(p);
         let mut runs = Vec::new();
-        for e in &manifest.kernels {
+        for e in &suite.manifest.kernels {
             for m in Mechanism::ALL {
                 let p = prepare_entry(e, m, 32, &load, 20_000_000).expect("loads");
                 let (r, _) = run_prepared(&p, m, Mode::Functional);

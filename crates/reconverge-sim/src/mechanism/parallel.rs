@@ -132,14 +132,7 @@ impl<T: SlotTracker> Tracker for Slots<T> {
     ) -> Result<(), MechError> {
         let (w, k) = ((group.ctx / st.slots) as usize, group.ctx % st.slots);
         let warp = &mut st.warps[w];
-        let mut ctx = WarpCtx {
-            prog: u.prog,
-            live: u.view.live[w],
-            w: u.view.w,
-            counters: &mut *u.counters,
-            cycle: u.cycle,
-            delay: None,
-        };
+        let mut ctx = WarpCtx::of(u, w);
         self.0.update(warp, k, group.pc, group.mask, flow, &mut ctx)?;
         u.size = self.0.depth(warp);
         Ok(())

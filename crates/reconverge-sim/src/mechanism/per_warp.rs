@@ -27,7 +27,19 @@ pub struct WarpCtx<'a> {
     pub delay: Option<super::Delay>,
 }
 
-impl WarpCtx<'_> {
+impl<'a> WarpCtx<'a> {
+    /// The context of static warp `w` for an update `u`.
+    pub fn of(u: &'a mut super::tracker::UpdateCtx<'_>, w: usize) -> WarpCtx<'a> {
+        WarpCtx {
+            prog: u.prog,
+            live: u.view.live[w],
+            w: u.view.w,
+            counters: &mut *u.counters,
+            cycle: u.cycle,
+            delay: None,
+        }
+    }
+
     /// Adds `n` to counter `i`.
     #[inline]
     pub fn count(&mut self, i: usize, n: u64) {
@@ -145,14 +157,7 @@ impl<T: WarpTracker> Tracker for PerWarp<T> {
     ) -> Result<(), MechError> {
         let w = group.ctx as usize;
         let warp = &mut st[w];
-        let mut ctx = WarpCtx {
-            prog: u.prog,
-            live: u.view.live[w],
-            w: u.view.w,
-            counters: &mut *u.counters,
-            cycle: u.cycle,
-            delay: None,
-        };
+        let mut ctx = WarpCtx::of(u, w);
         self.0.update(warp, group.pc, group.mask, flow, &mut ctx)?;
         if let Some(d) = ctx.delay {
             u.delay(d, [(w as u32, u.view.live[w])]);

@@ -1,4 +1,5 @@
 //! The built-in suite as the integration tests load it.
+#![allow(dead_code)] // each test file uses part of it
 
 use reconverge_suite::Manifest;
 use std::path::PathBuf;

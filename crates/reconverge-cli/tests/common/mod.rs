@@ -1,0 +1,27 @@
+//! Running the `reconverge` binary from the repository root, shared by the integration tests.
+#![allow(dead_code)] // each test file uses part of it
+
+use std::path::PathBuf;
+use std::process::Command;
+
+/// The repository root.
+pub fn root() -> PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// Runs `reconverge` from the repository root; returns (exit status, stdout, stderr).
+pub fn reconverge(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_reconverge")).args(args).current_dir(root()).output().expect("runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// Runs `reconverge`, asserts success, returns stdout.
+pub fn ok(args: &[&str]) -> String {
+    let (code, out, err) = reconverge(args);
+    assert_eq!(code, 0, "reconverge {args:?} failed:\n{err}");
+    out
+}
