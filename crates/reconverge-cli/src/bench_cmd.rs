@@ -38,6 +38,12 @@ pub struct BenchArgs {
     /// Functional simulation only.
     #[arg(long)]
     pub functional: bool,
+    /// Side by side with native code: the suite's CUDA C compiled as C++ by the system compiler ($CXX or
+    /// c++) and run one thread after another, beside the functional and timed simulation of the same
+    /// launch (median times and ratios; kernels whose threads must run together are listed as skipped),
+    /// plus the escape-time fractal at 960 x 64, 256 and 1024 pixels.
+    #[arg(long)]
+    pub native: bool,
     /// Print CSV (one row per kernel, then the total as kernel `ALL`).
     #[arg(long, conflicts_with = "json")]
     pub csv: bool,
@@ -106,6 +112,10 @@ pub fn run_bench(a: BenchArgs) -> Result<(), Failure> {
         .filter(|e| a.only.is_empty() || a.only.contains(&e.name))
         .filter(|e| e.supports_warp_size(a.warp_size) && e.expected_outcome(mech.name()) == "completed")
         .collect();
+    if a.native {
+        let bench = crate::bench_native::NativeBench { args: &a, dir: &dir, mech, gpu: gpu.as_ref() };
+        return bench.run(&entries);
+    }
     let bar = crate::progress::bar(entries.len() as u64, a.csv || a.json);
     for e in entries {
         bar.inc(1);

@@ -6,10 +6,12 @@
 
 mod analyze_cmd;
 mod bench_cmd;
+mod bench_native;
 mod cfg_cmd;
 mod compare_cmd;
 mod cost_cmd;
 mod launch_args;
+mod native;
 mod out;
 mod progress;
 mod report_cmd;

@@ -51,16 +51,6 @@ fn fmode(m: FMode) -> FloatMode {
     FloatMode { rnd, ftz: m.ftz, sat: m.sat }
 }
 
-/// Canonicalizes an f32 host result to PTX's canonical NaN.
-#[inline]
-pub fn canon32(x: f32) -> u64 {
-    if x.is_nan() {
-        0x7FFF_FFFF
-    } else {
-        x.to_bits() as u64
-    }
-}
-
 /// One-source integer/bit operations.
 pub fn int_un(op: IntUnOp, ty: ScalarType) -> impl Fn(u64) -> u64 {
     let t = ity(ty);

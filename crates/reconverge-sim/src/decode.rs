@@ -276,6 +276,7 @@ impl<'m> Decoder<'m> {
             leaves_loop: Vec::new(),
             frontier_rank: Vec::new(),
             divergent: Vec::new(),
+            straight: Vec::new(),
             scalar: None,
             branches: Vec::new(),
             nregs: 0,
@@ -707,6 +708,7 @@ impl<'m> Decoder<'m> {
 
     fn finish(mut self) -> Program {
         self.prog.leaves_loop.sort_unstable();
+        self.prog.straight = straight_runs(&self.prog);
         self.prog
     }
 
@@ -1839,4 +1841,21 @@ pub fn classify(op: &Op) -> InstClass {
         Op::Fence { .. } => InstClass::Sync,
         Op::Nop | Op::Unsupported(_) => InstClass::Nop,
     }
+}
+
+/// [`Program::straight`]: counted backwards, a run continues into the next pc when that pc is in the same
+/// function and block.
+fn straight_runs(prog: &Program) -> Vec<u16> {
+    let n = prog.insts.len();
+    let mut out = vec![0u16; n];
+    for pc in (0..n).rev() {
+        let plain = prog.insts[pc].op.runs_straight() && prog.info[pc].class != InstClass::Mechanism;
+        if !plain {
+            continue;
+        }
+        let same_block =
+            |q: usize| q < n && prog.info[q].func == prog.info[pc].func && prog.info[q].block == prog.info[pc].block;
+        out[pc] = if same_block(pc + 1) { out[pc + 1].saturating_add(1).max(1) } else { 1 };
+    }
+    out
 }

@@ -142,9 +142,22 @@ fn simulate<T: Tracker>(
                         track: watchdog.track,
                         record_access: false,
                     };
-                    let issued = core.issue(c, &group, env, observer)?;
-                    issued_total += 1;
-                    if watchdog.observe(1, issued.changed, cfg.livelock_window) {
+                    // Straight-line code issues as one run, unless an observer follows this context.
+                    let left = cfg.max_instructions.map_or(u64::MAX, |m| m.saturating_sub(issued_total));
+                    let room = u64::from(QUANTUM - n).min(watchdog.room(cfg.livelock_window)).min(left);
+                    let run = if room >= 2 && !core.linear(c).is_some_and(|l| observer.wants(l, group.ctx)) {
+                        core.straight_run(c, &group, room as u32)
+                    } else {
+                        1
+                    };
+                    let (_, quiet) = if run >= 2 {
+                        core.issue_run(c, &group, run, env)?
+                    } else {
+                        let issued = core.issue(c, &group, env, observer)?;
+                        (issued, u32::from(!issued.changed))
+                    };
+                    issued_total += u64::from(run);
+                    if watchdog.observe_run(u64::from(run), u64::from(quiet), cfg.livelock_window) {
                         let mut lines = Vec::new();
                         core.where_threads(24, &mut lines);
                         return Err(SimError::Deadlock {
@@ -158,8 +171,8 @@ fn simulate<T: Tracker>(
                             });
                         }
                     }
-                    n += 1;
-                    issued_round += 1;
+                    n += run;
+                    issued_round += u64::from(run);
                 }
             }
         }

@@ -204,6 +204,21 @@ impl Stats {
         }
     }
 
+    /// Counts `n` straight-line instructions from `pc` issued with `mask` (none of them a branch or a
+    /// mechanism's instruction), as `n` calls of [`Stats::count_issue`] would.
+    pub fn count_run(&mut self, prog: &Program, pc: Pc, n: u32, mask: LaneMask) {
+        if n == 0 {
+            return;
+        }
+        let active = mask.count_ones() as u64;
+        self.warp_instructions += u64::from(n);
+        self.thread_instructions += active * u64::from(n);
+        for info in &prog.info[pc as usize..(pc + n) as usize] {
+            self.by_class.add(info.class);
+        }
+        self.lane_histogram[active as usize - 1] += u64::from(n);
+    }
+
     /// Adds the counts of `o` (the largest structure takes the maximum).
     pub fn merge(&mut self, o: &Stats) {
         self.warp_instructions += o.warp_instructions;

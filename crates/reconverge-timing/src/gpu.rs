@@ -50,14 +50,36 @@ pub fn run_timed_traced(
     threads: usize,
     trace: Option<TraceSpec>,
 ) -> (TimedResult, Timeline) {
-    let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build();
-    let go = || reconverge_sim::with_tracker!(mech, |t| run_with(prog, t, launch, gpu, args, max_cycles, trace));
-    match pool {
-        Ok(p) => p.install(go),
-        Err(_) => go(),
+    let parallel = threads != 1 && gpu.num_sms > 1;
+    let go =
+        || reconverge_sim::with_tracker!(mech, |t| run_with(prog, t, launch, gpu, args, max_cycles, trace, parallel));
+    match parallel.then(|| pool(threads)).flatten() {
+        Some(p) => p.install(go),
+        None => go(),
     }
 }
 
+/// A pool of `threads` host threads (0: one per core), built once per size and kept: building one
+/// costs more than a small launch takes to simulate.
+fn pool(threads: usize) -> Option<std::sync::Arc<rayon::ThreadPool>> {
+    use std::sync::{Arc, Mutex, OnceLock};
+    type Pools = Mutex<Vec<(usize, Arc<rayon::ThreadPool>)>>;
+    static POOLS: OnceLock<Pools> = OnceLock::new();
+    let mut pools = POOLS.get_or_init(Default::default).lock().ok()?;
+    if let Some((_, p)) = pools.iter().find(|(n, _)| *n == threads) {
+        return Some(p.clone());
+    }
+    let p = Arc::new(rayon::ThreadPoolBuilder::new().num_threads(threads).build().ok()?);
+    pools.push((threads, p.clone()));
+    Some(p)
+}
+
+/// Warp instructions an epoch must have issued for the next to run its SMs on several host threads: below
+/// it, handing SMs to threads costs more than simulating them one after another (the choice changes only
+/// the speed, never a result).
+const PARALLEL_EPOCH_MIN_ISSUED: u64 = 256;
+
+#[allow(clippy::too_many_arguments)]
 fn run_with<T: Tracker>(
     prog: &Program,
     tracker: &T,
@@ -66,6 +88,7 @@ fn run_with<T: Tracker>(
     args: &[Arg],
     max_cycles: Option<u64>,
     trace: Option<TraceSpec>,
+    parallel: bool,
 ) -> (TimedResult, Timeline) {
     let empty = |e: SimError| {
         let r = TimedResult {
@@ -112,7 +135,8 @@ fn run_with<T: Tracker>(
     }
     let epoch = (gpu.l1.hit_latency + gpu.l2.hit_latency).max(1);
     let mut timing = TimingStats { epoch_cycles: epoch, ..TimingStats::default() };
-    let error = epochs(&mut sms, &mut l2, &mut dev.mem, &dev.consts, &dev.params, launch, gpu, max_cycles, &mut timing);
+    let bounds = Bounds { max_cycles, parallel };
+    let error = epochs(&mut sms, &mut l2, &mut dev.mem, &dev.consts, &dev.params, launch, gpu, bounds, &mut timing);
     let stats = collect(&sms, &l2, launch, prog, &mut timing);
     let timeline = match trace {
         Some(spec) => trace::merge(spec, sms.iter_mut().filter_map(|s| s.trace.take()).collect()),
@@ -133,8 +157,17 @@ fn l2_config(gpu: &GpuConfig) -> MemL2Config {
     }
 }
 
-/// The epoch loop: dispatch, run every SM over the epoch in parallel, merge; until every CTA finished, a
-/// deadlock, a livelock, a limit or an error.
+/// How the epoch loop may run.
+#[derive(Clone, Copy)]
+struct Bounds {
+    /// `--max-cycles`.
+    max_cycles: Option<u64>,
+    /// SMs may run on several host threads (the current rayon pool's).
+    parallel: bool,
+}
+
+/// The epoch loop: dispatch, run every SM over the epoch (on several host threads when the last epoch
+/// had enough work), merge; until every CTA finished, a deadlock, a livelock, a limit or an error.
 #[allow(clippy::too_many_arguments)]
 fn epochs<T: Tracker>(
     sms: &mut [Sm<'_, T>],
@@ -144,9 +177,11 @@ fn epochs<T: Tracker>(
     params: &[u8],
     launch: &LaunchConfig,
     gpu: &GpuConfig,
-    max_cycles: Option<u64>,
+    bounds: Bounds,
     timing: &mut TimingStats,
 ) -> Option<SimError> {
+    let max_cycles = bounds.max_cycles;
+    let mut last_issued = 0u64;
     let prog = sms[0].core().program();
     let total = launch.num_ctas();
     let mut next_cta = 0u64;
@@ -174,7 +209,12 @@ fn epochs<T: Tracker>(
         }
         let t1 = t0 + epoch;
         let ctx = EpochCtx { mem, consts, params, track: watchdog.track, max_cycles, epoch_end: t1 };
-        let outcomes: Vec<EpochOutcome> = sms.par_iter_mut().map(|sm| sm.run_epoch(t0, t1, &ctx)).collect();
+        let busy = sms.iter().filter(|s| s.has_work()).count();
+        let outcomes: Vec<EpochOutcome> = if bounds.parallel && busy > 1 && last_issued >= PARALLEL_EPOCH_MIN_ISSUED {
+            sms.par_iter_mut().map(|sm| sm.run_epoch(t0, t1, &ctx)).collect()
+        } else {
+            sms.iter_mut().map(|sm| sm.run_epoch(t0, t1, &ctx)).collect()
+        };
         timing.epochs += 1;
         // The earliest error (by cycle, then SM) wins.
         let first = outcomes
@@ -187,6 +227,7 @@ fn epochs<T: Tracker>(
         }
         let issued: u64 = outcomes.iter().map(|o| o.issued).sum();
         total_issued += issued;
+        last_issued = issued;
         let mut changed = outcomes.iter().any(|o| o.changed);
         changed |= merge_writes(sms, mem);
         serve_l2(sms, l2, gpu, t1);

@@ -261,8 +261,8 @@ fn write_reg<G: GlobalMemory, L: Lanes>(cta: &mut Cta, env: &mut Env<G>, g: L, d
     } else if eff == full_mask(w as u32) {
         dst.copy_from_slice(&vals[..w]);
     } else {
-        for l in crate::types::lanes(eff) {
-            dst[l] = vals[l];
+        for (l, (d, &v)) in dst.iter_mut().zip(&vals[..w]).enumerate() {
+            *d = if eff >> l & 1 == 1 { v } else { *d };
         }
     }
 }
@@ -276,51 +276,101 @@ fn write_lane<G: GlobalMemory, L: Lanes>(cta: &mut Cta, env: &mut Env<G>, g: L, 
     cta.regs[i] = v;
 }
 
+// Values are computed for every lane of the group, active or not (the semantics are total functions of
+// bit patterns), so the loops have no per-lane branch and vectorize; `write_reg` blends them in under the
+// mask. A partial-mask instruction costs a full one plus the blend.
+
 #[inline(always)]
-fn map1(eff: LaneMask, w: usize, a: &[u64], out: &mut [u64; 64], f: impl Fn(u64) -> u64) {
-    if eff == full_mask(w as u32) {
-        for l in 0..w {
-            out[l] = f(a[l]);
-        }
-    } else {
-        for l in lanes(eff) {
-            out[l] = f(a[l]);
-        }
+fn map1(w: usize, a: &[u64], out: &mut [u64; 64], f: impl Fn(u64) -> u64) {
+    for (o, &x) in out[..w].iter_mut().zip(a) {
+        *o = f(x);
     }
 }
 
 #[inline(always)]
-fn map2(eff: LaneMask, w: usize, a: &[u64], b: &[u64], out: &mut [u64; 64], f: impl Fn(u64, u64) -> u64) {
-    if eff == full_mask(w as u32) {
-        for l in 0..w {
-            out[l] = f(a[l], b[l]);
-        }
-    } else {
-        for l in lanes(eff) {
-            out[l] = f(a[l], b[l]);
-        }
+fn map2(w: usize, a: &[u64], b: &[u64], out: &mut [u64; 64], f: impl Fn(u64, u64) -> u64) {
+    for ((o, &x), &y) in out[..w].iter_mut().zip(a).zip(b) {
+        *o = f(x, y);
     }
 }
 
 #[inline(always)]
-fn map3(
-    eff: LaneMask,
-    w: usize,
-    a: &[u64],
-    b: &[u64],
-    c: &[u64],
-    out: &mut [u64; 64],
-    f: impl Fn(u64, u64, u64) -> u64,
-) {
-    if eff == full_mask(w as u32) {
+fn map3(w: usize, a: &[u64], b: &[u64], c: &[u64], out: &mut [u64; 64], f: impl Fn(u64, u64, u64) -> u64) {
+    for (((o, &x), &y), &z) in out[..w].iter_mut().zip(a).zip(b).zip(c) {
+        *o = f(x, y, z);
+    }
+}
+
+/// The register-file offset of a register source's lanes in a whole warp starting at slot `base`.
+#[inline(always)]
+fn row_of(cta: &Cta, base: usize, s: Src) -> Option<usize> {
+    match s {
+        Src::Reg(r) => Some(r as usize * cta.padded + base),
+        _ => None,
+    }
+}
+
+/// `d = f(a)` over a whole warp, computed in the register file; `false` (nothing done) unless the source
+/// is a register.
+#[inline(always)]
+fn direct1(cta: &mut Cta, base: usize, d: Reg, a: Src, f: impl Fn(u64) -> u64) -> bool {
+    let (w, od) = (cta.w, d as usize * cta.padded + base);
+    let Some(oa) = row_of(cta, base, a) else { return false };
+    let regs = &mut cta.regs[..];
+    assert!(od.max(oa) + w <= regs.len());
+    let p = regs.as_mut_ptr();
+    // SAFETY: every offset below is in bounds (asserted), and lane `l` of the destination is written
+    // only after lane `l` of the source was read, so a source aliasing the destination is fine.
+    unsafe {
         for l in 0..w {
-            out[l] = f(a[l], b[l], c[l]);
-        }
-    } else {
-        for l in lanes(eff) {
-            out[l] = f(a[l], b[l], c[l]);
+            *p.add(od + l) = f(*p.add(oa + l));
         }
     }
+    true
+}
+
+/// `d = f(a, b)` over a whole warp, computed in the register file; `false` (nothing done) unless the
+/// sources are registers or one is a constant.
+#[inline(always)]
+fn direct2(cta: &mut Cta, base: usize, d: Reg, a: Src, b: Src, f: impl Fn(u64, u64) -> u64) -> bool {
+    let (w, od) = (cta.w, d as usize * cta.padded + base);
+    let (ra, rb) = (row_of(cta, base, a), row_of(cta, base, b));
+    let regs = &mut cta.regs[..];
+    let end = od.max(ra.unwrap_or(0)).max(rb.unwrap_or(0)) + w;
+    assert!(end <= regs.len());
+    let p = regs.as_mut_ptr();
+    // SAFETY: as in `direct1`.
+    unsafe {
+        match (ra, rb, a, b) {
+            (Some(oa), Some(ob), _, _) => {
+                for l in 0..w {
+                    *p.add(od + l) = f(*p.add(oa + l), *p.add(ob + l));
+                }
+            }
+            (Some(oa), None, _, Src::Imm(y)) => {
+                for l in 0..w {
+                    *p.add(od + l) = f(*p.add(oa + l), y);
+                }
+            }
+            (None, Some(ob), Src::Imm(x), _) => {
+                for l in 0..w {
+                    *p.add(od + l) = f(x, *p.add(ob + l));
+                }
+            }
+            _ => return false,
+        }
+    }
+    true
+}
+
+/// The lanes of `eff` for which `f` holds, computed over every lane.
+#[inline(always)]
+fn mask2(eff: LaneMask, w: usize, a: &[u64], b: &[u64], f: impl Fn(u64, u64) -> bool) -> LaneMask {
+    let mut m = 0u64;
+    for (l, (&x, &y)) in a[..w].iter().zip(&b[..w]).enumerate() {
+        m |= (f(x, y) as u64) << l;
+    }
+    m & eff
 }
 
 fn mem_err<G: GlobalMemory>(env: &Env<G>, cta: &Cta, pc: Pc, slot: usize, fault: MemFault) -> SimError {
@@ -502,38 +552,76 @@ fn split_by_members<G: GlobalMemory, L: Lanes>(
     Ok(Some(Effects::next()))
 }
 
-/// Integer comparisons of `setp`, specialized per operator and signedness (the hottest predicate
-/// producer). `None` for float types.
+/// Comparisons of `setp`, specialized per operator and type: integers by signedness and width, `f32` and
+/// `f64` natively (the semantics crate's rules: ordered comparisons are false and unordered ones true when
+/// an operand is NaN). `None` for other types (half precision), which take the generic path.
 #[inline]
-fn int_compare(cmp: Cmp, ty: reconverge_ir::ScalarType, eff: LaneMask, a: &[u64], b: &[u64]) -> Option<LaneMask> {
+fn fast_compare(
+    cmp: Cmp,
+    ty: reconverge_ir::ScalarType,
+    eff: LaneMask,
+    w: usize,
+    a: &[u64],
+    b: &[u64],
+) -> Option<LaneMask> {
+    use reconverge_ir::ScalarType as T;
+    macro_rules! float_cmp {
+        ($conv:expr) => {{
+            let conv = $conv;
+            macro_rules! f {
+                ($e:expr) => {
+                    mask2(eff, w, a, b, |x, y| {
+                        let (x, y) = (conv(x), conv(y));
+                        $e(x, y)
+                    })
+                };
+            }
+            match cmp {
+                Cmp::Eq => f!(|x, y| x == y),
+                Cmp::Ne => f!(|x: f64, y: f64| !(x.is_nan() || y.is_nan()) && x != y),
+                Cmp::Lt | Cmp::Lo => f!(|x, y| x < y),
+                Cmp::Le | Cmp::Ls => f!(|x, y| x <= y),
+                Cmp::Gt | Cmp::Hi => f!(|x, y| x > y),
+                Cmp::Ge | Cmp::Hs => f!(|x, y| x >= y),
+                Cmp::Equ => f!(|x: f64, y: f64| x.is_nan() || y.is_nan() || x == y),
+                Cmp::Neu => f!(|x, y| x != y),
+                Cmp::Ltu => f!(|x: f64, y: f64| x.is_nan() || y.is_nan() || x < y),
+                Cmp::Leu => f!(|x: f64, y: f64| x.is_nan() || y.is_nan() || x <= y),
+                Cmp::Gtu => f!(|x: f64, y: f64| x.is_nan() || y.is_nan() || x > y),
+                Cmp::Geu => f!(|x: f64, y: f64| x.is_nan() || y.is_nan() || x >= y),
+                Cmp::Num => f!(|x: f64, y: f64| !(x.is_nan() || y.is_nan())),
+                Cmp::Nan => f!(|x: f64, y: f64| x.is_nan() || y.is_nan()),
+            }
+        }};
+    }
+    match ty {
+        T::F32 => return Some(float_cmp!(|v: u64| f64::from(f32::from_bits(v as u32)))),
+        T::F64 => return Some(float_cmp!(f64::from_bits)),
+        _ => {}
+    }
     if !(ty.is_integer() || ty.is_bits()) || ty.bits() > 64 {
         return None;
     }
     let sh = 64 - ty.bits();
-    let signed = ty.is_signed();
-    macro_rules! lanes_cmp {
-        ($conv:expr, $op:tt) => {{
-            let conv = $conv;
-            let mut m = 0u64;
-            for l in lanes(eff) {
-                m |= ((conv(a[l]) $op conv(b[l])) as u64) << l;
-            }
-            m
-        }};
-    }
     let s = move |x: u64| ((x << sh) as i64) >> sh;
     let u = move |x: u64| x << sh;
-    Some(match (cmp, signed) {
-        (Cmp::Eq | Cmp::Equ, _) => lanes_cmp!(u, ==),
-        (Cmp::Ne | Cmp::Neu, _) => lanes_cmp!(u, !=),
-        (Cmp::Lt | Cmp::Ltu, true) => lanes_cmp!(s, <),
-        (Cmp::Le | Cmp::Leu, true) => lanes_cmp!(s, <=),
-        (Cmp::Gt | Cmp::Gtu, true) => lanes_cmp!(s, >),
-        (Cmp::Ge | Cmp::Geu, true) => lanes_cmp!(s, >=),
-        (Cmp::Lt | Cmp::Ltu | Cmp::Lo, _) => lanes_cmp!(u, <),
-        (Cmp::Le | Cmp::Leu | Cmp::Ls, _) => lanes_cmp!(u, <=),
-        (Cmp::Gt | Cmp::Gtu | Cmp::Hi, _) => lanes_cmp!(u, >),
-        (Cmp::Ge | Cmp::Geu | Cmp::Hs, _) => lanes_cmp!(u, >=),
+    macro_rules! int_cmp {
+        ($conv:expr, $op:tt) => {{
+            let conv = $conv;
+            mask2(eff, w, a, b, |x, y| conv(x) $op conv(y))
+        }};
+    }
+    Some(match (cmp, ty.is_signed()) {
+        (Cmp::Eq | Cmp::Equ, _) => int_cmp!(u, ==),
+        (Cmp::Ne | Cmp::Neu, _) => int_cmp!(u, !=),
+        (Cmp::Lt | Cmp::Ltu, true) => int_cmp!(s, <),
+        (Cmp::Le | Cmp::Leu, true) => int_cmp!(s, <=),
+        (Cmp::Gt | Cmp::Gtu, true) => int_cmp!(s, >),
+        (Cmp::Ge | Cmp::Geu, true) => int_cmp!(s, >=),
+        (Cmp::Lt | Cmp::Ltu | Cmp::Lo, _) => int_cmp!(u, <),
+        (Cmp::Le | Cmp::Leu | Cmp::Ls, _) => int_cmp!(u, <=),
+        (Cmp::Gt | Cmp::Gtu | Cmp::Hi, _) => int_cmp!(u, >),
+        (Cmp::Ge | Cmp::Geu | Cmp::Hs, _) => int_cmp!(u, >=),
         (Cmp::Num, _) => eff,
         (Cmp::Nan, _) => 0,
     })
@@ -559,18 +647,36 @@ pub(crate) fn execute<G: GlobalMemory, L: Lanes>(
     };
     let w = cta.w;
     let nw = cta.nwarps as usize;
+    // A whole warp with every lane active, not watched for changes: computed straight into the
+    // destination register's row.
+    let direct = match g.base() {
+        Some(base) if eff == full_mask(w as u32) && !env.track => Some(base),
+        _ => None,
+    };
     macro_rules! un {
         ($d:expr, $a:expr, $f:expr) => {{
+            let f = $f;
+            if let Some(base) = direct {
+                if direct1(cta, base, $d, $a, &f) {
+                    return Ok(Effects::next());
+                }
+            }
             let a = fetch(cta, env, g, $a, &mut sc.a);
-            map1(eff, w, a, &mut sc.out, $f);
+            map1(w, a, &mut sc.out, &f);
             write_reg(cta, env, g, $d, eff, &sc.out);
         }};
     }
     macro_rules! bin {
         ($d:expr, $a:expr, $b:expr, $f:expr) => {{
+            let f = $f;
+            if let Some(base) = direct {
+                if direct2(cta, base, $d, $a, $b, &f) {
+                    return Ok(Effects::next());
+                }
+            }
             let a = fetch(cta, env, g, $a, &mut sc.a);
             let b = fetch(cta, env, g, $b, &mut sc.b);
-            map2(eff, w, a, b, &mut sc.out, $f);
+            map2(w, a, b, &mut sc.out, &f);
             write_reg(cta, env, g, $d, eff, &sc.out);
         }};
     }
@@ -579,7 +685,7 @@ pub(crate) fn execute<G: GlobalMemory, L: Lanes>(
             let a = fetch(cta, env, g, $a, &mut sc.a);
             let b = fetch(cta, env, g, $b, &mut sc.b);
             let c = fetch(cta, env, g, $c, &mut sc.c);
-            map3(eff, w, a, b, c, &mut sc.out, $f);
+            map3(w, a, b, c, &mut sc.out, $f);
             write_reg(cta, env, g, $d, eff, &sc.out);
         }};
     }
@@ -603,13 +709,13 @@ pub(crate) fn execute<G: GlobalMemory, L: Lanes>(
                 IntBinOp::Add,
                 reconverge_ir::ScalarType::S32 | reconverge_ir::ScalarType::U32 | reconverge_ir::ScalarType::B32,
             ) => {
-                bin!(*d, *a, *b, |x, y| (x as u32).wrapping_add(y as u32) as u64)
+                bin!(*d, *a, *b, |x: u64, y: u64| (x as u32).wrapping_add(y as u32) as u64)
             }
             (
                 IntBinOp::Add,
                 reconverge_ir::ScalarType::S64 | reconverge_ir::ScalarType::U64 | reconverge_ir::ScalarType::B64,
             ) => {
-                bin!(*d, *a, *b, |x, y| x.wrapping_add(y))
+                bin!(*d, *a, *b, |x: u64, y: u64| x.wrapping_add(y))
             }
             _ => {
                 let f = alu::int_bin(*op, *ty);
@@ -664,18 +770,40 @@ pub(crate) fn execute<G: GlobalMemory, L: Lanes>(
             let f = alu::float_un(*op, *ty, *mode);
             un!(*d, *a, f)
         }
-        Op::FloatBin { op, ty, mode, d, a, b } => match (op, ty, mode.rnd, mode.ftz, mode.sat) {
-            (FloatBinOp::Add, reconverge_ir::ScalarType::F32, FRound::Rn, false, false) => {
-                bin!(*d, *a, *b, |x, y| alu::canon32(f32::from_bits(x as u32) + f32::from_bits(y as u32)))
+        Op::FloatBin { op, ty: reconverge_ir::ScalarType::F32, mode, d, a, b }
+            if mode.rnd == FRound::Rn
+                && !mode.sat
+                && matches!(op, FloatBinOp::Add | FloatBinOp::Sub | FloatBinOp::Mul) =>
+        {
+            // The hottest float operations natively (the semantics crate's f32 round-to-nearest path:
+            // canonical NaN, `.ftz` flushing subnormal operands and results).
+            macro_rules! f32_op {
+                ($ftz:expr, $e:expr) => {{
+                    let flush = move |x: u32| if $ftz && x & 0x7F80_0000 == 0 { x & 0x8000_0000 } else { x };
+                    bin!(*d, *a, *b, |x: u64, y: u64| {
+                        let (x, y) = (f32::from_bits(flush(x as u32)), f32::from_bits(flush(y as u32)));
+                        let r: f32 = $e(x, y);
+                        if r.is_nan() {
+                            0x7FFF_FFFF
+                        } else {
+                            u64::from(flush(r.to_bits()))
+                        }
+                    })
+                }};
             }
-            (FloatBinOp::Mul, reconverge_ir::ScalarType::F32, FRound::Rn, false, false) => {
-                bin!(*d, *a, *b, |x, y| alu::canon32(f32::from_bits(x as u32) * f32::from_bits(y as u32)))
+            match (op, mode.ftz) {
+                (FloatBinOp::Add, false) => f32_op!(false, |x, y| x + y),
+                (FloatBinOp::Sub, false) => f32_op!(false, |x, y| x - y),
+                (FloatBinOp::Mul, false) => f32_op!(false, |x, y| x * y),
+                (FloatBinOp::Add, true) => f32_op!(true, |x, y| x + y),
+                (FloatBinOp::Sub, true) => f32_op!(true, |x, y| x - y),
+                _ => f32_op!(true, |x, y| x * y),
             }
-            _ => {
-                let f = alu::float_bin(*op, *ty, *mode);
-                bin!(*d, *a, *b, f)
-            }
-        },
+        }
+        Op::FloatBin { op, ty, mode, d, a, b } => {
+            let f = alu::float_bin(*op, *ty, *mode);
+            bin!(*d, *a, *b, f)
+        }
         Op::Fma { ty, mode, d, a, b, c } => {
             let f = alu::fma(*ty, *mode);
             ter!(*d, *a, *b, *c, f)
@@ -696,7 +824,7 @@ pub(crate) fn execute<G: GlobalMemory, L: Lanes>(
         Op::Setp { cmp, ty, p, q, a, b, comb } => {
             let av = fetch(cta, env, g, *a, &mut sc.a);
             let bv = fetch(cta, env, g, *b, &mut sc.b);
-            let m = match int_compare(*cmp, *ty, eff, av, bv) {
+            let m = match fast_compare(*cmp, *ty, eff, w, av, bv) {
                 Some(m) => m,
                 None => {
                     let f = alu::compare(*cmp, *ty);
@@ -751,7 +879,7 @@ pub(crate) fn execute<G: GlobalMemory, L: Lanes>(
         }
         Op::Mov { d, a, bits } => {
             let m = full_mask(*bits);
-            un!(*d, *a, move |x| x & m)
+            un!(*d, *a, move |x: u64| x & m)
         }
         Op::PredOp { op, not, d, a, b } => {
             let am = pred_src_mask(cta, g, *a);
@@ -783,6 +911,26 @@ pub(crate) fn execute<G: GlobalMemory, L: Lanes>(
                     }
                     write_reg(cta, env, g, *r, eff, &sc.out);
                 }
+            }
+        }
+        Op::Ld { space: space @ (Space::KernelParam | Space::Const), ty, d, addr, dst_bits, .. }
+            if matches!(addr.base, AddrBase::Const(_)) && d.len() == 1 =>
+        {
+            // A load of one constant address (a kernel parameter, a constant): every lane reads the same
+            // value, so it is read once (a fault is the first lane's, as lane by lane).
+            let size = ty.bytes();
+            env.access.begin(AccessKind::Load, size);
+            let first = eff.trailing_zeros() as usize;
+            let a = lane_addr(cta, g, first, addr);
+            for l in lanes(eff) {
+                env.access.record(l, *space, a);
+            }
+            let v = mem_read(env, cta, g.slot(first), *space, a, size)
+                .map_err(|f| mem_err(env, cta, pc, g.slot(first), f))?;
+            if let Some(r) = d[0] {
+                let v = if ty.is_signed() { sign_extend(v, size * 8, *dst_bits) } else { v };
+                sc.out[..w].fill(v);
+                write_reg(cta, env, g, r, eff, &sc.out);
             }
         }
         Op::Ld { space, ty, d, addr, dst_bits, .. } => {
@@ -874,9 +1022,9 @@ pub(crate) fn execute<G: GlobalMemory, L: Lanes>(
                 _ => 0,
             };
             if *to_generic {
-                un!(*d, *a, move |x| x.wrapping_add(window))
+                un!(*d, *a, move |x: u64| x.wrapping_add(window))
             } else {
-                un!(*d, *a, move |x| x.wrapping_sub(window))
+                un!(*d, *a, move |x: u64| x.wrapping_sub(window))
             }
         }
         Op::Isspacep { space, p, a } => {

@@ -289,18 +289,7 @@ impl<'a, T: Tracker> SmCore<'a, T> {
             await_members: T::AWAITS_MEMBERS,
         };
         e.access.enabled = env.record_access;
-        let w = r.cta.w;
-        let fx = match group.lanes.single_warp(group.mask) {
-            Some(warp) => {
-                let lanes = Whole { warp, base: warp as usize * w };
-                execute(&mut e, &mut self.scratch, &mut r.cta, lanes, pc, group.mask)
-            }
-            None => {
-                let slots = Mixed::slot_table(group.lanes.parts(), w);
-                let lanes = Mixed { parts: group.lanes.parts(), slots: &slots, w };
-                execute(&mut e, &mut self.scratch, &mut r.cta, lanes, pc, group.mask)
-            }
-        };
+        let fx = execute_group(&mut e, &mut self.scratch, &mut r.cta, group, pc);
         let mut changed = e.changed;
         let fx = fx?;
         if let Flow::Await { lanes } = fx.flow {
@@ -393,6 +382,88 @@ impl<'a, T: Tracker> SmCore<'a, T> {
         Ok(Issued { barrier, released, exited, changed, delay, structure: size })
     }
 
+    /// How many instructions from `group.pc` [`SmCore::issue_run`] may issue at once (at most `max`): the
+    /// straight-line run of the program ([`Program::straight`]) as far as the mechanism allows
+    /// ([`Tracker::straight_run`]); 1 while the scalarization counter follows every instruction. Pure.
+    #[inline]
+    pub fn straight_run(&self, cta: usize, group: &Group, max: u32) -> u32 {
+        let run = self.prog.straight.get(group.pc as usize).map_or(0, |&n| u32::from(n)).min(max);
+        if run < 2 || self.scalar.is_some() {
+            return 1;
+        }
+        match self.ctas.get(cta).and_then(Option::as_ref) {
+            Some(r) => self.tracker.straight_run(&self.mech, &r.st, group, run).clamp(1, run),
+            None => 1,
+        }
+    }
+
+    /// Issues the `n` straight-line instructions from `group.pc` that [`SmCore::straight_run`] allowed,
+    /// one after another with the group's lanes (`%clock` reads `env.clock + k` in the `k`-th), counting
+    /// each and updating the mechanism once. No observer sees them. On an error the instructions before
+    /// the failing one are counted, as [`SmCore::issue`] one at a time would. Also returns how many of the
+    /// last instructions changed nothing (for the livelock watchdog; `n` when none did).
+    pub fn issue_run<G: GlobalMemory>(
+        &mut self,
+        cta: usize,
+        group: &Group,
+        n: u32,
+        env: IssueEnv<'_, G>,
+    ) -> Result<(Issued, u32), SimError> {
+        let prog = self.prog;
+        let Some(r) = self.ctas.get_mut(cta).and_then(Option::as_mut) else {
+            return Err(SimError::Launch("issue to an empty CTA slot".into()));
+        };
+        let mut e = Env {
+            prog,
+            mem: env.mem,
+            consts: env.consts,
+            params: env.params,
+            fixed: &self.fixed,
+            clock: env.clock,
+            track: env.track,
+            changed: false,
+            access: &mut self.access,
+            await_members: T::AWAITS_MEMBERS,
+        };
+        e.access.enabled = env.record_access;
+        let mut quiet = 0;
+        for k in 0..n {
+            e.clock = env.clock + u64::from(k);
+            e.changed = false;
+            if let Err(err) = execute_group(&mut e, &mut self.scratch, &mut r.cta, group, group.pc + k) {
+                self.stats.count_run(prog, group.pc, k, group.mask);
+                return Err(err);
+            }
+            quiet = if e.changed { 0 } else { quiet + 1 };
+        }
+        let changed = quiet < n;
+        self.stats.count_run(prog, group.pc, n, group.mask);
+        let (counters, branches, per_branch) = self.stats.mechanism_counters_mut();
+        self.delayed.clear();
+        let mut u = UpdateCtx {
+            prog,
+            cta: cta as u32,
+            view: r.cta.view(),
+            barrier: false,
+            released: false,
+            cycle: env.cycle,
+            size: 0,
+            delay: None,
+            delayed: &mut self.delayed,
+            counters,
+            branches,
+            per_branch,
+            branch: None,
+        };
+        self.tracker.advance(&mut self.mech, &mut r.st, group, n, &mut u).map_err(|err| SimError::Trap {
+            what: format!("{} mechanism: {err}", self.tracker.name()),
+            at: Box::new(location(prog, &r.cta, group.pc, None)),
+        })?;
+        let (size, delay) = (u.size, u.delay);
+        self.stats.max_structure = self.stats.max_structure.max(size);
+        Ok((Issued { barrier: false, released: false, exited: false, changed, delay, structure: size }, quiet))
+    }
+
     /// The threads that pay the delay of the last issued instruction ([`Issued::delay`]).
     pub fn delayed(&self) -> &[(u32, LaneMask)] {
         &self.delayed
@@ -440,5 +511,26 @@ impl<'a, T: Tracker> SmCore<'a, T> {
     /// The class of the instruction at `pc` (for latencies).
     pub fn class(&self, pc: Pc) -> InstClass {
         self.prog.info[pc as usize].class
+    }
+}
+
+/// Executes the instruction at `pc` for `group`: the contiguous fast path when its lanes are one static
+/// warp's, per-lane gather and scatter otherwise.
+#[inline]
+fn execute_group<G: GlobalMemory>(
+    e: &mut Env<'_, G>,
+    scratch: &mut Scratch,
+    cta: &mut Cta,
+    group: &Group,
+    pc: Pc,
+) -> Result<exec::Effects, SimError> {
+    let w = cta.w;
+    match group.lanes.single_warp(group.mask) {
+        Some(warp) => execute(e, scratch, cta, Whole { warp, base: warp as usize * w }, pc, group.mask),
+        None => {
+            let slots = Mixed::slot_table(group.lanes.parts(), w);
+            let lanes = Mixed { parts: group.lanes.parts(), slots: &slots, w };
+            execute(e, scratch, cta, lanes, pc, group.mask)
+        }
     }
 }

@@ -35,6 +35,28 @@ impl Watchdog {
         false
     }
 
+    /// Records a run of `issued` warp instructions whose last `quiet` changed nothing (`quiet ==
+    /// issued`: none did), exactly as recording them one at a time would; [`Watchdog::room`] bounds runs
+    /// so that tracking never starts inside one.
+    #[inline]
+    pub fn observe_run(&mut self, issued: u64, quiet: u64, window: u64) -> bool {
+        if quiet < issued {
+            self.observe(1, true, window);
+        }
+        self.observe(quiet, false, window)
+    }
+
+    /// How many warp instructions may issue as one run before the watchdog's state would change (it
+    /// starts watching register values): runs are issued one at a time while it watches.
+    #[inline]
+    pub fn room(&self, window: u64) -> u64 {
+        if self.track {
+            1
+        } else {
+            window.saturating_sub(self.since_progress).max(1)
+        }
+    }
+
     /// Warp instructions since the last change.
     pub fn since_progress(&self) -> u64 {
         self.since_progress

@@ -70,6 +70,12 @@ impl WarpTracker for NoReconvergence {
         let Some(i) = st.groups.iter().position(|g| g.pc == pc && g.mask & mask == mask) else {
             return Err(MechError("the issued group is not in the list".into()));
         };
+        if let Flow::Next = flow {
+            // Straight-line code: the group moves on (without the lanes that exited before it issued).
+            st.groups[i] = Group { pc: pc + 1, mask };
+            st.current = i;
+            return Ok(());
+        }
         let groups = next_groups(pc, mask, flow);
         let new: smallvec::SmallVec<[Group; 4]> =
             groups.into_iter().filter(|(_, m)| m & ctx.live != 0).map(|(p, m)| Group { pc: p, mask: m }).collect();
@@ -77,6 +83,15 @@ impl WarpTracker for NoReconvergence {
         // Keep round-robin fair: the next select moves past every part of the group that just issued.
         st.current = (i + new.len()).saturating_sub(1).min(st.groups.len().saturating_sub(1));
         Ok(())
+    }
+
+    fn straight_run(&self, st: &Self::State, _pc: Pc, max: u32) -> u32 {
+        // Several groups take turns after every instruction; a lone group runs on.
+        if st.groups.len() == 1 {
+            max
+        } else {
+            1
+        }
     }
 
     fn depth(&self, st: &Self::State) -> usize {

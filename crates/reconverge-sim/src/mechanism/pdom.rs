@@ -131,6 +131,33 @@ impl WarpTracker for PdomStack {
         (mask != 0).then_some((top.pc, mask))
     }
 
+    fn straight_run(&self, st: &Self::State, pc: Pc, max: u32) -> u32 {
+        // Straight-line code changes only the top entry's pc, until it reaches the entry's reconvergence
+        // point (a block start, or the return point of a call entry's caller).
+        match st.last() {
+            Some(top) if !top.call && top.rpc > pc => max.min(top.rpc - pc),
+            _ => max,
+        }
+    }
+
+    fn advance(
+        &self,
+        st: &mut Self::State,
+        pc: Pc,
+        _mask: LaneMask,
+        n: u32,
+        ctx: &mut WarpCtx<'_>,
+    ) -> Result<(), MechError> {
+        let Some(top) = st.last_mut() else {
+            return Err(MechError("PDOM stack underflow".into()));
+        };
+        top.pc = pc + n;
+        if top.pc == top.rpc || top.mask & ctx.live == 0 {
+            normalize(st, &ctx.live);
+        }
+        Ok(())
+    }
+
     fn update(
         &self,
         st: &mut Self::State,

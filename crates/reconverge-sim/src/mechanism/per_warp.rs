@@ -90,6 +90,29 @@ pub trait WarpTracker: Sync {
         ctx: &mut WarpCtx<'_>,
     ) -> Result<(), MechError>;
 
+    /// How many straight-line instructions from `pc` (at most `max`) the warp may issue back to back with
+    /// the same lanes, one [`WarpTracker::advance`] standing for their updates (see
+    /// [`super::Tracker::straight_run`]). The default, 1, updates after every instruction. Pure.
+    fn straight_run(&self, _st: &Self::State, _pc: Pc, _max: u32) -> u32 {
+        1
+    }
+
+    /// The group (`pc`, `mask`) issued the `n` straight-line instructions that
+    /// [`WarpTracker::straight_run`] allowed: update as `n` updates with [`Flow::Next`] would.
+    fn advance(
+        &self,
+        st: &mut Self::State,
+        pc: Pc,
+        mask: LaneMask,
+        n: u32,
+        ctx: &mut WarpCtx<'_>,
+    ) -> Result<(), MechError> {
+        for k in 0..n {
+            self.update(st, pc + k, mask, &Flow::Next, ctx)?;
+        }
+        Ok(())
+    }
+
     /// The group (`pc`, `mask`) did not execute its warp-synchronous instruction: its member lanes
     /// `missing` are elsewhere. Only called when [`WarpTracker::AWAITS_MEMBERS`].
     fn await_members(&self, _st: &mut Self::State, _pc: Pc, _mask: LaneMask, _missing: LaneMask) {}
@@ -111,6 +134,7 @@ impl<T: WarpTracker> Tracker for PerWarp<T> {
 
     const STRUCTURE: Structure = T::STRUCTURE;
     const BARRIER: BarrierMode = T::BARRIER;
+    const PER_WARP_CONTEXTS: bool = true;
     const COUNTERS: &'static [Counter] = T::COUNTERS;
     const RATIOS: &'static [Ratio] = T::RATIOS;
     const AWAITS_MEMBERS: bool = T::AWAITS_MEMBERS;
@@ -159,6 +183,31 @@ impl<T: WarpTracker> Tracker for PerWarp<T> {
         let warp = &mut st[w];
         let mut ctx = WarpCtx::of(u, w);
         self.0.update(warp, group.pc, group.mask, flow, &mut ctx)?;
+        if let Some(d) = ctx.delay {
+            u.delay(d, [(w as u32, u.view.live[w])]);
+        }
+        u.size = self.0.depth(warp);
+        Ok(())
+    }
+
+    #[inline]
+    fn straight_run(&self, _sm: &(), st: &Vec<T::State>, group: &Group, max: u32) -> u32 {
+        st.get(group.ctx as usize).map_or(1, |s| self.0.straight_run(s, group.pc, max))
+    }
+
+    #[inline]
+    fn advance(
+        &self,
+        _sm: &mut (),
+        st: &mut Vec<T::State>,
+        group: &Group,
+        n: u32,
+        u: &mut UpdateCtx<'_>,
+    ) -> Result<(), MechError> {
+        let w = group.ctx as usize;
+        let warp = &mut st[w];
+        let mut ctx = WarpCtx::of(u, w);
+        self.0.advance(warp, group.pc, group.mask, n, &mut ctx)?;
         if let Some(d) = ctx.delay {
             u.delay(d, [(w as u32, u.view.live[w])]);
         }

@@ -97,6 +97,22 @@ impl WarpTracker for SsyStack {
         (mask != 0).then_some((top.npc, mask))
     }
 
+    fn straight_run(&self, _st: &Self::State, _pc: Pc, max: u32) -> u32 {
+        // Straight-line code only moves the top entry's npc; normalising does not look at it.
+        max
+    }
+
+    fn advance(
+        &self,
+        st: &mut Self::State,
+        pc: Pc,
+        mask: LaneMask,
+        n: u32,
+        ctx: &mut WarpCtx<'_>,
+    ) -> Result<(), MechError> {
+        self.update(st, pc + n - 1, mask, &Flow::Next, ctx)
+    }
+
     fn update(
         &self,
         st: &mut Self::State,

@@ -300,6 +300,11 @@ pub trait Tracker: Sync {
     /// group when some are missing ([`Tracker::await_members`]); otherwise a missing member lane is a
     /// SIMT deadlock.
     const AWAITS_MEMBERS: bool = false;
+    /// Whether the issue contexts are the CTA's static warps, each with a structure of its own: every
+    /// context is always occupied ([`Tracker::occupied`] lists them all, so a scheduler's candidate list
+    /// changes only when CTAs come and go), and an issue changes no other context's group unless it is
+    /// a barrier, releases one or exits (so the timing model keeps other warps' readiness).
+    const PER_WARP_CONTEXTS: bool = false;
     /// Counters the mechanism keeps.
     const COUNTERS: &'static [Counter] = &[];
     /// Ratios of counters the mechanism reports.
@@ -352,6 +357,35 @@ pub trait Tracker: Sync {
         flow: &Flow,
         u: &mut UpdateCtx<'_>,
     ) -> Result<(), MechError>;
+
+    /// How many instructions from `group.pc` the group may issue back to back, each with the same lanes,
+    /// with one [`Tracker::advance`] standing for their updates: at most `max`, which the core computed as
+    /// the run of straight-line instructions from the pc ([`Program::straight`]: none transfers control,
+    /// waits at a barrier, synchronises a warp or exits, and none but the first starts a block). The
+    /// default, 1, consults the mechanism after every instruction; a mechanism returns more only where
+    /// issuing one instruction at a time would pick the same context's next pc with the same lanes and
+    /// change nothing else (no counter, delay or other context). Pure.
+    fn straight_run(&self, _sm: &Self::Sm, _st: &Self::Cta, _group: &Group, _max: u32) -> u32 {
+        1
+    }
+
+    /// The group issued the `n` straight-line instructions from `group.pc` that
+    /// [`Tracker::straight_run`] allowed: update as `n` updates with [`Flow::Next`] would.
+    fn advance(
+        &self,
+        sm: &mut Self::Sm,
+        st: &mut Self::Cta,
+        group: &Group,
+        n: u32,
+        u: &mut UpdateCtx<'_>,
+    ) -> Result<(), MechError> {
+        let mut g = group.clone();
+        for _ in 0..n {
+            self.update(sm, st, &g, &Flow::Next, u)?;
+            g.pc += 1;
+        }
+        Ok(())
+    }
 
     /// For mechanisms with [`Tracker::AWAITS_MEMBERS`]: `group` did not execute its warp-synchronous
     /// instruction because the live member `lanes` of its static warp are elsewhere; hold it until they

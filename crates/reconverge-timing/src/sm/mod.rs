@@ -47,6 +47,39 @@ enum Cause {
     Done,
 }
 
+/// Why a context cannot issue now, and until when.
+#[derive(Clone, Copy, Debug)]
+struct Wait {
+    cause: Cause,
+    /// The earliest cycle the condition may clear by itself (`u64::MAX`: only another event clears it).
+    until: u64,
+}
+
+impl Wait {
+    /// A wait of the lasting kind ([`Sm::lasting_checks`]): it holds until `until` unless an event of the
+    /// context's CTA (an issue, a load's data) or of the mechanism's SM-wide state intervenes.
+    fn lasting(cause: Cause, until: u64) -> Wait {
+        Wait { cause, until }
+    }
+}
+
+/// What the timing model remembers of a context's readiness (see [`Sm::asleep`]).
+#[derive(Clone, Copy, Debug)]
+enum Known {
+    /// Nothing: ask.
+    Unknown,
+    /// It waits for `cause` until the cycle (a lasting [`Wait`]).
+    Wait(u64, Cause),
+    /// Its group passed every lasting check; only its functional unit (and, for a memory instruction,
+    /// the miss queue) remain to be checked.
+    Ready {
+        /// The functional unit.
+        unit: u8,
+        /// A memory instruction.
+        mem: bool,
+    },
+}
+
 /// What an epoch did.
 #[derive(Debug, Default)]
 pub struct EpochOutcome {
@@ -106,6 +139,14 @@ pub struct Sm<'a, T: Tracker> {
     done_loads: Vec<LoadTrack>,
     /// Scratch for the occupied contexts of a CTA.
     occupied: std::cell::RefCell<Vec<u32>>,
+    /// Per context (`cta * nctx + ctx`): what its last readiness check established that only time or an
+    /// event can change ([`Known`]); cleared by every event that could change it (an issue or a load's
+    /// data in the context's CTA, any issue when the mechanism keeps SM-wide state, launches,
+    /// retirements, epochs).
+    asleep: Vec<Known>,
+    /// Each scheduler's contexts in context order, while the set of contexts cannot change but by
+    /// launches and retirements ([`Tracker::PER_WARP_CONTEXTS`]); rebuilt after those.
+    fixed_candidates: Option<Vec<SmallVec<[u32; 64]>>>,
     /// The timeline recorder, when one was asked for.
     pub trace: Option<crate::trace::SmTrace>,
 }
@@ -157,6 +198,8 @@ impl<'a, T: Tracker> Sm<'a, T> {
             last_busy: None,
             done_loads: Vec::new(),
             occupied: Default::default(),
+            asleep: Vec::new(),
+            fixed_candidates: None,
             trace: None,
         })
     }
@@ -237,6 +280,7 @@ impl<'a, T: Tracker> Sm<'a, T> {
         for (u, x) in self.used.iter_mut().zip([threads, warps, regs, shared]) {
             *u += x;
         }
+        self.refresh_candidates();
     }
 
     /// Writes an atomic's old value (applied at the epoch end) into the issuing thread's register.
@@ -251,7 +295,11 @@ impl<'a, T: Tracker> Sm<'a, T> {
 
     /// Frees the slots of finished CTAs.
     pub fn retire(&mut self) {
-        for c in self.core.retire() {
+        let retired = self.core.retire();
+        if !retired.is_empty() {
+            self.refresh_candidates();
+        }
+        for c in retired {
             if let Some(r) = self.res.get_mut(c).and_then(Option::take) {
                 for (u, x) in self.used.iter_mut().zip([r.threads, r.warps, r.regs, r.shared]) {
                     *u -= x;
@@ -281,6 +329,8 @@ impl<'a, T: Tracker> Sm<'a, T> {
         if r.generation != t.generation {
             return;
         }
+        self.wake_cta(t.cta);
+        let Some(r) = self.res.get_mut(t.cta).and_then(Option::as_mut) else { return };
         let all: LaneMask = u64::MAX;
         for &reg in &t.regs {
             r.times.regs.set(reg as usize, &t.parts, all, ready);
@@ -290,31 +340,43 @@ impl<'a, T: Tracker> Sm<'a, T> {
     }
 
     /// Whether context `g` may issue at `now`: its group, or why not and when that may change.
-    fn readiness(&self, g: u32, now: u64, sched: usize) -> Result<Group, (Cause, u64)> {
+    fn readiness(&self, g: u32, now: u64, sched: usize) -> Result<Group, Wait> {
+        let (grp, unit, mem) = self.lasting_checks(g, now)?;
+        self.unit_checks(sched, unit, mem, now)?;
+        Ok(grp)
+    }
+
+    /// The checks whose outcome only time or an event of the context's CTA changes: the mechanism has a
+    /// group; its threads are not held by the mechanism, a fence or the pipeline, have no outstanding miss
+    /// (when misses block) and their registers are ready. Returns the group, its unit and whether it
+    /// accesses memory.
+    fn lasting_checks(&self, g: u32, now: u64) -> Result<(Group, usize, bool), Wait> {
         let (c, ctx) = ((g / self.nctx) as usize, g % self.nctx);
         let grp = match self.core.peek(c, ctx) {
             Peek::Ready(grp) => grp,
-            Peek::Blocked(Blocked::Barrier) => return Err((Cause::Barrier, u64::MAX)),
-            Peek::Blocked(Blocked::Mechanism) => return Err((Cause::Mechanism, u64::MAX)),
-            Peek::Empty => return Err((Cause::Done, u64::MAX)),
+            Peek::Blocked(Blocked::Barrier) => return Err(Wait::lasting(Cause::Barrier, u64::MAX)),
+            Peek::Blocked(Blocked::Mechanism) => return Err(Wait::lasting(Cause::Mechanism, u64::MAX)),
+            Peek::Empty => return Err(Wait::lasting(Cause::Done, u64::MAX)),
         };
-        let Some(r) = self.res.get(c).and_then(Option::as_ref) else { return Err((Cause::Done, u64::MAX)) };
+        let Some(r) = self.res.get(c).and_then(Option::as_ref) else {
+            return Err(Wait::lasting(Cause::Done, u64::MAX));
+        };
         let t = &r.times;
         let (parts, hold) = (grp.lanes.parts(), grp.hold);
         if let Some(x) = t.threads.pending(row::MECH, parts, hold, now) {
-            return Err((Cause::Mechanism, x));
+            return Err(Wait::lasting(Cause::Mechanism, x));
         }
         if let Some(x) = t.threads.pending(row::FENCE, parts, hold, now) {
-            return Err((Cause::Memory, x));
+            return Err(Wait::lasting(Cause::Memory, x));
         }
         if let Some(x) = t.threads.pending(row::READY, parts, hold, now) {
-            return Err((Cause::Pipeline, x));
+            return Err(Wait::lasting(Cause::Pipeline, x));
         }
         if self.gpu.sm.miss_blocks_warp && t.missing(parts, hold) {
-            return Err((Cause::Memory, u64::MAX));
+            return Err(Wait::lasting(Cause::Memory, u64::MAX));
         }
         let prog = self.core.program();
-        let Some(info) = prog.info.get(grp.pc as usize) else { return Ok(grp) };
+        let Some(info) = prog.info.get(grp.pc as usize) else { return Ok((grp, 0, false)) };
         let mut worst = 0u64;
         for &reg in info.reads.iter().chain(info.writes.iter()) {
             if let Some(x) = t.regs.pending(reg as usize, parts, hold, now) {
@@ -325,16 +387,72 @@ impl<'a, T: Tracker> Sm<'a, T> {
             worst = worst.max(t.pred(p, parts));
         }
         if worst > now {
-            return Err(if worst == u64::MAX { (Cause::Memory, u64::MAX) } else { (Cause::Scoreboard, worst) });
+            let cause = if worst == u64::MAX { Cause::Memory } else { Cause::Scoreboard };
+            return Err(Wait::lasting(cause, worst));
         }
-        let u = unit(info.class);
-        if self.fu_free[sched][u] > now {
-            return Err((Cause::Pipeline, self.fu_free[sched][u]));
+        Ok((grp, unit(info.class), info.class == InstClass::Mem))
+    }
+
+    /// The checks other contexts' issues change: scheduler `sched`'s functional unit `unit` is free, and
+    /// for a memory instruction the miss queue has room.
+    fn unit_checks(&self, sched: usize, unit: usize, mem: bool, now: u64) -> Result<(), Wait> {
+        if self.fu_free[sched][unit] > now {
+            return Err(Wait { cause: Cause::Pipeline, until: self.fu_free[sched][unit] });
         }
-        if info.class == InstClass::Mem && self.memory.miss_queue_full() {
-            return Err((Cause::Memory, u64::MAX));
+        if mem && self.memory.miss_queue_full() {
+            return Err(Wait { cause: Cause::Memory, until: u64::MAX });
         }
-        Ok(grp)
+        Ok(())
+    }
+
+    /// [`Sm::readiness`], answered from [`Sm::asleep`] as far as it holds (and remembered): a lasting
+    /// wait until its cycle, a group that passed the lasting checks until an event of its CTA.
+    fn readiness_cached(&mut self, g: u32, now: u64, sched: usize) -> Result<Group, Wait> {
+        let known = self.asleep.get(g as usize).copied().unwrap_or(Known::Unknown);
+        match known {
+            Known::Wait(until, cause) if until > now => return Err(Wait::lasting(cause, until)),
+            Known::Ready { unit, mem } => {
+                self.unit_checks(sched, unit as usize, mem, now)?;
+                let (c, ctx) = ((g / self.nctx) as usize, g % self.nctx);
+                if let Peek::Ready(grp) = self.core.peek(c, ctx) {
+                    return Ok(grp);
+                }
+            }
+            _ => {}
+        }
+        let remember = match self.lasting_checks(g, now) {
+            Ok((grp, unit, mem)) => {
+                self.remember(g, Known::Ready { unit: unit as u8, mem });
+                self.unit_checks(sched, unit, mem, now)?;
+                return Ok(grp);
+            }
+            Err(w) => {
+                self.remember(g, Known::Wait(w.until, w.cause));
+                w
+            }
+        };
+        Err(remember)
+    }
+
+    fn remember(&mut self, g: u32, k: Known) {
+        if self.asleep.len() <= g as usize {
+            self.asleep.resize(g as usize + 1, Known::Unknown);
+        }
+        self.asleep[g as usize] = k;
+    }
+
+    /// Forgets the remembered readiness of CTA slot `c`'s contexts (of every context when the mechanism
+    /// keeps SM-wide state, which an issue anywhere may change).
+    fn wake_cta(&mut self, c: usize) {
+        if std::mem::size_of::<T::Sm>() != 0 {
+            self.asleep.clear();
+            return;
+        }
+        let n = self.nctx as usize;
+        let end = ((c + 1) * n).min(self.asleep.len());
+        for x in self.asleep.get_mut(c * n..end).into_iter().flatten() {
+            *x = Known::Unknown;
+        }
     }
 
     /// Whether another context of `g`'s hardware warp (another path of the same warp, under a parallel
@@ -346,13 +464,25 @@ impl<'a, T: Tracker> Sm<'a, T> {
             o != g
                 && (o / self.nctx) as usize == c
                 && self.core.hw_warp(c, o % self.nctx) == warp
-                && matches!(self.readiness(o, now, sched), Err((Cause::Scoreboard | Cause::Memory, _)))
+                && matches!(self.readiness(o, now, sched), Err(Wait { cause: Cause::Scoreboard | Cause::Memory, .. }))
         })
     }
 
     /// The contexts of scheduler `s`, in the order it considers them.
     fn candidates(&self, s: usize, nsched: usize, policy: SchedulerPolicy, out: &mut SmallVec<[u32; 64]>) {
         out.clear();
+        match &self.fixed_candidates {
+            Some(fixed) => out.extend_from_slice(&fixed[s]),
+            None => self.occupied_contexts(s, nsched, out),
+        }
+        if out.is_empty() {
+            return;
+        }
+        self.order_candidates(s, policy, out);
+    }
+
+    /// The contexts of scheduler `s` that may hold a group now, in context order.
+    fn occupied_contexts(&self, s: usize, nsched: usize, out: &mut SmallVec<[u32; 64]>) {
         let mut occupied = std::mem::take(&mut *self.occupied.borrow_mut());
         // A context's scheduler is that of the hardware warp slot it occupies: CTA slot `c` owns warp
         // slots `c * warps_per_cta ..`, and its issue contexts (static warps, dynamic warps, pool
@@ -369,9 +499,27 @@ impl<'a, T: Tracker> Sm<'a, T> {
             }
         }
         *self.occupied.borrow_mut() = occupied;
-        if out.is_empty() {
+    }
+
+    /// Recomputes [`Sm::fixed_candidates`] (after the resident CTAs changed).
+    fn refresh_candidates(&mut self) {
+        self.asleep.clear();
+        if !T::PER_WARP_CONTEXTS {
             return;
         }
+        let nsched = self.gpu.sm.schedulers as usize;
+        let lists = (0..nsched)
+            .map(|s| {
+                let mut v = SmallVec::new();
+                self.occupied_contexts(s, nsched, &mut v);
+                v
+            })
+            .collect();
+        self.fixed_candidates = Some(lists);
+    }
+
+    /// Orders scheduler `s`'s contexts as its policy considers them.
+    fn order_candidates(&self, s: usize, policy: SchedulerPolicy, out: &mut SmallVec<[u32; 64]>) {
         if T::ORDERED {
             // The mechanism's issue order (DWF's heuristics); contexts without a ready group last.
             let key = |g: u32| match self.core.peek((g / self.nctx) as usize, g % self.nctx) {
@@ -421,6 +569,8 @@ impl<'a, T: Tracker> Sm<'a, T> {
         let nsched = self.gpu.sm.schedulers as usize;
         let policy = self.gpu.sm.scheduler;
         let mut order: SmallVec<[u32; 64]> = SmallVec::new();
+        // Global writes and atomics were performed at the last epoch's end.
+        self.asleep.clear();
         let mut t = t0;
         while t < t1 {
             if let Some(max) = ctx.max_cycles {
@@ -446,13 +596,13 @@ impl<'a, T: Tracker> Sm<'a, T> {
                 let mut best: Option<Cause> = None;
                 let mut chosen = None;
                 for &g in &order {
-                    match self.readiness(g, t, s) {
+                    match self.readiness_cached(g, t, s) {
                         Ok(grp) => {
                             chosen = Some((g, grp));
                             break;
                         }
-                        Err((Cause::Done, _)) => {}
-                        Err((c, when)) => {
+                        Err(Wait { cause: Cause::Done, .. }) => {}
+                        Err(Wait { cause: c, until: when, .. }) => {
                             wake = wake.min(when);
                             best = Some(best.map_or(c, |b| b.min(c)));
                             if policy == SchedulerPolicy::TwoLevel && c == Cause::Memory {
@@ -588,6 +738,16 @@ impl<'a, T: Tracker> Sm<'a, T> {
         };
         let issued = self.core.issue(c, grp, env, &mut NoObserver)?;
         out.changed |= issued.changed;
+        // What the issue may have changed for other contexts' readiness: only its own warp's, under a
+        // per-warp mechanism, unless barriers, exits or a mechanism delay are involved.
+        let own_only = T::PER_WARP_CONTEXTS && !(issued.barrier || issued.released || issued.exited);
+        if own_only && issued.delay.is_none() {
+            if let Some(x) = self.asleep.get_mut(g as usize) {
+                *x = Known::Unknown;
+            }
+        } else {
+            self.wake_cta(c);
+        }
         let wrote = self.mem.log.len() > writes_before;
         let prog = self.core.program();
         let info = &prog.info[grp.pc as usize];

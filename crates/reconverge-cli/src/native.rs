@@ -1,0 +1,177 @@
+//! Native runs of the suite's CUDA C for `bench --native`: the kernel is compiled as C++ with the system
+//! compiler against a shim header (`native/reconverge_native.h`: `threadIdx` and friends as globals,
+//! plain atomics) and run one thread after another, block by block, by a small driver that reads the
+//! launch from a file and reports the time of each repeat and the final buffers.
+
+use reconverge_sim::Arg;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+/// The shim header and driver.
+const SHIM: &str = include_str!("../native/reconverge_native.h");
+
+/// CUDA constructs a sequential port cannot express: the threads of a warp or block must run together.
+const NEEDS_CONCURRENT_THREADS: &[&str] = &[
+    "__syncthreads",
+    "__syncwarp",
+    "__shfl",
+    "__ballot",
+    "__any_sync",
+    "__all_sync",
+    "__activemask",
+    "__reduce_",
+    "__match_",
+    "cooperative_groups",
+    "asm(",
+    "asm volatile",
+];
+
+/// Why the kernel source `src` cannot run natively one thread at a time (`None`: it can).
+pub fn skip_reason(src: &str, uses_globals: bool) -> Option<String> {
+    if let Some(w) = NEEDS_CONCURRENT_THREADS.iter().find(|w| src.contains(*w)) {
+        return Some(format!("uses `{}`, which needs threads running together", w.trim_end_matches('(')));
+    }
+    uses_globals.then(|| "sets module variables before the launch (not ported)".to_string())
+}
+
+/// A scratch directory for the native builds, removed when dropped.
+pub struct Workdir(PathBuf);
+
+impl Workdir {
+    /// A fresh directory under the system's temporary directory.
+    pub fn new() -> Result<Workdir, String> {
+        let dir = std::env::temp_dir().join(format!("reconverge-native-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        std::fs::write(dir.join("reconverge_native.h"), SHIM).map_err(|e| format!("cannot write the shim: {e}"))?;
+        Ok(Workdir(dir))
+    }
+
+    /// The directory.
+    pub fn path(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for Workdir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// The C++ compiler: `$CXX`, else `c++`.
+pub fn compiler() -> String {
+    std::env::var("CXX").unwrap_or_else(|_| "c++".to_string())
+}
+
+/// Compiles kernel `name` of the CUDA C file `cu` (with `g++ -O2`-class options: no floating-point
+/// contraction, so results match the suite's `--fmad=false` PTX bit for bit); returns the executable.
+pub fn compile(work: &Workdir, name: &str, cu: &Path) -> Result<PathBuf, String> {
+    let cu = cu.canonicalize().map_err(|e| format!("{}: {e}", cu.display()))?;
+    let main = work.path().join(format!("{name}.cpp"));
+    let text = format!(
+        "#include \"reconverge_native.h\"\n#include \"{}\"\nRECONVERGE_NATIVE_MAIN({name})\n",
+        cu.display().to_string().replace('\\', "\\\\").replace('"', "\\\"")
+    );
+    std::fs::write(&main, text).map_err(|e| format!("cannot write {}: {e}", main.display()))?;
+    let exe = work.path().join(name);
+    let cxx = compiler();
+    let out = Command::new(&cxx)
+        .args(["-O2", "-std=c++17", "-ffp-contract=off", "-w", "-o"])
+        .arg(&exe)
+        .arg(&main)
+        .output()
+        .map_err(|e| format!("cannot run the C++ compiler `{cxx}` (set CXX): {e}"))?;
+    if !out.status.success() {
+        let err = String::from_utf8_lossy(&out.stderr);
+        let first: Vec<&str> = err.lines().take(6).collect();
+        return Err(format!("{cxx} failed on {}:\n{}", cu.display(), first.join("\n")));
+    }
+    Ok(exe)
+}
+
+/// What a native run measured.
+pub struct NativeRun {
+    /// The time of each repeat.
+    pub times: Vec<Duration>,
+    /// The buffer arguments after the first repeat, in argument order.
+    pub buffers: Vec<Vec<u8>>,
+}
+
+/// Runs `exe` on `args` with the launch shape `grid` × `block`, `repeats` times.
+pub fn run(
+    work: &Workdir,
+    exe: &Path,
+    args: &[Arg],
+    grid: [u32; 3],
+    block: [u32; 3],
+    repeats: u32,
+) -> Result<NativeRun, String> {
+    let mut launch = Vec::new();
+    launch.extend((args.len() as u32).to_le_bytes());
+    for a in args {
+        let (kind, bytes): (u8, Vec<u8>) = match a {
+            Arg::Scalar(v) => (0, v.to_le_bytes().to_vec()),
+            Arg::Buffer(b) => (1, b.bytes.clone()),
+        };
+        launch.push(kind);
+        launch.extend((bytes.len() as u64).to_le_bytes());
+        launch.extend(bytes);
+    }
+    for x in grid.iter().chain(block.iter()).chain(std::iter::once(&repeats)) {
+        launch.extend(x.to_le_bytes());
+    }
+    let stem = exe.file_name().map(|s| s.to_string_lossy().to_string()).unwrap_or_default();
+    let (input, output) = (work.path().join(format!("{stem}.launch")), work.path().join(format!("{stem}.out")));
+    std::fs::write(&input, launch).map_err(|e| format!("cannot write {}: {e}", input.display()))?;
+    let out = Command::new(exe)
+        .arg(&input)
+        .arg(&output)
+        .output()
+        .map_err(|e| format!("cannot run {}: {e}", exe.display()))?;
+    if !out.status.success() {
+        return Err(format!("{} failed: {}", exe.display(), String::from_utf8_lossy(&out.stderr).trim()));
+    }
+    let times = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| l.strip_prefix("ns ").and_then(|n| n.trim().parse::<u64>().ok()))
+        .map(Duration::from_nanos)
+        .collect();
+    let raw = std::fs::read(&output).map_err(|e| format!("cannot read {}: {e}", output.display()))?;
+    Ok(NativeRun { times, buffers: split_buffers(&raw)? })
+}
+
+/// The driver's output file: per buffer a u64 length and the bytes.
+fn split_buffers(mut raw: &[u8]) -> Result<Vec<Vec<u8>>, String> {
+    let mut out = Vec::new();
+    while !raw.is_empty() {
+        let (len, rest) = raw.split_at_checked(8).ok_or("truncated native output")?;
+        let len = u64::from_le_bytes(len.try_into().map_err(|_| "bad length")?) as usize;
+        let (data, rest) = rest.split_at_checked(len).ok_or("truncated native output")?;
+        out.push(data.to_vec());
+        raw = rest;
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sequential_ports_skip_kernels_whose_threads_must_run_together() {
+        assert!(skip_reason("x = __shfl_down_sync(m, v, 1);", false).unwrap().contains("__shfl"));
+        assert!(skip_reason("__syncthreads();", false).is_some());
+        assert!(skip_reason("a[i] = b[i];", true).unwrap().contains("module variables"));
+        assert_eq!(skip_reason("atomicAdd(p, 1);", false), None);
+    }
+
+    #[test]
+    fn the_driver_output_splits_into_buffers() {
+        let mut raw = 3u64.to_le_bytes().to_vec();
+        raw.extend([1, 2, 3]);
+        raw.extend(0u64.to_le_bytes());
+        assert_eq!(split_buffers(&raw).unwrap(), vec![vec![1, 2, 3], vec![]]);
+        assert!(split_buffers(&raw[..5]).is_err());
+    }
+}
