@@ -44,6 +44,9 @@ pub struct BenchArgs {
     /// plus the escape-time fractal at 960 x 64, 256 and 1024 pixels.
     #[arg(long)]
     pub native: bool,
+    /// With --native: the rows of the scaled fractal runs (960 pixels wide; empty: none).
+    #[arg(long, value_delimiter = ',', default_values_t = [64, 256, 1024], requires = "native")]
+    pub fractal_rows: Vec<u32>,
     /// Print CSV (one row per kernel, then the total as kernel `ALL`).
     #[arg(long, conflicts_with = "json")]
     pub csv: bool,

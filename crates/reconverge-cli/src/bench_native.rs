@@ -148,7 +148,7 @@ impl NativeBench<'_> {
         let work = Workdir::new().map_err(Failure::input)?;
         let mut list: Vec<(String, KernelEntry)> = entries.iter().map(|e| (e.name.clone(), (*e).clone())).collect();
         if let Some(m) = entries.iter().find(|e| e.name == "mandelbrot") {
-            list.extend([64, 256, 1024].map(|rows| fractal(m, rows)));
+            list.extend(self.args.fractal_rows.iter().filter(|&&r| r > 0).map(|&rows| fractal(m, rows)));
         }
         let bar = crate::progress::bar(list.len() as u64, self.args.csv || self.args.json);
         let mut rows = Vec::new();
