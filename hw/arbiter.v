@@ -91,25 +91,23 @@ module arbiter #(
             end
     end
 
-    // Reduction tree, heap-ordered: node i has children 2i+1 and 2i+2; leaf W-1+l is thread l.
-    wire [2*W-2:0]      nv;
-    wire [(2*W-1)*KB-1:0] nk;
+    // Reduction tree, heap-ordered: node j < W-1 has children 2j+1 and 2j+2; leaf W-1+l is thread l.
+    // Each node is a magnitude comparator and a 2:1 multiplexer (and an OR of the valid bits).
     generate
-        for (l = 0; l < W; l = l + 1) begin : leaf
-            assign nv[W-1+l] = rv[l];
-            assign nk[(W-1+l)*KB +: KB] = rk[l*KB +: KB];
-        end
-        for (i = 0; i < W - 1; i = i + 1) begin : node
-            wire [KB-1:0] kl = nk[(2*i+1)*KB +: KB];
-            wire [KB-1:0] kr = nk[(2*i+2)*KB +: KB];
-            wire vl = nv[2*i+1];
-            wire vr = nv[2*i+2];
-            wire left = vl & (~vr | (kl <= kr));   // magnitude comparator
-            assign nv[i] = vl | vr;
-            assign nk[i*KB +: KB] = left ? kl : kr; // 2:1 multiplexer
+        for (i = 0; i < 2 * W - 1; i = i + 1) begin : heap
+            wire          v;
+            wire [KB-1:0] k;
+            if (i >= W - 1) begin : leaf
+                assign v = rv[i-(W-1)];
+                assign k = rk[(i-(W-1))*KB +: KB];
+            end else begin : node
+                wire left = heap[2*i+1].v & (~heap[2*i+2].v | (heap[2*i+1].k <= heap[2*i+2].k));
+                assign v = heap[2*i+1].v | heap[2*i+2].v;
+                assign k = left ? heap[2*i+1].k : heap[2*i+2].k;
+            end
         end
     endgenerate
-    wire [KB-1:0] win = nk[KB-1:0];
+    wire [KB-1:0] win = heap[0].k;
 
     // The mask: threads whose key equals the winner's.
     wire [W-1:0] m;
