@@ -100,7 +100,10 @@ fn exported_traces_equal_the_committed_ones_and_the_rtl_follows_them() {
             std::fs::write(&committed, &new).expect("bless");
         }
         let old = std::fs::read_to_string(&committed).unwrap_or_default();
-        assert!(old == new, "hw/traces/{name} differs from a fresh export; rerun with RECONVERGE_BLESS_HW=1 and review");
+        assert!(
+            old == new,
+            "hw/traces/{name} differs from a fresh export; rerun with RECONVERGE_BLESS_HW=1 and review"
+        );
         files.push((committed, w, new));
     }
     if !have("iverilog", "-V") {

@@ -133,8 +133,12 @@ pub fn svg(rows: &[SynthRow], title: &str) -> String {
         h - 14.0,
         top + ph / 2.0
     );
-    let mut units: Vec<&str> = rows.iter().map(|r| r.unit.as_str()).collect();
-    units.dedup();
+    let mut units: Vec<&str> = Vec::new();
+    for r in rows {
+        if !units.contains(&r.unit.as_str()) {
+            units.push(r.unit.as_str());
+        }
+    }
     let mut legend = 0;
     for (k, unit) in units.iter().enumerate() {
         let color = crate::html::PALETTE[k % crate::html::PALETTE.len()];
@@ -220,7 +224,8 @@ mod tests {
             tool: "t".into(),
             seconds: 0.0,
         };
-        let s = svg(&[row("arbiter", 4, 1000), row("arbiter", 8, 2000), row("sorted_list", 4, 900)], "t");
+        let rows = [row("arbiter", 4, 1000), row("sorted_list", 4, 900), row("arbiter", 8, 2000)];
+        let s = svg(&rows, "t");
         assert_eq!(s.matches("<polyline").count(), 4);
         assert!(s.starts_with("<svg") && s.ends_with("</svg>\n"));
     }
