@@ -3,6 +3,7 @@
 use crate::launch_args::LaunchArgs;
 use crate::{out, outln, Failure};
 use clap::Args;
+use reconverge_report::path_export::PathRecorder;
 use reconverge_report::run::run_text;
 use reconverge_report::trace::TraceRecorder;
 use reconverge_sim::{run, NoObserver, RunResult};
@@ -61,6 +62,11 @@ pub struct TraceArgs {
     /// With --perfetto: keep at most this many events (the rest are counted and reported).
     #[arg(long, default_value_t = 1_000_000)]
     max_events: usize,
+    /// Instead of the text trace, write the path trace of every warp of the CTA for the hardware test
+    /// benches of hw/ (only with --mechanism simty or arbiter): per issue the issued path, its successor
+    /// paths and the path the unit runs next (format: docs/hardware.md); --limit caps the steps.
+    #[arg(long, value_name = "FILE")]
+    export_paths: Option<String>,
 }
 
 fn exit_for(r: &RunResult) -> Result<(), Failure> {
@@ -208,9 +214,51 @@ fn perfetto_cmd(a: &TraceArgs, path: &str) -> Result<(), Failure> {
     exit_for(&t.run)
 }
 
+/// `trace --export-paths`: the path trace of the CTA's warps for the hardware test benches.
+fn export_paths_cmd(a: &TraceArgs, p: &crate::launch_args::Prepared, path: &str, warps: u32) -> Result<(), Failure> {
+    let mech = p.mechanism.name();
+    if !matches!(mech, "simty" | "arbiter") {
+        return Err(Failure::input(format!(
+            "--export-paths records seed 003's path-tracking units: use --mechanism simty or arbiter (not {mech})"
+        )));
+    }
+    if a.blocks {
+        return Err(Failure::input("--blocks and --export-paths are separate outputs: give one"));
+    }
+    let mut rec = PathRecorder::new(a.cta, a.limit);
+    let r = run(&p.prog, p.mechanism, &p.cfg, &p.args, &mut rec);
+    if let Some(e) = &rec.error {
+        return Err(Failure::input(format!("--export-paths: {e}")));
+    }
+    let name = p.prog.kernel_name().to_string();
+    let text = PathRecorder::header(&name, mech, a.cta, p.cfg.warp_size, warps) + &rec.body;
+    std::fs::write(path, text).map_err(|e| Failure::input(format!("cannot write `{path}`: {e}")))?;
+    outln!(
+        "wrote {path}: {} steps of {} warps of CTA {} of kernel {name} under {mech}, warp size {} (at most {} successor paths per step)",
+        rec.steps,
+        rec.warps_seen,
+        a.cta,
+        p.cfg.warp_size,
+        rec.max_successors
+    )?;
+    if rec.truncated {
+        outln!("note: the trace was cut at --limit {} steps", a.limit)?;
+    }
+    if rec.reorders > 0 {
+        outln!(
+            "note: at {} steps a path waited at a barrier and another one issued; the hardware units do not model that and their benches will report those steps",
+            rec.reorders
+        )?;
+    }
+    exit_for(&r)
+}
+
 /// Runs `reconverge trace`.
 pub fn trace_cmd(a: TraceArgs) -> Result<(), Failure> {
     if let Some(path) = a.perfetto.clone() {
+        if a.export_paths.is_some() {
+            return Err(Failure::input("--perfetto and --export-paths are separate outputs: give one"));
+        }
         return perfetto_cmd(&a, &path);
     }
     if a.window.is_some() {
@@ -234,6 +282,9 @@ pub fn trace_cmd(a: TraceArgs) -> Result<(), Failure> {
             p.cfg.warp_size,
             warps - 1
         )));
+    }
+    if let Some(path) = a.export_paths.clone() {
+        return export_paths_cmd(&a, &p, &path, warps);
     }
     let per_warp = p.mechanism.scope() == reconverge_sim::mechanism::Scope::Warp;
     let mut rec = TraceRecorder::new(&p.prog, a.cta, per_warp.then_some(a.warp), p.cfg.warp_size, a.limit).skip(a.skip);

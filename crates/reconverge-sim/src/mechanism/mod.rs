@@ -49,7 +49,7 @@ pub use minpc::MinPc;
 pub use multi_path::{MultiPath, MultiPathState, RtEntry, Split};
 pub use none::NoReconvergence;
 pub use parallel::{SlotCta, SlotTracker, Slots};
-pub use paths::Path;
+pub use paths::{successors, Path};
 pub use pdom::PdomStack;
 pub use per_warp::{PerWarp, WarpCtx, WarpTracker};
 pub use simty::{Simty, SimtyState};
