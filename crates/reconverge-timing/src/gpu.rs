@@ -13,6 +13,7 @@ use reconverge_sim::core::{livelock_report, stall_report, Watchdog};
 use reconverge_sim::mechanism::{Mechanism, Tracker};
 use reconverge_sim::memory::DeviceMemory;
 use reconverge_sim::{Arg, DeviceState, LaunchConfig, Program, RunResult, SimError, Stats};
+use std::sync::Arc;
 
 /// The result of a timed run.
 #[derive(Clone, Debug)]
@@ -50,19 +51,15 @@ pub fn run_timed_traced(
     threads: usize,
     trace: Option<TraceSpec>,
 ) -> (TimedResult, Timeline) {
-    let parallel = threads != 1 && gpu.num_sms > 1;
-    let go =
-        || reconverge_sim::with_tracker!(mech, |t| run_with(prog, t, launch, gpu, args, max_cycles, trace, parallel));
-    match parallel.then(|| pool(threads)).flatten() {
-        Some(p) => p.install(go),
-        None => go(),
-    }
+    // The run stays on the caller's thread; only epochs with enough work hand their SMs to the pool.
+    let pool = if threads != 1 && gpu.num_sms > 1 { pool(threads) } else { None };
+    reconverge_sim::with_tracker!(mech, |t| run_with(prog, t, launch, gpu, args, max_cycles, trace, pool.clone()))
 }
 
 /// A pool of `threads` host threads (0: one per core), built once per size and kept: building one
 /// costs more than a small launch takes to simulate.
-fn pool(threads: usize) -> Option<std::sync::Arc<rayon::ThreadPool>> {
-    use std::sync::{Arc, Mutex, OnceLock};
+fn pool(threads: usize) -> Option<Arc<rayon::ThreadPool>> {
+    use std::sync::{Mutex, OnceLock};
     type Pools = Mutex<Vec<(usize, Arc<rayon::ThreadPool>)>>;
     static POOLS: OnceLock<Pools> = OnceLock::new();
     let mut pools = POOLS.get_or_init(Default::default).lock().ok()?;
@@ -88,7 +85,7 @@ fn run_with<T: Tracker>(
     args: &[Arg],
     max_cycles: Option<u64>,
     trace: Option<TraceSpec>,
-    parallel: bool,
+    pool: Option<Arc<rayon::ThreadPool>>,
 ) -> (TimedResult, Timeline) {
     let empty = |e: SimError| {
         let r = TimedResult {
@@ -135,7 +132,7 @@ fn run_with<T: Tracker>(
     }
     let epoch = (gpu.l1.hit_latency + gpu.l2.hit_latency).max(1);
     let mut timing = TimingStats { epoch_cycles: epoch, ..TimingStats::default() };
-    let bounds = Bounds { max_cycles, parallel };
+    let bounds = Bounds { max_cycles, pool };
     let error = epochs(&mut sms, &mut l2, &mut dev.mem, &dev.consts, &dev.params, launch, gpu, bounds, &mut timing);
     let stats = collect(&sms, &l2, launch, prog, &mut timing);
     let timeline = match trace {
@@ -158,12 +155,11 @@ fn l2_config(gpu: &GpuConfig) -> MemL2Config {
 }
 
 /// How the epoch loop may run.
-#[derive(Clone, Copy)]
 struct Bounds {
     /// `--max-cycles`.
     max_cycles: Option<u64>,
-    /// SMs may run on several host threads (the current rayon pool's).
-    parallel: bool,
+    /// The host threads SMs may run on.
+    pool: Option<Arc<rayon::ThreadPool>>,
 }
 
 /// The epoch loop: dispatch, run every SM over the epoch (on several host threads when the last epoch
@@ -210,10 +206,11 @@ fn epochs<T: Tracker>(
         let t1 = t0 + epoch;
         let ctx = EpochCtx { mem, consts, params, track: watchdog.track, max_cycles, epoch_end: t1 };
         let busy = sms.iter().filter(|s| s.has_work()).count();
-        let outcomes: Vec<EpochOutcome> = if bounds.parallel && busy > 1 && last_issued >= PARALLEL_EPOCH_MIN_ISSUED {
-            sms.par_iter_mut().map(|sm| sm.run_epoch(t0, t1, &ctx)).collect()
-        } else {
-            sms.iter_mut().map(|sm| sm.run_epoch(t0, t1, &ctx)).collect()
+        let outcomes: Vec<EpochOutcome> = match &bounds.pool {
+            Some(pool) if busy > 1 && last_issued >= PARALLEL_EPOCH_MIN_ISSUED => {
+                pool.install(|| sms.par_iter_mut().map(|sm| sm.run_epoch(t0, t1, &ctx)).collect())
+            }
+            _ => sms.iter_mut().map(|sm| sm.run_epoch(t0, t1, &ctx)).collect(),
         };
         timing.epochs += 1;
         // The earliest error (by cycle, then SM) wins.
