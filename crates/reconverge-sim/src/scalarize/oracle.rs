@@ -243,7 +243,9 @@ fn exact(classes: &[Class<'_>]) -> Result<u64, u64> {
         found = found.max(g);
         let p: Vec<u32> = states[s as usize * k..(s as usize + 1) * k].to_vec();
         if bound.at(classes, &p) == 0 {
-            return Ok(g); // nothing open can beat it: every other entry's bound is at most g
+            // Nothing open can beat it (every other entry's bound is at most g); a state popped before
+            // may have been a dead end whose bound was not tight but whose g was higher.
+            return Ok(found);
         }
         expanded += 1;
         if expanded > EXACT_STATES {
@@ -458,5 +460,18 @@ mod tests {
             proptest::prop_assert!(r.exact);
             proptest::prop_assert_eq!(r.convergent, brute(&threads));
         }
+    }
+
+    /// Found by the property test: a dead end reached first (a joint step at pc 3, g = 12, whose bound is
+    /// not 0) must not be forgotten when a later state with a zero bound (g = 6) ends the search.
+    #[test]
+    fn a_dead_end_with_the_best_gain_is_kept() {
+        let e = |pcs: &[u32]| pcs.iter().map(|&pc| (pc, pc + 1)).collect::<Vec<_>>();
+        let (a, b, c) = (e(&[3, 3, 1]), e(&[1, 3, 3, 2]), e(&[3, 1, 2]));
+        let threads = [t(&a, false), t(&b, false), t(&c, false)];
+        let r = best_schedule(&threads);
+        assert!(r.exact);
+        assert_eq!(r.convergent, 12);
+        assert_eq!(brute(&threads), 12);
     }
 }
