@@ -45,9 +45,9 @@ module tb_sorted_list;
     );
 
     integer fd;
-    `include "trace_reader.vh"
 
     reg [1023:0] file;
+    `include "trace_reader.vh"
     integer tag, r, j, ns, t;
     integer tw, twarps, w, pc, d;
     reg [63:0] m;
@@ -104,15 +104,7 @@ module tb_sorted_list;
     endtask
 
     initial begin
-        if (!$value$plusargs("trace=%s", file)) begin
-            $display("FAIL: no +trace=FILE");
-            $finish;
-        end
-        fd = $fopen(file, "r");
-        if (fd == 0) begin
-            $display("FAIL: cannot open the trace");
-            $finish;
-        end
+        open_trace;
         repeat (2) @(negedge clk);
         rst = 1'b0;
         tag = next_tag(0);

@@ -1849,7 +1849,13 @@ fn straight_runs(prog: &Program) -> Vec<u16> {
     let n = prog.insts.len();
     let mut out = vec![0u16; n];
     for pc in (0..n).rev() {
-        let plain = prog.insts[pc].op.runs_straight() && prog.info[pc].class != InstClass::Mechanism;
+        // Computation and memory always continue at the next pc with the same lanes; control, barriers,
+        // warp-synchronous instructions and fences (class `Sync`) and mechanism instructions may not.
+        let plain = match prog.info[pc].class {
+            InstClass::Int | InstClass::Float | InstClass::Double | InstClass::Sfu | InstClass::Mem => true,
+            InstClass::Nop => matches!(prog.insts[pc].op, Op::Nop),
+            InstClass::Control | InstClass::Sync | InstClass::Mechanism => false,
+        };
         if !plain {
             continue;
         }

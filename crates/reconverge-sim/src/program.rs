@@ -540,44 +540,6 @@ pub enum Op {
 }
 
 impl Op {
-    /// Whether the operation always continues at the next pc with the lanes it was issued with: no
-    /// control transfer, barrier, exit, call, warp-synchronous member set or mechanism instruction. Runs
-    /// of such instructions inside a basic block issue back to back ([`Program::straight`]).
-    pub fn runs_straight(&self) -> bool {
-        matches!(
-            self,
-            Op::IntUn { .. }
-                | Op::IntBin { .. }
-                | Op::IntTer { .. }
-                | Op::Carry { .. }
-                | Op::Bfi { .. }
-                | Op::Prmt { .. }
-                | Op::Lop3 { .. }
-                | Op::Shf { .. }
-                | Op::FloatUn { .. }
-                | Op::FloatBin { .. }
-                | Op::Fma { .. }
-                | Op::Testp { .. }
-                | Op::Cvt { .. }
-                | Op::Setp { .. }
-                | Op::Set { .. }
-                | Op::Selp { .. }
-                | Op::Slct { .. }
-                | Op::Mov { .. }
-                | Op::PredOp { .. }
-                | Op::Pack { .. }
-                | Op::Unpack { .. }
-                | Op::Ld { .. }
-                | Op::St { .. }
-                | Op::Atom { .. }
-                | Op::Cvta { .. }
-                | Op::Isspacep { .. }
-                | Op::Activemask { .. }
-                | Op::Fence { .. }
-                | Op::Nop
-        )
-    }
-
     /// The member-mask operand of a warp-synchronous instruction (`shfl.sync`, `vote.sync`,
     /// `match.sync`, `redux.sync`, `bar.warp.sync`): the lanes that must execute it together.
     pub fn member_mask(&self) -> Option<Src> {
@@ -751,7 +713,8 @@ pub struct Program {
     /// Per pc: its block is not proven convergent by seed 004's analysis (CA+VA).
     pub divergent: Vec<bool>,
     /// Per pc: how many instructions from it, within its basic block, run straight through
-    /// ([`Op::runs_straight`], the kernel's own): 0 when the instruction itself does not. The functional
+    /// (computation and memory classes, [`InstClass`]: no control transfer, barrier, warp-synchronous or
+    /// mechanism instruction): 0 when the instruction itself does not. The functional
     /// machine issues such a run at once when the mechanism allows it
     /// ([`crate::mechanism::Tracker::straight_run`]).
     pub straight: Vec<u16>,

@@ -317,9 +317,11 @@ fn direct1(cta: &mut Cta, base: usize, d: Reg, a: Src, f: impl Fn(u64) -> u64) -
     let (w, od) = (cta.w, d as usize * cta.padded + base);
     let Some(oa) = row_of(cta, base, a) else { return false };
     let regs = &mut cta.regs[..];
-    assert!(od.max(oa) + w <= regs.len());
+    if od.max(oa) + w > regs.len() {
+        return false;
+    }
     let p = regs.as_mut_ptr();
-    // SAFETY: every offset below is in bounds (asserted), and lane `l` of the destination is written
+    // SAFETY: every offset below is in bounds (checked), and lane `l` of the destination is written
     // only after lane `l` of the source was read, so a source aliasing the destination is fine.
     unsafe {
         for l in 0..w {
@@ -337,7 +339,9 @@ fn direct2(cta: &mut Cta, base: usize, d: Reg, a: Src, b: Src, f: impl Fn(u64, u
     let (ra, rb) = (row_of(cta, base, a), row_of(cta, base, b));
     let regs = &mut cta.regs[..];
     let end = od.max(ra.unwrap_or(0)).max(rb.unwrap_or(0)) + w;
-    assert!(end <= regs.len());
+    if end > regs.len() {
+        return false;
+    }
     let p = regs.as_mut_ptr();
     // SAFETY: as in `direct1`.
     unsafe {

@@ -276,19 +276,8 @@ impl<'a, T: Tracker> SmCore<'a, T> {
                 at: Box::new(location(prog, &r.cta, last, None)),
             });
         }
-        let mut e = Env {
-            prog,
-            mem: env.mem,
-            consts: env.consts,
-            params: env.params,
-            fixed: &self.fixed,
-            clock: env.clock,
-            track: env.track,
-            changed: false,
-            access: &mut self.access,
-            await_members: T::AWAITS_MEMBERS,
-        };
-        e.access.enabled = env.record_access;
+        let cycle = env.cycle;
+        let mut e = exec_env(prog, env, &self.fixed, &mut self.access, T::AWAITS_MEMBERS);
         let fx = execute_group(&mut e, &mut self.scratch, &mut r.cta, group, pc);
         let mut changed = e.changed;
         let fx = fx?;
@@ -325,27 +314,11 @@ impl<'a, T: Tracker> SmCore<'a, T> {
             r.cta.refresh_blocked();
         }
         // The mechanism.
-        self.delayed.clear();
-        let (counters, branches, per_branch) = self.stats.mechanism_counters_mut();
-        let mut u = UpdateCtx {
-            prog,
-            cta: cta as u32,
-            view: r.cta.view(),
-            barrier,
-            released,
-            cycle: env.cycle,
-            size: 0,
-            delay: None,
-            delayed: &mut self.delayed,
-            counters,
-            branches,
-            per_branch,
-            branch: prog.info[pc as usize].branch,
-        };
-        self.tracker.update(&mut self.mech, &mut r.st, group, &fx.flow, &mut u).map_err(|err| SimError::Trap {
-            what: format!("{} mechanism: {err}", self.tracker.name()),
-            at: Box::new(location(prog, &r.cta, pc, None)),
-        })?;
+        let mut u = update_ctx(prog, cta, &r.cta, cycle, &mut self.stats, &mut self.delayed);
+        (u.barrier, u.released, u.branch) = (barrier, released, prog.info[pc as usize].branch);
+        self.tracker
+            .update(&mut self.mech, &mut r.st, group, &fx.flow, &mut u)
+            .map_err(|err| mechanism_error(self.tracker.name(), prog, &r.cta, pc, err))?;
         let (size, delay) = (u.size, u.delay);
         self.stats.max_structure = self.stats.max_structure.max(size);
         if observer.wants(r.cta.linear, group.ctx) {
@@ -413,22 +386,11 @@ impl<'a, T: Tracker> SmCore<'a, T> {
         let Some(r) = self.ctas.get_mut(cta).and_then(Option::as_mut) else {
             return Err(SimError::Launch("issue to an empty CTA slot".into()));
         };
-        let mut e = Env {
-            prog,
-            mem: env.mem,
-            consts: env.consts,
-            params: env.params,
-            fixed: &self.fixed,
-            clock: env.clock,
-            track: env.track,
-            changed: false,
-            access: &mut self.access,
-            await_members: T::AWAITS_MEMBERS,
-        };
-        e.access.enabled = env.record_access;
+        let (clock, cycle) = (env.clock, env.cycle);
+        let mut e = exec_env(prog, env, &self.fixed, &mut self.access, T::AWAITS_MEMBERS);
         let mut quiet = 0;
         for k in 0..n {
-            e.clock = env.clock + u64::from(k);
+            e.clock = clock + u64::from(k);
             e.changed = false;
             if let Err(err) = execute_group(&mut e, &mut self.scratch, &mut r.cta, group, group.pc + k) {
                 self.stats.count_run(prog, group.pc, k, group.mask);
@@ -438,27 +400,10 @@ impl<'a, T: Tracker> SmCore<'a, T> {
         }
         let changed = quiet < n;
         self.stats.count_run(prog, group.pc, n, group.mask);
-        let (counters, branches, per_branch) = self.stats.mechanism_counters_mut();
-        self.delayed.clear();
-        let mut u = UpdateCtx {
-            prog,
-            cta: cta as u32,
-            view: r.cta.view(),
-            barrier: false,
-            released: false,
-            cycle: env.cycle,
-            size: 0,
-            delay: None,
-            delayed: &mut self.delayed,
-            counters,
-            branches,
-            per_branch,
-            branch: None,
-        };
-        self.tracker.advance(&mut self.mech, &mut r.st, group, n, &mut u).map_err(|err| SimError::Trap {
-            what: format!("{} mechanism: {err}", self.tracker.name()),
-            at: Box::new(location(prog, &r.cta, group.pc, None)),
-        })?;
+        let mut u = update_ctx(prog, cta, &r.cta, cycle, &mut self.stats, &mut self.delayed);
+        self.tracker
+            .advance(&mut self.mech, &mut r.st, group, n, &mut u)
+            .map_err(|err| mechanism_error(self.tracker.name(), prog, &r.cta, group.pc, err))?;
         let (size, delay) = (u.size, u.delay);
         self.stats.max_structure = self.stats.max_structure.max(size);
         Ok((Issued { barrier: false, released: false, exited: false, changed, delay, structure: size }, quiet))
@@ -533,4 +478,61 @@ fn execute_group<G: GlobalMemory>(
             execute(e, scratch, cta, lanes, pc, group.mask)
         }
     }
+}
+
+/// The executor's environment for one issue.
+fn exec_env<'e, G: GlobalMemory>(
+    prog: &'e Program,
+    env: IssueEnv<'e, G>,
+    fixed: &'e Fixed,
+    access: &'e mut AccessLog,
+    await_members: bool,
+) -> Env<'e, G> {
+    access.enabled = env.record_access;
+    Env {
+        prog,
+        mem: env.mem,
+        consts: env.consts,
+        params: env.params,
+        fixed,
+        clock: env.clock,
+        track: env.track,
+        changed: false,
+        access,
+        await_members,
+    }
+}
+
+/// What the mechanism sees after an issue in CTA slot `slot` (no barrier, no release, not a branch: the
+/// caller sets those); clears the delayed threads of the last issue.
+fn update_ctx<'u>(
+    prog: &'u Program,
+    slot: usize,
+    cta: &'u Cta,
+    cycle: Option<u64>,
+    stats: &'u mut Stats,
+    delayed: &'u mut Vec<(u32, LaneMask)>,
+) -> UpdateCtx<'u> {
+    delayed.clear();
+    let (counters, branches, per_branch) = stats.mechanism_counters_mut();
+    UpdateCtx {
+        prog,
+        cta: slot as u32,
+        view: cta.view(),
+        barrier: false,
+        released: false,
+        cycle,
+        size: 0,
+        delay: None,
+        delayed,
+        counters,
+        branches,
+        per_branch,
+        branch: None,
+    }
+}
+
+/// A mechanism's refusal of an issue at `pc`, as a simulation error.
+fn mechanism_error(name: &str, prog: &Program, cta: &Cta, pc: Pc, err: crate::mechanism::MechError) -> SimError {
+    SimError::Trap { what: format!("{name} mechanism: {err}"), at: Box::new(location(prog, cta, pc, None)) }
 }
