@@ -88,6 +88,9 @@ pub(crate) struct FnGen<'a> {
     self_name: Option<String>,
     self_calls: u32,
     calls_left: u32,
+    /// Inside a barrier nest: no statement may leave it or end the thread (every thread must reach
+    /// every `bar.sync`).
+    in_barrier_nest: bool,
     /// The function's name.
     name: String,
 }
@@ -139,6 +142,7 @@ impl<'a> FnGen<'a> {
             self_name,
             self_calls: 0,
             calls_left: if is_kernel { 3 } else { 1 },
+            in_barrier_nest: false,
             name,
         }
     }
@@ -541,7 +545,10 @@ impl<'a> FnGen<'a> {
         let in_loop = !self.loops.is_empty() as u32;
         let lp = (o.loops && self.mult < 64) as u32 * nest;
         let un = o.unstructured as u32 * nest;
-        let calls = (o.calls && self.calls_left > 0 && (!self.callees.is_empty() || self.self_name.is_some())) as u32;
+        let calls = (o.calls
+            && !self.in_barrier_nest
+            && self.calls_left > 0
+            && (!self.callees.is_empty() || self.self_name.is_some())) as u32;
         let w = [
             6,                                                         // 0 block
             4,                                                         // 1 arithmetic
@@ -556,7 +563,7 @@ impl<'a> FnGen<'a> {
             (!self.fwd.is_empty()) as u32 * 3,                         // 10 goto forward
             2 * in_loop,                                               // 11 break
             2 * in_loop,                                               // 12 continue
-            o.early_exit as u32,                                       // 13 early exit
+            (o.early_exit && !self.in_barrier_nest) as u32,            // 13 early exit
             4 * calls,                                                 // 14 call
             2 * self.spl.is_some() as u32,                             // 15 local memory
             2 * (o.shared_memory && self.facts.smem.is_some()) as u32, // 16 shared memory
@@ -696,6 +703,65 @@ impl<'a> FnGen<'a> {
         }
         self.mult = saved;
         self.place(&exit);
+        self.block_mark();
+    }
+
+    /// The shape of the CUDA samples' `bitonicSortShared`: two nested loops with uniform trip counts
+    /// whose inner body holds `bar.sync 0` (at its top, as there, or at its bottom) and an `if` on the
+    /// thread index with random statements inside (possibly divergent), after a few converged
+    /// instructions. Written at the top of the kernel, before any early exit; nothing inside may leave
+    /// the nest or end a thread, so every thread reaches every barrier.
+    pub fn barrier_nest(&mut self, depth: u32) {
+        let (outer_n, inner_n) = (self.rng.range(1, 3), self.rng.range(2, 4));
+        let sync_on_top = self.rng.chance(0.6);
+        let saved = (self.mult, std::mem::take(&mut self.loops), std::mem::take(&mut self.fwd));
+        self.in_barrier_nest = true;
+        let (i, j) = (self.r(), self.r());
+        let (outer, inner, inner_exit) = (self.label(), self.label(), self.label());
+        self.ins(format!("mov.u32 {i}, 0"));
+        self.place(&outer);
+        self.mult = saved.0 * outer_n;
+        self.block_mark();
+        // The inner loop in NVRTC's rotated form: a (uniform) guard that skips it, then a do-while.
+        let g = self.p();
+        self.ins(format!("mov.u32 {j}, 0"));
+        self.ins(format!("setp.ge.u32 {g}, {j}, {inner_n}"));
+        self.ins(format!("@{g} bra {inner_exit}"));
+        self.place(&inner);
+        self.mult = saved.0 * outer_n * inner_n;
+        if sync_on_top {
+            self.ins("bar.sync 0");
+        }
+        self.block_mark();
+        for _ in 0..self.rng.range(2, 6) {
+            self.arith();
+        }
+        let p = self.p();
+        let lt = self.ltid.clone();
+        let (k, t) = (self.rng.range(2, 8), self.r());
+        let m = self.rng.range(1, k - 1);
+        self.ins(format!("rem.u32 {t}, {lt}, {k}"));
+        self.ins(format!("setp.lt.u32 {p}, {t}, {m}"));
+        let skip = self.label();
+        self.ins(format!("@!{p} bra {skip}"));
+        self.block_mark();
+        let n = self.n_stmts();
+        self.stmts(depth.saturating_sub(1).max(1), n);
+        self.place(&skip);
+        if !sync_on_top {
+            self.ins("bar.sync 0");
+        }
+        let (q, r) = (self.p(), self.p());
+        self.ins(format!("add.s32 {j}, {j}, 1"));
+        self.ins(format!("setp.lt.u32 {q}, {j}, {inner_n}"));
+        self.ins(format!("@{q} bra {inner}"));
+        self.mult = saved.0 * outer_n;
+        self.place(&inner_exit);
+        self.ins(format!("add.s32 {i}, {i}, 1"));
+        self.ins(format!("setp.lt.u32 {r}, {i}, {outer_n}"));
+        self.ins(format!("@{r} bra {outer}"));
+        (self.mult, self.loops, self.fwd) = saved;
+        self.in_barrier_nest = false;
         self.block_mark();
     }
 

@@ -30,7 +30,11 @@
 //!   `.local` array and thread-private shared-memory words are written and read through local, shared and
 //!   generic addresses.
 //!
-//! There are no barriers and no warp-synchronous instructions, and every thread writes only its own slots,
+//! - **Barrier nests** (a quarter of the kernels, at the top of the kernel): the CUDA samples'
+//!   `bitonicSortShared` shape, two loops with uniform trip counts whose body is an `if` on the thread
+//!   index followed by `bar.sync 0`; nothing inside leaves the nest or ends a thread.
+//!
+//! There are no other barriers and no warp-synchronous instructions, and every thread writes only its own slots,
 //! so the final memory is the same under any schedule and any divergence mechanism. Every loop and cycle
 //! is bounded by a counter no other statement touches and recursion by a decreasing depth argument, so
 //! every kernel terminates; a running estimate of dynamic instructions ([`GenOptions::budget`]) keeps them
@@ -85,6 +89,9 @@ pub struct GenOptions {
     pub two_d_blocks: bool,
     /// `switch` statements through `brx.idx` jump tables (which NVRTC does not emit, but PTX allows).
     pub indirect_branches: bool,
+    /// Sometimes (a quarter of the kernels) a barrier nest first: two uniform loops whose body is an `if`
+    /// on the thread index followed by `bar.sync` (the CUDA samples' `bitonicSortShared` shape).
+    pub barrier_nests: bool,
 }
 
 impl Default for GenOptions {
@@ -107,6 +114,7 @@ impl Default for GenOptions {
             data_conditions: true,
             two_d_blocks: true,
             indirect_branches: true,
+            barrier_nests: true,
         }
     }
 }
@@ -196,6 +204,10 @@ pub fn generate(seed: u64, opts: &GenOptions) -> GeneratedKernel {
         false,
     );
     g.kernel_prologue(uses_local);
+    // Drawn from a generator of its own, so that kernels without a nest stay what they were.
+    if opts.barrier_nests && Rng::new(seed ^ 0xBA22_1E25).chance(0.25) {
+        g.barrier_nest(opts.max_depth);
+    }
     let n = opts.max_stmts.max(1) + 2;
     g.stmts(opts.max_depth, n);
     g.epilogue();

@@ -157,12 +157,14 @@ fn simulate<T: Tracker>(
                         (issued, u32::from(!issued.changed))
                     };
                     issued_total += u64::from(run);
-                    if watchdog.observe_run(u64::from(run), u64::from(quiet), cfg.livelock_window) {
+                    let suspect = watchdog.observe_run(u64::from(run), u64::from(quiet), cfg.livelock_window);
+                    if watchdog.take_started() {
+                        core.reset_quiet();
+                    }
+                    if suspect && watchdog.livelocked(core.quiet_threads(), core.program().insts.len()) {
                         let mut lines = Vec::new();
                         core.where_threads(24, &mut lines);
-                        return Err(SimError::Deadlock {
-                            report: crate::core::livelock_report(core_name(core), cfg.livelock_window, &lines),
-                        });
+                        return Err(SimError::Deadlock { report: watchdog.report(core_name(core), &lines) });
                     }
                     if let Some(max) = cfg.max_instructions {
                         if issued_total >= max {

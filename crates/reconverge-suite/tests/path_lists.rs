@@ -174,3 +174,38 @@ fn parallel_paths_hide_latency_and_single_paths_do_not() {
         assert!(t.cycles < pdom.cycles, "{m}: {} cycles vs pdom {}", t.cycles, pdom.cycles);
     }
 }
+
+#[test]
+fn threads_that_advance_slowly_are_not_a_livelock() {
+    // The stackless mechanisms run every thread of a divergent loop on its own, one per turn: with 2048
+    // threads a window of 1000 warp instructions covers half an instruction per thread, and many of them
+    // write the value a register already held (zr * zr with zr = 0). The watchdog declared a livelock
+    // here (as on the 64-CTA fractal at its default window); it must only when every thread that issued
+    // repeats a state. Functional and timed.
+    let mut p = prepared("mandelbrot", Mechanism::Stackless, 32);
+    p.cfg.grid = [4, 2, 1];
+    p.cfg.block = [16, 16, 1];
+    p.cfg.livelock_window = 1000;
+    p.cfg.max_instructions = Some(5_000_000);
+    let f32 = |x: f32| reconverge_sim::Arg::Scalar(u64::from(x.to_bits()));
+    p.args = vec![
+        reconverge_sim::Arg::Buffer(reconverge_sim::Buffer::zeros(reconverge_sim::Dtype::I32, 64 * 32)),
+        reconverge_sim::Arg::Scalar(64),
+        reconverge_sim::Arg::Scalar(32),
+        f32(-2.0),
+        f32(-1.125),
+        f32(0.046875),
+        f32(0.0703125),
+        reconverge_sim::Arg::Scalar(64),
+    ];
+    let want = run(&p.prog, Mechanism::Stackless, &p.cfg, &p.args, &mut reconverge_sim::NoObserver);
+    assert!(want.error.is_none(), "functional: {:?}", want.error.map(|e| e.to_string()));
+    let pdom = prepared("mandelbrot", Mechanism::Pdom, 32);
+    let r = run(&pdom.prog, Mechanism::Pdom, &p.cfg, &p.args, &mut reconverge_sim::NoObserver);
+    assert_eq!(r.buffers, want.buffers);
+    assert!(want.stats.warp_instructions > 10 * r.stats.warp_instructions, "every thread issued on its own");
+    let gpu = reconverge_timing::GpuConfig::preset("tiny").expect("tiny");
+    let timed = reconverge_timing::run_timed(&p.prog, Mechanism::Stackless, &p.cfg, &gpu, &p.args, None, 1);
+    assert!(timed.run.error.is_none(), "timed: {:?}", timed.run.error.map(|e| e.to_string()));
+    assert_eq!(timed.run.buffers, want.buffers);
+}

@@ -9,7 +9,7 @@ use crate::stats::TimingStats;
 use crate::trace::{self, SmTrace, Timeline, TraceSpec};
 use rayon::prelude::*;
 use reconverge_sim::access::GlobalMemory;
-use reconverge_sim::core::{livelock_report, stall_report, Watchdog};
+use reconverge_sim::core::{stall_report, QuietThreads, Watchdog};
 use reconverge_sim::mechanism::{Mechanism, Tracker};
 use reconverge_sim::memory::DeviceMemory;
 use reconverge_sim::{Arg, DeviceState, LaunchConfig, Program, RunResult, SimError, Stats};
@@ -231,11 +231,16 @@ fn epochs<T: Tracker>(
         for sm in sms.iter_mut() {
             sm.retire();
         }
-        if watchdog.observe(issued, changed, launch.livelock_window) {
+        let suspect = watchdog.observe(issued, changed, launch.livelock_window);
+        if watchdog.take_started() {
+            for sm in sms.iter_mut() {
+                sm.reset_quiet();
+            }
+        }
+        let quiet = sms.iter().fold(QuietThreads::default(), |q, sm| q.plus(sm.core().quiet_threads()));
+        if suspect && watchdog.livelocked(quiet, prog.insts.len()) {
             let name = sms[0].core().tracker_name();
-            return Some(SimError::Deadlock {
-                report: livelock_report(name, watchdog.since_progress(), &where_threads(sms)),
-            });
+            return Some(SimError::Deadlock { report: watchdog.report(name, &where_threads(sms)) });
         }
         // A stall deadlock: nothing issued, no memory response is on its way, and no context of any SM can
         // become ready by itself (every one waits at a barrier or for threads that cannot arrive). Long

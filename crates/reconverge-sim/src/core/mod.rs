@@ -112,6 +112,52 @@ struct Resident<C> {
     cta: Cta,
     st: C,
     contexts: u32,
+    /// Instructions each thread slot issued while the livelock watchdog watched values
+    /// ([`SmCore::quiet_threads`]); empty until then.
+    quiet: Vec<u32>,
+}
+
+/// What the threads of an SM did while the livelock watchdog watched values and nothing changed: how many
+/// issued at all, and how many of those issued no more instructions than the program has (so they have not
+/// provably repeated a state yet).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct QuietThreads {
+    /// Threads that issued at least one instruction.
+    pub issued: u64,
+    /// Threads that issued at least one but at most as many instructions as the program holds.
+    pub short: u64,
+}
+
+impl QuietThreads {
+    /// Adds another SM's counts.
+    pub fn plus(self, o: QuietThreads) -> QuietThreads {
+        QuietThreads { issued: self.issued + o.issued, short: self.short + o.short }
+    }
+
+    /// Every thread that issued is provably in a cycle: it issued more instructions than the program
+    /// has while nothing changed, so it executed some instruction twice in the same state.
+    pub fn all_cycling(self) -> bool {
+        self.issued > 0 && self.short == 0
+    }
+}
+
+/// Counts one issue of `group` per thread while the watchdog watches (see [`QuietThreads`]).
+fn count_quiet(total: &mut QuietThreads, counts: &mut Vec<u32>, cta: &Cta, group: &Group, program_len: usize) {
+    if counts.is_empty() {
+        counts.resize(cta.padded, 0);
+    }
+    let limit = u32::try_from(program_len).unwrap_or(u32::MAX);
+    for l in crate::types::lanes(group.mask) {
+        let Some(n) = group.lanes.slot_of(l, cta.w as u32).and_then(|slot| counts.get_mut(slot)) else { continue };
+        *n = n.saturating_add(1);
+        if *n == 1 {
+            total.issued += 1;
+            total.short += 1;
+        }
+        if *n == limit.saturating_add(1) {
+            total.short -= 1;
+        }
+    }
 }
 
 /// One SM's resident CTAs under mechanism `T`.
@@ -127,6 +173,7 @@ pub struct SmCore<'a, T: Tracker> {
     fixed: Fixed,
     delayed: Vec<(u32, LaneMask)>,
     scalar: Option<crate::scalarize::ScalarCounter>,
+    quiet: QuietThreads,
 }
 
 impl<'a, T: Tracker> SmCore<'a, T> {
@@ -145,6 +192,7 @@ impl<'a, T: Tracker> SmCore<'a, T> {
             access: AccessLog::default(),
             delayed: Vec::new(),
             scalar: prog.scalar.as_ref().map(|_| Default::default()),
+            quiet: QuietThreads::default(),
             fixed: Fixed {
                 grid: launch.grid,
                 block: launch.block,
@@ -180,7 +228,7 @@ impl<'a, T: Tracker> SmCore<'a, T> {
         if let Some(sc) = &mut self.scalar {
             sc.launch(index, &cta.live, cta.w);
         }
-        self.ctas[index] = Some(Resident { cta, st, contexts });
+        self.ctas[index] = Some(Resident { cta, st, contexts, quiet: Vec::new() });
         index
     }
 
@@ -276,7 +324,7 @@ impl<'a, T: Tracker> SmCore<'a, T> {
                 at: Box::new(location(prog, &r.cta, last, None)),
             });
         }
-        let cycle = env.cycle;
+        let (cycle, track) = (env.cycle, env.track);
         let mut e = exec_env(prog, env, &self.fixed, &mut self.access, T::AWAITS_MEMBERS);
         let fx = execute_group(&mut e, &mut self.scratch, &mut r.cta, group, pc);
         let mut changed = e.changed;
@@ -285,6 +333,9 @@ impl<'a, T: Tracker> SmCore<'a, T> {
             // Nothing executed; the mechanism gathers the missing member lanes.
             self.tracker.await_members(&mut self.mech, &mut r.st, group, lanes);
             return Ok(Issued { barrier: false, released: false, exited: false, changed, delay: None, structure: 0 });
+        }
+        if track {
+            count_quiet(&mut self.quiet, &mut r.quiet, &r.cta, group, prog.insts.len());
         }
         self.stats.count_issue(prog, pc, group.mask, &fx.flow);
         if let (Some(sc), Some(plan), Some(st)) = (&mut self.scalar, &prog.scalar, &mut self.stats.scalarization) {
@@ -353,6 +404,21 @@ impl<'a, T: Tracker> SmCore<'a, T> {
             });
         }
         Ok(Issued { barrier, released, exited, changed, delay, structure: size })
+    }
+
+    /// What the threads did since the livelock watchdog started watching values
+    /// ([`SmCore::reset_quiet`]): the watchdog declares a livelock only when every thread that issued
+    /// meanwhile is provably in a cycle ([`QuietThreads::all_cycling`]).
+    pub fn quiet_threads(&self) -> QuietThreads {
+        self.quiet
+    }
+
+    /// Forgets the per-thread counts of [`SmCore::quiet_threads`] (the watchdog starts watching anew).
+    pub fn reset_quiet(&mut self) {
+        self.quiet = QuietThreads::default();
+        for r in self.ctas.iter_mut().flatten() {
+            r.quiet.clear();
+        }
     }
 
     /// How many instructions from `group.pc` [`SmCore::issue_run`] may issue at once (at most `max`): the

@@ -5,32 +5,52 @@ use super::SmCore;
 use crate::mechanism::Tracker;
 use crate::types::{lanes, LaneMask};
 
-/// Counts warp instructions without progress and declares a livelock after two windows: after the first,
-/// the executor also watches register and predicate values (`track`); if a second window passes with no
-/// change of any register, predicate, memory location, barrier or thread, the state repeats forever.
+/// The livelock watchdog both drivers use. Its rule, in two phases:
+/// 1. It counts warp instructions without *progress* (a memory change, an exit, a call or a barrier
+///    release). After `window` of them it starts *watching*: the executor then also reports every
+///    register and predicate whose value changes (`track`), and the SM cores count per thread the
+///    instructions it issued ([`QuietThreads`]); any change ends the watch and the count starts again.
+/// 2. A livelock is declared when at least another `window` warp instructions issued while watching
+///    with no change of any register, predicate, memory location, barrier or thread, and either every
+///    thread that issued meanwhile issued more instructions than the program holds — each then executed
+///    some instruction twice in the same state, and since nothing changes, it repeats that cycle forever —
+///    or the watch has lasted (program length + 1) × (threads that issued) warp instructions, which is
+///    the same bound for a scheduler that shares issue among its runnable threads (threads that issued
+///    once and then waited at a barrier do not hold the verdict back for ever).
+///
+/// So a kernel whose threads all advance, however slowly (one thread of 16k per turn under the stackless
+/// mechanisms), is never declared livelocked; and a real livelock (a spin loop no thread can leave) is
+/// reported after at most 2 × window + (program length + 1) × threads warp instructions.
 #[derive(Clone, Debug, Default)]
 pub struct Watchdog {
     since_progress: u64,
+    /// Warp instructions since watching began (0 when not watching).
+    watched: u64,
+    started: bool,
     /// Whether the executor should watch register values.
     pub track: bool,
 }
 
 impl Watchdog {
     /// Records `issued` warp instructions, during which something changed or not; `true` when the
-    /// machine made no progress for two windows.
+    /// machine made no progress for two windows (a livelock is then suspected: confirm it with
+    /// [`Watchdog::livelocked`]).
     #[inline]
     pub fn observe(&mut self, issued: u64, changed: bool, window: u64) -> bool {
         if changed {
             self.since_progress = 0;
+            self.watched = 0;
             self.track = false;
             return false;
         }
         self.since_progress += issued;
-        if self.since_progress >= 2 * window && self.track {
-            return true;
+        if self.track {
+            self.watched += issued;
+            return self.watched >= window;
         }
         if self.since_progress >= window {
             self.track = true;
+            self.started = true;
         }
         false
     }
@@ -44,6 +64,19 @@ impl Watchdog {
             self.observe(1, true, window);
         }
         self.observe(quiet, false, window)
+    }
+
+    /// Whether watching began since the last call (the drivers then reset the cores' per-thread counts,
+    /// [`super::SmCore::reset_quiet`]).
+    pub fn take_started(&mut self) -> bool {
+        std::mem::take(&mut self.started)
+    }
+
+    /// Confirms a suspected livelock (phase 2 of the rule above) from what the threads of every SM did
+    /// while watching.
+    pub fn livelocked(&self, quiet: super::QuietThreads, program_len: usize) -> bool {
+        let bound = (program_len as u64 + 1).saturating_mul(quiet.issued);
+        quiet.all_cycling() || (quiet.issued > 0 && self.watched >= bound)
     }
 
     /// How many warp instructions may issue as one run before the watchdog's state would change (it
@@ -60,6 +93,11 @@ impl Watchdog {
     /// Warp instructions since the last change.
     pub fn since_progress(&self) -> u64 {
         self.since_progress
+    }
+
+    /// The report of the livelock this watchdog declared, with `threads` describing where they are.
+    pub fn report(&self, mechanism: &str, threads: &[String]) -> String {
+        livelock_report(mechanism, self.since_progress, self.watched, threads)
     }
 }
 
@@ -106,11 +144,13 @@ impl<T: Tracker> SmCore<'_, T> {
     }
 }
 
-/// The report of a livelock (no change of any register or memory for two windows).
-pub fn livelock_report(mechanism: &str, window: u64, threads: &[String]) -> String {
+/// The report of a livelock: no memory change, exit, call or barrier release in the last `quiet` warp
+/// instructions, and no register or predicate change either in the last `watched` of them.
+pub fn livelock_report(mechanism: &str, quiet: u64, watched: u64, threads: &[String]) -> String {
     format!(
-        "no thread changed any register, predicate or memory location in the last {window} warp instructions \
-         under `{mechanism}`; the threads spin forever. Live threads:\n{}",
+        "no thread changed any register or predicate in the last {watched} warp instructions under \
+         `{mechanism}`, nor any memory location, barrier or thread in the last {quiet}; every thread that \
+         issued repeats a state, so the threads spin forever. Live threads:\n{}",
         threads.join("\n")
     )
 }
@@ -122,4 +162,38 @@ pub fn stall_report(mechanism: &str, threads: &[String]) -> String {
          arrive). Live threads:\n{}",
         threads.join("\n")
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::QuietThreads;
+    use super::Watchdog;
+
+    #[test]
+    fn a_change_resets_and_watching_starts_after_one_window() {
+        let mut w = Watchdog::default();
+        assert!(!w.observe(999, false, 1000));
+        assert!(!w.track);
+        assert!(!w.observe(1, false, 1000));
+        assert!(w.track && w.take_started() && !w.take_started());
+        assert!(!w.observe(999, false, 1000), "a second window is needed");
+        assert!(w.observe(1, false, 1000), "suspected after two windows");
+        assert!(!w.observe(1, true, 1000));
+        assert!(!w.track && w.since_progress() == 0);
+    }
+
+    #[test]
+    fn a_suspect_is_confirmed_only_when_every_issuing_thread_repeats_a_state() {
+        let mut w = Watchdog::default();
+        w.observe(1000, false, 1000);
+        assert!(w.observe(1000, false, 1000));
+        let program_len = 40;
+        // Threads that issued at most the program's length may still be advancing.
+        assert!(!w.livelocked(QuietThreads { issued: 100, short: 3 }, program_len));
+        assert!(w.livelocked(QuietThreads { issued: 100, short: 0 }, program_len));
+        assert!(!w.livelocked(QuietThreads { issued: 0, short: 0 }, program_len), "nothing issued");
+        // The fair-share bound: (program length + 1) x issuing threads warp instructions of watching.
+        w.observe(41 * 100 - 1000, false, 1000);
+        assert!(w.livelocked(QuietThreads { issued: 100, short: 3 }, program_len));
+    }
 }

@@ -10,7 +10,14 @@
 //!   a thread that is not a participant (or finds no active barrier R) passes;
 //! - **yield** (the convergence-barrier patent's forward-progress rule): a group that has issued
 //!   [`YIELD_AFTER`] instructions in a row yields: its threads count as arrived at every barrier they
-//!   take part in, and the scheduler prefers another ready group of the warp next.
+//!   take part in, and the scheduler prefers another ready group of the warp next;
+//! - a barrier that released while some participants had only yielded has *counted them early*: each such
+//!   thread still owes that instance its `bsync`. Until it gets there it belongs to the old instance, so a
+//!   `bssy R` it issues does not make it a participant of a newer instance of R that other threads opened
+//!   (they looped around and reached the `bssy` first), and at its `bsync R` it passes. Without this a
+//!   thread still in the last iteration of an inner loop joined the next outer iteration's barrier, blocked
+//!   at its `bsync`, and waited for threads that waited for it at a `bar.sync` (the CUDA samples'
+//!   `bitonicSortShared`).
 //!
 //! The scheduler issues one group per step: it stays on the current group (the threads that issued last,
 //! lowest pc first) until its threads block (a convergence barrier, `bar.sync`, a warp-synchronous
@@ -61,6 +68,9 @@ pub struct ItsState {
     pub yielded: LaneMask,
     /// Active convergence barriers.
     pub barriers: Vec<ConvergenceBarrier>,
+    /// Threads that a released barrier counted as arrived before they reached its `bsync` (they had
+    /// yielded): per barrier (target and depth in `target`/`depth`, the threads in `participants`).
+    pub early: Vec<ConvergenceBarrier>,
     /// The current group's lanes.
     pub current: LaneMask,
     /// Instructions the current group issued in a row.
@@ -90,20 +100,40 @@ impl ItsState {
         lanes(cand).min_by_key(|&l| (std::cmp::Reverse(self.depth[l]), self.pc[l]))
     }
 
+    /// Threads of `mask` that a released instance of barrier (`target`, `depth`) counted early.
+    fn early_at(&self, target: Pc, depth: u32, mask: LaneMask) -> LaneMask {
+        self.early.iter().filter(|e| e.target == target && e.depth == depth).fold(0, |m, e| m | e.participants) & mask
+    }
+
     /// Releases every barrier whose live participants are all blocked or yielded.
     fn release(&mut self, live: LaneMask, ctx: &mut WarpCtx<'_>) {
         let yielded = self.yielded;
         let mut released = 0;
+        let mut early = Vec::new();
         self.barriers.retain_mut(|b| {
             b.participants &= live;
             b.blocked &= live;
             if b.participants & !(b.blocked | yielded) == 0 {
                 released |= b.blocked;
+                let owed = b.participants & !b.blocked;
+                if owed != 0 {
+                    early.push(ConvergenceBarrier { participants: owed, blocked: 0, ..*b });
+                }
                 ctx.count(SYNCS, 1);
                 false
             } else {
                 true
             }
+        });
+        for e in early {
+            match self.early.iter_mut().find(|x| x.target == e.target && x.depth == e.depth) {
+                Some(x) => x.participants |= e.participants,
+                None => self.early.push(e),
+            }
+        }
+        self.early.retain_mut(|e| {
+            e.participants &= live;
+            e.participants != 0
         });
         self.blocked &= !released & live;
         if released != 0 {
@@ -139,6 +169,7 @@ impl WarpTracker for Its {
             awaiting: 0,
             yielded: 0,
             barriers: Vec::new(),
+            early: Vec::new(),
             current: live,
             run: 0,
             uncounted_awaits: 0,
@@ -184,11 +215,14 @@ impl WarpTracker for Its {
         st.run += 1;
         match flow {
             Flow::Bssy { target } => {
+                // Threads an earlier instance counted early still belong to it: they do not join.
+                let join = mask & !st.early_at(*target, depth, mask);
                 match st.barriers.iter_mut().find(|b| b.target == *target && b.depth == depth) {
-                    Some(b) => b.participants |= mask,
-                    None => {
-                        st.barriers.push(ConvergenceBarrier { target: *target, depth, participants: mask, blocked: 0 })
+                    Some(b) => b.participants |= join,
+                    None if join != 0 => {
+                        st.barriers.push(ConvergenceBarrier { target: *target, depth, participants: join, blocked: 0 })
                     }
+                    None => {}
                 }
                 ctx.max(MAX_BARRIERS, st.barriers.len() as u64);
                 for l in lanes(mask) {
@@ -199,8 +233,16 @@ impl WarpTracker for Its {
                 for l in lanes(mask) {
                     st.pc[l] = pc + 1;
                 }
+                // Threads counted early by a released instance pass its bsync (and owe it nothing more).
+                let owed = st.early_at(*target, depth, mask);
+                if owed != 0 {
+                    for e in st.early.iter_mut().filter(|e| e.target == *target && e.depth == depth) {
+                        e.participants &= !owed;
+                    }
+                    st.early.retain(|e| e.participants != 0);
+                }
                 if let Some(b) = st.barriers.iter_mut().find(|b| b.target == *target && b.depth == depth) {
-                    let wait = mask & b.participants;
+                    let wait = mask & !owed & b.participants;
                     b.blocked |= wait;
                     st.blocked |= wait;
                     if wait != 0 {

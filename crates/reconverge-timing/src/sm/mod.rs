@@ -209,6 +209,11 @@ impl<'a, T: Tracker> Sm<'a, T> {
         &self.core
     }
 
+    /// The livelock watchdog started watching: forget the core's per-thread counts.
+    pub fn reset_quiet(&mut self) {
+        self.core.reset_quiet();
+    }
+
     /// Functional statistics of the CTAs run here.
     pub fn stats(&self) -> &Stats {
         self.core.stats()
