@@ -213,11 +213,18 @@ class Device:
     _current: Optional["Device"] = None
 
     def __init__(self, config: str = "gtx480", mechanism: str = "pdom", warp_size: int = 32,
-                 functional: bool = False, max_instructions: Optional[int] = None):
-        if mechanism not in _core.mechanisms():
+                 functional: bool = False, max_instructions: Optional[int] = None,
+                 max_memory: Optional[int] = None):
+        if not isinstance(mechanism, str) or mechanism not in _core.mechanisms():
             raise InvalidInput(f"unknown mechanism `{mechanism}` (known: {', '.join(_core.mechanisms())})")
-        self.config, self.mechanism, self.warp_size = config, mechanism, warp_size
-        self.functional, self.max_instructions = functional, max_instructions
+        if not isinstance(config, str):
+            raise InvalidInput(f"config must be a preset name or a TOML file's path, not {type(config).__name__}")
+        _core.check_config(config)
+        self.config, self.mechanism = config, mechanism
+        self.warp_size = _warp_size(warp_size)
+        self.functional = bool(functional)
+        self.max_instructions = _count("max_instructions", max_instructions, optional=True)
+        self.max_memory = _count("max_memory", max_memory, optional=True)
         self.stats: Dict[str, Any] = {}
         self.launches = 0
         self._vars: Dict[Tuple[int, str], Tuple[str, np.ndarray, bool]] = {}
@@ -229,13 +236,24 @@ class Device:
 
     def to_device(self, host: np.ndarray) -> DeviceArray:
         """Copies a NumPy array to the device."""
-        host = np.asarray(host)
+        try:
+            host = np.asarray(host)
+        except (TypeError, ValueError) as e:
+            raise InvalidInput(f"to_device: not an array: {e}") from None
         _dtype_name(host.dtype)
         return DeviceArray(self, host)
 
     def zeros(self, shape, dtype=np.float32) -> DeviceArray:
         """A zero-filled device array."""
-        return DeviceArray(self, np.zeros(shape, dtype=dtype))
+        try:
+            dt = np.dtype(dtype)
+        except TypeError:
+            raise InvalidInput(f"unsupported dtype {dtype!r}") from None
+        _dtype_name(dt)
+        dims = shape if isinstance(shape, (tuple, list)) else (shape,)
+        for n in dims:
+            _count("each dimension of shape", n)
+        return DeviceArray(self, np.zeros(shape, dtype=dt))
 
     def _accumulate(self, s: Dict[str, Any]) -> None:
         self.launches += 1
@@ -255,11 +273,31 @@ class Device:
         self.stats["launches"] = self.launches
 
 
-def _dim3(d) -> List[int]:
-    d = list(d) if isinstance(d, (tuple, list)) else [int(d)]
+def _is_int(x) -> bool:
+    return isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_))
+
+
+def _count(what: str, x, optional: bool = False, least: int = 0, most: int = 2**64 - 1) -> Optional[int]:
+    """A whole number in [least, most] (None allowed when optional), else InvalidInput."""
+    if x is None and optional:
+        return None
+    if not _is_int(x) or not least <= int(x) <= most:
+        raise InvalidInput(f"{what} must be a whole number in {least}..={most}, not {x!r}")
+    return int(x)
+
+
+def _warp_size(w) -> int:
+    w = _count("warp_size", w, least=1, most=64)
+    if w & (w - 1):
+        raise InvalidInput(f"warp_size must be a power of two up to 64, not {w}")
+    return w
+
+
+def _dim3(d, what: str = "grid or block") -> List[int]:
+    d = list(d) if isinstance(d, (tuple, list)) else [d]
     if not 1 <= len(d) <= 3:
-        raise InvalidInput(f"a grid or block has 1 to 3 dimensions, got {d}")
-    return [int(x) for x in d] + [1] * (3 - len(d))
+        raise InvalidInput(f"a {what} has 1 to 3 dimensions, got {d}")
+    return [_count(f"each {what} dimension", x, least=1, most=2**31 - 1) for x in d] + [1] * (3 - len(d))
 
 
 class Kernel:
@@ -296,16 +334,23 @@ class Kernel:
 
     def _launch(self, grid, block, args, device, shared_mem, scalarize, raise_errors):
         """One launch: (statistics, the run's record as CSV)."""
+        if not isinstance(args, (list, tuple)):
+            raise InvalidInput(f"args must be a tuple or list of arguments, not {type(args).__name__}")
         wire = [self._arg(i, a, device) for i, a in enumerate(args)]
         # Every module variable the kernel can use lives on the device from its first launch on.
         mine = [self.module._register(device, v) for v in self._vars]
         globals_ = [(device._vars[k][0], _dtype_name(device._vars[k][1].dtype), _bytes_of(device._vars[k][1]),
                      device._vars[k][2] and device._vars[k][1].dtype.itemsize == 8) for k in mine]
+        if not isinstance(device, Device):
+            raise InvalidInput(f"device must be a reconverge.Device, not {type(device).__name__}")
+        if not isinstance(args, (list, tuple)):
+            raise InvalidInput(f"args must be a tuple or list of arguments, not {type(args).__name__}")
         stats_json, buffers, dumped, record = self.module._m.launch(
-            self.name, _dim3(grid), _dim3(block), wire, mechanism=device.mechanism, config=device.config,
-            functional=device.functional, warp_size=device.warp_size, globals=globals_,
+            self.name, _dim3(grid, "grid"), _dim3(block, "block"), wire, mechanism=device.mechanism,
+            config=device.config, functional=device.functional, warp_size=device.warp_size, globals=globals_,
             dump=[device._vars[k][0] for k in mine], max_instructions=device.max_instructions,
-            dynamic_shared=shared_mem, scalarize=scalarize, raise_errors=raise_errors)
+            dynamic_shared=_count("shared_mem", shared_mem, most=2**32 - 1), scalarize=bool(scalarize),
+            raise_errors=raise_errors, max_memory=device.max_memory)
         for a, out in zip(args, buffers):
             if isinstance(a, DeviceArray) and out is not None:
                 a._data.reshape(-1).view(np.uint8)[:] = out

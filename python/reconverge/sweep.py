@@ -115,15 +115,40 @@ def sweep(kernels: Iterable[Union[str, Launch]], mechanisms: Iterable[str], warp
 
     from . import InvalidInput, _kernels_dir
 
+    from . import _warp_size
+
     if backend not in ("local", "ray"):
         raise InvalidInput(f"backend `{backend}`: expected local or ray")
-    jobs: List[Job] = list(itertools.product(list(kernels), list(configs), [int(w) for w in warp_sizes],
-                                             list(mechanisms)))
+    kernels, configs, mechanisms = list(kernels), list(configs), list(mechanisms)
+    warp_sizes = [_warp_size(w) for w in warp_sizes]
+    for m in mechanisms:
+        if not isinstance(m, str) or m not in _core.mechanisms():
+            raise InvalidInput(f"unknown mechanism `{m}` (known: {', '.join(_core.mechanisms())})")
+    for c in configs:
+        if not isinstance(c, str):
+            raise InvalidInput(f"a config is a preset name, a TOML file or \"functional\", not {c!r}")
+        if c != "functional":
+            _core.check_config(c)
+    for k in kernels:
+        if not isinstance(k, (str, Launch)):
+            raise InvalidInput(f"a kernel is a built-in kernel's name or a reconverge.Launch, not {k!r}")
+    if results is not None:
+        if not isinstance(results, (str, os.PathLike)):
+            raise InvalidInput(f"results must be a file path, not {type(results).__name__}")
+        if os.path.isdir(results):
+            raise InvalidInput(f"results `{results}` is a directory; give a Parquet file's path")
+    jobs: List[Job] = list(itertools.product(kernels, configs, warp_sizes, mechanisms))
     builtin = any(isinstance(j[0], str) for j in jobs)
     kdir = _kernels_dir(kernels_dir) if builtin else None
     done: Dict[Tuple, Dict[str, Any]] = {}
     if results and os.path.exists(results):
-        for r in pd.read_parquet(results).to_dict("records"):
+        try:
+            previous = pd.read_parquet(results).to_dict("records")
+        except Exception as e:  # a file that is not a sweep's Parquet file
+            raise InvalidInput(f"results `{results}` is not a sweep's Parquet file: {e}") from None
+        for r in previous:
+            if not all(k in r for k in KEYS):
+                raise InvalidInput(f"results `{results}` is not a sweep's Parquet file (no {KEYS} columns)")
             done[(r["sweep_kernel"], r["sweep_config"], int(r["sweep_warp_size"]), r["sweep_mechanism"])] = r
     todo = [j for j in jobs if _key(j) not in done]
 
@@ -132,7 +157,10 @@ def sweep(kernels: Iterable[Union[str, Launch]], mechanisms: Iterable[str], warp
 
     def save():
         if results:
-            pd.DataFrame(list(done.values())).to_parquet(results, index=False)
+            try:
+                pd.DataFrame(list(done.values())).to_parquet(results, index=False)
+            except Exception as e:  # pyarrow's errors, a file that cannot be written
+                raise InvalidInput(f"cannot write results `{results}`: {e}") from None
         if show:
             n = sum(1 for j in todo if _key(j) in done)
             sys.stderr.write(f"\r{n}/{len(todo)} runs, {time.monotonic() - start:.0f} s ({backend})")

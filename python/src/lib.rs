@@ -32,11 +32,44 @@ fn invalid(msg: impl Into<String>) -> PyErr {
 
 fn sim_error(e: &SimError) -> PyErr {
     let msg = format!("error: {e}");
-    match e.exit_code() {
-        3 => DeadlockError::new_err(msg),
-        4 => LimitError::new_err(msg),
-        _ => InvalidInput::new_err(msg),
+    match e {
+        SimError::Interrupted => pyo3::exceptions::PyKeyboardInterrupt::new_err("interrupted"),
+        SimError::OutOfMemory { .. } => pyo3::exceptions::PyMemoryError::new_err(msg),
+        _ => match e.exit_code() {
+            3 => DeadlockError::new_err(msg),
+            4 => LimitError::new_err(msg),
+            _ => InvalidInput::new_err(msg),
+        },
     }
+}
+
+/// Runs `job` on a thread of its own while this (Python) thread waits with the GIL released and checks
+/// for signals every 50 ms: on Ctrl-C (or any signal handler that raises) `cancel` is set, the run stops
+/// at its next check (between rounds of issue or epochs) and the handler's exception is raised.
+fn interruptible<T: Send>(
+    py: Python<'_>,
+    cancel: &std::sync::Arc<std::sync::atomic::AtomicBool>,
+    job: impl FnOnce() -> T + Send,
+) -> PyResult<T> {
+    std::thread::scope(|s| {
+        let handle = s.spawn(job);
+        loop {
+            py.detach(|| {
+                let start = std::time::Instant::now();
+                while !handle.is_finished() && start.elapsed() < std::time::Duration::from_millis(50) {
+                    std::thread::sleep(std::time::Duration::from_millis(2));
+                }
+            });
+            if handle.is_finished() {
+                return handle.join().map_err(|_| ReconvergeError::new_err("the simulation thread panicked"));
+            }
+            if let Err(e) = py.check_signals() {
+                cancel.store(true, std::sync::atomic::Ordering::Relaxed);
+                let _ = handle.join();
+                return Err(e);
+            }
+        }
+    })
 }
 
 /// A parsed PTX module (from a file, PTX text, or CUDA C compiled by NVRTC).
@@ -142,7 +175,7 @@ impl PyModuleHandle {
     /// Returns the statistics (JSON), the buffers' final bytes, the dumped variables' bytes and the run's
     /// record as CSV (the columns of `reconverge compare --csv`). A run that stops early raises, unless
     /// `raise_errors` is false (the statistics then say what happened).
-    #[pyo3(signature = (kernel, grid, block, args, mechanism="pdom", config="gtx480", functional=false, warp_size=None, globals=Vec::new(), dump=Vec::new(), max_instructions=None, dynamic_shared=0, scalarize=false, raise_errors=true))]
+    #[pyo3(signature = (kernel, grid, block, args, mechanism="pdom", config="gtx480", functional=false, warp_size=None, globals=Vec::new(), dump=Vec::new(), max_instructions=None, dynamic_shared=0, scalarize=false, raise_errors=true, max_memory=None))]
     #[allow(clippy::too_many_arguments, clippy::type_complexity)]
     fn launch<'py>(
         &self,
@@ -161,6 +194,7 @@ impl PyModuleHandle {
         dynamic_shared: u32,
         scalarize: bool,
         raise_errors: bool,
+        max_memory: Option<u64>,
     ) -> PyResult<LaunchOutput<'py>> {
         let mech = self::mechanism(mechanism)?;
         let gpu = if functional { None } else { Some(gpu_config(config)?) };
@@ -169,7 +203,9 @@ impl PyModuleHandle {
         let launch_args = resolve_args(&prog, &args)?;
         let mut inits = Vec::new();
         for (name, dtype, bytes, scalar) in &globals {
-            let bytes = bytes.as_slice().map_err(|e| invalid(e.to_string()))?.to_vec();
+            let bytes = bytes.as_slice().map_err(|e| invalid(e.to_string()))?;
+            let bytes = reconverge_sim::error::try_copy(bytes, || format!("module variable `{name}`"))
+                .map_err(|e| sim_error(&e))?;
             let value = if *scalar {
                 let mut b = [0u8; 8];
                 b[..bytes.len().min(8)].copy_from_slice(&bytes[..bytes.len().min(8)]);
@@ -179,6 +215,7 @@ impl PyModuleHandle {
             };
             inits.push(GlobalInit { name: name.clone(), value });
         }
+        let cancel = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
         let cfg = LaunchConfig {
             grid,
             block,
@@ -187,16 +224,22 @@ impl PyModuleHandle {
             max_instructions,
             globals: inits,
             dump_globals: dump,
+            max_memory: max_memory.unwrap_or_else(default_max_memory),
+            cancel: Some(cancel.clone()),
             ..LaunchConfig::default()
         };
         cfg.validate(&prog).map_err(|e| invalid(e.to_string()))?;
-        let (r, timing) = py.detach(|| match &gpu {
-            None => (reconverge_sim::run(&prog, mech, &cfg, &launch_args, &mut NoObserver), None),
+        // The launch takes the argument buffers over (no second copy of a large array).
+        let (r, timing) = interruptible(py, &cancel, || match &gpu {
+            None => (reconverge_sim::run(&prog, mech, &cfg, launch_args, &mut NoObserver), None),
             Some(g) => {
-                let t = reconverge_timing::run_timed(&prog, mech, &cfg, g, &launch_args, None, 1);
+                let t = reconverge_timing::run_timed(&prog, mech, &cfg, g, launch_args, None, 1);
                 (t.run, Some(t.timing))
             }
-        });
+        })?;
+        if let Some(SimError::Interrupted | SimError::OutOfMemory { .. }) = &r.error {
+            return Err(sim_error(r.error.as_ref().unwrap_or(&SimError::Interrupted)));
+        }
         if let Some(e) = r.error.as_ref().filter(|_| raise_errors) {
             return Err(sim_error(e));
         }
@@ -229,6 +272,11 @@ impl PyModuleHandle {
 /// What a launch returns: statistics (JSON), buffers, dumped variables, the record (CSV).
 type LaunchOutput<'py> =
     (String, Vec<Option<Bound<'py, PyArray1<u8>>>>, Vec<(String, Bound<'py, PyArray1<u8>>)>, String);
+
+/// Half of this machine's memory, or 8 GiB where that cannot be read.
+fn default_max_memory() -> u64 {
+    reconverge_sim::launch::half_of_memory(std::fs::read_to_string("/proc/meminfo").ok().as_deref())
+}
 
 fn dtype_of(name: &str) -> PyResult<Dtype> {
     Dtype::ALL.iter().copied().find(|d| d.name() == name).ok_or_else(|| invalid(format!("unsupported dtype `{name}`")))
@@ -267,7 +315,9 @@ fn resolve_args(
         .map(|(i, ((kind, text, bytes), param))| match kind.as_str() {
             "buffer" => {
                 let bytes = bytes.as_ref().ok_or_else(|| invalid(format!("argument {i}: a buffer without bytes")))?;
-                let bytes = bytes.as_slice().map_err(|e| invalid(e.to_string()))?.to_vec();
+                let bytes = bytes.as_slice().map_err(|e| invalid(e.to_string()))?;
+                let bytes =
+                    reconverge_sim::error::try_copy(bytes, || format!("argument {i}")).map_err(|e| sim_error(&e))?;
                 Ok(Arg::Buffer(Buffer { dtype: dtype_of(text)?, bytes }))
             }
             "bits" => text.parse::<u64>().map(Arg::Scalar).map_err(|e| invalid(format!("argument {i}: {e}"))),
@@ -315,6 +365,11 @@ fn compare(
     let jobs =
         reconverge_suite::grid::jobs(&manifest, &kernels, if functional { 0 } else { gpus.len() }, &warp_sizes, &mechs);
     let load = |p: &str| std::fs::read(dir.join(p)).map_err(|e| format!("cannot read `{p}`: {e}"));
+    if threads > 1024 {
+        return Err(invalid(format!("threads={threads}: at most 1024 (0 = one per core)")));
+    }
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let threads = if threads == 0 { cores } else { threads }.min(jobs.len().max(1));
     let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().map_err(|e| invalid(e.to_string()))?;
     let outcomes = py.detach(|| {
         pool.install(|| {
@@ -344,6 +399,13 @@ fn presets() -> Vec<&'static str> {
     reconverge_timing::PRESETS.to_vec()
 }
 
+/// Checks a GPU configuration (a preset name or a TOML file) and returns its name; `InvalidInput` naming
+/// the file and key when it is not usable.
+#[pyfunction]
+fn check_config(config: &str) -> PyResult<String> {
+    gpu_config(config).map(|g| g.name)
+}
+
 /// The module.
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -351,6 +413,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(compare, m)?)?;
     m.add_function(wrap_pyfunction!(mechanisms, m)?)?;
     m.add_function(wrap_pyfunction!(presets, m)?)?;
+    m.add_function(wrap_pyfunction!(check_config, m)?)?;
     let py = m.py();
     m.add("ReconvergeError", py.get_type::<ReconvergeError>())?;
     m.add("InvalidInput", py.get_type::<InvalidInput>())?;

@@ -180,3 +180,93 @@ def test_compare_is_a_dataframe_with_the_csv_columns():
                                "--mechanism", "tbc", "--csv"], capture_output=True, text=True, cwd=ROOT,
                               check=True).stdout.splitlines()[0]
         assert list(df.columns) == head.split(",")
+
+
+SPIN_FOREVER = """
+.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry count(.param .u64 out)
+{
+    .reg .b32 %r<3>;
+    .reg .b64 %rd<3>;
+    .reg .pred %p<2>;
+    mov.u32 %r1, 0;
+L:
+    add.u32 %r1, %r1, 1;
+    setp.ne.u32 %p1, %r1, 0;
+    @%p1 bra L;
+    ld.param.u64 %rd1, [out];
+    cvta.to.global.u64 %rd2, %rd1;
+    st.global.u32 [%rd2], %r1;
+    ret;
+}
+"""
+
+
+def test_ctrl_c_stops_a_launch():
+    # A counter that wraps after 2^32 iterations per thread: hours of simulation, and its registers change
+    # every iteration (no livelock). A SIGINT a moment after the launch starts stops it with
+    # KeyboardInterrupt instead of waiting for the end.
+    import signal
+
+    k = rc.Module(code=SPIN_FOREVER).get_function("count")
+    gpu = rc.Device(functional=True)
+    out = gpu.zeros(1, np.uint32)
+    timer = threading.Timer(0.3, lambda: os.kill(os.getpid(), signal.SIGINT))
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            k(1, 32, (out,), device=gpu)
+    finally:
+        timer.cancel()
+    assert out.get()[0] == 0, "the kernel did not run to its end"
+
+
+def test_wrong_types_and_ranges_raise_invalid_input():
+    k = fig2()
+    gpu = rc.Device(functional=True)
+    out = gpu.zeros(8, np.int32)
+    for grid in [-1, 0, 2**40, 1.5, "2", (1, 2, 3, 4)]:
+        with pytest.raises(rc.InvalidInput):
+            k(grid, 8, (out, np.int32(1)), device=gpu)
+    with pytest.raises(rc.InvalidInput):
+        k(1, 8, (out, np.int32(1)), device=gpu, shared_mem=-4)
+    with pytest.raises(rc.InvalidInput):
+        k(1, 8, out, device=gpu)
+    with pytest.raises(rc.InvalidInput):
+        k(1, 8, (out, np.int32(1)), device="gpu")
+    with pytest.raises(rc.InvalidInput):
+        k(1, 8, (out, object()), device=gpu)
+    for bad in [dict(warp_size=48), dict(warp_size=0), dict(warp_size="32"), dict(config="ampere"),
+                dict(config=3), dict(mechanism=None), dict(max_instructions=-1)]:
+        with pytest.raises(rc.InvalidInput):
+            rc.Device(**bad)
+    with pytest.raises(rc.InvalidInput):
+        gpu.zeros(-3, np.int32)
+    with pytest.raises(rc.InvalidInput):
+        gpu.zeros(4, np.complex64)
+
+
+def test_a_config_out_of_range_is_refused_before_anything_is_built(tmp_path):
+    cfg = tmp_path / "huge.toml"
+    cfg.write_text("num_sms = 2147483647\n")
+    with pytest.raises(rc.InvalidInput, match="num_sms"):
+        rc.Device(config=str(cfg))
+
+
+def test_sweep_refuses_bad_warp_sizes_and_a_results_directory(tmp_path):
+    with pytest.raises(rc.InvalidInput, match="warp_size"):
+        rc.sweep(["kern"], ["pdom"], warp_sizes=[3], configs=["functional"])
+    with pytest.raises(rc.InvalidInput, match="directory"):
+        rc.sweep(["kern"], ["pdom"], configs=["functional"], results=str(tmp_path))
+    with pytest.raises(rc.InvalidInput, match="unknown mechanism"):
+        rc.sweep(["kern"], ["nope"], configs=["functional"])
+
+
+def test_a_launch_over_the_devices_memory_limit_is_refused():
+    # More than the memory limit the device was given: refused before anything is allocated.
+    gpu = rc.Device(functional=True, max_memory=1 << 20)
+    big = gpu.zeros(1 << 20, np.int32)
+    with pytest.raises(rc.InvalidInput, match="memory limit"):
+        fig2()(1, 8, (big, np.int32(1)), device=gpu)

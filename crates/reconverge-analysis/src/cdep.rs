@@ -12,8 +12,10 @@
 //! whether the loop runs again.
 //!
 //! **Algorithm.** For every edge `A → B` where `B` does not strictly post-dominate `A`, walk from `B` up the
-//! post-dominator tree to `ipdom(A)`, exclusive, marking each node control dependent on `A` through the
-//! successor `B` (the label of the dependence).
+//! post-dominator tree to `ipdom(A)`, exclusive, marking each node control dependent on `A`; a walk stops
+//! early at a node already marked for `A` (the rest of its path is marked too). The successors through
+//! which a node depends on `A` (the *labels*) are those of `A`'s successors that the node post-dominates,
+//! asked on demand ([`ControlDependence::labels`]).
 //!
 //! **The graph.** Both are evaluated on the *augmented* graph of a [`PostDomTree`]: the real edges, the
 //! exit edges and the **fake exit edges** added for infinite loops all count as edges. An edge into the
@@ -22,9 +24,11 @@
 //! so the blocks of its loop become control dependent on it even when it has a single real successor.
 //! The virtual exit itself is never dependent and never a parent.
 //!
-//! **Cost.** Time and space are linear in the number of edges plus the size of the relation, which is
-//! kept explicitly (with labels) and can be quadratic in the number of blocks for unusual graphs (many
-//! edges entering one long chain); kernel CFGs stay far from that.
+//! **Cost.** Time and space are linear in the number of edges plus the number of (branch, node) pairs of
+//! the relation. The labelled relation can be quadratic (a `brx.idx` whose thousands of targets fall
+//! through into one another: the last target depends on the branch through every one of them), so it is
+//! not stored: [`ControlDependence::labels`] and [`ControlDependence::dependences`] compute it from the
+//! post-dominator tree when asked.
 
 use crate::bitset::BitSet;
 use crate::graph::Graph;
@@ -44,9 +48,12 @@ pub struct ControlDep {
 /// The control-dependence relation of a graph.
 #[derive(Clone, PartialEq, Eq, Debug)]
 pub struct ControlDependence {
-    deps: Vec<ControlDep>,
     parents: Vec<Vec<u32>>,
     children: Vec<Vec<u32>>,
+    /// The successors of each node in the augmented graph (the candidate labels).
+    succs: Vec<Vec<u32>>,
+    /// The post-dominator tree (labels are the successors a node post-dominates).
+    tree: crate::dom::DomTree,
 }
 
 impl ControlDependence {
@@ -56,7 +63,10 @@ impl ControlDependence {
         let exit = postdom.exit_node();
         let g = postdom.augmented_graph();
         let tree = postdom.tree();
-        let mut deps = Vec::new();
+        let mut parents = vec![Vec::new(); n];
+        let mut children = vec![Vec::new(); n];
+        // `marked[y] == a + 1`: y is already known to depend on a (its path up to ipdom(a) too).
+        let mut marked = vec![0u32; n + 1];
         for a in 0..n as u32 {
             let stop = tree.idom(a).expect("every node reaches the virtual exit");
             for &b in g.succs(a) {
@@ -64,25 +74,19 @@ impl ControlDependence {
                     continue;
                 }
                 let mut y = b;
-                while y != stop {
-                    deps.push(ControlDep { branch: a, successor: b, node: y });
+                while y != stop && marked[y as usize] != a + 1 {
+                    marked[y as usize] = a + 1;
+                    parents[y as usize].push(a);
+                    children[a as usize].push(y);
                     y = tree.idom(y).expect("ipdom(a) post-dominates every successor of a");
                 }
             }
         }
-        deps.sort_unstable();
-        deps.dedup();
-        let mut parents = vec![Vec::new(); n];
-        let mut children = vec![Vec::new(); n];
-        for d in &deps {
-            parents[d.node as usize].push(d.branch);
-            children[d.branch as usize].push(d.node);
-        }
         for v in parents.iter_mut().chain(children.iter_mut()) {
             v.sort_unstable();
-            v.dedup();
         }
-        ControlDependence { deps, parents, children }
+        let succs = (0..n as u32).map(|a| g.succs(a).to_vec()).collect();
+        ControlDependence { parents, children, succs, tree: tree.clone() }
     }
 
     /// The number of nodes.
@@ -90,9 +94,18 @@ impl ControlDependence {
         self.parents.len()
     }
 
-    /// Every dependence, sorted by branch, then successor, then node.
-    pub fn dependences(&self) -> &[ControlDep] {
-        &self.deps
+    /// Every dependence with its label, sorted by branch, then successor, then node. Computed when asked
+    /// (it may be quadratic in the number of blocks, see the module's cost note).
+    pub fn dependences(&self) -> Vec<ControlDep> {
+        let mut deps: Vec<ControlDep> = (0..self.num_nodes() as u32)
+            .flat_map(|branch| {
+                self.children(branch).iter().flat_map(move |&node| {
+                    self.labels(branch, node).into_iter().map(move |successor| ControlDep { branch, successor, node })
+                })
+            })
+            .collect();
+        deps.sort_unstable();
+        deps
     }
 
     /// The nodes `n` is control dependent on (its control-dependence predecessors), in increasing order.
@@ -110,9 +123,17 @@ impl ControlDependence {
         self.parents[node as usize].binary_search(&branch).is_ok()
     }
 
-    /// The successors of `branch` through which `node` depends on it, in increasing order.
+    /// The successors of `branch` through which `node` depends on it, in increasing order: those `node`
+    /// post-dominates (it lies on their walk up to `ipdom(branch)`).
     pub fn labels(&self, branch: u32, node: u32) -> Vec<u32> {
-        self.deps.iter().filter(|d| d.branch == branch && d.node == node).map(|d| d.successor).collect()
+        if !self.depends_on(node, branch) {
+            return Vec::new();
+        }
+        let mut l: Vec<u32> =
+            self.succs[branch as usize].iter().copied().filter(|&b| self.tree.dominates(node, b)).collect();
+        l.sort_unstable();
+        l.dedup();
+        l
     }
 
     /// Whether `a` and `b` are control equivalent: the same control-dependence predecessors.
@@ -194,5 +215,33 @@ mod tests {
         assert_eq!(cd.parents(1), &[2]);
         assert_eq!(cd.parents(2), &[2]);
         assert!(cd.parents(0).is_empty());
+    }
+}
+
+#[cfg(test)]
+mod chain_tests {
+    use super::*;
+    use crate::graph::DiGraph;
+
+    #[test]
+    fn a_switch_chain_keeps_one_pair_per_dependence_and_labels_on_demand() {
+        // 0 = brx with targets 1..=t, each falling through into the next; t + 1 = the exit block.
+        let t = 3000u32;
+        let mut g = DiGraph::new(t as usize + 2);
+        for i in 1..=t {
+            g.add_edge(0, i);
+            g.add_edge(i, i + 1);
+        }
+        let pd = PostDomTree::compute(&g, &[t + 1]);
+        let cd = ControlDependence::compute(&pd);
+        // The last target post-dominates the brx; every other depends on it once.
+        assert_eq!(cd.children(0).len(), t as usize - 1, "one pair per dependent target");
+        assert_eq!(cd.parents(t - 1), &[0]);
+        assert!(cd.parents(t).is_empty());
+        // The one before the last depends through every target but the last; the first through itself.
+        assert_eq!(cd.labels(0, t - 1).len(), t as usize - 1);
+        assert_eq!(cd.labels(0, 1), vec![1]);
+        assert!(cd.labels(0, t).is_empty());
+        assert_eq!(cd.dependences().len(), (t as usize - 1) * t as usize / 2);
     }
 }

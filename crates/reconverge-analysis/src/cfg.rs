@@ -166,8 +166,12 @@ impl Cfg {
                     info.kind = TermKind::Brx;
                     info.uniform = inst.has(KnownModifier::Uni);
                     if let Some(list) = inst.branch_targets().and_then(|t| f.targets.get(t)) {
-                        for &b in list.targets.iter().filter(|&&b| valid_block(b)) {
-                            push_edge(&mut info.edges, EdgeTarget::Block(b.index() as u32), EdgeKind::Indexed);
+                        // Each distinct target once, in list order (a set, so thousands of targets stay
+                        // linear).
+                        let mut seen = std::collections::HashSet::new();
+                        for &b in list.targets.iter().filter(|&&b| valid_block(b) && seen.insert(b)) {
+                            info.edges
+                                .push(CfgEdge { to: EdgeTarget::Block(b.index() as u32), kind: EdgeKind::Indexed });
                         }
                     }
                     info.conditional = info.edges.len() > 1;

@@ -255,7 +255,9 @@ impl DefUse {
                 Value::Phi(p) => &mut pu[p as usize],
                 Value::Undef => return,
             };
-            if !list.contains(&n) {
+            // Nodes are added one after another with all their uses, so a repeat of `n` can only be the
+            // last entry (checking the whole list made a value with thousands of users quadratic).
+            if list.last() != Some(&n) {
                 list.push(n);
             }
         };

@@ -82,7 +82,13 @@ impl DiGraph {
 
     /// Whether the edge `from → to` exists.
     pub fn has_edge(&self, from: u32, to: u32) -> bool {
-        self.succs.get(from as usize).is_some_and(|s| s.contains(&to))
+        // Search the shorter of the two lists (a `brx.idx` block has thousands of successors, each with
+        // a predecessor or two), so building a graph stays linear.
+        match (self.succs.get(from as usize), self.preds.get(to as usize)) {
+            (Some(s), Some(p)) if p.len() < s.len() => p.contains(&from),
+            (Some(s), _) => s.contains(&to),
+            _ => false,
+        }
     }
 
     /// The number of edges.

@@ -32,8 +32,8 @@ pub struct BenchArgs {
     /// GPU configuration for the timed measurement.
     #[arg(long, default_value = "gtx480")]
     pub config: String,
-    /// Host threads for the timed measurement (SMs in parallel).
-    #[arg(long, default_value_t = 1)]
+    /// Host threads for the timed measurement (SMs in parallel; at most 1024).
+    #[arg(long, default_value_t = 1, value_parser = crate::launch_args::host_threads)]
     pub threads: usize,
     /// Functional simulation only.
     #[arg(long)]
@@ -47,6 +47,10 @@ pub struct BenchArgs {
     /// With --native: the rows of the scaled fractal runs (960 pixels wide; empty: none).
     #[arg(long, value_delimiter = ',', default_values_t = [64, 256, 1024], requires = "native")]
     pub fractal_rows: Vec<u32>,
+    /// With --native: seconds the C++ compiler, and then each native run, may take before it is stopped
+    /// (exit 2 with what it printed).
+    #[arg(long, default_value_t = 120, requires = "native")]
+    pub native_timeout: u64,
     /// Print CSV (one row per kernel, then the total as kernel `ALL`).
     #[arg(long, conflicts_with = "json")]
     pub csv: bool,

@@ -125,10 +125,11 @@ impl NativeBench<'_> {
             row.skipped = Some(why);
             return Ok(row);
         }
-        let exe =
-            native::compile(work, &e.name, &self.dir.join(format!("src/{}.cu", e.name))).map_err(Failure::input)?;
+        let timeout = std::time::Duration::from_secs(a.native_timeout);
+        let exe = native::compile(work, &e.name, &self.dir.join(format!("src/{}.cu", e.name)), timeout)
+            .map_err(Failure::input)?;
         let native_run = |reps: u32| {
-            native::run(work, &exe, &p.args, cfg.grid, cfg.block, reps)
+            native::run(work, &exe, &p.args, cfg.grid, cfg.block, reps, timeout)
                 .map_err(|err| Failure::input(format!("{}: {err}", e.name)))
         };
         let probe = native_run(1)?;

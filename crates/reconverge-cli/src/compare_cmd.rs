@@ -57,8 +57,8 @@ pub struct CompareArgs {
     /// table per run and the reproduce table beside the paper's averages).
     #[arg(long)]
     pub scalarize: bool,
-    /// Host threads (0 = all cores); results do not depend on it.
-    #[arg(long, default_value_t = 0)]
+    /// Host threads (0 = all cores, at most 1024; never more than the runs); results do not depend on it.
+    #[arg(long, default_value_t = 0, value_parser = crate::launch_args::host_threads)]
     pub threads: usize,
     /// Warp-instruction limit per run.
     #[arg(long, default_value_t = 50_000_000)]
@@ -83,8 +83,10 @@ pub fn run(a: CompareArgs) -> Result<(), Failure> {
         reconverge_suite::grid::jobs(&manifest, &a.only, if a.functional { 0 } else { configs.len() }, &warps, &mechs);
     let load = |p: &str| std::fs::read(dir.join(p)).map_err(|e| format!("cannot read `{p}`: {e}"));
     let bar = crate::progress::bar(jobs.len() as u64, a.csv || a.json);
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let threads = if a.threads == 0 { cores } else { a.threads }.min(jobs.len().max(1));
     let pool =
-        rayon::ThreadPoolBuilder::new().num_threads(a.threads).build().map_err(|e| Failure::input(e.to_string()))?;
+        rayon::ThreadPoolBuilder::new().num_threads(threads).build().map_err(|e| Failure::input(e.to_string()))?;
     let results: Vec<EntryOutcome> = pool.install(|| {
         jobs.par_iter()
             .map(|j| {

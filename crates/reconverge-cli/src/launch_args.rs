@@ -40,9 +40,10 @@ pub struct LaunchArgs {
     /// Local memory per thread (call stack), in bytes.
     #[arg(long, default_value_t = 64 * 1024)]
     pub local_bytes: u32,
-    /// Stop after this many warp instructions (exit 4).
-    #[arg(long)]
-    pub max_instructions: Option<u64>,
+    /// Stop after this many warp instructions (exit 4). The default, 10^9, is about a minute of functional
+    /// simulation, so a mistyped grid ends instead of hanging; 0 = no limit.
+    #[arg(long, default_value_t = DEFAULT_MAX_INSTRUCTIONS)]
+    pub max_instructions: u64,
     /// Warp instructions without any register or memory change before a livelock is declared (at least
     /// 1000).
     #[arg(long, default_value_t = 100_000)]
@@ -77,8 +78,9 @@ pub struct TimingArgs {
     /// Functional simulation only: no cycles, fastest.
     #[arg(long)]
     pub functional: bool,
-    /// Host threads simulating SMs (0 = all cores); results do not depend on it.
-    #[arg(long, default_value_t = 0)]
+    /// Host threads simulating SMs (0 = all cores, at most 1024; never more than the SMs with work);
+    /// results do not depend on it.
+    #[arg(long, default_value_t = 0, value_parser = crate::launch_args::host_threads)]
     pub threads: usize,
     /// Stop after this many simulated cycles (exit 4).
     #[arg(long)]
@@ -121,6 +123,21 @@ pub struct Prepared {
     pub args: Vec<Arg>,
 }
 
+/// `--max-instructions` when not given: a billion warp instructions.
+pub const DEFAULT_MAX_INSTRUCTIONS: u64 = 1_000_000_000;
+
+/// The most host threads `--threads` accepts.
+pub const MAX_HOST_THREADS: usize = 1024;
+
+/// Parses `--threads N` (0 = all cores, at most [`MAX_HOST_THREADS`]).
+pub fn host_threads(text: &str) -> Result<usize, String> {
+    let n: usize = text.trim().parse().map_err(|_| format!("`{text}` is not a number of threads"))?;
+    if n > MAX_HOST_THREADS {
+        return Err(format!("{n} host threads: at most {MAX_HOST_THREADS} (0 = one per core)"));
+    }
+    Ok(n)
+}
+
 /// Parses `X[,Y[,Z]]`.
 pub fn dims(what: &str, text: &str) -> Result<[u32; 3], Failure> {
     let parts: Vec<&str> = text.split(',').map(str::trim).collect();
@@ -158,16 +175,9 @@ pub fn bytes(what: &str, text: &str) -> Result<u64, Failure> {
         .ok_or_else(|| Failure::input(format!("--{what} `{text}`: expected a positive size such as 4096, 512M or 4G")))
 }
 
-/// Half of this machine's memory (from /proc/meminfo), or 8 GiB where that cannot be read.
+/// Half of this machine's memory, or 8 GiB where that cannot be read.
 pub fn default_max_memory() -> u64 {
-    std::fs::read_to_string("/proc/meminfo")
-        .ok()
-        .and_then(|m| {
-            let line = m.lines().find(|l| l.starts_with("MemTotal:"))?;
-            let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-            Some(kib * 1024 / 2)
-        })
-        .unwrap_or(reconverge_sim::launch::DEFAULT_MAX_MEMORY)
+    reconverge_sim::launch::half_of_memory(std::fs::read_to_string("/proc/meminfo").ok().as_deref())
 }
 
 /// Parses `--global NAME=VALUE` into a module-variable initialisation.
@@ -256,7 +266,7 @@ impl LaunchArgs {
             warp_size,
             dynamic_shared: self.dynamic_shared,
             local_bytes: self.local_bytes,
-            max_instructions: self.max_instructions,
+            max_instructions: (self.max_instructions > 0).then_some(self.max_instructions),
             livelock_window: self.livelock_window,
             globals,
             dump_globals: dump_globals.to_vec(),

@@ -64,9 +64,66 @@ pub fn compiler() -> String {
     std::env::var("CXX").unwrap_or_else(|_| "c++".to_string())
 }
 
+/// Runs `cmd` to completion, or stops it after `timeout`: its output, or a message that says what ran,
+/// that it was stopped, and what it had printed on standard error.
+pub fn output_within(cmd: &mut Command, what: &str, timeout: Duration) -> Result<std::process::Output, String> {
+    use std::io::Read as _;
+    use std::os::unix::process::CommandExt as _;
+    use std::process::Stdio;
+    // Its own process group, so that stopping it stops whatever it started (a compiler driver's cc1plus).
+    let mut child = cmd
+        .process_group(0)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("cannot run {what}: {e}"))?;
+    let pipe = |r: Option<Box<dyn std::io::Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut buf = Vec::new();
+            if let Some(mut r) = r {
+                let _ = r.read_to_end(&mut buf);
+            }
+            buf
+        })
+    };
+    let out = pipe(child.stdout.take().map(|r| Box::new(r) as Box<dyn std::io::Read + Send>));
+    let err = pipe(child.stderr.take().map(|r| Box::new(r) as Box<dyn std::io::Read + Send>));
+    let start = std::time::Instant::now();
+    let status = loop {
+        match child.try_wait().map_err(|e| format!("cannot wait for {what}: {e}"))? {
+            Some(status) => break Some(status),
+            None if start.elapsed() >= timeout => {
+                if let Ok(pgid) = libc::pid_t::try_from(child.id()) {
+                    // SAFETY: killpg only sends a signal to the process group the child leads.
+                    unsafe { libc::killpg(pgid, libc::SIGKILL) };
+                }
+                let _ = child.kill();
+                let _ = child.wait();
+                break None;
+            }
+            None => std::thread::sleep(Duration::from_millis(20)),
+        }
+    };
+    let (stdout, stderr) = (out.join().unwrap_or_default(), err.join().unwrap_or_default());
+    match status {
+        Some(status) => Ok(std::process::Output { status, stdout, stderr }),
+        None => {
+            let said = String::from_utf8_lossy(&stderr);
+            let first: Vec<&str> = said.lines().take(6).collect();
+            Err(format!(
+                "{what} did not finish within {} s and was stopped (--native-timeout){}",
+                timeout.as_secs(),
+                if first.is_empty() { String::new() } else { format!("; it said:\n{}", first.join("\n")) }
+            ))
+        }
+    }
+}
+
 /// Compiles kernel `name` of the CUDA C file `cu` (with `g++ -O2`-class options: no floating-point
-/// contraction, so results match the suite's `--fmad=false` PTX bit for bit); returns the executable.
-pub fn compile(work: &Workdir, name: &str, cu: &Path) -> Result<PathBuf, String> {
+/// contraction, so results match the suite's `--fmad=false` PTX bit for bit), stopping the compiler after
+/// `timeout`; returns the executable.
+pub fn compile(work: &Workdir, name: &str, cu: &Path, timeout: Duration) -> Result<PathBuf, String> {
     let cu = cu.canonicalize().map_err(|e| format!("{}: {e}", cu.display()))?;
     let main = work.path().join(format!("{name}.cpp"));
     let text = format!(
@@ -76,12 +133,11 @@ pub fn compile(work: &Workdir, name: &str, cu: &Path) -> Result<PathBuf, String>
     std::fs::write(&main, text).map_err(|e| format!("cannot write {}: {e}", main.display()))?;
     let exe = work.path().join(name);
     let cxx = compiler();
-    let out = Command::new(&cxx)
-        .args(["-O2", "-std=c++17", "-ffp-contract=off", "-w", "-o"])
-        .arg(&exe)
-        .arg(&main)
-        .output()
-        .map_err(|e| format!("cannot run the C++ compiler `{cxx}` (set CXX): {e}"))?;
+    let out = output_within(
+        Command::new(&cxx).args(["-O2", "-std=c++17", "-ffp-contract=off", "-w", "-o"]).arg(&exe).arg(&main),
+        &format!("the C++ compiler `{cxx}` (set CXX)"),
+        timeout,
+    )?;
     if !out.status.success() {
         let err = String::from_utf8_lossy(&out.stderr);
         let first: Vec<&str> = err.lines().take(6).collect();
@@ -98,7 +154,7 @@ pub struct NativeRun {
     pub buffers: Vec<Vec<u8>>,
 }
 
-/// Runs `exe` on `args` with the launch shape `grid` × `block`, `repeats` times.
+/// Runs `exe` on `args` with the launch shape `grid` × `block`, `repeats` times (stopped after `timeout`).
 pub fn run(
     work: &Workdir,
     exe: &Path,
@@ -106,6 +162,7 @@ pub fn run(
     grid: [u32; 3],
     block: [u32; 3],
     repeats: u32,
+    timeout: Duration,
 ) -> Result<NativeRun, String> {
     let mut launch = Vec::new();
     launch.extend((args.len() as u32).to_le_bytes());
@@ -124,11 +181,7 @@ pub fn run(
     let stem = exe.file_name().map(|s| s.to_string_lossy().to_string()).unwrap_or_default();
     let (input, output) = (work.path().join(format!("{stem}.launch")), work.path().join(format!("{stem}.out")));
     std::fs::write(&input, launch).map_err(|e| format!("cannot write {}: {e}", input.display()))?;
-    let out = Command::new(exe)
-        .arg(&input)
-        .arg(&output)
-        .output()
-        .map_err(|e| format!("cannot run {}: {e}", exe.display()))?;
+    let out = output_within(Command::new(exe).arg(&input).arg(&output), &exe.display().to_string(), timeout)?;
     if !out.status.success() {
         return Err(format!("{} failed: {}", exe.display(), String::from_utf8_lossy(&out.stderr).trim()));
     }

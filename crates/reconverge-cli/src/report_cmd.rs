@@ -61,8 +61,7 @@ pub fn run_cmd(a: ReportArgs) -> Result<(), Failure> {
                 );
                 let file = trace_path(&a.output, m);
                 let name = p.prog.kernel_name().to_string();
-                let json = reconverge_report::perfetto::chrome_trace(&timeline, &p.prog, &name, m.name());
-                crate::run_cmd::write_json(&file, &json)?;
+                crate::run_cmd::write_trace(&file, &timeline, &p.prog, &name, m.name())?;
                 let rec =
                     RunRecord::new("", Some(&g.name), p.cfg.warp_size, m.name(), None, Some(&t.run), Some(&t.timing));
                 (Some(rec), Some(file))

@@ -95,22 +95,24 @@ pub fn run_cmd(a: RunArgs) -> Result<(), Failure> {
         global_dumps.push((n.to_string(), f.to_string()));
     }
     let names: Vec<String> = global_dumps.iter().map(|(n, _)| n.clone()).collect();
-    let p = a.launch.prepare(&names)?;
+    let mut p = a.launch.prepare(&names)?;
     for (i, _) in &dumps {
         if !matches!(p.args.get(*i), Some(reconverge_sim::Arg::Buffer(_))) {
             return Err(Failure::input(format!("--dump {i}: argument {i} is not a buffer")));
         }
     }
     let gpu = a.launch.timing.gpu()?;
+    // The launch takes the argument buffers over (no second copy of a large buffer).
+    let args = std::mem::take(&mut p.args);
     let (r, timing) = match &gpu {
-        None => (run(&p.prog, p.mechanism, &p.cfg, &p.args, &mut NoObserver), None),
+        None => (run(&p.prog, p.mechanism, &p.cfg, args, &mut NoObserver), None),
         Some(g) => {
             let t = reconverge_timing::run_timed(
                 &p.prog,
                 p.mechanism,
                 &p.cfg,
                 g,
-                &p.args,
+                args,
                 a.launch.timing.max_cycles,
                 a.launch.timing.threads,
             );
@@ -119,13 +121,11 @@ pub fn run_cmd(a: RunArgs) -> Result<(), Failure> {
     };
     for (i, f) in &dumps {
         if let Some(Some(b)) = r.buffers.get(*i) {
-            std::fs::write(f, reconverge_suite::npy::write(b))
-                .map_err(|e| Failure::input(format!("cannot write `{f}`: {e}")))?;
+            write_npy(f, b)?;
         }
     }
     for ((_, f), (_, b)) in global_dumps.iter().zip(&r.globals) {
-        std::fs::write(f, reconverge_suite::npy::write(b))
-            .map_err(|e| Failure::input(format!("cannot write `{f}`: {e}")))?;
+        write_npy(f, b)?;
     }
     let name = p.prog.kernel_name().to_string();
     if a.json {
@@ -155,6 +155,16 @@ pub fn run_cmd(a: RunArgs) -> Result<(), Failure> {
     exit_for(&r)
 }
 
+/// Writes `b` as a `.npy` file (the header, then the buffer's bytes as they are: no second copy).
+fn write_npy(path: &str, b: &reconverge_sim::Buffer) -> Result<(), Failure> {
+    use std::io::Write as _;
+    let fail = |e: std::io::Error| Failure::input(format!("cannot write `{path}`: {e}"));
+    let mut f = std::io::BufWriter::new(std::fs::File::create(path).map_err(fail)?);
+    f.write_all(&reconverge_suite::npy::header(b)).map_err(fail)?;
+    f.write_all(&b.bytes).map_err(fail)?;
+    f.flush().map_err(fail)
+}
+
 /// Parses `--window CYCLES` (the first CYCLES cycles) or `--window FROM:TO`.
 fn window(text: &str) -> Result<(u64, u64), Failure> {
     let bad = || Failure::input(format!("--window `{text}`: expected CYCLES or FROM:TO (cycle numbers, FROM < TO)"));
@@ -166,11 +176,19 @@ fn window(text: &str) -> Result<(u64, u64), Failure> {
     Ok((from, to))
 }
 
-/// Writes `path` as JSON, streaming.
-pub fn write_json(path: &str, v: &serde_json::Value) -> Result<(), Failure> {
-    let f = std::fs::File::create(path).map_err(|e| Failure::input(format!("cannot write `{path}`: {e}")))?;
-    serde_json::to_writer(std::io::BufWriter::new(f), v)
-        .map_err(|e| Failure::input(format!("cannot write `{path}`: {e}")))
+/// Writes a timed run's timeline in the Chrome trace-event format to `path`, streaming.
+pub fn write_trace(
+    path: &str,
+    timeline: &reconverge_timing::Timeline,
+    prog: &reconverge_sim::Program,
+    kernel: &str,
+    mechanism: &str,
+) -> Result<(), Failure> {
+    use std::io::Write as _;
+    let fail = |e: std::io::Error| Failure::input(format!("cannot write `{path}`: {e}"));
+    let mut f = std::io::BufWriter::new(std::fs::File::create(path).map_err(fail)?);
+    reconverge_report::perfetto::write_chrome_trace(timeline, prog, kernel, mechanism, &mut f).map_err(fail)?;
+    f.flush().map_err(fail)
 }
 
 /// `trace --perfetto`: the timed run's timeline.
@@ -196,7 +214,7 @@ fn perfetto_cmd(a: &TraceArgs, path: &str) -> Result<(), Failure> {
         Some(spec),
     );
     let name = p.prog.kernel_name().to_string();
-    write_json(path, &reconverge_report::perfetto::chrome_trace(&timeline, &p.prog, &name, p.mechanism.name()))?;
+    write_trace(path, &timeline, &p.prog, &name, p.mechanism.name())?;
     outln!(
         "wrote {path}: {} events of kernel {name} under {} on {}, {} cycles (open it in the Perfetto UI or chrome://tracing)",
         timeline.events.len(),

@@ -194,6 +194,29 @@ fn out_of_bounds_access_names_thread_pc_line_and_address() {
 }
 
 #[test]
+fn an_overrun_into_the_next_buffer_is_caught_by_the_guard_gap() {
+    // 2 KiB past a 256-byte buffer: the next argument buffer used to be there and changed silently.
+    for mode in [&["--functional"][..], &[][..]] {
+        let mut args = vec![
+            "run",
+            "crates/reconverge-cli/tests/data/overrun.ptx",
+            "--block",
+            "32",
+            "--arg",
+            "zeros:i32:64",
+            "--arg",
+            "zeros:i32:1024",
+        ];
+        args.extend_from_slice(mode);
+        let (code, _, err) = reconverge(&args);
+        assert_eq!(code, 2, "{mode:?}: {err}");
+        assert!(err.contains("out-of-bounds 4-byte global memory access"), "{err}");
+        assert!(err.contains("overrun.ptx:20"), "{err}");
+        assert!(err.contains("nearest allocation: `argument 0 (over_param_0)`"), "{err}");
+    }
+}
+
+#[test]
 fn naive_spin_lock_deadlocks_under_pdom_and_completes_without_reconvergence() {
     let args = |m: &'static str| {
         vec![

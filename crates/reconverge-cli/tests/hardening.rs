@@ -206,3 +206,132 @@ fn control_falling_off_a_function_is_an_error() {
         }
     }
 }
+
+#[test]
+fn the_scalarization_oracle_keeps_to_its_budget_and_says_so() {
+    // Thousands of divergent regions: 15.6 s and 166 MB before the oracle had a per-launch budget.
+    #[rustfmt::skip]
+    let args = [
+        "run", "crates/reconverge-cli/tests/data/nested_loops_back_edge.ptx", "--grid", "2", "--block", "100",
+        "--arg", "@kernels/data/nested_loops/data.npy", "--arg", "190", "--arg", "420", "--arg", "zeros:i32:190",
+        "--functional", "--scalarize",
+    ];
+    let (code, out, err) = reconverge(&args);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("the oracle's work budget ran out"), "{out}");
+    let (code, out, err) = reconverge(&[&args[..], &["--json"]].concat());
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).expect("json");
+    let s = &v["scalarization"];
+    assert!(s["oracle_over_budget"].as_u64().is_some_and(|n| n > 0), "{s}");
+    // A lower bound never below the mechanism's own convergence.
+    let share = &s["convergent_share"];
+    assert!(share["oracle"].as_f64() >= share["dcp"].as_f64(), "{share}");
+}
+
+#[test]
+fn threads_beyond_the_documented_maximum_are_refused() {
+    input_error(&[&["run", KERN][..], &KERN_ARGS, &["--threads", "10000"]].concat(), &["at most 1024"]);
+}
+
+#[test]
+fn configuration_values_out_of_range_name_the_file_and_key() {
+    for (text, key) in [
+        ("num_sms = 2147483647\n", "`num_sms`"),
+        ("[sm]\nschedulers = 4294967295\n", "`sm.schedulers`"),
+        ("[l2]\nline = 16\n", "`l2.line`"),
+        ("[l1]\nmshrs = 4000000\n", "`l1.mshrs`"),
+    ] {
+        let f = temp("range.toml", text.as_bytes());
+        input_error(&[&["run", KERN][..], &KERN_ARGS, &["--config", &f]].concat(), &["range.toml", key, "range"]);
+    }
+    // In range, but the model's structures exceed the memory limit: refused before anything is built.
+    let f = temp("huge.toml", b"num_sms = 1024\n[sm]\nmax_threads = 65536\nmax_ctas = 1024\n");
+    input_error(
+        &[&["run", KERN][..], &KERN_ARGS, &["--config", &f, "--max-memory", "1G"]].concat(),
+        &["timing model", "memory limit"],
+    );
+}
+
+/// Runs `reconverge` under an address-space limit of `kib` KiB (`ulimit -v`).
+fn reconverge_limited(kib: u64, args: &[&str]) -> (i32, String, String) {
+    let mut script = format!("ulimit -v {kib} && exec \"$0\"");
+    for i in 1..=args.len() {
+        script.push_str(&format!(" \"${{{i}}}\""));
+    }
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg(script)
+        .arg(env!("CARGO_BIN_EXE_reconverge"))
+        .args(args)
+        .current_dir(root())
+        .output()
+        .expect("runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn a_failed_host_allocation_is_an_error_not_an_abort() {
+    // 500 MB of zeros under a 400 MB address-space limit: exit 2 with a message, not SIGABRT.
+    let args = [&["run", KERN, "--functional", "--arg", "zeros:i32:125000000"][..], &KERN_ARGS[2..]].concat();
+    let (code, _, err) = reconverge_limited(400_000, &args);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("out of memory") && err.contains("500000000 bytes"), "{err}");
+}
+
+#[test]
+fn a_large_buffer_is_held_once() {
+    // 400 MB of zeros and its dump fit a 700 MB address space: the launch takes the buffer over and the
+    // results move out of device memory (the buffer used to be held three times).
+    let out = temp("big.npy", b"");
+    let dump = format!("0={out}");
+    let args =
+        [&["run", KERN, "--functional", "--arg", "zeros:i32:100000000"][..], &KERN_ARGS[2..], &["--dump", &dump]]
+            .concat();
+    let (code, _, err) = reconverge_limited(700_000, &args);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(std::fs::metadata(&out).map(|m| m.len()).unwrap_or(0), 400_000_128);
+    let _ = std::fs::remove_file(&out);
+}
+
+#[test]
+fn thousands_of_brx_targets_take_linear_memory() {
+    // A `brx.idx` with 10,000 targets falling through into one another: 1.06 GB before (the labelled
+    // control dependence relation is quadratic); now well inside a 400 MB address space.
+    let t = 10_000;
+    let mut s = String::from(
+        ".version 8.0\n.target sm_80\n.address_size 64\n.visible .entry chain(.param .u64 out)\n{\n\
+         .reg .b32 %r<4>;\n.reg .b64 %rd<4>;\nld.param.u64 %rd1, [out];\ncvta.to.global.u64 %rd2, %rd1;\n\
+         mov.u32 %r1, %tid.x;\nmov.u32 %r3, 0;\n",
+    );
+    s.push_str(&format!("rem.u32 %r2, %r1, {t};\nts: .branchtargets "));
+    s.push_str(&(0..t).map(|i| format!("L{i}")).collect::<Vec<_>>().join(", "));
+    s.push_str(";\nbrx.idx %r2, ts;\n");
+    for i in 0..t {
+        s.push_str(&format!("L{i}:\nadd.u32 %r3, %r3, {i};\n"));
+    }
+    s.push_str("st.global.u32 [%rd2], %r3;\nret;\n}\n");
+    let f = temp("chain.ptx", s.as_bytes());
+    for args in [vec!["cfg", &f], vec!["analyze", &f], vec!["run", &f, "--arg", "zeros:i32:1", "--functional"]] {
+        let (code, _, err) = reconverge_limited(400_000, &args);
+        assert_eq!(code, 0, "{args:?}: {err}");
+    }
+}
+
+#[test]
+fn a_plain_run_has_a_default_instruction_budget() {
+    // A mistyped grid (a hundred million CTAs) ends with exit 4 instead of a hung terminal: the default
+    // budget is in the help, and the limit is exit 4 with the flag named.
+    let (code, out, _) = reconverge(&["run", "--help"]);
+    assert_eq!(code, 0);
+    assert!(out.contains("[default: 1000000000]"), "{out}");
+    let (code, _, err) = reconverge(
+        &[&["run", KERN, "--functional", "--grid", "100000000", "--max-instructions", "5000"][..], &KERN_ARGS].concat(),
+    );
+    assert_eq!(code, 4, "{err}");
+    assert!(err.contains("--max-instructions 5000"), "{err}");
+}

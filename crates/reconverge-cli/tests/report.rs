@@ -170,6 +170,10 @@ fn timelines_in_the_chrome_trace_format() {
         assert!(!issue["args"][k].is_null(), "issue slices carry {k}");
     }
     assert!(ev.iter().any(|e| e["ph"] == "X" && e["name"].as_str().is_some_and(|n| n.starts_with("idle: "))));
+    // One trace microsecond is one cycle: no `displayTimeUnit` that says otherwise, and an open window's
+    // end is null (JavaScript cannot hold 2^64 - 1 exactly).
+    assert!(v.get("displayTimeUnit").is_none(), "{}", v["displayTimeUnit"]);
+    assert!(v["otherData"]["window"][1].is_null(), "{}", v["otherData"]["window"]);
     // The same timeline on any number of host threads.
     let one = std::fs::read(&file).expect("written");
     ok(&[&base[..], &["--threads", "1"]].concat());

@@ -234,7 +234,7 @@ pub struct Finding {
 }
 
 /// How far an input got.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Reached {
     /// It parsed.
     pub parsed: bool,
@@ -242,6 +242,17 @@ pub struct Reached {
     pub decoded: bool,
     /// Runs made (kernels × mechanisms × modes).
     pub runs: u32,
+    /// Runs per mechanism (in [`Mechanism::EVERY`]'s order).
+    pub per_mechanism: Vec<u32>,
+    /// Runs per warp size 1, 2, 4, ..., 64.
+    pub per_warp_size: [u32; 7],
+    /// Timed runs per configuration kind: the presets in [`reconverge_timing::PRESETS`] order, then random
+    /// valid configurations, then random invalid ones (which must be refused, not crash).
+    pub per_config: Vec<u32>,
+    /// Runs with seed 004's scalarization counters, and DWF runs with a finite look-up table.
+    pub scalarized: u32,
+    /// DWF runs with a finite (set-associative) look-up table.
+    pub finite_lut: u32,
 }
 
 /// Limits of one check.
@@ -286,8 +297,94 @@ fn guarded<T>(stage: &'static str, f: impl FnOnce() -> Result<T, String>) -> Res
     }
 }
 
-/// Pushes `src` through the whole pipeline.
-pub fn check(src: &str, opts: &CheckOptions) -> Result<Reached, Finding> {
+/// What one mechanism's runs of an input use, drawn at random per input (so a campaign covers every
+/// combination): the warp size (1 to 64), seed 004's scalarization counters, DWF's look-up table.
+struct Plan {
+    warp_size: u32,
+    scalarize: bool,
+    lut: reconverge_sim::LutGeometry,
+}
+
+impl Plan {
+    fn draw(rng: &mut fastrand::Rng) -> Plan {
+        let warp_size = 1 << rng.u32(0..=6);
+        let scalarize = rng.u32(0..5) == 0;
+        let lut = if rng.bool() {
+            reconverge_sim::LutGeometry::PERFECT
+        } else {
+            let ways = 1 << rng.u32(0..=3);
+            reconverge_sim::LutGeometry { entries: ways << rng.u32(0..=4), ways }
+        };
+        Plan { warp_size, scalarize, lut }
+    }
+}
+
+impl Reached {
+    fn count(&mut self, mechanism: usize, plan: &Plan) {
+        self.runs += 1;
+        self.per_mechanism[mechanism] += 1;
+        self.per_warp_size[plan.warp_size.trailing_zeros() as usize] += 1;
+        self.scalarized += u32::from(plan.scalarize);
+        self.finite_lut += u32::from(plan.lut != reconverge_sim::LutGeometry::PERFECT);
+    }
+}
+
+/// The arguments of a fuzzed kernel: a zeroed buffer for most 64-bit parameters, small numbers otherwise.
+fn arguments(prog: &reconverge_sim::Program) -> Vec<Arg> {
+    prog.params
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            if p.size == 8 && i % 3 != 2 {
+                Arg::Buffer(Buffer::zeros(Dtype::U32, 1024))
+            } else {
+                Arg::Scalar((i as u64 * 7 + 3) % 17)
+            }
+        })
+        .collect()
+}
+
+/// A GPU for a timed run and its kind: a preset (its index in [`reconverge_timing::PRESETS`]), a random
+/// valid configuration (`PRESETS.len()`: a preset with random changes inside small ranges), or a random
+/// invalid one (`PRESETS.len() + 1`: one parameter outside its documented range).
+pub fn random_gpu(rng: &mut fastrand::Rng) -> (usize, reconverge_timing::GpuConfig) {
+    use reconverge_timing::{GpuConfig, SchedulerPolicy, PRESETS};
+    let kind = rng.usize(0..PRESETS.len() + 2);
+    let base = GpuConfig::preset(PRESETS[rng.usize(0..PRESETS.len())]).unwrap_or_else(GpuConfig::tiny);
+    if kind < PRESETS.len() {
+        return (kind, GpuConfig::preset(PRESETS[kind]).unwrap_or_else(GpuConfig::tiny));
+    }
+    let mut g = base;
+    g.name = "random".into();
+    g.num_sms = rng.u32(1..=4);
+    g.sm.schedulers = rng.u32(1..=4);
+    g.sm.max_ctas = rng.u32(1..=8);
+    g.sm.scheduler = [SchedulerPolicy::Lrr, SchedulerPolicy::Gto, SchedulerPolicy::TwoLevel][rng.usize(0..3)];
+    g.sm.miss_blocks_warp = rng.bool();
+    g.latency.int = rng.u64(0..20);
+    g.latency.branch = rng.u64(0..20);
+    g.interval.mem = rng.u64(1..4);
+    g.l1.mshrs = rng.u32(1..64);
+    g.dram.latency = rng.u64(0..400);
+    g.mechanism.compaction_latency = rng.u64(0..20);
+    if kind == PRESETS.len() {
+        return (kind, g);
+    }
+    // One parameter outside its range.
+    match rng.u32(0..6) {
+        0 => g.num_sms = [0, 2_147_483_647][rng.usize(0..2)],
+        1 => g.sm.schedulers = [0, 4_294_967_295][rng.usize(0..2)],
+        2 => g.l2.line = rng.u32(0..32),
+        3 => g.l1.mshrs = [0, 4_000_000][rng.usize(0..2)],
+        4 => g.interval.int = 0,
+        _ => g.warp_size = [0, 3, 128][rng.usize(0..3)],
+    }
+    (kind, g)
+}
+
+/// Pushes `src` through the whole pipeline; `seed` draws what each mechanism's runs use (warp size,
+/// scalarization, DWF's table, the timed run's GPU configuration).
+pub fn check(src: &str, opts: &CheckOptions, seed: u64) -> Result<Reached, Finding> {
     let start = Instant::now();
     let mut reached = Reached::default();
     let Some(module) = guarded("parse", || check_parse(src))? else { return Ok(reached) };
@@ -311,49 +408,51 @@ pub fn check(src: &str, opts: &CheckOptions) -> Result<Reached, Finding> {
         let _ = r.render_text();
         Ok(())
     })?;
-    let kernels: Vec<String> = module.kernels().take(2).map(|k| module.functions[k].name.clone()).collect();
+    let kernels: Vec<String> = module.kernels().take(4).map(|k| module.functions[k].name.clone()).collect();
+    let mut rng = fastrand::Rng::with_seed(seed);
+    reached.per_mechanism = vec![0; Mechanism::EVERY.len()];
+    reached.per_config = vec![0; reconverge_timing::PRESETS.len() + 2];
     for k in &kernels {
-        for mech in Mechanism::ALL {
-            let opts_d = DecodeOptions { file: "fuzz.ptx".into(), source: Some(src.to_string()), ..Default::default() };
+        for (mi, &mech) in Mechanism::EVERY.iter().enumerate() {
+            let plan = Plan::draw(&mut rng);
+            let opts_d = DecodeOptions {
+                file: "fuzz.ptx".into(),
+                source: Some(src.to_string()),
+                scalarize: plan.scalarize,
+                ..Default::default()
+            };
             let prog = guarded("decode", || Ok(load(&module, Some(k), mech, &opts_d).ok()))?;
             let Some(prog) = prog else { continue };
             reached.decoded = true;
-            let args: Vec<Arg> = prog
-                .params
-                .iter()
-                .enumerate()
-                .map(|(i, p)| {
-                    if p.size == 8 && i % 3 != 2 {
-                        Arg::Buffer(Buffer::zeros(Dtype::U32, 1024))
-                    } else {
-                        Arg::Scalar((i as u64 * 7 + 3) % 17)
+            let args = arguments(&prog);
+            let cfg = LaunchConfig {
+                grid: [2, 1, 1],
+                block: [48, 1, 1],
+                warp_size: plan.warp_size,
+                max_instructions: Some(opts.max_instructions),
+                max_memory: opts.max_memory,
+                livelock_window: 2_000,
+                local_bytes: 4096,
+                dwf_lut: plan.lut,
+                ..LaunchConfig::default()
+            };
+            guarded("run", || {
+                let _ = run(&prog, mech, &cfg, &args, &mut NoObserver);
+                Ok(())
+            })?;
+            reached.count(mi, &plan);
+            if opts.timed {
+                let (kind, gpu) = random_gpu(&mut rng);
+                guarded("timed", || {
+                    // An invalid configuration must be refused with an error, never run or crash.
+                    let r = reconverge_timing::run_timed(&prog, mech, &cfg, &gpu, &args, Some(opts.max_cycles), 1);
+                    if kind == reconverge_timing::PRESETS.len() + 1 && r.run.error.is_none() {
+                        return Err(format!("an invalid configuration ran: {}", gpu.to_toml()));
                     }
-                })
-                .collect();
-            for w in [32, 8] {
-                let cfg = LaunchConfig {
-                    grid: [2, 1, 1],
-                    block: [48, 1, 1],
-                    warp_size: w,
-                    max_instructions: Some(opts.max_instructions),
-                    max_memory: opts.max_memory,
-                    livelock_window: 2_000,
-                    local_bytes: 4096,
-                    ..LaunchConfig::default()
-                };
-                guarded("run", || {
-                    let _ = run(&prog, mech, &cfg, &args, &mut NoObserver);
                     Ok(())
                 })?;
-                reached.runs += 1;
-                if opts.timed && w == 32 {
-                    let gpu = reconverge_timing::GpuConfig::tiny();
-                    guarded("timed", || {
-                        let _ = reconverge_timing::run_timed(&prog, mech, &cfg, &gpu, &args, Some(opts.max_cycles), 1);
-                        Ok(())
-                    })?;
-                    reached.runs += 1;
-                }
+                reached.count(mi, &plan);
+                reached.per_config[kind] += 1;
             }
         }
     }

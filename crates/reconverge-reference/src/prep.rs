@@ -9,7 +9,7 @@ use reconverge_ir::{
     BlockId, EntityRef, FuncId, FuncKind, Function, GlobalId, Imm, InitValue, Initializer, InstId, LocalId, Module,
     ScalarType, StateSpace, Symbol, Variable,
 };
-use reconverge_sim::layout::{align_up, ALLOC_GAP, CONST_WINDOW, FUNC_ADDR_BASE, GLOBAL_BASE, SHARED_WINDOW};
+use reconverge_sim::layout::{align_up, place_allocation, CONST_WINDOW, FUNC_ADDR_BASE, GLOBAL_BASE, SHARED_WINDOW};
 
 /// Where a variable declared in a function body lives.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -235,14 +235,16 @@ impl<'m> Prepared<'m> {
         // Module variables.
         let mut globals = vec![GlobalPlace::None; module.globals.len()];
         let mut next_global = GLOBAL_BASE;
+        let mut global_bytes = 0u64;
         let mut const_size = 0u64;
         let mut shared_size = 0u64;
         let mut dynamic = Vec::new();
         for (gid, v) in module.globals.iter() {
             match v.space {
                 StateSpace::Global => {
-                    let addr = align_up(next_global, var_align(v).max(256));
-                    next_global = addr + v.size_bytes().max(1) + ALLOC_GAP;
+                    let addr;
+                    (addr, next_global) = place_allocation(next_global, v.size_bytes(), var_align(v));
+                    global_bytes = global_bytes.saturating_add(v.size_bytes());
                     globals[gid.index()] = GlobalPlace::Global(addr);
                 }
                 StateSpace::Const => {
@@ -280,7 +282,7 @@ impl<'m> Prepared<'m> {
         }
         check_total("static shared memory", shared_size)?;
         check_total("the constant bank", const_size)?;
-        check_total("module .global variables", next_global - GLOBAL_BASE)?;
+        check_total("module .global variables", global_bytes)?;
         let static_shared = align_up(shared_size, 16);
         for gid in dynamic {
             globals[gid.index()] = GlobalPlace::Shared(static_shared);

@@ -15,7 +15,7 @@ use crate::thread::{
 };
 use crate::{RefOptions, RefResult};
 use reconverge_ir::{RegId, ScalarType};
-use reconverge_sim::layout::{align_up, ALLOC_GAP};
+use reconverge_sim::layout::place_allocation;
 use reconverge_sim::{Arg, Buffer, LaunchConfig};
 
 type R<T> = Result<T, String>;
@@ -373,8 +373,8 @@ pub(crate) fn launch(prep: &Prepared<'_>, cfg: &LaunchConfig, args: &[Arg], opts
                     ));
                     return result;
                 }
-                let addr = align_up(next, 256);
-                next = align_up(addr + b.bytes.len().max(1) as u64 + ALLOC_GAP, 256);
+                let addr;
+                (addr, next) = place_allocation(next, b.bytes.len() as u64, 256);
                 global.add(addr, b.bytes.clone(), format!("argument {i} ({})", p.name));
                 addrs.push(Some(addr));
                 addr
@@ -503,8 +503,8 @@ fn set_global(
         Arg::Scalar(x) if size <= 8 => x.to_le_bytes()[..size as usize].to_vec(),
         Arg::Scalar(_) => return Err(format!("`{}` is {size} bytes; a number cannot fill it", gi.name)),
         Arg::Buffer(b) if v.dims.is_empty() && v.vector.is_none() && size == 8 => {
-            let addr = align_up(*next, 256);
-            *next = align_up(addr + b.bytes.len().max(1) as u64 + ALLOC_GAP, 256);
+            let addr;
+            (addr, *next) = place_allocation(*next, b.bytes.len() as u64, 256);
             global.add(addr, b.bytes.clone(), format!("global {}", gi.name));
             pointed.push((v.name.clone(), addr, b.dtype));
             addr.to_le_bytes().to_vec()

@@ -51,6 +51,9 @@ pub struct ScalarizationJson {
     /// Share of the thread instructions in divergent regions for which the oracle is exact (`null`
     /// when there are none).
     pub oracle_exact: Option<f64>,
+    /// Divergent regions left to the greedy lower bound because the oracle's work budget (a fixed number
+    /// of steps per SM and launch, `ORACLE_BUDGET`) was spent.
+    pub oracle_over_budget: u64,
     /// Issued groups by kind.
     pub issued: IssuedSplit,
     /// Activity without scalarization.
@@ -89,6 +92,7 @@ pub fn scalarization_json(s: &ScalarizeStats, warp_size: u32) -> ScalarizationJs
             oracle: share(c.oracle, t),
         },
         oracle_exact: (s.divergent > 0).then(|| share(s.oracle_exact, s.divergent)),
+        oracle_over_budget: s.oracle_over_budget,
         issued: s.issued,
         baseline: *b,
         scalarized: *z,
@@ -115,12 +119,19 @@ pub fn scalarization_text(s: &ScalarizeStats, warp_size: u32) -> String {
     let (b, z, r) = (&j.baseline, &j.scalarized, &j.reduction);
     let mut out = String::new();
     let _ = writeln!(out, "scalarization (seed 004, warp size {warp_size}):");
-    let exact = match j.oracle_exact {
+    let mut exact = match j.oracle_exact {
         Some(e) if e < 1.0 => {
             format!(" (oracle exact for {:.1}% of the divergent part, a lower bound elsewhere)", 100.0 * e)
         }
         _ => String::new(),
     };
+    if j.oracle_over_budget > 0 {
+        let _ = write!(
+            exact,
+            "\n  note: the oracle's work budget ran out; {} divergent regions count a lower bound (the better of a greedy schedule and the mechanism's own)",
+            j.oracle_over_budget
+        );
+    }
     let rows: Vec<(&str, String)> = vec![
         (
             "convergent share",

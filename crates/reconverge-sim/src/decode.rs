@@ -327,8 +327,8 @@ impl<'m> Decoder<'m> {
             let align = v.alignment().max(1);
             match v.space {
                 StateSpace::Global => {
-                    let addr = align_up(global_next, align.max(16));
-                    global_next = addr + size.max(1) + crate::layout::ALLOC_GAP;
+                    let (addr, next) = crate::layout::place_allocation(global_next, size, align);
+                    global_next = next;
                     self.global_addr.insert(gid, (StateSpace::Global, addr));
                     self.prog.globals.push(placed(v, v.name.clone(), addr));
                 }

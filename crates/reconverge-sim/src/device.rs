@@ -5,8 +5,8 @@
 //! Both drivers (the functional machine and the timing model) build a [`DeviceState`] and collect
 //! [`Outputs`] from it, so setup and read-back are written once.
 
-use crate::error::SimError;
-use crate::launch::{Arg, Buffer, Dtype, LaunchConfig};
+use crate::error::{try_copy, try_zeros, SimError};
+use crate::launch::{Arg, Buffer, Dtype, LaunchArgs, LaunchConfig};
 use crate::memory::DeviceMemory;
 use crate::program::{PlacedVar, Program};
 use reconverge_ir::ScalarType;
@@ -30,8 +30,8 @@ pub struct DeviceState {
     pub consts: Vec<u8>,
     /// The kernel parameter buffer.
     pub params: Vec<u8>,
-    /// Address of each buffer argument (`None` for scalars).
-    arg_addrs: Vec<Option<u64>>,
+    /// Address and dtype of each buffer argument (`None` for scalars).
+    arg_addrs: Vec<Option<(u64, Dtype)>>,
     /// For `--global` pointers: the variable and the address of the buffer allocated for it.
     global_allocs: Vec<(String, u64, Dtype)>,
 }
@@ -102,88 +102,88 @@ fn find_var<'p>(prog: &'p Program, name: &str) -> Result<(bool, &'p PlacedVar), 
 
 impl DeviceState {
     /// Builds the device state of a launch: places module variables, applies `cfg.globals`, allocates
-    /// argument buffers and fills the parameter buffer. Checks the memory limit first.
-    pub fn new(prog: &Program, args: &[Arg], cfg: &LaunchConfig, resident_ctas: u64) -> Result<DeviceState, SimError> {
-        check_memory(prog, args, cfg, resident_ctas)?;
+    /// argument buffers (taking them over when `args` is owned, copying them when borrowed) and fills the
+    /// parameter buffer. Checks the memory limit first; a host allocation that fails is
+    /// [`SimError::OutOfMemory`], never an abort.
+    pub fn new(
+        prog: &Program,
+        args: LaunchArgs<'_>,
+        cfg: &LaunchConfig,
+        resident_ctas: u64,
+    ) -> Result<DeviceState, SimError> {
+        check_memory(prog, &args, cfg, resident_ctas)?;
         let mut mem = DeviceMemory::new();
         for g in &prog.globals {
-            let mut data = g.init.clone();
-            data.resize(g.size as usize, 0);
+            let mut data = try_zeros(g.size as usize, || format!("module variable `{}`", g.name))?;
+            data[..g.init.len().min(g.size as usize)].copy_from_slice(&g.init[..g.init.len().min(g.size as usize)]);
             mem.place(g.addr, data, g.name.clone());
         }
-        let mut consts = vec![0u8; prog.const_size as usize];
+        let mut consts = try_zeros(prog.const_size as usize, || "the constant bank".into())?;
         for c in &prog.consts {
             let a = c.addr as usize;
             if !c.init.is_empty() {
                 consts[a..a + c.init.len()].copy_from_slice(&c.init);
             }
         }
-        let mut global_allocs = Vec::new();
-        for gi in &cfg.globals {
-            let (is_const, v) = find_var(prog, &gi.name)?;
-            let bytes: Vec<u8> = match &gi.value {
-                Arg::Scalar(bits) => {
-                    if v.size > 8 {
-                        return Err(SimError::Launch(format!(
-                            "--global {}: a number cannot fill a {}-byte variable (use @FILE.npy)",
-                            gi.name, v.size
-                        )));
-                    }
-                    bits.to_le_bytes()[..v.size as usize].to_vec()
-                }
-                Arg::Buffer(b) if v.scalar && v.size == 8 => {
-                    let addr = mem.alloc(b.bytes.clone(), format!("--global {}", gi.name));
-                    global_allocs.push((v.name.clone(), addr, b.dtype));
-                    addr.to_le_bytes().to_vec()
-                }
-                Arg::Buffer(b) => {
-                    if b.bytes.len() as u64 > v.size {
-                        return Err(SimError::Launch(format!(
-                            "--global {}: {} bytes do not fit the {}-byte variable",
-                            gi.name,
-                            b.bytes.len(),
-                            v.size
-                        )));
-                    }
-                    b.bytes.clone()
-                }
-            };
-            if is_const {
-                let a = v.addr as usize;
-                consts[a..a + bytes.len()].copy_from_slice(&bytes);
-            } else if let Some(al) = mem.allocation_mut(v.addr) {
-                al.data[..bytes.len()].copy_from_slice(&bytes);
-            }
-        }
-        if args.len() != prog.params.len() {
+        let global_allocs = set_globals(prog, cfg, &mut mem, &mut consts)?;
+        let n = args.as_slice().len();
+        if n != prog.params.len() {
             let names: Vec<String> = prog.params.iter().map(|p| format!("{} (.{})", p.name, p.ty.as_str())).collect();
             return Err(SimError::Launch(format!(
                 "kernel `{}` takes {} arguments ({}), {} given",
                 prog.kernel_name(),
                 prog.params.len(),
                 names.join(", "),
-                args.len()
+                n
             )));
         }
         let mut params = vec![0u8; prog.param_size as usize];
-        let mut arg_addrs = Vec::with_capacity(args.len());
-        for (i, (a, p)) in args.iter().zip(&prog.params).enumerate() {
+        let mut arg_addrs = Vec::with_capacity(n);
+        /// An argument as the device receives it.
+        enum Item<'b> {
+            Scalar(u64),
+            Copy(&'b Buffer),
+            Take(Buffer),
+        }
+        let items: Vec<Item<'_>> = match args {
+            LaunchArgs::Borrowed(a) => a
+                .iter()
+                .map(|a| match a {
+                    Arg::Scalar(v) => Item::Scalar(*v),
+                    Arg::Buffer(b) => Item::Copy(b),
+                })
+                .collect(),
+            LaunchArgs::Owned(a) => a
+                .into_iter()
+                .map(|a| match a {
+                    Arg::Scalar(v) => Item::Scalar(v),
+                    Arg::Buffer(b) => Item::Take(b),
+                })
+                .collect(),
+        };
+        for (i, (a, p)) in items.into_iter().zip(&prog.params).enumerate() {
             let value = match a {
-                Arg::Scalar(v) => {
+                Item::Scalar(v) => {
                     arg_addrs.push(None);
-                    *v
+                    v
                 }
-                Arg::Buffer(b) => {
-                    if p.size != 8 {
-                        return Err(SimError::Launch(format!(
-                            "argument {i} is a buffer but parameter `{}` is .{} ({} bytes), not a 64-bit pointer",
-                            p.name,
-                            p.ty.as_str(),
-                            p.size
-                        )));
-                    }
-                    let addr = mem.alloc(b.bytes.clone(), format!("argument {i} ({})", p.name));
-                    arg_addrs.push(Some(addr));
+                Item::Copy(_) | Item::Take(_) if p.size != 8 => {
+                    return Err(SimError::Launch(format!(
+                        "argument {i} is a buffer but parameter `{}` is .{} ({} bytes), not a 64-bit pointer",
+                        p.name,
+                        p.ty.as_str(),
+                        p.size
+                    )));
+                }
+                Item::Copy(b) => {
+                    let name = format!("argument {i} ({})", p.name);
+                    let addr = mem.alloc(try_copy(&b.bytes, || name.clone())?, name);
+                    arg_addrs.push(Some((addr, b.dtype)));
+                    addr
+                }
+                Item::Take(b) => {
+                    let addr = mem.alloc(b.bytes, format!("argument {i} ({})", p.name));
+                    arg_addrs.push(Some((addr, b.dtype)));
                     addr
                 }
             };
@@ -194,16 +194,16 @@ impl DeviceState {
         Ok(DeviceState { mem, consts, params, arg_addrs, global_allocs })
     }
 
-    /// The final buffer arguments and the variables named in `cfg.dump_globals`.
-    pub fn outputs(&self, prog: &Program, args: &[Arg], cfg: &LaunchConfig) -> Outputs {
-        let buffers = args
+    /// The final buffer arguments and the variables named in `cfg.dump_globals`. The buffers move out of
+    /// device memory (no copy); the state is consumed.
+    pub fn into_outputs(mut self, prog: &Program, cfg: &LaunchConfig) -> Outputs {
+        let buffers = self
+            .arg_addrs
             .iter()
-            .zip(&self.arg_addrs)
-            .map(|(a, addr)| match (a, addr) {
-                (Arg::Buffer(b), Some(addr)) => {
-                    self.mem.allocation(*addr).map(|al| Buffer { dtype: b.dtype, bytes: al.data.clone() })
-                }
-                _ => None,
+            .map(|a| {
+                let (addr, dtype) = (*a)?;
+                let al = self.mem.allocation_mut(addr)?;
+                Some(Buffer { dtype, bytes: std::mem::take(&mut al.data) })
             })
             .collect();
         let globals = cfg
@@ -230,6 +230,54 @@ impl DeviceState {
     }
 }
 
+/// Applies `cfg.globals` (`--global NAME=VALUE`): returns the buffers allocated for pointer variables.
+fn set_globals(
+    prog: &Program,
+    cfg: &LaunchConfig,
+    mem: &mut DeviceMemory,
+    consts: &mut [u8],
+) -> Result<Vec<(String, u64, Dtype)>, SimError> {
+    let mut global_allocs = Vec::new();
+    for gi in &cfg.globals {
+        let (is_const, v) = find_var(prog, &gi.name)?;
+        let bytes: Vec<u8> = match &gi.value {
+            Arg::Scalar(bits) => {
+                if v.size > 8 {
+                    return Err(SimError::Launch(format!(
+                        "--global {}: a number cannot fill a {}-byte variable (use @FILE.npy)",
+                        gi.name, v.size
+                    )));
+                }
+                bits.to_le_bytes()[..v.size as usize].to_vec()
+            }
+            Arg::Buffer(b) if v.scalar && v.size == 8 => {
+                let what = format!("--global {}", gi.name);
+                let addr = mem.alloc(try_copy(&b.bytes, || what.clone())?, what);
+                global_allocs.push((v.name.clone(), addr, b.dtype));
+                addr.to_le_bytes().to_vec()
+            }
+            Arg::Buffer(b) => {
+                if b.bytes.len() as u64 > v.size {
+                    return Err(SimError::Launch(format!(
+                        "--global {}: {} bytes do not fit the {}-byte variable",
+                        gi.name,
+                        b.bytes.len(),
+                        v.size
+                    )));
+                }
+                b.bytes.clone()
+            }
+        };
+        if is_const {
+            let a = v.addr as usize;
+            consts[a..a + bytes.len()].copy_from_slice(&bytes);
+        } else if let Some(al) = mem.allocation_mut(v.addr) {
+            al.data[..bytes.len()].copy_from_slice(&bytes);
+        }
+    }
+    Ok(global_allocs)
+}
+
 /// Checks that `cfg.dump_globals` names existing variables.
 pub fn check_dump_globals(prog: &Program, cfg: &LaunchConfig) -> Result<(), SimError> {
     for n in &cfg.dump_globals {
@@ -241,21 +289,24 @@ pub fn check_dump_globals(prog: &Program, cfg: &LaunchConfig) -> Result<(), SimE
     Ok(())
 }
 
-/// The memory a launch needs at least, by part: argument buffers, module variables, and the state of the
-/// CTAs resident at once (registers, predicates, shared memory, kernel frames).
+/// The memory a launch needs at least, by part: argument buffers (twice when the device copies them: the
+/// caller's and the device's), module variables, and the state of the CTAs resident at once (registers,
+/// predicates, shared memory, kernel frames).
 pub fn memory_estimate(
     prog: &Program,
-    args: &[Arg],
+    args: &LaunchArgs<'_>,
     cfg: &LaunchConfig,
     resident_ctas: u64,
 ) -> [(&'static str, u64); 3] {
     let buffers: u64 = args
+        .as_slice()
         .iter()
         .map(|a| match a {
             Arg::Buffer(b) => b.bytes.len() as u64,
             Arg::Scalar(_) => 0,
         })
-        .fold(0u64, u64::saturating_add);
+        .fold(0u64, u64::saturating_add)
+        .saturating_mul(if args.copies() { 2 } else { 1 });
     let globals = prog
         .globals
         .iter()
@@ -273,11 +324,14 @@ pub fn memory_estimate(
     [("argument buffers", buffers), ("module variables", globals), ("resident CTAs", per_cta.saturating_mul(ctas))]
 }
 
-fn check_memory(prog: &Program, args: &[Arg], cfg: &LaunchConfig, resident_ctas: u64) -> Result<(), SimError> {
+fn check_memory(prog: &Program, args: &LaunchArgs<'_>, cfg: &LaunchConfig, resident_ctas: u64) -> Result<(), SimError> {
     let parts = memory_estimate(prog, args, cfg, resident_ctas);
-    let total = parts.iter().map(|p| p.1).fold(0u64, u64::saturating_add);
+    let total = parts.iter().map(|p| p.1).fold(0u64, u64::saturating_add).saturating_add(cfg.model_bytes);
     if total > cfg.max_memory {
-        let detail: Vec<String> = parts.iter().map(|(k, v)| format!("{k} {v}")).collect();
+        let mut detail: Vec<String> = parts.iter().map(|(k, v)| format!("{k} {v}")).collect();
+        if cfg.model_bytes > 0 {
+            detail.push(format!("timing model {}", cfg.model_bytes));
+        }
         return Err(SimError::Launch(format!(
             "the launch needs at least {total} bytes ({}), more than the memory limit of {} bytes (raise it \
              with --max-memory)",

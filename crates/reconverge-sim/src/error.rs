@@ -80,6 +80,37 @@ pub enum SimError {
     },
     /// The launch is malformed (arguments, geometry).
     Launch(String),
+    /// The caller stopped the run ([`crate::LaunchConfig::cancel`], Ctrl-C).
+    Interrupted,
+    /// The host could not allocate memory the run needs (the machine's memory or the process's limit is
+    /// exhausted); nothing was aborted.
+    OutOfMemory {
+        /// What the memory was for.
+        what: String,
+        /// How many bytes were asked for.
+        bytes: u64,
+    },
+}
+
+/// A copy of `bytes` in memory of its own, or [`SimError::OutOfMemory`] when the host cannot provide it.
+pub fn try_copy(bytes: &[u8], what: impl FnOnce() -> String) -> Result<Vec<u8>, SimError> {
+    let mut v = try_with_capacity(bytes.len(), what)?;
+    v.extend_from_slice(bytes);
+    Ok(v)
+}
+
+/// An empty vector with room for `n` bytes, or [`SimError::OutOfMemory`].
+pub fn try_with_capacity(n: usize, what: impl FnOnce() -> String) -> Result<Vec<u8>, SimError> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(n).map_err(|_| SimError::OutOfMemory { what: what(), bytes: n as u64 })?;
+    Ok(v)
+}
+
+/// `n` zero bytes, or [`SimError::OutOfMemory`].
+pub fn try_zeros(n: usize, what: impl FnOnce() -> String) -> Result<Vec<u8>, SimError> {
+    let mut v = try_with_capacity(n, what)?;
+    v.resize(n, 0);
+    Ok(v)
 }
 
 impl SimError {
@@ -89,6 +120,7 @@ impl SimError {
         match self {
             SimError::Deadlock { .. } => 3,
             SimError::Limit { .. } => 4,
+            SimError::Interrupted => 130,
             _ => 2,
         }
     }
@@ -98,6 +130,7 @@ impl SimError {
         match self {
             SimError::Deadlock { .. } => "deadlock",
             SimError::Limit { .. } => "limit",
+            SimError::Interrupted => "interrupted",
             _ => "error",
         }
     }
@@ -131,6 +164,10 @@ impl fmt::Display for SimError {
             SimError::Deadlock { report } => write!(f, "SIMT deadlock: {report}"),
             SimError::Limit { what } => write!(f, "limit reached: {what}"),
             SimError::Launch(m) => write!(f, "invalid launch: {m}"),
+            SimError::Interrupted => write!(f, "interrupted"),
+            SimError::OutOfMemory { what, bytes } => {
+                write!(f, "out of memory: cannot allocate {bytes} bytes for {what}")
+            }
         }
     }
 }

@@ -113,6 +113,17 @@ impl Buffer {
         Buffer { dtype, bytes: vec![0; len * dtype.size()] }
     }
 
+    /// A zero-filled buffer of `len` elements, or [`crate::SimError::OutOfMemory`] when the host cannot
+    /// provide it (instead of aborting the process).
+    pub fn try_zeros(dtype: Dtype, len: usize) -> Result<Buffer, crate::SimError> {
+        let n = len.checked_mul(dtype.size()).ok_or(crate::SimError::OutOfMemory {
+            what: format!("a buffer of {len} {} elements", dtype.name()),
+            bytes: u64::MAX,
+        })?;
+        let bytes = crate::error::try_zeros(n, || format!("a buffer of {len} {} elements", dtype.name()))?;
+        Ok(Buffer { dtype, bytes })
+    }
+
     /// Number of elements.
     pub fn len(&self) -> usize {
         self.bytes.len() / self.dtype.size()
@@ -141,6 +152,50 @@ impl Buffer {
             Dtype::F64 => format!("{:?}", f64::from_bits(b)),
             _ => b.to_string(),
         }
+    }
+}
+
+/// The arguments of a launch as a driver receives them: borrowed (the device copies every buffer, so the
+/// caller's stay as they were) or owned (the device takes the buffers over: no copy, so a launch with
+/// large buffers holds them once). `&args`, `&args[..]` and `args` all convert.
+#[derive(Debug)]
+pub enum LaunchArgs<'a> {
+    /// The caller keeps the arguments.
+    Borrowed(&'a [Arg]),
+    /// The launch takes them.
+    Owned(Vec<Arg>),
+}
+
+impl LaunchArgs<'_> {
+    /// The arguments.
+    pub fn as_slice(&self) -> &[Arg] {
+        match self {
+            LaunchArgs::Borrowed(a) => a,
+            LaunchArgs::Owned(a) => a,
+        }
+    }
+
+    /// Whether the buffers are copied (the caller keeps its own).
+    pub fn copies(&self) -> bool {
+        matches!(self, LaunchArgs::Borrowed(_))
+    }
+}
+
+impl<'a> From<&'a [Arg]> for LaunchArgs<'a> {
+    fn from(a: &'a [Arg]) -> Self {
+        LaunchArgs::Borrowed(a)
+    }
+}
+
+impl<'a> From<&'a Vec<Arg>> for LaunchArgs<'a> {
+    fn from(a: &'a Vec<Arg>) -> Self {
+        LaunchArgs::Borrowed(a)
+    }
+}
+
+impl From<Vec<Arg>> for LaunchArgs<'_> {
+    fn from(a: Vec<Arg>) -> Self {
+        LaunchArgs::Owned(a)
     }
 }
 
@@ -216,9 +271,16 @@ pub struct LaunchConfig {
     pub globals: Vec<crate::device::GlobalInit>,
     /// Module variables whose final contents the run returns ([`crate::RunResult::globals`]).
     pub dump_globals: Vec<String>,
-    /// The most memory the launch may use, in bytes (argument buffers, module variables, resident CTAs);
-    /// a larger launch is rejected before it allocates anything.
+    /// The most memory the launch may use, in bytes (argument buffers and the device's copies of them,
+    /// module variables, resident CTAs, the timing model's own structures); a larger launch is rejected
+    /// before it allocates anything.
     pub max_memory: u64,
+    /// Bytes the timing model's own structures need (caches, queues, per-thread scoreboards), counted
+    /// against [`LaunchConfig::max_memory`]; the timing model sets it, 0 for functional runs.
+    pub model_bytes: u64,
+    /// Set by another thread to stop the run (Ctrl-C in Python): the drivers look at it between rounds
+    /// of issue (functional) or epochs (timed) and stop with [`crate::SimError::Interrupted`].
+    pub cancel: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
     /// The geometry of DWF's PC-indexed look-up table (ignored by other mechanisms).
     pub dwf_lut: LutGeometry,
 }
@@ -283,6 +345,18 @@ pub const MIN_LIVELOCK_WINDOW: u64 = 1000;
 /// The default memory limit of a launch (the command line uses half the machine's memory instead).
 pub const DEFAULT_MAX_MEMORY: u64 = 8 << 30;
 
+/// The memory limit front ends use when none is given: half of the machine's memory, from the text of
+/// `/proc/meminfo` (which the caller reads), or [`DEFAULT_MAX_MEMORY`] without it.
+pub fn half_of_memory(meminfo: Option<&str>) -> u64 {
+    meminfo
+        .and_then(|m| {
+            let line = m.lines().find(|l| l.starts_with("MemTotal:"))?;
+            let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+            Some(kib.saturating_mul(1024) / 2)
+        })
+        .unwrap_or(DEFAULT_MAX_MEMORY)
+}
+
 /// CUDA's grid limits (x, y, z).
 pub const MAX_GRID: [u64; 3] = [(1 << 31) - 1, 65535, 65535];
 
@@ -300,12 +374,20 @@ impl Default for LaunchConfig {
             globals: Vec::new(),
             dump_globals: Vec::new(),
             max_memory: DEFAULT_MAX_MEMORY,
+            model_bytes: 0,
+            cancel: None,
             dwf_lut: LutGeometry::PERFECT,
         }
     }
 }
 
 impl LaunchConfig {
+    /// Whether another thread asked the run to stop ([`LaunchConfig::cancel`]).
+    #[inline]
+    pub fn cancelled(&self) -> bool {
+        self.cancel.as_ref().is_some_and(|c| c.load(std::sync::atomic::Ordering::Relaxed))
+    }
+
     /// Threads per CTA (valid after [`LaunchConfig::validate`]: at most 1024).
     pub fn threads_per_cta(&self) -> u32 {
         self.threads_per_cta_u64().min(u32::MAX as u64) as u32

@@ -34,7 +34,7 @@ pub use core::{IssueEvent, NoObserver, Observer};
 pub use decode::{decode, select_kernel, BranchPoint, DecodeError, DecodeOptions, FunctionPoints};
 pub use device::{DeviceState, GlobalInit, Outputs};
 pub use error::{Location, SimError};
-pub use launch::{parse_scalar, Arg, Buffer, Dtype, LaunchConfig, LutGeometry};
+pub use launch::{parse_scalar, Arg, Buffer, Dtype, LaunchArgs, LaunchConfig, LutGeometry};
 pub use machine::{run, RunResult};
 pub use mechanism::{EntryView, Flow, Heuristic, Mechanism, Priority};
 pub use program::Program;

@@ -4,7 +4,7 @@
 use crate::core::{stall_report, IssueEnv, Observer, SmCore, Watchdog};
 use crate::device::DeviceState;
 use crate::error::SimError;
-use crate::launch::{Arg, Buffer, LaunchConfig};
+use crate::launch::{Buffer, LaunchArgs, LaunchConfig};
 use crate::mechanism::{Mechanism, Peek, Tracker};
 use crate::memory::DeviceMemory;
 use crate::program::Program;
@@ -39,12 +39,12 @@ impl RunResult {
         self.error.is_some()
     }
 
-    /// The result of a run that stopped with `error` before it started.
-    pub fn failed(prog: &Program, stats: Stats, error: SimError, args: &[Arg]) -> RunResult {
+    /// The result of a run of a launch with `nargs` arguments that stopped with `error` before it started.
+    pub fn failed(prog: &Program, stats: Stats, error: SimError, nargs: usize) -> RunResult {
         RunResult {
             stats,
             error: Some(error),
-            buffers: args.iter().map(|_| None).collect(),
+            buffers: vec![None; nargs],
             branch_sites: crate::stats::branch_sites(prog),
             globals: Vec::new(),
         }
@@ -67,14 +67,16 @@ impl RunResult {
     }
 }
 
-/// Runs `prog` with `args` under `mech`.
-pub fn run(
+/// Runs `prog` with `args` under `mech`. Pass the arguments by value (`args`) to let the device take the
+/// buffers over instead of copying them ([`LaunchArgs`]).
+pub fn run<'a>(
     prog: &Program,
     mech: Mechanism,
     cfg: &LaunchConfig,
-    args: &[Arg],
+    args: impl Into<LaunchArgs<'a>>,
     observer: &mut dyn Observer,
 ) -> RunResult {
+    let args = args.into();
     crate::with_tracker!(mech, |t| run_with(prog, t, cfg, args, observer))
 }
 
@@ -82,18 +84,19 @@ fn run_with<T: Tracker>(
     prog: &Program,
     tracker: &T,
     cfg: &LaunchConfig,
-    args: &[Arg],
+    args: LaunchArgs<'_>,
     observer: &mut dyn Observer,
 ) -> RunResult {
     let empty = || Stats::new(prog, cfg.warp_size, T::STRUCTURE);
     let resident = cfg.max_resident_ctas as u64;
+    let nargs = args.as_slice().len();
     let mut dev = match cfg.validate(prog).and_then(|_| DeviceState::new(prog, args, cfg, resident)) {
         Ok(d) => d,
-        Err(e) => return RunResult::failed(prog, empty(), e, args),
+        Err(e) => return RunResult::failed(prog, empty(), e, nargs),
     };
     let mut core = SmCore::new(prog, tracker, cfg, 0, 1);
     let error = simulate(&mut core, cfg, &mut dev.mem, &dev.consts, &dev.params, observer).err();
-    RunResult::finished(prog, core.stats().clone(), error, dev.outputs(prog, args, cfg))
+    RunResult::finished(prog, core.stats().clone(), error, dev.into_outputs(prog, cfg))
 }
 
 /// Instructions an issue context issues before the machine moves to the next (functional mode).
@@ -179,6 +182,9 @@ fn simulate<T: Tracker>(
             }
         }
         core.retire();
+        if cfg.cancelled() {
+            return Err(SimError::Interrupted);
+        }
         if issued_round == 0 && core.has_work() {
             let mut lines = Vec::new();
             core.where_threads(24, &mut lines);

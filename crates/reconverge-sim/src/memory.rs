@@ -1,6 +1,6 @@
 //! Device memory: allocations in the global space, with bounds and alignment checks.
 
-use crate::layout::{align_up, ALLOC_GAP, GLOBAL_BASE};
+use crate::layout::{place_allocation, GLOBAL_BASE};
 use crate::program::Space;
 
 /// Why a memory access failed.
@@ -68,18 +68,21 @@ impl DeviceMemory {
         DeviceMemory::default()
     }
 
-    /// Places `data` at a fixed address (module variables, whose addresses the decoder chose).
+    /// Places `data` at a fixed address (module variables, whose addresses the decoder chose with
+    /// [`place_allocation`]); later allocations go after its guard region.
     pub fn place(&mut self, base: u64, data: Vec<u8>, name: impl Into<String>) {
-        let end = base + data.len().max(1) as u64;
-        self.next = self.next.max(align_up(end + ALLOC_GAP, 256));
+        let (_, next) =
+            place_allocation(base.saturating_sub(crate::layout::guard(data.len() as u64)), data.len() as u64, 256);
+        self.next = self.next.max(next);
         let i = self.allocs.partition_point(|a| a.base < base);
         self.allocs.insert(i, Allocation { base, data, name: name.into() });
     }
 
-    /// Allocates a new buffer holding `data`, 256-byte aligned, and returns its address.
+    /// Allocates a new buffer holding `data`, 256-byte aligned, between guard regions
+    /// ([`crate::layout::guard`]), and returns its address.
     pub fn alloc(&mut self, data: Vec<u8>, name: impl Into<String>) -> u64 {
-        let base = align_up(self.next, 256);
-        self.next = align_up(base + data.len().max(1) as u64 + ALLOC_GAP, 256);
+        let (base, next) = place_allocation(self.next, data.len() as u64, 256);
+        self.next = next;
         self.allocs.push(Allocation { base, data, name: name.into() });
         base
     }
@@ -211,7 +214,7 @@ mod tests {
         let mut m = DeviceMemory::new();
         let a = m.alloc(vec![0; 16], "a");
         let b = m.alloc(vec![0; 8], "b");
-        assert!(b >= a + 16 + ALLOC_GAP);
+        assert!(b >= a + 16 + 2 * crate::layout::MIN_GUARD);
         m.write(a + 12, 4, 0xDEADBEEF).unwrap();
         assert_eq!(m.read(a + 12, 4).unwrap(), 0xDEADBEEF);
         assert_eq!(m.read(a + 16, 4).unwrap_err().kind, FaultKind::OutOfBounds);

@@ -71,7 +71,7 @@ pub fn resolve_args(prog: &Program, specs: &[ArgSpec], load: &Loader<'_>, max_by
             ArgSpec::Scalar(t) => parse_scalar(t, p.ty).map(Arg::Scalar).map_err(|e| format!("{}: {e}", what()))?,
             ArgSpec::File(f) => {
                 let bytes = load(f).map_err(|e| format!("{}: {e}", what()))?;
-                let b = npy::read(&bytes).map_err(|e| format!("{}: {f}: {e}", what()))?;
+                let b = npy::read_owned(bytes).map_err(|e| format!("{}: {f}: {e}", what()))?;
                 total = total.saturating_add(b.bytes.len() as u64);
                 if total > max_bytes {
                     return Err(too_big(Some(total)));
@@ -84,7 +84,7 @@ pub fn resolve_args(prog: &Program, specs: &[ArgSpec], load: &Loader<'_>, max_by
                 if total > max_bytes {
                     return Err(too_big(Some(total)));
                 }
-                Arg::Buffer(Buffer::zeros(*d, *n as usize))
+                Arg::Buffer(Buffer::try_zeros(*d, *n as usize).map_err(|e| format!("{}: {e}", what()))?)
             }
         };
         out.push(arg);
@@ -109,7 +109,7 @@ pub fn resolve_global(name: &str, spec: &ArgSpec, load: &Loader<'_>, max_bytes: 
         }
         ArgSpec::File(f) => {
             let b = load(f)?;
-            let b = npy::read(&b).map_err(|e| format!("{f}: {e}"))?;
+            let b = npy::read_owned(b).map_err(|e| format!("{f}: {e}"))?;
             if b.bytes.len() as u64 > max_bytes {
                 return Err(format!("{f} is larger than the memory limit of {max_bytes} bytes (--max-memory)"));
             }
@@ -119,7 +119,7 @@ pub fn resolve_global(name: &str, spec: &ArgSpec, load: &Loader<'_>, max_bytes: 
             let bytes = n.checked_mul(d.size() as u64).filter(|&b| b <= max_bytes).ok_or_else(|| {
                 format!("the buffer is larger than the memory limit of {max_bytes} bytes (--max-memory)")
             })?;
-            Arg::Buffer(Buffer::zeros(*d, (bytes / d.size() as u64) as usize))
+            Arg::Buffer(Buffer::try_zeros(*d, (bytes / d.size() as u64) as usize).map_err(|e| e.to_string())?)
         }
     };
     Ok(GlobalInit { name: name.to_string(), value })

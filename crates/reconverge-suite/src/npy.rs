@@ -47,8 +47,9 @@ fn header_elements(bytes: &[u8]) -> Result<u64, String> {
     })
 }
 
-/// Parses a `.npy` file (little-endian numeric dtypes, any shape, C order) into a flat buffer.
-pub fn read(bytes: &[u8]) -> Result<Buffer, String> {
+/// Checks a `.npy` file (little-endian numeric dtypes, any shape, C order, a shape that describes exactly
+/// the data that follows) and returns its dtype and where its data starts.
+fn read_header(bytes: &[u8]) -> Result<(Dtype, usize), String> {
     if !bytes.starts_with(b"\x93NUMPY") {
         return Err("not a valid .npy file: no NUMPY magic".into());
     }
@@ -65,40 +66,42 @@ pub fn read(bytes: &[u8]) -> Result<Buffer, String> {
         return Err("Fortran-ordered .npy arrays are not supported".into());
     }
     let dtype = dtype_of(&descr).ok_or_else(|| format!("unsupported .npy dtype `{descr}`"))?;
-    // The header's shape must describe exactly the data that follows (a shape whose product overflows, or
-    // claims more or fewer elements than the file holds, is an error, not an empty array).
-    let data_bytes = npyz::NpyFile::new(bytes).map(|g| g.into_inner().len() as u64).unwrap_or(0);
+    let shape = f.shape().to_vec();
+    let data_bytes = f.into_inner().len() as u64;
     if elements.checked_mul(dtype.size() as u64) != Some(data_bytes) {
         return Err(format!(
-            "the shape {:?} ({elements} elements of {} bytes) does not match the {data_bytes} data bytes of the file",
-            f.shape(),
+            "the shape {shape:?} ({elements} elements of {} bytes) does not match the {data_bytes} data bytes of the file",
             dtype.size()
         ));
     }
-    fn bytes_of<T: npyz::Deserialize + Copy, const N: usize>(
-        f: npyz::NpyFile<&[u8]>,
-        le: impl Fn(T) -> [u8; N],
-    ) -> Result<Vec<u8>, String> {
-        let v: Vec<T> = f.into_vec().map_err(|e| format!("cannot read .npy data: {e}"))?;
-        Ok(v.into_iter().flat_map(le).collect())
-    }
-    let bytes = match dtype {
-        Dtype::I8 => bytes_of::<i8, 1>(f, |x| x.to_le_bytes())?,
-        Dtype::U8 => bytes_of::<u8, 1>(f, |x| x.to_le_bytes())?,
-        Dtype::I16 => bytes_of::<i16, 2>(f, |x| x.to_le_bytes())?,
-        Dtype::U16 => bytes_of::<u16, 2>(f, |x| x.to_le_bytes())?,
-        Dtype::I32 => bytes_of::<i32, 4>(f, |x| x.to_le_bytes())?,
-        Dtype::U32 => bytes_of::<u32, 4>(f, |x| x.to_le_bytes())?,
-        Dtype::I64 => bytes_of::<i64, 8>(f, |x| x.to_le_bytes())?,
-        Dtype::U64 => bytes_of::<u64, 8>(f, |x| x.to_le_bytes())?,
-        Dtype::F32 => bytes_of::<f32, 4>(f, |x| x.to_bits().to_le_bytes())?,
-        Dtype::F64 => bytes_of::<f64, 8>(f, |x| x.to_bits().to_le_bytes())?,
-    };
+    // Every supported dtype is little-endian (or one byte), as a buffer holds it: the data is the bytes
+    // after the header, as they are.
+    Ok((dtype, bytes.len() - data_bytes as usize))
+}
+
+/// Parses a `.npy` file (little-endian numeric dtypes, any shape, C order) into a flat buffer.
+pub fn read(bytes: &[u8]) -> Result<Buffer, String> {
+    let (dtype, start) = read_header(bytes)?;
+    Ok(Buffer { dtype, bytes: bytes[start..].to_vec() })
+}
+
+/// [`read`], taking the file's bytes over: the header is cut off in place, so a large file is held once.
+pub fn read_owned(mut bytes: Vec<u8>) -> Result<Buffer, String> {
+    let (dtype, start) = read_header(&bytes)?;
+    bytes.drain(..start);
     Ok(Buffer { dtype, bytes })
 }
 
 /// Writes a buffer as a 1-D `.npy` file.
 pub fn write(b: &Buffer) -> Vec<u8> {
+    let mut out = header(b);
+    out.extend_from_slice(&b.bytes);
+    out
+}
+
+/// The `.npy` header of [`write`]'s file for `b`: the file is this followed by `b.bytes` (so a caller can
+/// write a large buffer without a second copy of it).
+pub fn header(b: &Buffer) -> Vec<u8> {
     let descr = match b.dtype {
         Dtype::I8 => "|i1",
         Dtype::U8 => "|u1",
@@ -117,11 +120,10 @@ pub fn write(b: &Buffer) -> Vec<u8> {
     let pad = (64 - unpadded % 64) % 64;
     header.push_str(&" ".repeat(pad));
     header.push('\n');
-    let mut out = Vec::with_capacity(10 + header.len() + b.bytes.len());
+    let mut out = Vec::with_capacity(10 + header.len());
     out.extend_from_slice(b"\x93NUMPY\x01\x00");
     out.extend_from_slice(&(header.len() as u16).to_le_bytes());
     out.extend_from_slice(header.as_bytes());
-    out.extend_from_slice(&b.bytes);
     out
 }
 

@@ -399,40 +399,101 @@ impl GpuConfig {
         }
     }
 
-    /// Checks that every parameter is usable.
+    /// Every numeric parameter with its documented range (`docs/configuration.md`): (key, value, least,
+    /// most). Ranges keep every structure the model builds from a configuration small enough to check
+    /// against the memory limit before it is built, and exclude values that mean nothing (0 SMs).
+    pub fn ranges(&self) -> Vec<(&'static str, u64, u64, u64)> {
+        const CYCLES: u64 = 1_000_000;
+        let s = &self.sm;
+        vec![
+            ("num_sms", self.num_sms.into(), 1, 1024),
+            ("clock_mhz", self.clock_mhz.into(), 1, 100_000),
+            ("warp_size", self.warp_size.into(), 1, 64),
+            ("sm.max_threads", s.max_threads.into(), 1, 1 << 16),
+            ("sm.max_warps", s.max_warps.into(), 1, 4096),
+            ("sm.max_ctas", s.max_ctas.into(), 1, 1024),
+            ("sm.registers", s.registers.into(), 1, 1 << 24),
+            ("sm.shared_memory", s.shared_memory.into(), 0, 1 << 24),
+            ("sm.max_regs_per_thread", s.max_regs_per_thread.into(), 1, 1 << 16),
+            ("sm.regs_per_thread", s.regs_per_thread.into(), 0, 1 << 16),
+            ("sm.schedulers", s.schedulers.into(), 1, 64),
+            ("sm.two_level_active", s.two_level_active.into(), 1, 4096),
+            ("latency.int", self.latency.int, 0, CYCLES),
+            ("latency.float", self.latency.float, 0, CYCLES),
+            ("latency.double", self.latency.double, 0, CYCLES),
+            ("latency.sfu", self.latency.sfu, 0, CYCLES),
+            ("latency.branch", self.latency.branch, 0, CYCLES),
+            ("latency.shared", self.latency.shared, 0, CYCLES),
+            ("latency.constant", self.latency.constant, 0, CYCLES),
+            ("latency.barrier", self.latency.barrier, 0, CYCLES),
+            ("latency.warp_op", self.latency.warp_op, 0, CYCLES),
+            ("interval.int", self.interval.int, 1, CYCLES),
+            ("interval.float", self.interval.float, 1, CYCLES),
+            ("interval.double", self.interval.double, 1, CYCLES),
+            ("interval.sfu", self.interval.sfu, 1, CYCLES),
+            ("interval.mem", self.interval.mem, 1, CYCLES),
+            ("l1.size", self.l1.size, 32, 1 << 30),
+            ("l1.line", self.l1.line.into(), 32, 4096),
+            ("l1.sector", self.l1.sector.into(), 1, 4096),
+            ("l1.ways", self.l1.ways.into(), 1, 1 << 16),
+            ("l1.mshrs", self.l1.mshrs.into(), 1, 1 << 16),
+            ("l1.mshr_merge", self.l1.mshr_merge.into(), 1, 1 << 16),
+            ("l1.hit_latency", self.l1.hit_latency, 0, CYCLES),
+            ("l2.size", self.l2.size, 32, 1 << 34),
+            ("l2.line", self.l2.line.into(), 32, 4096),
+            ("l2.ways", self.l2.ways.into(), 1, 1 << 16),
+            ("l2.hit_latency", self.l2.hit_latency, 0, CYCLES),
+            ("l2.sectors_per_cycle", self.l2.sectors_per_cycle, 1, 1 << 20),
+            ("l2.atomic_latency", self.l2.atomic_latency, 0, CYCLES),
+            ("dram.latency", self.dram.latency, 0, CYCLES),
+            ("dram.bytes_per_cycle", self.dram.bytes_per_cycle, 1, 1 << 24),
+            ("shared.banks", self.shared.banks.into(), 1, 1024),
+            ("shared.bank_bytes", self.shared.bank_bytes.into(), 1, 1024),
+            ("mechanism.compaction_latency", self.mechanism.compaction_latency, 0, CYCLES),
+            ("mechanism.pool_latency", self.mechanism.pool_latency, 0, CYCLES),
+            ("mechanism.sort_step_latency", self.mechanism.sort_step_latency, 0, CYCLES),
+        ]
+    }
+
+    /// Checks that every parameter is usable: each within its range ([`GpuConfig::ranges`]) and the
+    /// combinations the model needs (power-of-two warp size, cache geometries). The message names the key.
     pub fn validate(&self) -> Result<(), String> {
-        let pos = |v: u64, what: &str| if v == 0 { Err(format!("{what} must be at least 1")) } else { Ok(()) };
-        pos(self.num_sms as u64, "num_sms")?;
-        pos(self.sm.max_threads as u64, "sm.max_threads")?;
-        pos(self.sm.max_warps as u64, "sm.max_warps")?;
-        pos(self.sm.max_ctas as u64, "sm.max_ctas")?;
-        pos(self.sm.schedulers as u64, "sm.schedulers")?;
-        pos(self.sm.two_level_active as u64, "sm.two_level_active")?;
-        pos(self.sm.max_regs_per_thread as u64, "sm.max_regs_per_thread")?;
-        pos(self.l1.mshrs as u64, "l1.mshrs")?;
-        pos(self.l1.mshr_merge as u64, "l1.mshr_merge")?;
-        pos(self.l2.sectors_per_cycle, "l2.sectors_per_cycle")?;
-        pos(self.dram.bytes_per_cycle, "dram.bytes_per_cycle")?;
-        pos(self.shared.banks as u64, "shared.banks")?;
-        pos(self.shared.bank_bytes as u64, "shared.bank_bytes")?;
-        for (v, w) in [
-            (self.interval.int, "interval.int"),
-            (self.interval.float, "interval.float"),
-            (self.interval.double, "interval.double"),
-            (self.interval.sfu, "interval.sfu"),
-            (self.interval.mem, "interval.mem"),
-        ] {
-            pos(v, w)?;
+        for (key, v, lo, hi) in self.ranges() {
+            if v < lo || v > hi {
+                return Err(format!("`{key}` = {v} is outside its range {lo}..={hi}"));
+            }
         }
-        if !self.warp_size.is_power_of_two() || self.warp_size > 64 {
-            return Err(format!("warp_size {} is not a power of two in 1..=64", self.warp_size));
+        if !self.warp_size.is_power_of_two() {
+            return Err(format!("`warp_size` = {} is not a power of two in 1..=64", self.warp_size));
         }
-        if self.l1.sector == 0 || self.l1.line % self.l1.sector != 0 || self.l1.line / self.l1.sector > 32 {
-            return Err("l1.sector must divide l1.line into at most 32 sectors".into());
+        if self.l1.line % self.l1.sector != 0 || self.l1.line / self.l1.sector > 32 {
+            return Err(format!(
+                "`l1.sector` = {} must divide `l1.line` = {} into at most 32 sectors",
+                self.l1.sector, self.l1.line
+            ));
         }
-        crate::memsys::Cache::new(self.l1_geometry()).map_err(|e| format!("l1: {e}"))?;
-        crate::memsys::Cache::new(self.l2_geometry()).map_err(|e| format!("l2: {e}"))?;
+        crate::memsys::Cache::new(self.l1_geometry()).map_err(|e| format!("`l1` geometry: {e}"))?;
+        crate::memsys::Cache::new(self.l2_geometry()).map_err(|e| format!("`l2` geometry: {e}"))?;
         Ok(())
+    }
+
+    /// An upper bound of the bytes the timing model's own structures take for a launch whose kernel has
+    /// `nregs` registers (the caches' tags, MSHRs, and per resident thread its scoreboard and timing rows),
+    /// counted against the launch's memory limit before anything is built.
+    pub fn model_bytes(&self, nregs: u64, launch: &reconverge_sim::LaunchConfig) -> u64 {
+        const TAG: u64 = 24;
+        let l1 = (self.l1.size / u64::from(self.l1.line.max(1))).saturating_mul(TAG);
+        let mshrs = u64::from(self.l1.mshrs).saturating_mul(32 + 16 * u64::from(self.l1.mshr_merge));
+        let w = u64::from(launch.warp_size.max(1));
+        let threads = u64::from(self.sm.max_threads)
+            .min(launch.threads_per_cta_u64().div_ceil(w) * w * u64::from(self.sm.max_ctas));
+        let per_thread = (nregs + 8).saturating_mul(8);
+        let per_sm = l1
+            .saturating_add(mshrs)
+            .saturating_add(threads.saturating_mul(per_thread))
+            .saturating_add(u64::from(self.sm.max_warps).saturating_mul(128));
+        let l2 = (self.l2.size / u64::from(self.l2.line.max(1))).saturating_mul(TAG);
+        per_sm.saturating_mul(u64::from(self.num_sms)).saturating_add(l2)
     }
 
     /// The L1 cache geometry.
@@ -486,5 +547,31 @@ mod tests {
         assert!(GpuConfig::from_toml("base = \"nope\"").unwrap_err().contains("nope"));
         assert!(GpuConfig::from_toml("[l1]\nways = 3").is_err());
         assert!(GpuConfig::from_toml("num_sms = 0").unwrap_err().contains("num_sms"));
+    }
+}
+
+#[cfg(test)]
+mod range_tests {
+    use super::*;
+
+    #[test]
+    fn every_range_is_documented_and_the_presets_lie_inside() {
+        let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/configuration.md"))
+            .expect("docs/configuration.md");
+        for (key, _, lo, hi) in GpuConfig::gtx480().ranges() {
+            let row = format!("| `{key}` | {lo} | {hi} |");
+            assert!(doc.contains(&row), "docs/configuration.md lacks `{row}`");
+        }
+        for p in PRESETS {
+            GpuConfig::preset(p).expect("preset").validate().expect(p);
+        }
+    }
+
+    #[test]
+    fn a_value_outside_its_range_names_the_key() {
+        let e = GpuConfig::from_toml("num_sms = 2147483647\n").unwrap_err();
+        assert!(e.contains("`num_sms`") && e.contains("1..=1024"), "{e}");
+        let e = GpuConfig::from_toml("[l2]\nline = 16\n").unwrap_err();
+        assert!(e.contains("`l2.line`"), "{e}");
     }
 }

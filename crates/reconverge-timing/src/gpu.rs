@@ -10,9 +10,10 @@ use crate::trace::{self, SmTrace, Timeline, TraceSpec};
 use rayon::prelude::*;
 use reconverge_sim::access::GlobalMemory;
 use reconverge_sim::core::{stall_report, QuietThreads, Watchdog};
+use reconverge_sim::launch::LaunchArgs;
 use reconverge_sim::mechanism::{Mechanism, Tracker};
 use reconverge_sim::memory::DeviceMemory;
-use reconverge_sim::{Arg, DeviceState, LaunchConfig, Program, RunResult, SimError, Stats};
+use reconverge_sim::{DeviceState, LaunchConfig, Program, RunResult, SimError, Stats};
 use std::sync::Arc;
 
 /// The result of a timed run.
@@ -26,12 +27,12 @@ pub struct TimedResult {
 
 /// Runs `prog` under `mech` on the GPU `gpu`, simulating SMs on `threads` host threads (0 = all cores).
 /// Results and statistics do not depend on `threads`.
-pub fn run_timed(
+pub fn run_timed<'a>(
     prog: &Program,
     mech: Mechanism,
     launch: &LaunchConfig,
     gpu: &GpuConfig,
-    args: &[Arg],
+    args: impl Into<LaunchArgs<'a>>,
     max_cycles: Option<u64>,
     threads: usize,
 ) -> TimedResult {
@@ -41,19 +42,31 @@ pub fn run_timed(
 /// [`run_timed`], recording the timeline `trace` asks for (empty when `None`); the timeline does not
 /// depend on `threads` either.
 #[allow(clippy::too_many_arguments)]
-pub fn run_timed_traced(
+pub fn run_timed_traced<'a>(
     prog: &Program,
     mech: Mechanism,
     launch: &LaunchConfig,
     gpu: &GpuConfig,
-    args: &[Arg],
+    args: impl Into<LaunchArgs<'a>>,
     max_cycles: Option<u64>,
     threads: usize,
     trace: Option<TraceSpec>,
 ) -> (TimedResult, Timeline) {
-    // The run stays on the caller's thread; only epochs with enough work hand their SMs to the pool.
-    let pool = if threads != 1 && gpu.num_sms > 1 { pool(threads) } else { None };
+    let args = args.into();
+    // The run stays on the caller's thread; only epochs with enough work hand their SMs to the pool, and
+    // never more threads than SMs that can have work (a CTA each at least).
+    let threads = host_threads(threads, gpu, launch);
+    let pool = if threads > 1 { pool(threads) } else { None };
     reconverge_sim::with_tracker!(mech, |t| run_with(prog, t, launch, gpu, args, max_cycles, trace, pool.clone()))
+}
+
+/// The host threads a timed run uses: `requested` (0: one per core), at most the SMs that can have work
+/// (`num_sms`, and no more than the launch's CTAs). More would only wait.
+pub fn host_threads(requested: usize, gpu: &GpuConfig, launch: &LaunchConfig) -> usize {
+    let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+    let want = if requested == 0 { cores } else { requested };
+    let busy = u64::from(gpu.num_sms).min(launch.num_ctas()).max(1);
+    want.min(usize::try_from(busy).unwrap_or(usize::MAX)).max(1)
 }
 
 /// A pool of `threads` host threads (0: one per core), built once per size and kept: building one
@@ -82,14 +95,15 @@ fn run_with<T: Tracker>(
     tracker: &T,
     launch: &LaunchConfig,
     gpu: &GpuConfig,
-    args: &[Arg],
+    args: LaunchArgs<'_>,
     max_cycles: Option<u64>,
     trace: Option<TraceSpec>,
     pool: Option<Arc<rayon::ThreadPool>>,
 ) -> (TimedResult, Timeline) {
+    let nargs = args.as_slice().len();
     let empty = |e: SimError| {
         let r = TimedResult {
-            run: RunResult::failed(prog, Stats::new(prog, launch.warp_size, T::STRUCTURE), e, args),
+            run: RunResult::failed(prog, Stats::new(prog, launch.warp_size, T::STRUCTURE), e, nargs),
             timing: TimingStats::default(),
         };
         (r, Timeline { spec: trace, ..Timeline::default() })
@@ -98,6 +112,11 @@ fn run_with<T: Tracker>(
         return empty(e);
     }
     let resident = gpu.num_sms as u64 * gpu.sm.max_ctas as u64;
+    // The model's own structures count against the memory limit too (checked before anything is built).
+    let recorded =
+        trace.map_or(0, |t| t.max_events as u64).saturating_mul(std::mem::size_of::<trace::TraceEvent>() as u64);
+    let model_bytes = gpu.model_bytes(prog.nregs as u64, launch).saturating_add(recorded);
+    let launch = &LaunchConfig { model_bytes, ..launch.clone() };
     let mut dev = match DeviceState::new(prog, args, launch, resident) {
         Ok(d) => d,
         Err(e) => return empty(e),
@@ -139,7 +158,7 @@ fn run_with<T: Tracker>(
         Some(spec) => trace::merge(spec, sms.iter_mut().filter_map(|s| s.trace.take()).collect()),
         None => Timeline::default(),
     };
-    (TimedResult { run: RunResult::finished(prog, stats, error, dev.outputs(prog, args, launch)), timing }, timeline)
+    (TimedResult { run: RunResult::finished(prog, stats, error, dev.into_outputs(prog, launch)), timing }, timeline)
 }
 
 fn l2_config(gpu: &GpuConfig) -> MemL2Config {
@@ -250,6 +269,9 @@ fn epochs<T: Tracker>(
         if issued == 0 && !pending && wake == u64::MAX && sms.iter().any(|s| s.has_work()) {
             let name = sms[0].core().tracker_name();
             return Some(SimError::Deadlock { report: stall_report(name, &where_threads(sms)) });
+        }
+        if launch.cancelled() {
+            return Some(SimError::Interrupted);
         }
         if let Some(max) = launch.max_instructions {
             if total_issued >= max {

@@ -24,7 +24,7 @@ fn latency_hiding_more_resident_warps_means_fewer_cycles_per_instruction() {
     let mut per_instr = Vec::new();
     for warps in [1u32, 2, 4, 8] {
         let launch = LaunchConfig { grid: [warps, 1, 1], block: [32, 1, 1], ..LaunchConfig::default() };
-        let r = run_timed(&prog, Mechanism::Pdom, &launch, &gpu, &stream_args(warps as usize), None, 1);
+        let r = run_timed(&prog, Mechanism::Pdom, &launch, &gpu, stream_args(warps as usize), None, 1);
         assert!(r.run.error.is_none(), "{:?}", r.run.error);
         // The sums are right.
         let out = r.run.buffers[1].as_ref().expect("out");
@@ -57,7 +57,7 @@ fn bandwidth_binds_eventually() {
     gpu.dram.bytes_per_cycle = 1;
     let cpi = |warps: u32| {
         let launch = LaunchConfig { grid: [warps, 1, 1], block: [32, 1, 1], ..LaunchConfig::default() };
-        let r = run_timed(&prog, Mechanism::Pdom, &launch, &gpu, &stream_args(warps as usize), None, 1);
+        let r = run_timed(&prog, Mechanism::Pdom, &launch, &gpu, stream_args(warps as usize), None, 1);
         r.timing.cycles as f64 / r.run.stats.warp_instructions as f64
     };
     let (a, b) = (cpi(8), cpi(16));
@@ -71,7 +71,7 @@ fn results_and_statistics_do_not_depend_on_host_threads() {
     let launch = LaunchConfig { grid: [32, 1, 1], block: [32, 1, 1], ..LaunchConfig::default() };
     let runs: Vec<_> = [1usize, 2, 1, 2]
         .iter()
-        .map(|&th| run_timed(&prog, Mechanism::Pdom, &launch, &gpu, &stream_args(32), None, th))
+        .map(|&th| run_timed(&prog, Mechanism::Pdom, &launch, &gpu, stream_args(32), None, th))
         .collect();
     for r in &runs[1..] {
         assert_eq!(r.timing, runs[0].timing);

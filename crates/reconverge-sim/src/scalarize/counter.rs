@@ -1,7 +1,7 @@
 //! The per-SM counter of the dynamic scalarization metrics, and the per-warp tracking of dynamic
 //! divergent regions for the oracle.
 
-use super::oracle::{best_schedule, ThreadSeq};
+use super::oracle::{best_schedule, ThreadSeq, ORACLE_BUDGET};
 use super::{PcPlan, ScalarizeStats};
 use crate::types::{lanes, LaneMask};
 use std::collections::BTreeMap;
@@ -52,9 +52,16 @@ struct WarpTrack {
 
 /// Follows the warps of one SM core for the scalarization metrics (the counts go to a
 /// [`ScalarizeStats`]; a region's oracle share is added when the region closes).
-#[derive(Default)]
 pub struct ScalarCounter {
     ctas: Vec<Option<Vec<WarpTrack>>>,
+    /// What is left of the oracle's work budget ([`ORACLE_BUDGET`]).
+    budget: u64,
+}
+
+impl Default for ScalarCounter {
+    fn default() -> Self {
+        ScalarCounter { ctas: Vec::new(), budget: ORACLE_BUDGET }
+    }
 }
 
 impl ScalarCounter {
@@ -110,7 +117,7 @@ impl ScalarCounter {
         count_activity(s, p, active, np);
         for part in parts {
             let Some(t) = warps.get_mut(part.warp as usize) else { continue };
-            track(t, s, p, pc, part);
+            track(t, s, p, pc, part, &mut self.budget);
         }
     }
 }
@@ -149,7 +156,7 @@ fn count_activity(s: &mut ScalarizeStats, p: &PcPlan, active: u64, np: u64) {
 
 /// Follows the lanes of one warp part through elements and regions; closes the regions every live lane
 /// has left.
-fn track(t: &mut WarpTrack, s: &mut ScalarizeStats, p: &PcPlan, pc: u32, part: &Part) {
+fn track(t: &mut WarpTrack, s: &mut ScalarizeStats, p: &PcPlan, pc: u32, part: &Part, budget: &mut u64) {
     let full = t.live == part.lanes;
     if p.entry || part.lanes & t.in_div != 0 {
         let w = t.count.len();
@@ -194,11 +201,11 @@ fn track(t: &mut WarpTrack, s: &mut ScalarizeStats, p: &PcPlan, pc: u32, part: &
         t.exited_at[l] = (t.count[l], t.in_div & (1 << l) != 0);
     }
     t.live &= !exited;
-    close_ready(t, s);
+    close_ready(t, s, budget);
 }
 
-/// Solves and drops the regions every live lane has left.
-fn close_ready(t: &mut WarpTrack, s: &mut ScalarizeStats) {
+/// Solves and drops the regions every live lane has left, within the oracle's work `budget`.
+fn close_ready(t: &mut WarpTrack, s: &mut ScalarizeStats, budget: &mut u64) {
     let min_live = lanes(t.live).map(|l| t.count[l]).min().unwrap_or(u32::MAX);
     while let Some(entry) = t.regions.first_entry() {
         if *entry.key() >= min_live {
@@ -219,8 +226,12 @@ fn close_ready(t: &mut WarpTrack, s: &mut ScalarizeStats) {
                     exits: t.live & (1 << l) == 0 && t.exited_at[l] == (r, true),
                 })
                 .collect();
-            let b = best_schedule(&threads);
-            (b.convergent, b.exact)
+            let b = best_schedule(&threads, budget);
+            if !b.exact && *budget == 0 {
+                s.oracle_over_budget += 1;
+            }
+            // The mechanism's own schedule is a schedule too: a lower bound never below it.
+            (if b.exact { b.convergent } else { b.convergent.max(region.dynamic) }, b.exact)
         };
         s.convergent.oracle += best;
         if exact {

@@ -95,6 +95,9 @@ pub struct ScalarizeStats {
     pub divergent: u64,
     /// Of them, those in regions the oracle solved exactly.
     pub oracle_exact: u64,
+    /// Divergent regions the oracle did not solve exactly because the launch's oracle work budget
+    /// ([`oracle::ORACLE_BUDGET`] per SM) was spent: they count the greedy lower bound.
+    pub oracle_over_budget: u64,
     /// Issued groups by kind.
     pub issued: IssuedSplit,
     /// Without scalarization.
@@ -115,6 +118,7 @@ impl ScalarizeStats {
         a.oracle += b.oracle;
         self.divergent += o.divergent;
         self.oracle_exact += o.oracle_exact;
+        self.oracle_over_budget += o.oracle_over_budget;
         let (a, b) = (&mut self.issued, &o.issued);
         a.scalar += b.scalar;
         a.converged += b.converged;

@@ -22,6 +22,13 @@ use std::collections::HashMap;
 /// The most states the exact search expands in one region.
 pub const EXACT_STATES: usize = 1 << 17;
 
+/// The oracle's work budget per SM core and launch, in steps (a bound-table entry, or one successor of an
+/// expanded state per class): about a second of host time. A region that finds the budget spent, or
+/// spends the rest of it, gets the greedy lower bound instead of the optimum (not exact), so `--scalarize`
+/// costs at most this much beyond the run itself however many divergent regions a kernel has; the result
+/// counts such regions (`oracle_over_budget`).
+pub const ORACLE_BUDGET: u64 = 1 << 26;
+
 /// One participating thread: its elements `(entry pc, thread instructions)` and whether it exits inside
 /// the region (then its last element holds the exit).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -53,8 +60,9 @@ impl Class<'_> {
     }
 }
 
-/// The best schedule of one region.
-pub fn best_schedule(threads: &[ThreadSeq<'_>]) -> Best {
+/// The best schedule of one region, spending at most `budget` steps of work (see [`ORACLE_BUDGET`]; what
+/// it spends is taken off). With the budget spent, the greedy lower bound (`exact: false`).
+pub fn best_schedule(threads: &[ThreadSeq<'_>], budget: &mut u64) -> Best {
     // Threads with identical sequences move together in some optimal schedule (mirroring one onto the
     // other never breaks a convergent step), so each distinct sequence is one class.
     let mut classes: Vec<Class<'_>> = Vec::new();
@@ -68,7 +76,7 @@ pub fn best_schedule(threads: &[ThreadSeq<'_>]) -> Best {
     if classes.is_empty() || classes.iter().any(|c| !c.exits && c.elements.is_empty()) {
         return Best { convergent: 0, exact: true };
     }
-    match exact(&classes) {
+    match exact(&classes, budget) {
         Ok(v) => Best { convergent: v, exact: true },
         Err(found) => Best { convergent: found.max(greedy(&classes)), exact: false },
     }
@@ -137,7 +145,8 @@ struct Bound {
 }
 
 impl Bound {
-    fn new(classes: &[Class<'_>]) -> Bound {
+    /// The bound's tables, or `None` when building them would cost more than `budget` steps.
+    fn new(classes: &[Class<'_>], budget: &mut u64) -> Option<Bound> {
         let suffix = classes
             .iter()
             .map(|c| {
@@ -165,10 +174,15 @@ impl Bound {
             if used + size > BOUND_ENTRIES {
                 continue;
             }
+            if size as u64 > *budget {
+                *budget = 0;
+                return None;
+            }
+            *budget -= size as u64;
             used += size;
             pairs.push((c, d, wlcs(classes[c].elements, classes[d].elements)));
         }
-        Bound { pairs, suffix }
+        Some(Bound { pairs, suffix })
     }
 
     fn at(&self, classes: &[Class<'_>], p: &[u32]) -> u64 {
@@ -212,9 +226,9 @@ fn wlcs(a: &[(u32, u32)], b: &[(u32, u32)]) -> Vec<u32> {
     t
 }
 
-/// The optimum over match columns by A* search with [`Bound`], or `None` (with the best schedule found)
-/// after [`EXACT_STATES`] expansions.
-fn exact(classes: &[Class<'_>]) -> Result<u64, u64> {
+/// The optimum over match columns by A* search with [`Bound`], or `Err` (with the best schedule found)
+/// after [`EXACT_STATES`] expansions or when `budget` runs out.
+fn exact(classes: &[Class<'_>], budget: &mut u64) -> Result<u64, u64> {
     let k = classes.len();
     let mut occ: Occurrences = vec![HashMap::new(); k];
     let mut pcs: Vec<u32> = Vec::new();
@@ -226,7 +240,7 @@ fn exact(classes: &[Class<'_>]) -> Result<u64, u64> {
     }
     pcs.sort_unstable();
     pcs.dedup();
-    let bound = Bound::new(classes);
+    let Some(bound) = Bound::new(classes, budget) else { return Err(0) };
     // `states` holds `k` positions per state; `best[s]` the most convergent instructions found to reach it.
     let mut index: HashMap<Vec<u32>, u32> = HashMap::new();
     let mut states: Vec<u32> = vec![0; k];
@@ -252,6 +266,13 @@ fn exact(classes: &[Class<'_>]) -> Result<u64, u64> {
             return Err(found);
         }
         successors(classes, &occ, &pcs, &p, &mut next, &mut gains);
+        // Finding the successors, then bounding and indexing each.
+        let cost = (pcs.len() as u64 + 1) * k as u64 + gains.len() as u64 * (2 * k + bound.pairs.len()) as u64;
+        if cost > *budget {
+            *budget = 0;
+            return Err(found);
+        }
+        *budget -= cost;
         for (j, &gain) in gains.iter().enumerate() {
             let q = &next[j * k..(j + 1) * k];
             let ng = g + gain;
@@ -319,6 +340,11 @@ fn greedy(classes: &[Class<'_>]) -> u64 {
 mod tests {
     use super::*;
 
+    /// A budget that never runs out.
+    fn unbounded() -> u64 {
+        u64::MAX
+    }
+
     fn t(elements: &[(u32, u32)], exits: bool) -> ThreadSeq<'_> {
         ThreadSeq { elements, exits }
     }
@@ -326,14 +352,14 @@ mod tests {
     #[test]
     fn if_else_has_nothing_in_common() {
         // Two threads on the two sides of an if-else: no convergent step.
-        let b = best_schedule(&[t(&[(10, 3)], false), t(&[(20, 4)], false)]);
+        let b = best_schedule(&[t(&[(10, 3)], false), t(&[(20, 4)], false)], &mut unbounded());
         assert_eq!(b, Best { convergent: 0, exact: true });
     }
 
     #[test]
     fn a_thread_that_skips_blocks_convergence() {
         // `if (tid == 0) X;`: the other thread waits at the join, so X cannot run converged.
-        let b = best_schedule(&[t(&[(10, 3)], false), t(&[], false)]);
+        let b = best_schedule(&[t(&[(10, 3)], false), t(&[], false)], &mut unbounded());
         assert_eq!(b.convergent, 0);
     }
 
@@ -343,7 +369,7 @@ mod tests {
         // the best schedule runs the first H, B together and the final H of thread 1 with an H of thread 0.
         let long = [(1, 2), (2, 5), (1, 2), (2, 5), (1, 2), (2, 5), (1, 2)];
         let short = [(1, 2), (2, 5), (1, 2)];
-        let b = best_schedule(&[t(&long, false), t(&short, false)]);
+        let b = best_schedule(&[t(&long, false), t(&short, false)], &mut unbounded());
         assert_eq!(b, Best { convergent: 2 * (2 + 5 + 2), exact: true });
     }
 
@@ -352,7 +378,7 @@ mod tests {
         // x (1 instruction) and Y (10): the threads can share either x or Y, not both in order.
         let a = [(1, 1), (2, 10)];
         let b = [(2, 10), (1, 1)];
-        assert_eq!(best_schedule(&[t(&a, false), t(&b, false)]).convergent, 20);
+        assert_eq!(best_schedule(&[t(&a, false), t(&b, false)], &mut unbounded()).convergent, 20);
     }
 
     #[test]
@@ -360,14 +386,14 @@ mod tests {
         // Thread 1 exits in its first element; thread 0 then runs alone, which is the whole live warp.
         let a = [(1, 4), (2, 6)];
         let b = [(1, 2)];
-        let r = best_schedule(&[t(&a, false), t(&b, true)]);
+        let r = best_schedule(&[t(&a, false), t(&b, true)], &mut unbounded());
         assert_eq!(r.convergent, 4 + 2 + 6);
     }
 
     #[test]
     fn identical_threads_count_once_per_thread() {
         let a = [(1, 3), (5, 2)];
-        let r = best_schedule(&[t(&a, false), t(&a, false), t(&a, false)]);
+        let r = best_schedule(&[t(&a, false), t(&a, false), t(&a, false)], &mut unbounded());
         assert_eq!(r.convergent, 3 * 5);
     }
 
@@ -377,7 +403,7 @@ mod tests {
         let seqs: Vec<Vec<(u32, u32)>> =
             (0..32u32).map(|n| (0..=n * 6).flat_map(|_| [(1, 2), (2, 3)]).chain([(1, 2)]).collect()).collect();
         let threads: Vec<ThreadSeq<'_>> = seqs.iter().map(|s| t(s, false)).collect();
-        let r = best_schedule(&threads);
+        let r = best_schedule(&threads, &mut unbounded());
         assert!(r.exact);
         // The shortest thread (one iteration) bounds the common part: H B H.
         assert_eq!(r.convergent, 32 * 7);
@@ -393,7 +419,7 @@ mod tests {
             Class { elements: &b, exits: false, threads: 1 },
             Class { elements: &c, exits: true, threads: 2 },
         ];
-        let best = exact(&classes).unwrap();
+        let best = exact(&classes, &mut unbounded()).unwrap();
         assert!(greedy(&classes) <= best);
         // Every class can share H B H (2 + 5 + 2 instructions): c runs its first block alone.
         assert!(best >= 4 * 9);
@@ -456,7 +482,7 @@ mod tests {
                 })
                 .collect();
             let threads: Vec<ThreadSeq<'_>> = seqs.iter().map(|(e, x)| t(e, *x)).collect();
-            let r = best_schedule(&threads);
+            let r = best_schedule(&threads, &mut unbounded());
             proptest::prop_assert!(r.exact);
             proptest::prop_assert_eq!(r.convergent, brute(&threads));
         }
@@ -469,9 +495,35 @@ mod tests {
         let e = |pcs: &[u32]| pcs.iter().map(|&pc| (pc, pc + 1)).collect::<Vec<_>>();
         let (a, b, c) = (e(&[3, 3, 1]), e(&[1, 3, 3, 2]), e(&[3, 1, 2]));
         let threads = [t(&a, false), t(&b, false), t(&c, false)];
-        let r = best_schedule(&threads);
+        let r = best_schedule(&threads, &mut unbounded());
         assert!(r.exact);
         assert_eq!(r.convergent, 12);
         assert_eq!(brute(&threads), 12);
+    }
+}
+
+#[cfg(test)]
+mod budget_tests {
+    use super::*;
+
+    /// A budget that never runs out.
+    fn unbounded() -> u64 {
+        u64::MAX
+    }
+
+    #[test]
+    fn a_spent_budget_gives_the_greedy_lower_bound_and_says_so() {
+        let a: Vec<(u32, u32)> = (0..40).map(|i| (i % 7, 1 + i % 3)).collect();
+        let b: Vec<(u32, u32)> = (0..40).map(|i| (i % 5, 1 + i % 2)).collect();
+        let threads = [ThreadSeq { elements: &a, exits: false }, ThreadSeq { elements: &b, exits: false }];
+        let full = best_schedule(&threads, &mut unbounded());
+        assert!(full.exact);
+        let mut none = 0;
+        let cut = best_schedule(&threads, &mut none);
+        assert!(!cut.exact && cut.convergent <= full.convergent);
+        let mut some = ORACLE_BUDGET;
+        let again = best_schedule(&threads, &mut some);
+        assert_eq!(again, full);
+        assert!(some < ORACLE_BUDGET, "the work is taken off the budget");
     }
 }
