@@ -65,7 +65,8 @@ fn interruptible<T: Send>(
             }
             if let Err(e) = py.check_signals() {
                 cancel.store(true, std::sync::atomic::Ordering::Relaxed);
-                let _ = handle.join();
+                // Wait without the GIL: the run may need it to finish (dropping what it holds).
+                let _ = py.detach(|| handle.join());
                 return Err(e);
             }
         }

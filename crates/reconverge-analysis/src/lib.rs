@@ -14,6 +14,7 @@
 //! | [`cdep`] | [`ControlDependence`] | control dependence (Ferrante–Ottenstein–Warren) and its iteration |
 //! | [`loops`] | [`LoopInfo`] | back edges, natural loops, irreducible regions, retreating edges |
 //! | [`reconvergence`] | [`Reconvergence`] | the IPDOM reconvergence point of every conditional branch |
+//! | [`likely`] | [`likely_convergence`] | the likely-convergence point of a branch that can leave its loop (TBC's LPC) |
 //! | [`naive`] | free functions | slow textbook algorithms, kept public as test oracles |
 //! | [`analysis`] | [`FunctionAnalysis`] | all of the above for one function, computed once |
 //!
@@ -46,6 +47,7 @@ pub mod cfg;
 pub mod defuse;
 pub mod dom;
 pub mod graph;
+pub mod likely;
 pub mod loops;
 pub mod naive;
 pub mod postdom;
@@ -60,6 +62,7 @@ pub use cfg::{Cfg, CfgEdge, EdgeKind, EdgeTarget, TermKind};
 pub use defuse::DefUse;
 pub use dom::DomTree;
 pub use graph::{DiGraph, Graph, Reversed};
+pub use likely::likely_convergence;
 pub use loops::{IrreducibleRegion, Loop, LoopInfo};
 pub use postdom::{PostDom, PostDomTree};
 pub use priority::frontier_order;

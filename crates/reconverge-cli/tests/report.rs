@@ -179,11 +179,11 @@ fn timelines_in_the_chrome_trace_format() {
     ok(&[&base[..], &["--threads", "1"]].concat());
     assert!(one == std::fs::read(&file).expect("written"), "the timeline depends on --threads");
     // Bounds.
-    let said = ok(&[&base[..], &["--window", "100:200", "--max-events", "50"]].concat());
+    let said = ok(&[&base[..], &["--window", "400:800", "--max-events", "50"]].concat());
     assert!(said.contains("were left out by --max-events 50"), "{said}");
     let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&file).expect("written")).expect("json");
     let xs: Vec<u64> = v["traceEvents"].as_array().expect("events").iter().filter_map(|e| e["ts"].as_u64()).collect();
-    assert!(!xs.is_empty() && xs.iter().all(|&t| (100..200).contains(&t)));
+    assert!(!xs.is_empty() && xs.iter().all(|&t| (400..800).contains(&t)));
     let (code, _, err) = reconverge(&[&base[..], &["--window", "5:5"]].concat());
     assert_eq!(code, 2);
     assert!(err.contains("--window `5:5`"), "{err}");

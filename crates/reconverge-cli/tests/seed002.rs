@@ -56,3 +56,56 @@ fn tbc_compacts_the_first_loop_and_not_the_second() {
     assert!(simd("tbc") > simd("pdom") + 0.05, "{} vs {}", simd("tbc"), simd("pdom"));
     assert_eq!(simd("capri"), simd("tbc"), "CAPRI compacts exactly where it helps");
 }
+
+/// The capped scan (tests/data/capped_scan.cu: a loop with a `break` inside a conditional) and its arguments.
+const CAPPED_SCAN: [&str; 8] = [
+    "crates/reconverge-cli/tests/data/capped_scan.ptx",
+    "--arg",
+    "rand:i32:64:7:2",
+    "--arg",
+    "zeros:i32:64",
+    "--arg",
+    "6",
+    "--functional",
+];
+
+/// `trace` of the capped scan, 16 threads in two warps of 8.
+fn capped_scan_trace(mech: &str) -> String {
+    let opts = ["--block", "16", "--warp-size", "8", "--limit", "120", "--mechanism", mech];
+    ok(&[&["trace"][..], &CAPPED_SCAN, &opts].concat())
+}
+
+#[test]
+fn likely_convergence_traces() {
+    let plain = capped_scan_trace("tbc");
+    let lpc = capped_scan_trace("tbc:lpc");
+    expect_file!["golden/trace_capped_scan_tbc.txt"].assert_eq(&plain);
+    expect_file!["golden/trace_capped_scan_tbc_lpc.txt"].assert_eq(&lpc);
+    assert!(!plain.contains("lpc="), "plain TBC has no likely-convergence entries");
+    assert!(lpc.contains("lpc="), "the path entries of the break's branch stop at its likely-convergence point");
+}
+
+#[test]
+fn likely_convergence_saves_warp_instructions_on_the_capped_scan() {
+    let run = |mech: &str| -> serde_json::Value {
+        let opts = ["--block", "64", "--json", "--mechanism", mech];
+        serde_json::from_str(&ok(&[&["run"][..], &CAPPED_SCAN, &opts].concat())).expect("json")
+    };
+    let (tbc, lpc) = (run("tbc"), run("tbc:lpc"));
+    let w = |v: &serde_json::Value| v["warp_instructions"].as_u64().expect("warp_instructions");
+    assert!(w(&lpc) < w(&tbc), "{} vs {}", w(&lpc), w(&tbc));
+    assert!(n(&lpc["mechanism_counters"], "likely_merges") > 0);
+    assert!(tbc["mechanism_counters"].get("likely_merges").is_none());
+}
+
+/// docs/seed002-results.md's test-case and suite tables are this binary's (`scripts/regrouping_table.py
+/// --check --quick`; the graph tables take minutes and are checked by hand with `--check`).
+#[test]
+fn the_seed002_results_tables_match_the_binary() {
+    let out = std::process::Command::new("python3")
+        .arg(common::root().join("scripts/regrouping_table.py"))
+        .args(["--check", "--quick", "--bin", env!("CARGO_BIN_EXE_reconverge")])
+        .output()
+        .expect("python3 runs scripts/regrouping_table.py");
+    assert!(out.status.success(), "{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+}

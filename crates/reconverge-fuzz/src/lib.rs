@@ -359,7 +359,9 @@ pub fn random_gpu(rng: &mut fastrand::Rng) -> (usize, reconverge_timing::GpuConf
     g.num_sms = rng.u32(1..=4);
     g.sm.schedulers = rng.u32(1..=4);
     g.sm.max_ctas = rng.u32(1..=8);
-    g.sm.scheduler = [SchedulerPolicy::Lrr, SchedulerPolicy::Gto, SchedulerPolicy::TwoLevel][rng.usize(0..3)];
+    g.sm.scheduler =
+        [SchedulerPolicy::Lrr, SchedulerPolicy::Gto, SchedulerPolicy::TwoLevel, SchedulerPolicy::CtaOldest]
+            [rng.usize(0..4)];
     g.sm.miss_blocks_warp = rng.bool();
     g.latency.int = rng.u64(0..20);
     g.latency.branch = rng.u64(0..20);

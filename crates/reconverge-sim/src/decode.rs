@@ -101,6 +101,9 @@ pub struct BranchPoint {
     /// Whether a loop holds the branch but not its reconvergence block: lanes waiting there wait for
     /// lanes still iterating (a spin lock's exit).
     pub leaves_loop: bool,
+    /// The likely-convergence block ([`reconverge_analysis::likely_convergence`]) of a branch that can leave
+    /// its loop: where the lanes that stay in the loop meet (TBC's and CAPRI's LPC variants wait there).
+    pub likely: Option<reconverge_ir::BlockId>,
 }
 
 /// What the control-flow analyses tell the decoder about one function.
@@ -274,6 +277,7 @@ impl<'m> Decoder<'m> {
             functions: Vec::new(),
             reconv: Vec::new(),
             leaves_loop: Vec::new(),
+            likely: Vec::new(),
             frontier_rank: Vec::new(),
             divergent: Vec::new(),
             straight: Vec::new(),
@@ -678,6 +682,9 @@ impl<'m> Decoder<'m> {
                     if bp.leaves_loop {
                         self.prog.leaves_loop.push(pc);
                     }
+                    if let Some(b) = bp.likely {
+                        self.prog.likely.push((pc, self.ctxs[fi].block_pc[b.index()]));
+                    }
                 }
             }
         }
@@ -708,6 +715,7 @@ impl<'m> Decoder<'m> {
 
     fn finish(mut self) -> Program {
         self.prog.leaves_loop.sort_unstable();
+        self.prog.likely.sort_unstable();
         self.prog.straight = straight_runs(&self.prog);
         self.prog
     }

@@ -67,7 +67,14 @@ pub fn function_points(f: &Function, divergence: bool) -> FunctionPoints {
                 || fa.loops.irreducible_regions().iter().any(|g| {
                     g.blocks.binary_search(&b.block).is_ok() && r.is_some_and(|r| g.blocks.binary_search(&r).is_err())
                 });
-            Some(BranchPoint { inst, reconvergence: r.map(|x| reconverge_ir::BlockId::new(x as usize)), leaves_loop })
+            let likely =
+                reconverge_analysis::likely_convergence(&fa, b.block).map(|x| reconverge_ir::BlockId::new(x as usize));
+            Some(BranchPoint {
+                inst,
+                reconvergence: r.map(|x| reconverge_ir::BlockId::new(x as usize)),
+                leaves_loop,
+                likely,
+            })
         })
         .collect();
     let frontier_order =

@@ -710,6 +710,9 @@ pub struct Program {
     /// The conditional branches whose reconvergence point lies outside a loop holding them
     /// ([`crate::decode::BranchPoint::leaves_loop`]), in pc order.
     pub leaves_loop: Vec<Pc>,
+    /// `(branch pc, likely-convergence pc)` of the conditional branches that can leave their loop and
+    /// have a likely-convergence point ([`crate::decode::BranchPoint::likely`]), in pc order.
+    pub likely: Vec<(Pc, Pc)>,
     /// Per pc: its block is not proven convergent by seed 004's analysis (CA+VA).
     pub divergent: Vec<bool>,
     /// Per pc: how many instructions from it, within its basic block, run straight through
@@ -763,6 +766,11 @@ impl Program {
     /// Whether the conditional branch at `pc` reconverges outside a loop that holds it.
     pub fn leaves_loop(&self, pc: Pc) -> bool {
         self.leaves_loop.binary_search(&pc).is_ok()
+    }
+
+    /// The likely-convergence pc of the conditional branch at `pc`, if it has one.
+    pub fn likely_convergence(&self, pc: Pc) -> Option<Pc> {
+        self.likely.binary_search_by_key(&pc, |&(b, _)| b).ok().map(|i| self.likely[i].1)
     }
 
     /// A human description of `pc` for messages: `pc 12 (kern, line 40: "add.s32 ...")`.

@@ -12,6 +12,47 @@ pub enum ArgSpec {
     File(String),
     /// `zeros:DTYPE:LEN`: a zero-filled buffer.
     Zeros(Dtype, u64),
+    /// `rand:DTYPE:LEN:SEED[:BOUND]`: a buffer of pseudo-random values ([`random_buffer`]).
+    Random {
+        /// Element type.
+        dtype: Dtype,
+        /// Elements.
+        len: u64,
+        /// The generator's seed.
+        seed: u64,
+        /// Integers in `0..BOUND`, floats in `[0, BOUND)` (absent: every bit pattern of an integer type,
+        /// floats in `[0, 1)`).
+        bound: Option<u64>,
+    },
+}
+
+/// The `i`-th output of SplitMix64 from `seed` (Steele, Lea & Flood): the generator behind `rand:` specs,
+/// written out so that any tool (the GPGPU-Sim runner, `scripts/gpgpusim/run.py`) makes the same bytes.
+pub fn splitmix64(seed: u64, i: u64) -> u64 {
+    let mut z = seed.wrapping_add(i.wrapping_add(1).wrapping_mul(0x9E37_79B9_7F4A_7C15));
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// The buffer of `rand:DTYPE:LEN:SEED[:BOUND]`: element `i` comes from `x = splitmix64(SEED, i)`; an
+/// integer is `x % BOUND` (or `x`'s low bytes without a bound), an `f32` is `(x >> 40) / 2^24 × BOUND`
+/// and an `f64` `(x >> 11) / 2^53 × BOUND` (BOUND 1 when absent).
+pub fn random_buffer(dtype: Dtype, len: usize, seed: u64, bound: Option<u64>) -> Result<Buffer, String> {
+    let mut b = Buffer::try_zeros(dtype, len).map_err(|e| e.to_string())?;
+    let size = dtype.size();
+    for (i, chunk) in b.bytes.chunks_exact_mut(size).enumerate() {
+        let x = splitmix64(seed, i as u64);
+        let bits: u64 = match dtype {
+            Dtype::F32 => {
+                (((x >> 40) as f64 / (1u64 << 24) as f64 * bound.unwrap_or(1) as f64) as f32).to_bits().into()
+            }
+            Dtype::F64 => ((x >> 11) as f64 / (1u64 << 53) as f64 * bound.unwrap_or(1) as f64).to_bits(),
+            _ => bound.filter(|&m| m > 0).map_or(x, |m| x % m),
+        };
+        chunk.copy_from_slice(&bits.to_le_bytes()[..size]);
+    }
+    Ok(b)
 }
 
 impl ArgSpec {
@@ -37,6 +78,17 @@ impl ArgSpec {
                 }
             })?;
             return Ok(ArgSpec::Zeros(dtype, len));
+        }
+        if let Some(rest) = text.strip_prefix("rand:") {
+            let parts: Vec<&str> = rest.split(':').collect();
+            let bad = || format!("`{text}`: expected rand:DTYPE:LEN:SEED[:BOUND] (whole numbers)");
+            if !(3..=4).contains(&parts.len()) {
+                return Err(bad());
+            }
+            let dtype: Dtype = parts[0].parse()?;
+            let num = |s: &str| s.parse::<u64>().map_err(|_| bad());
+            let bound = parts.get(3).map(|b| num(b)).transpose()?;
+            return Ok(ArgSpec::Random { dtype, len: num(parts[1])?, seed: num(parts[2])?, bound });
         }
         Ok(ArgSpec::Scalar(text.to_string()))
     }
@@ -86,6 +138,16 @@ pub fn resolve_args(prog: &Program, specs: &[ArgSpec], load: &Loader<'_>, max_by
                 }
                 Arg::Buffer(Buffer::try_zeros(*d, *n as usize).map_err(|e| format!("{}: {e}", what()))?)
             }
+            ArgSpec::Random { dtype, len, seed, bound } => {
+                let bytes = len.checked_mul(dtype.size() as u64).ok_or_else(|| too_big(None))?;
+                total = total.checked_add(bytes).ok_or_else(|| too_big(None))?;
+                if total > max_bytes {
+                    return Err(too_big(Some(total)));
+                }
+                Arg::Buffer(
+                    random_buffer(*dtype, *len as usize, *seed, *bound).map_err(|e| format!("{}: {e}", what()))?,
+                )
+            }
         };
         out.push(arg);
     }
@@ -121,6 +183,12 @@ pub fn resolve_global(name: &str, spec: &ArgSpec, load: &Loader<'_>, max_bytes: 
             })?;
             Arg::Buffer(Buffer::try_zeros(*d, (bytes / d.size() as u64) as usize).map_err(|e| e.to_string())?)
         }
+        ArgSpec::Random { dtype, len, seed, bound } => {
+            let bytes = len.checked_mul(dtype.size() as u64).filter(|&b| b <= max_bytes).ok_or_else(|| {
+                format!("the buffer is larger than the memory limit of {max_bytes} bytes (--max-memory)")
+            })?;
+            Arg::Buffer(random_buffer(*dtype, (bytes / dtype.size() as u64) as usize, *seed, *bound)?)
+        }
     };
     Ok(GlobalInit { name: name.to_string(), value })
 }
@@ -128,6 +196,22 @@ pub fn resolve_global(name: &str, spec: &ArgSpec, load: &Loader<'_>, max_bytes: 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn random_buffers_are_the_documented_splitmix64_stream() {
+        // SplitMix64 from seed 0: the reference values of the published algorithm.
+        assert_eq!(splitmix64(0, 0), 0xE220_A839_7B1D_CDAF);
+        assert_eq!(splitmix64(0, 1), 0x6E78_9E6A_A1B9_65F4);
+        let b = random_buffer(Dtype::U32, 4, 7, Some(10)).unwrap();
+        assert!((0..4).all(|i| b.bits(i) < 10));
+        let f = random_buffer(Dtype::F32, 1000, 1, None).unwrap();
+        assert!((0..1000).all(|i| (0.0..1.0).contains(&f32::from_bits(f.bits(i) as u32))));
+        assert_eq!(
+            ArgSpec::parse("rand:f32:8:3:2").unwrap(),
+            ArgSpec::Random { dtype: Dtype::F32, len: 8, seed: 3, bound: Some(2) }
+        );
+        assert!(ArgSpec::parse("rand:f32:8").is_err());
+    }
 
     #[test]
     fn parses_specs() {

@@ -97,3 +97,44 @@ fn timed_regrouping_runs_do_not_depend_on_host_threads() {
         }
     }
 }
+
+#[test]
+fn likely_convergence_points_merge_the_threads_that_stay_in_the_loop() {
+    // nested_loops' inner loop holds a branch whose one side leaves it: under `tbc` its two sides run the
+    // rest of the loop in separate entries; under `tbc:lpc` they meet at the loop's increment.
+    for (plain, lpc) in [(Mechanism::Tbc, Mechanism::TbcLpc), (Mechanism::Capri, Mechanism::CapriLpc)] {
+        let a = functional("nested_loops", plain);
+        let b = functional("nested_loops", lpc);
+        assert!(a.error.is_none() && b.error.is_none(), "{lpc}: {:?}", b.error);
+        assert_eq!(a.buffers, b.buffers, "{lpc}: same memory");
+        assert!(counter(&b, "likely_merges") > 0, "{lpc} merges at the likely-convergence point");
+        assert!(
+            b.stats.warp_instructions < a.stats.warp_instructions,
+            "{lpc}: {} warp instructions vs {}",
+            b.stats.warp_instructions,
+            a.stats.warp_instructions
+        );
+        assert!(b.stats.simd_efficiency(32) > a.stats.simd_efficiency(32), "{lpc}");
+    }
+    // Only the `:lpc` variants report the counter; `capri` reports it as 0.
+    assert!(functional("nested_loops", Mechanism::Tbc).stats.mechanism_counter("likely_merges").is_none());
+    assert_eq!(counter(&functional("nested_loops", Mechanism::Capri), "likely_merges"), 0);
+}
+
+#[test]
+fn the_cta_oldest_scheduler_keeps_results_and_is_deterministic() {
+    let mut gpu = reconverge_timing::GpuConfig::gtx480();
+    gpu.sm.scheduler = reconverge_timing::config::SchedulerPolicy::CtaOldest;
+    let gto = reconverge_timing::GpuConfig::gtx480();
+    for mech in [Mechanism::Pdom, Mechanism::TbcLpc] {
+        let p = prepared("bfs_large", mech);
+        let (a, ta) = run_prepared(&p, mech, Mode::Timed { gpu: &gpu, threads: 1 });
+        let (b, tb) = run_prepared(&p, mech, Mode::Timed { gpu: &gpu, threads: 2 });
+        let (c, tc) = run_prepared(&p, mech, Mode::Timed { gpu: &gto, threads: 1 });
+        assert_eq!((a.stats.clone(), a.buffers.clone()), (b.stats, b.buffers), "{mech}");
+        assert_eq!(a.buffers, c.buffers, "{mech}: the scheduler changes timing only");
+        let (ta, tb, tc) = (ta.expect("timing"), tb.expect("timing"), tc.expect("timing"));
+        assert_eq!(ta.cycles, tb.cycles, "{mech}");
+        assert_ne!(ta.cycles, tc.cycles, "{mech}: block-age priority issues in another order than GTO");
+    }
+}

@@ -17,6 +17,11 @@ pub enum SchedulerPolicy {
     /// Two-level: round-robin among an active set; warps that wait for memory drop to the pending pool and
     /// ready pending warps refill the active set (oldest first).
     TwoLevel,
+    /// Block-age priority: the warps of the oldest resident CTA first, loose round-robin among a CTA's
+    /// warps; a younger CTA issues only when no warp of an older one is ready. The warp scheduling the
+    /// thread block compaction paper pairs with TBC (a CTA's warps reach its next branch together, so they
+    /// stall there for each other less), usable with every mechanism.
+    CtaOldest,
 }
 
 /// How a scheduler dispatches an issued instruction to its functional units.
@@ -74,6 +79,12 @@ pub struct SmConfig {
     /// Spatial or temporal SIMT dispatch.
     #[serde(default)]
     pub dispatch: Dispatch,
+    /// Functional units per SM shared by its schedulers, by kind: integer (with an `[opcode]` table: every
+    /// integer, single-precision and other ALU operation, GPGPU-Sim's SP units), float, double, special
+    /// function (GPGPU-Sim's SFU units), load/store. Empty (the default): each scheduler has one unit of
+    /// each kind of its own. An issued instruction takes the unit of its kind that is free first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub units: Vec<u32>,
 }
 
 /// Result latencies, in cycles from issue until a dependent instruction may issue.
@@ -128,12 +139,15 @@ pub struct L1Config {
     pub sector: u32,
     /// Associativity.
     pub ways: u32,
-    /// Miss status holding registers (outstanding lines).
+    /// Miss status holding registers (outstanding lines; GPGPU-Sim's `-gpgpu_cache:dl1` MSHR field).
     pub mshrs: u32,
     /// Requests merged into one MSHR entry at most.
     pub mshr_merge: u32,
-    /// Hit latency, cycles.
+    /// Hit latency, cycles (GPGPU-Sim's `-gpgpu_l1_latency`).
     pub hit_latency: u64,
+    /// How a line picks its set (`linear`, or `fermi-hash`: GPGPU-Sim's Fermi L1 hash).
+    #[serde(default)]
+    pub set_index: crate::memsys::SetIndex,
 }
 
 /// The L2 cache shared by all SMs.
@@ -152,6 +166,37 @@ pub struct L2Config {
     pub sectors_per_cycle: u64,
     /// Extra latency of an atomic operation at the L2.
     pub atomic_latency: u64,
+    /// The launch's buffers and module variables start in the L2 (as far as they fit), as the host's copies
+    /// to the device leave them in GPGPU-Sim (`-gpgpu_perf_sim_memcpy 1`); otherwise the L2 starts empty.
+    #[serde(default)]
+    pub preload: bool,
+    /// Memory channels the L2 is sliced by (GPGPU-Sim's `-gpgpu_n_mem`); 0 (the default): one slice, one
+    /// pipe. With channels, each slice serves `sectors_per_cycle / slices` sectors per cycle on its own.
+    #[serde(default)]
+    pub channels: u32,
+    /// Slices per channel (GPGPU-Sim's `-gpgpu_n_sub_partition_per_mchannel`).
+    #[serde(default = "one")]
+    pub slices_per_channel: u32,
+    /// Bytes of address space per channel before the next (GPGPU-Sim's `dramid@8`: 256).
+    #[serde(default = "interleave")]
+    pub interleave: u64,
+    /// Channels by a hash of the address (GPGPU-Sim's IPOLY `-gpgpu_memory_partition_indexing 2`) instead of
+    /// the address modulo the channels.
+    #[serde(default)]
+    pub slice_hash: bool,
+    /// Sectors per cycle an SM's port to the interconnect carries, counting the data of its reads (which
+    /// comes back through it), writes and atomics (GPGPU-Sim: one 40-byte flit per cycle, about a 32-byte
+    /// sector); 0 (the default): unlimited.
+    #[serde(default)]
+    pub sm_port_sectors_per_cycle: u64,
+}
+
+fn one() -> u32 {
+    1
+}
+
+fn interleave() -> u64 {
+    256
 }
 
 /// Device memory.
@@ -194,6 +239,119 @@ impl Default for MechanismConfig {
     }
 }
 
+/// Per-opcode result latencies and initiation intervals, as GPGPU-Sim's `-ptx_opcode_latency_{int,fp,dp,sfu}`
+/// and `-ptx_opcode_initiation_*` give them. The arithmetic slots are, in order, ADD/SUB, MAX/MIN, MUL, MAD,
+/// DIV (and SHFL for `int`); an operation of none of these kinds (moves, logic, shifts, comparisons,
+/// selects, conversions, and `fma`, which GPGPU-Sim 4.0 does not list) takes `other`. Without this table
+/// (`[opcode]` absent) every operation takes its class's `[latency]` and `[interval]`.
+#[derive(Clone, PartialEq, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OpcodeConfig {
+    /// Integer ADD, MAX, MUL, MAD, DIV, SHFL latencies.
+    pub int_latency: [u64; 6],
+    /// Integer ADD, MAX, MUL, MAD, DIV, SHFL initiation intervals.
+    pub int_initiation: [u64; 6],
+    /// Single-precision ADD, MAX, MUL, MAD, DIV latencies.
+    pub fp_latency: [u64; 5],
+    /// Single-precision initiation intervals.
+    pub fp_initiation: [u64; 5],
+    /// Double-precision ADD, MAX, MUL, MAD, DIV latencies.
+    pub dp_latency: [u64; 5],
+    /// Double-precision initiation intervals.
+    pub dp_initiation: [u64; 5],
+    /// Special functions (`sqrt`, `rsqrt`, `rcp`, `sin`, `cos`, `ex2`, `lg2`): latency.
+    pub sfu_latency: u64,
+    /// Special functions: initiation interval.
+    pub sfu_initiation: u64,
+    /// Every other operation: latency.
+    pub other_latency: u64,
+    /// Every other operation: initiation interval.
+    pub other_initiation: u64,
+    /// Double-precision operations run on the special-function unit (GPGPU-Sim when `-gpgpu_num_dp_units`
+    /// is 0, as for the GTX 480).
+    pub dp_on_sfu: bool,
+}
+
+/// The SM's front end and pipeline around the functional units: instruction fetch through an instruction
+/// cache into a small per-warp instruction buffer, and the operand collector. The defaults (a perfect
+/// instruction cache, no buffer limits, no extra pipeline latency) are the model without a front end.
+#[derive(Clone, PartialEq, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct FrontendConfig {
+    /// Instruction cache per SM, bytes (GPGPU-Sim's `-gpgpu_cache:il1`; 0: perfect, and every instruction is
+    /// always fetched: no front end).
+    pub icache_size: u64,
+    /// Instruction cache line, bytes.
+    pub icache_line: u32,
+    /// Instruction cache associativity.
+    pub icache_ways: u32,
+    /// Bytes of one instruction (GPGPU-Sim: 8 per PTX instruction).
+    pub inst_bytes: u32,
+    /// Bytes one fetch brings into a warp's instruction buffer (GPGPU-Sim: 16, two instructions, never past
+    /// the line's end). The SM fetches for one warp per cycle, round-robin among warps whose buffer is
+    /// empty; a fetched instruction can issue `decode_latency + 1` cycles later; a taken branch or any change
+    /// of the warp's next pc discards the buffer.
+    pub fetch_bytes: u32,
+    /// Cycles from a fetch until its instructions are in the buffer (GPGPU-Sim's fetch-decode stage).
+    pub decode_latency: u64,
+    /// Cycles added to every result between issue and the functional unit (the operand collector's register
+    /// reads and dispatch) and after it (write-back), as seen by a dependent instruction (GPGPU-Sim's
+    /// operand collector and pipeline registers, `-gpgpu_operand_collector_num_units_*`).
+    pub operand_latency: u64,
+}
+
+impl Default for FrontendConfig {
+    fn default() -> Self {
+        FrontendConfig {
+            icache_size: 0,
+            icache_line: 128,
+            icache_ways: 4,
+            inst_bytes: 8,
+            fetch_bytes: 16,
+            decode_latency: 1,
+            operand_latency: 0,
+        }
+    }
+}
+
+impl FrontendConfig {
+    /// Whether instructions come through a fetch stage at all.
+    pub fn enabled(&self) -> bool {
+        self.icache_size > 0
+    }
+}
+
+/// A per-SM constant cache for `.const` and `.param` loads (GPGPU-Sim's `-gpgpu_const_cache:l1`); misses
+/// go to the L2 like data loads. Size 0 (the default): a fixed `latency.constant` per distinct address.
+#[derive(Clone, PartialEq, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ConstCacheConfig {
+    /// Capacity, bytes (GPGPU-Sim's `-gpgpu_const_cache:l1`; 0: no cache model).
+    pub size: u64,
+    /// Line size, bytes.
+    pub line: u32,
+    /// Associativity.
+    pub ways: u32,
+}
+
+impl Default for ConstCacheConfig {
+    fn default() -> Self {
+        ConstCacheConfig { size: 0, line: 64, ways: 2 }
+    }
+}
+
+/// Costs of a launch as a whole.
+#[derive(Clone, PartialEq, Debug, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct LaunchCostConfig {
+    /// Cycles from the launch until the first CTA is dispatched (GPGPU-Sim's
+    /// `-gpgpu_kernel_launch_latency`).
+    pub kernel_latency: u64,
+    /// The kernel ends when every store has been accepted by the L2 (GPGPU-Sim counts a CTA done only when
+    /// its stores are acknowledged), not at the last issue.
+    pub drain_stores: bool,
+}
+
 /// A whole GPU.
 #[derive(Clone, PartialEq, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -223,20 +381,40 @@ pub struct GpuConfig {
     /// The divergence mechanisms' own latencies.
     #[serde(default)]
     pub mechanism: MechanismConfig,
+    /// Per-opcode latencies (absent: per class).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub opcode: Option<OpcodeConfig>,
+    /// Instruction fetch and operand collection.
+    #[serde(default)]
+    pub frontend: FrontendConfig,
+    /// The constant cache.
+    #[serde(default)]
+    pub constant_cache: ConstCacheConfig,
+    /// Launch costs.
+    #[serde(default)]
+    pub launch: LaunchCostConfig,
 }
 
 /// The names of the built-in presets.
 pub const PRESETS: [&str; 4] = ["gtx480", "volta", "tiny", "temporal"];
 
 impl GpuConfig {
-    /// A GTX 480-class (Fermi) GPU, as configured in GPGPU-Sim for the DWF/TBC/CAPRI studies: 15 SMs,
-    /// 32-wide warps, 1536 threads and 48 warps per SM, 8 CTAs, 32768 registers, 48 KB shared memory,
-    /// 16 KB 4-way L1 with 32 MSHRs, 768 KB 6-way L2, 177 GB/s GDDR5 at a 1.4 GHz shader clock.
+    /// GPGPU-Sim's GTX 480 model (`configs/tested-cfgs/SM2_GTX480`, which its authors correlated with the
+    /// real GTX 480), option by option where the concept exists here: 15 SMs at the 700 MHz core clock that
+    /// GPGPU-Sim counts cycles in, 1536 threads, 48 warps and 8 CTAs per SM, 32768 registers, 48 KB shared
+    /// memory, two greedy-then-oldest schedulers sharing two SP units, one SFU (which also runs doubles:
+    /// the GTX480 configuration has no double unit) and one load/store unit; GPGPU-Sim's per-opcode
+    /// latency and initiation tables; a 2 KB instruction cache with two-instruction fetches; the operand
+    /// collector as 4 cycles on every result; a 16 KB 4-way L1 with GPGPU-Sim's Fermi set hash, 35-cycle
+    /// hits and 32 MSHRs; an 8 KB constant cache; a 768 KB L2 in 12 slices (6 channels x 2, 256-byte
+    /// interleave) holding the launch's buffers at the start (`-gpgpu_perf_sim_memcpy`); 177 GB/s DRAM.
+    /// Latencies of the memory path are fitted to GPGPU-Sim's cycles on the validation set
+    /// (docs/validation.md).
     pub fn gtx480() -> GpuConfig {
         GpuConfig {
             name: "gtx480".into(),
             num_sms: 15,
-            clock_mhz: 1401,
+            clock_mhz: 700,
             warp_size: 32,
             sm: SmConfig {
                 max_threads: 1536,
@@ -247,46 +425,94 @@ impl GpuConfig {
                 max_regs_per_thread: 63,
                 regs_per_thread: 0,
                 schedulers: 2,
-                scheduler: SchedulerPolicy::Lrr,
+                scheduler: SchedulerPolicy::Gto,
                 two_level_active: 8,
-                miss_blocks_warp: true,
+                miss_blocks_warp: false,
                 dispatch: Dispatch::Spatial,
+                units: vec![2, 0, 0, 1, 1],
             },
             latency: Latencies {
-                int: 4,
-                float: 4,
+                int: 1,
+                float: 1,
                 double: 8,
-                sfu: 20,
-                branch: 4,
-                shared: 24,
-                constant: 8,
+                sfu: 8,
+                branch: 1,
+                shared: 26,
+                constant: 10,
                 barrier: 4,
                 warp_op: 8,
             },
-            interval: Intervals { int: 2, float: 2, double: 16, sfu: 8, mem: 1 },
-            l1: L1Config { size: 16 * 1024, line: 128, sector: 32, ways: 4, mshrs: 32, mshr_merge: 8, hit_latency: 28 },
+            interval: Intervals { int: 1, float: 1, double: 8, sfu: 8, mem: 1 },
+            l1: L1Config {
+                size: 16 * 1024,
+                line: 128,
+                sector: 32,
+                ways: 4,
+                mshrs: 32,
+                mshr_merge: 8,
+                hit_latency: 35,
+                set_index: crate::memsys::SetIndex::FermiHash,
+            },
             l2: L2Config {
                 size: 768 * 1024,
                 line: 128,
-                // GPGPU-Sim's 12 partitions x 64 sets x 8 ways, as one cache: 1024 sets x 6 ways.
+                // GPGPU-Sim's 12 slices x 64 sets x 8 ways, as one cache: 1024 sets x 6 ways.
                 ways: 6,
-                hit_latency: 120,
-                sectors_per_cycle: 6,
+                // -gpgpu_l2_rop_latency 120 plus 40 cycles of interconnect round trip.
+                hit_latency: 160,
+                sectors_per_cycle: 12,
                 atomic_latency: 16,
+                preload: true,
+                channels: 6,
+                slices_per_channel: 2,
+                interleave: 256,
+                slice_hash: false,
+                sm_port_sectors_per_cycle: 1,
             },
-            dram: DramConfig { latency: 100, bytes_per_cycle: 126 },
+            dram: DramConfig { latency: 180, bytes_per_cycle: 253 },
             shared: SharedConfig { banks: 32, bank_bytes: 4 },
             mechanism: MechanismConfig::default(),
+            opcode: Some(OpcodeConfig {
+                int_latency: [4, 13, 4, 5, 145, 32],
+                int_initiation: [1, 2, 2, 1, 8, 4],
+                fp_latency: [4, 13, 4, 5, 39],
+                fp_initiation: [1, 2, 1, 1, 4],
+                dp_latency: [8, 19, 8, 8, 330],
+                dp_initiation: [8, 16, 8, 8, 130],
+                sfu_latency: 8,
+                sfu_initiation: 8,
+                other_latency: 1,
+                other_initiation: 1,
+                dp_on_sfu: true,
+            }),
+            frontend: FrontendConfig {
+                icache_size: 2048,
+                icache_line: 128,
+                icache_ways: 4,
+                inst_bytes: 8,
+                fetch_bytes: 16,
+                decode_latency: 1,
+                operand_latency: 4,
+            },
+            constant_cache: ConstCacheConfig { size: 8192, line: 64, ways: 2 },
+            launch: LaunchCostConfig::default(),
         }
     }
 
-    /// A Volta-class (V100) GPU: 80 SMs, 2048 threads, 64 warps and 32 CTAs per SM, 65536 registers, 96 KB
-    /// shared memory, 4 schedulers, 32 KB L1 with 256 MSHRs, 6 MB L2, 900 GB/s HBM2 at 1.53 GHz.
+    /// GPGPU-Sim's Volta model (`configs/tested-cfgs/SM7_QV100`, a Quadro V100), option by option where the
+    /// concept exists here: 80 SMs at 1132 MHz, 2048 threads, 64 warps and 32 CTAs per SM, 65536
+    /// registers, 96 KB shared memory, four greedy-then-oldest schedulers with four SP, four double and four
+    /// SFU units and one load/store unit per SM, GPGPU-Sim's per-opcode tables, a perfect instruction cache
+    /// (`-gpgpu_perfect_inst_const_cache`), the operand collector as 4 cycles, a 32 KB L1 with 20-cycle hits
+    /// and 256 MSHRs, a 6 MB L2 in 64 hashed slices (32 channels x 2) holding the launch's buffers at the
+    /// start, 900 GB/s HBM2, the 5000-cycle kernel launch latency (`-gpgpu_kernel_launch_latency`) and the
+    /// kernel's end at its last store's acceptance. Latencies of the memory path are fitted to GPGPU-Sim's
+    /// cycles on the validation set (docs/validation.md).
     pub fn volta() -> GpuConfig {
         GpuConfig {
             name: "volta".into(),
             num_sms: 80,
-            clock_mhz: 1530,
+            clock_mhz: 1132,
             warp_size: 32,
             sm: SmConfig {
                 max_threads: 2048,
@@ -301,19 +527,20 @@ impl GpuConfig {
                 two_level_active: 8,
                 miss_blocks_warp: false,
                 dispatch: Dispatch::Spatial,
+                units: vec![4, 0, 4, 4, 1],
             },
             latency: Latencies {
-                int: 4,
-                float: 4,
+                int: 1,
+                float: 1,
                 double: 8,
-                sfu: 20,
-                branch: 4,
+                sfu: 8,
+                branch: 1,
                 shared: 20,
-                constant: 8,
+                constant: 10,
                 barrier: 4,
                 warp_op: 8,
             },
-            interval: Intervals { int: 2, float: 2, double: 4, sfu: 8, mem: 1 },
+            interval: Intervals { int: 1, float: 1, double: 4, sfu: 8, mem: 1 },
             l1: L1Config {
                 size: 32 * 1024,
                 line: 128,
@@ -321,20 +548,46 @@ impl GpuConfig {
                 ways: 4,
                 mshrs: 256,
                 mshr_merge: 8,
-                hit_latency: 28,
+                hit_latency: 20,
+                set_index: crate::memsys::SetIndex::Linear,
             },
             l2: L2Config {
                 size: 6 * 1024 * 1024,
                 line: 128,
                 // 2048 sets x 24 ways.
                 ways: 24,
-                hit_latency: 190,
-                sectors_per_cycle: 40,
+                // GPGPU-Sim's -gpgpu_l2_rop_latency 160 plus the interconnect's round trip (as in gtx480:
+                // 120 + 40); fitted on docs/validation.md's launches (180: 15.5% error without the launch
+                // latency, 200: 13.0%, 240: 15.3%).
+                hit_latency: 200,
+                sectors_per_cycle: 64,
                 atomic_latency: 16,
+                preload: true,
+                channels: 32,
+                slices_per_channel: 2,
+                interleave: 256,
+                slice_hash: true,
+                sm_port_sectors_per_cycle: 1,
             },
-            dram: DramConfig { latency: 200, bytes_per_cycle: 588 },
+            dram: DramConfig { latency: 180, bytes_per_cycle: 795 },
             shared: SharedConfig { banks: 32, bank_bytes: 4 },
             mechanism: MechanismConfig::default(),
+            opcode: Some(OpcodeConfig {
+                int_latency: [4, 13, 4, 5, 145, 21],
+                int_initiation: [2, 2, 2, 2, 8, 4],
+                fp_latency: [4, 13, 4, 5, 39],
+                fp_initiation: [2, 2, 2, 2, 4],
+                dp_latency: [8, 19, 8, 8, 330],
+                dp_initiation: [4, 4, 4, 4, 130],
+                sfu_latency: 100,
+                sfu_initiation: 8,
+                other_latency: 1,
+                other_initiation: 1,
+                dp_on_sfu: false,
+            }),
+            frontend: FrontendConfig { operand_latency: 4, ..FrontendConfig::default() },
+            constant_cache: ConstCacheConfig::default(),
+            launch: LaunchCostConfig { kernel_latency: 5000, drain_stores: true },
         }
     }
 
@@ -343,9 +596,30 @@ impl GpuConfig {
         let mut c = GpuConfig::gtx480();
         c.name = "tiny".into();
         c.num_sms = 2;
-        c.l1 = L1Config { size: 1024, line: 128, sector: 32, ways: 2, mshrs: 8, mshr_merge: 4, hit_latency: 8 };
-        c.l2 =
-            L2Config { size: 8 * 1024, line: 128, ways: 4, hit_latency: 40, sectors_per_cycle: 4, atomic_latency: 4 };
+        c.l1 = L1Config {
+            size: 1024,
+            line: 128,
+            sector: 32,
+            ways: 2,
+            mshrs: 8,
+            mshr_merge: 4,
+            hit_latency: 8,
+            set_index: crate::memsys::SetIndex::Linear,
+        };
+        c.l2 = L2Config {
+            size: 8 * 1024,
+            line: 128,
+            ways: 4,
+            hit_latency: 40,
+            sectors_per_cycle: 4,
+            atomic_latency: 4,
+            preload: false,
+            channels: 0,
+            slices_per_channel: 1,
+            interleave: 256,
+            slice_hash: false,
+            sm_port_sectors_per_cycle: 0,
+        };
         c.dram = DramConfig { latency: 60, bytes_per_cycle: 32 };
         c
     }
@@ -360,6 +634,10 @@ impl GpuConfig {
         c.sm.schedulers = 32;
         c.sm.dispatch = Dispatch::Temporal;
         c.interval = Intervals { int: 1, float: 1, double: 8, sfu: 4, mem: 1 };
+        // Each lane has its own units and its own (perfect) instruction supply; latencies per class.
+        c.sm.units = Vec::new();
+        c.opcode = None;
+        c.frontend = FrontendConfig::default();
         c
     }
 
@@ -418,6 +696,7 @@ impl GpuConfig {
             ("sm.regs_per_thread", s.regs_per_thread.into(), 0, 1 << 16),
             ("sm.schedulers", s.schedulers.into(), 1, 64),
             ("sm.two_level_active", s.two_level_active.into(), 1, 4096),
+            ("sm.units (each)", s.units.iter().copied().max().unwrap_or(0).into(), 0, 64),
             ("latency.int", self.latency.int, 0, CYCLES),
             ("latency.float", self.latency.float, 0, CYCLES),
             ("latency.double", self.latency.double, 0, CYCLES),
@@ -445,6 +724,10 @@ impl GpuConfig {
             ("l2.hit_latency", self.l2.hit_latency, 0, CYCLES),
             ("l2.sectors_per_cycle", self.l2.sectors_per_cycle, 1, 1 << 20),
             ("l2.atomic_latency", self.l2.atomic_latency, 0, CYCLES),
+            ("l2.channels", self.l2.channels.into(), 0, 256),
+            ("l2.slices_per_channel", self.l2.slices_per_channel.into(), 1, 16),
+            ("l2.interleave", self.l2.interleave, 32, 1 << 20),
+            ("l2.sm_port_sectors_per_cycle", self.l2.sm_port_sectors_per_cycle, 0, 1 << 20),
             ("dram.latency", self.dram.latency, 0, CYCLES),
             ("dram.bytes_per_cycle", self.dram.bytes_per_cycle, 1, 1 << 24),
             ("shared.banks", self.shared.banks.into(), 1, 1024),
@@ -452,6 +735,17 @@ impl GpuConfig {
             ("mechanism.compaction_latency", self.mechanism.compaction_latency, 0, CYCLES),
             ("mechanism.pool_latency", self.mechanism.pool_latency, 0, CYCLES),
             ("mechanism.sort_step_latency", self.mechanism.sort_step_latency, 0, CYCLES),
+            ("frontend.icache_size", self.frontend.icache_size, 0, 1 << 24),
+            ("frontend.icache_line", self.frontend.icache_line.into(), 8, 4096),
+            ("frontend.icache_ways", self.frontend.icache_ways.into(), 1, 1 << 10),
+            ("frontend.inst_bytes", self.frontend.inst_bytes.into(), 1, 64),
+            ("frontend.fetch_bytes", self.frontend.fetch_bytes.into(), 1, 4096),
+            ("frontend.decode_latency", self.frontend.decode_latency, 0, 1000),
+            ("frontend.operand_latency", self.frontend.operand_latency, 0, 1000),
+            ("constant_cache.size", self.constant_cache.size, 0, 1 << 24),
+            ("constant_cache.line", self.constant_cache.line.into(), 4, 4096),
+            ("constant_cache.ways", self.constant_cache.ways.into(), 1, 1 << 10),
+            ("launch.kernel_latency", self.launch.kernel_latency, 0, CYCLES),
         ]
     }
 
@@ -462,6 +756,11 @@ impl GpuConfig {
             if v < lo || v > hi {
                 return Err(format!("`{key}` = {v} is outside its range {lo}..={hi}"));
             }
+        }
+        if !self.sm.units.is_empty() && (self.sm.units.len() != 5 || self.sm.units[4] == 0) {
+            return Err(
+                "`sm.units` lists 5 counts (int, float, double, sfu, load/store), with a load/store unit".into()
+            );
         }
         if !self.warp_size.is_power_of_two() {
             return Err(format!("`warp_size` = {} is not a power of two in 1..=64", self.warp_size));
@@ -474,6 +773,26 @@ impl GpuConfig {
         }
         crate::memsys::Cache::new(self.l1_geometry()).map_err(|e| format!("`l1` geometry: {e}"))?;
         crate::memsys::Cache::new(self.l2_geometry()).map_err(|e| format!("`l2` geometry: {e}"))?;
+        if self.frontend.enabled() {
+            crate::memsys::Cache::new(self.icache_geometry())
+                .map_err(|e| format!("`frontend` icache geometry: {e}"))?;
+            if self.frontend.icache_line % self.frontend.inst_bytes != 0 {
+                return Err("`frontend.inst_bytes` must divide `frontend.icache_line`".into());
+            }
+        }
+        if self.constant_cache.size > 0 {
+            crate::memsys::Cache::new(self.const_geometry()).map_err(|e| format!("`constant_cache` geometry: {e}"))?;
+        }
+        if let Some(o) = &self.opcode {
+            let all = o.int_initiation.iter().chain(&o.fp_initiation).chain(&o.dp_initiation);
+            if all.chain([&o.sfu_initiation, &o.other_initiation]).any(|&x| x == 0 || x > 1_000_000) {
+                return Err("`opcode` initiation intervals must lie in 1..=1000000".into());
+            }
+            let lats = o.int_latency.iter().chain(&o.fp_latency).chain(&o.dp_latency);
+            if lats.chain([&o.sfu_latency, &o.other_latency]).any(|&x| x > 1_000_000) {
+                return Err("`opcode` latencies must lie in 0..=1000000".into());
+            }
+        }
         Ok(())
     }
 
@@ -498,12 +817,44 @@ impl GpuConfig {
 
     /// The L1 cache geometry.
     pub fn l1_geometry(&self) -> crate::memsys::CacheGeometry {
-        crate::memsys::CacheGeometry { size_bytes: self.l1.size, line_bytes: self.l1.line, ways: self.l1.ways }
+        crate::memsys::CacheGeometry {
+            size_bytes: self.l1.size,
+            line_bytes: self.l1.line,
+            ways: self.l1.ways,
+            index: self.l1.set_index,
+        }
+    }
+
+    /// The instruction cache geometry.
+    pub fn icache_geometry(&self) -> crate::memsys::CacheGeometry {
+        let f = &self.frontend;
+        crate::memsys::CacheGeometry {
+            size_bytes: f.icache_size,
+            line_bytes: f.icache_line,
+            ways: f.icache_ways,
+            index: crate::memsys::SetIndex::Linear,
+        }
+    }
+
+    /// The constant cache geometry.
+    pub fn const_geometry(&self) -> crate::memsys::CacheGeometry {
+        let c = &self.constant_cache;
+        crate::memsys::CacheGeometry {
+            size_bytes: c.size,
+            line_bytes: c.line,
+            ways: c.ways,
+            index: crate::memsys::SetIndex::Linear,
+        }
     }
 
     /// The L2 cache geometry.
     pub fn l2_geometry(&self) -> crate::memsys::CacheGeometry {
-        crate::memsys::CacheGeometry { size_bytes: self.l2.size, line_bytes: self.l2.line, ways: self.l2.ways }
+        crate::memsys::CacheGeometry {
+            size_bytes: self.l2.size,
+            line_bytes: self.l2.line,
+            ways: self.l2.ways,
+            index: crate::memsys::SetIndex::Linear,
+        }
     }
 
     /// The configuration as TOML.

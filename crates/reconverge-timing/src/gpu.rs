@@ -3,7 +3,7 @@
 
 use crate::config::GpuConfig;
 use crate::gmem::WriteOp;
-use crate::memsys::{L2Config as MemL2Config, L2Dram};
+use crate::memsys::{L2Config as MemL2Config, L2Dram, ReqKind};
 use crate::sm::{EpochCtx, EpochOutcome, L2Request, Sm};
 use crate::stats::TimingStats;
 use crate::trace::{self, SmTrace, Timeline, TraceSpec};
@@ -135,6 +135,11 @@ fn run_with<T: Tracker>(
         Ok(l) => l,
         Err(e) => return empty(SimError::Launch(format!("l2: {e}"))),
     };
+    if gpu.l2.preload {
+        for a in dev.mem.allocations() {
+            l2.preload(a.base, a.data.len() as u64);
+        }
+    }
     // A CTA that fits no SM can never run.
     if !sms[0].fits(prog, launch) {
         let (t, w, r, s) = sms[0].cta_demand(prog, launch);
@@ -153,7 +158,7 @@ fn run_with<T: Tracker>(
     let mut timing = TimingStats { epoch_cycles: epoch, ..TimingStats::default() };
     let bounds = Bounds { max_cycles, pool };
     let error = epochs(&mut sms, &mut l2, &mut dev.mem, &dev.consts, &dev.params, launch, gpu, bounds, &mut timing);
-    let stats = collect(&sms, &l2, launch, prog, &mut timing);
+    let stats = collect(&sms, &l2, gpu, launch, prog, &mut timing);
     let timeline = match trace {
         Some(spec) => trace::merge(spec, sms.iter_mut().filter_map(|s| s.trace.take()).collect()),
         None => Timeline::default(),
@@ -170,6 +175,12 @@ fn l2_config(gpu: &GpuConfig) -> MemL2Config {
         dram_latency: gpu.dram.latency,
         dram_bytes_per_cycle: (gpu.dram.bytes_per_cycle, 1),
         atomic_latency: gpu.l2.atomic_latency,
+        slices: crate::memsys::Slices {
+            channels: gpu.l2.channels.max(1),
+            per_channel: if gpu.l2.channels == 0 { 1 } else { gpu.l2.slices_per_channel },
+            interleave: gpu.l2.interleave,
+            hashed: gpu.l2.slice_hash,
+        },
     }
 }
 
@@ -200,7 +211,7 @@ fn epochs<T: Tracker>(
     let prog = sms[0].core().program();
     let total = launch.num_ctas();
     let mut next_cta = 0u64;
-    let mut t0 = 0u64;
+    let mut t0 = gpu.launch.kernel_latency;
     let mut watchdog = Watchdog::default();
     let mut total_issued = 0u64;
     let epoch = timing.epoch_cycles;
@@ -334,9 +345,22 @@ fn serve_l2<T: Tracker>(sms: &mut [Sm<'_, T>], l2: &mut L2Dram, gpu: &GpuConfig,
     for (i, r) in reqs {
         let l2line = r.line / line_ratio;
         let sectors = if line_ratio == 1 { r.sectors } else { 0 };
-        let done = l2.request(r.cycle, l2line, sectors, r.kind);
-        if let Some(tok) = r.token {
-            sms[i].deliver(done.max(t1), tok);
+        // The SM's port: the request waits for its share of the port's bandwidth (its data, or the data it
+        // will bring back).
+        let data = if r.sectors == 0 {
+            u64::from(gpu.l1.line / gpu.l1.sector.max(1))
+        } else {
+            u64::from(r.sectors.count_ones())
+        };
+        let sent = match sms[i].port.as_mut() {
+            Some(p) => p.serve(r.cycle, data),
+            None => r.cycle,
+        };
+        let done = l2.request(sent, l2line, sectors, r.kind);
+        match r.token {
+            Some(tok) => sms[i].deliver(done.max(t1), tok),
+            None if r.kind == ReqKind::Write => sms[i].last_store_ack = sms[i].last_store_ack.max(done),
+            None => {}
         }
     }
 }
@@ -345,6 +369,7 @@ fn serve_l2<T: Tracker>(sms: &mut [Sm<'_, T>], l2: &mut L2Dram, gpu: &GpuConfig,
 fn collect<T: Tracker>(
     sms: &[Sm<'_, T>],
     l2: &L2Dram,
+    gpu: &GpuConfig,
     launch: &LaunchConfig,
     prog: &Program,
     timing: &mut TimingStats,
@@ -377,6 +402,10 @@ fn collect<T: Tracker>(
         timing.latency_hiding_issues += sm.latency_hiding_issues;
         timing.sm_cycles.push(sm.busy_cycles);
         timing.cycles = timing.cycles.max(sm.last_busy.map(|c| c + 1).unwrap_or(0));
+        if gpu.launch.drain_stores && sm.last_store_ack > 0 {
+            // The kernel ends when its last store is accepted.
+            timing.cycles = timing.cycles.max(sm.last_store_ack + 1);
+        }
     }
     timing.issued = stats.warp_instructions;
     let l2s = l2.stats();

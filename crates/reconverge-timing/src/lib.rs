@@ -23,11 +23,14 @@ pub mod config;
 pub mod gmem;
 pub mod gpu;
 pub mod memsys;
+mod opcode;
 pub mod sm;
 pub mod stats;
 pub mod trace;
 
-pub use config::{Dispatch, GpuConfig, SchedulerPolicy, PRESETS};
+pub use config::{
+    ConstCacheConfig, Dispatch, FrontendConfig, GpuConfig, LaunchCostConfig, OpcodeConfig, SchedulerPolicy, PRESETS,
+};
 pub use gpu::{run_timed, run_timed_traced, TimedResult};
 pub use stats::TimingStats;
 pub use trace::{Timeline, TraceEvent, TraceSpec};

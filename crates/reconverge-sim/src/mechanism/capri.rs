@@ -31,16 +31,22 @@ impl Capt {
     }
 }
 
-/// CAPRI's policy.
+/// CAPRI's policy. With `LIKELY` (`capri:lpc`), divergent branches that can leave their loop also
+/// converge at their likely-convergence point (see [`super::CtaStack`]).
 #[derive(Clone, Copy, Debug, Default)]
-pub struct Capri;
+pub struct Capri<const LIKELY: bool = false>;
 
-impl CompactionPolicy for Capri {
+impl<const LIKELY: bool> CompactionPolicy for Capri<LIKELY> {
     type Table = Capt;
     const PREDICTOR: bool = true;
+    const LIKELY: bool = LIKELY;
 
     fn name(&self) -> &'static str {
-        "capri"
+        if LIKELY {
+            "capri:lpc"
+        } else {
+            "capri"
+        }
     }
 
     fn arrive(&self, table: &mut Capt, pc: Pc, divergent: bool) -> Decision {
@@ -74,11 +80,11 @@ mod tests {
     #[test]
     fn only_divergent_warps_consult_the_table() {
         let mut t = Capt::default();
-        let d = Capri.arrive(&mut t, 3, false);
+        let d = Capri::<false>.arrive(&mut t, 3, false);
         assert_eq!(d, Decision { stall: false, predicted: None });
         assert!(t.entries.is_empty());
-        assert_eq!(Capri.arrive(&mut t, 3, true), Decision { stall: true, predicted: Some(true) });
-        Capri.learn(&mut t, 3, false);
-        assert_eq!(Capri.arrive(&mut t, 3, true), Decision { stall: false, predicted: Some(false) });
+        assert_eq!(Capri::<false>.arrive(&mut t, 3, true), Decision { stall: true, predicted: Some(true) });
+        Capri::<false>.learn(&mut t, 3, false);
+        assert_eq!(Capri::<false>.arrive(&mut t, 3, true), Decision { stall: false, predicted: Some(false) });
     }
 }

@@ -25,6 +25,17 @@
 //! below activates: its threads are compacted again, which re-forms the static warps where no thread
 //! has exited.
 //!
+//! **Likely-convergence points** (the `:lpc` variants, [`CompactionPolicy::LIKELY`]; Fung & Aamodt's
+//! extension, `reconverge_analysis::likely_convergence`). When a divergent branch that can leave its loop
+//! has a likely-convergence point `L`, the resolution pushes, between the reconvergence entry and the
+//! path entries, an *LPC entry* (`pc = L`, `rpc` = the branch's reconvergence point) for the threads that
+//! reach `L`; each path entry records `L` and the LPC entry's depth (the paper's `LPC` and `LPos`). A path
+//! entry's warps stop at `L` as at its reconvergence point; when all of them have stopped, the threads at
+//! `L` join the LPC entry, and the entry is popped. The LPC entry then activates, compacting every thread
+//! that reached `L` from any path, and runs them together until the reconvergence point. Threads whose
+//! branch target is `L` join the LPC entry at once. Warps that went ahead of an unresolved instance (CAPRI)
+//! run to its reconvergence point as before.
+//!
 //! Barriers count threads ([`BarrierMode::Thread`]): regrouped warps have no static warp to count.
 
 use super::pdom::{self, EntryThreads, PdomEntry};
@@ -126,6 +137,10 @@ pub struct EntryState {
     /// The branch whose divergence made the entry a path or reconvergence entry (its compactions are
     /// that branch's).
     pub origin: Option<Pc>,
+    /// A path entry's likely-convergence point ([`PC_NONE`] when it has none): its warps stop there too.
+    pub lpc: Pc,
+    /// The depth of the LPC entry the threads stopped at `lpc` join.
+    pub lpos: usize,
 }
 
 impl EntryThreads for EntryState {
@@ -220,6 +235,9 @@ pub trait CompactionPolicy: Sync {
     type Table: fmt::Debug + Send + Default;
     /// Whether the policy predicts compaction adequacy (reports the predictor's counters).
     const PREDICTOR: bool;
+    /// Whether divergent branches that can leave their loop converge early at their likely-convergence
+    /// point (the `:lpc` variants).
+    const LIKELY: bool;
     /// The command-line name.
     fn name(&self) -> &'static str;
     /// A warp arrives at the sync point `pc`; `divergent` when its lanes split.
@@ -240,12 +258,13 @@ mod c {
     pub const DIVERGENT_INSTANCES: usize = 6;
     pub const UNNECESSARY_SYNCS: usize = 7;
     pub const SYNC_STALL_CYCLES: usize = 8;
-    pub const PREDICTIONS: usize = 9;
-    pub const PREDICTED_ADEQUATE: usize = 10;
-    pub const MISPREDICTIONS: usize = 11;
-    pub const BYPASSED: usize = 12;
-    pub const STALLS_AVOIDED: usize = 13;
-    pub const UNNECESSARY_SYNCS_AVOIDED: usize = 14;
+    pub const LIKELY_MERGES: usize = 9;
+    pub const PREDICTIONS: usize = 10;
+    pub const PREDICTED_ADEQUATE: usize = 11;
+    pub const MISPREDICTIONS: usize = 12;
+    pub const BYPASSED: usize = 13;
+    pub const STALLS_AVOIDED: usize = 14;
+    pub const UNNECESSARY_SYNCS_AVOIDED: usize = 15;
     /// Per-branch counter indices.
     pub const B_COMPACTIONS: usize = 0;
     pub const B_WARPS_BEFORE: usize = 1;
@@ -256,8 +275,8 @@ mod c {
     pub const B_MISPREDICTIONS: usize = 6;
 }
 
-/// Every counter of the CTA-wide stack; TBC reports the first nine, CAPRI all.
-pub const COUNTERS: [Counter; 15] = [
+/// Every counter of the CTA-wide stack; TBC reports the first nine, `tbc:lpc` ten, CAPRI all.
+pub const COUNTERS: [Counter; 16] = [
     Counter::sum("sync_instances", "CTA-wide sync points resolved (every warp of the top entry arrived at a conditional branch, call or divergent return)"),
     Counter::sum("arrivals", "warp arrivals at sync points"),
     Counter::sum("stalled_warps", "arrivals that waited for the CTA's other warps (TBC: every arrival)"),
@@ -267,6 +286,7 @@ pub const COUNTERS: [Counter; 15] = [
     Counter::sum("divergent_instances", "sync point instances in which some warp's lanes split"),
     Counter::sum("unnecessary_syncs", "divergent instances in which compacting the divergent threads forms no fewer warps than they occupy"),
     Counter::cycles("sync_stall_cycles", "summed over stalled arrivals: cycles from the warp's arrival to the arrival of the last warp"),
+    Counter::sum("likely_merges", "warps whose threads stopped at a likely-convergence point and joined its LPC entry (`:lpc` variants; 0 otherwise)"),
     Counter::sum("predictions", "divergent instances: the compaction-adequacy prediction their first divergent warp read"),
     Counter::sum("predicted_adequate", "predictions that said adequate (divergent warps stall and are compacted)"),
     Counter::sum("mispredictions", "divergent instances whose adequacy differed from their prediction (each updates the table)"),
@@ -304,7 +324,13 @@ impl<P: CompactionPolicy> Tracker for CtaStack<P> {
 
     const STRUCTURE: Structure = Structure::Stack;
     const BARRIER: BarrierMode = BarrierMode::Thread;
-    const COUNTERS: &'static [Counter] = if P::PREDICTOR { &COUNTERS } else { COUNTERS.split_at(9).0 };
+    const COUNTERS: &'static [Counter] = if P::PREDICTOR {
+        &COUNTERS
+    } else if P::LIKELY {
+        COUNTERS.split_at(10).0
+    } else {
+        COUNTERS.split_at(9).0
+    };
     const RATIOS: &'static [Ratio] = if P::PREDICTOR { &RATIOS } else { &[] };
     const BRANCH_COUNTERS: &'static [Counter] =
         if P::PREDICTOR { &BRANCH_COUNTERS } else { BRANCH_COUNTERS.split_at(4).0 };
@@ -342,7 +368,7 @@ impl<P: CompactionPolicy> Tracker for CtaStack<P> {
                 })
             })
             .collect();
-        let base = EntryState { threads, unformed: CtaMask::empty(nwarps), origin: None };
+        let base = EntryState { threads, unformed: CtaMask::empty(nwarps), origin: None, lpc: PC_NONE, lpos: 0 };
         CtaState {
             nwarps,
             stack: vec![PdomEntry { pc: entry, rpc: PC_NONE, mask: base, call: false }],
@@ -453,9 +479,13 @@ impl CtaState {
     fn move_to(&mut self, ctx: usize, pc: Pc) {
         let Some(w) = self.warps[ctx].as_ref() else { return };
         let stop = self.stop_pc(w.entry);
+        let lpc = self.stack[w.entry].mask.lpc;
         let w = self.warps[ctx].as_mut().expect("warp");
         w.pc = pc;
-        let parked = pc == stop || pc == PC_RET || w.ahead.is_some_and(|(_, r)| r == pc);
+        // A warp that went ahead of an unresolved instance runs to that instance's reconvergence point, not
+        // to its entry's likely-convergence point (it is not part of the path entry's merge until adopted).
+        let at_lpc = pc == lpc && w.ahead.is_none();
+        let parked = pc == stop || at_lpc || pc == PC_RET || w.ahead.is_some_and(|(_, r)| r == pc);
         w.state = if parked { State::Parked } else { State::Run };
     }
 
@@ -507,7 +537,13 @@ impl CtaState {
             )));
         }
         let divergent = a.groups.len() > 1;
-        let decision = policy.arrive(table, a.pc, divergent);
+        // At a branch with a likely-convergence point every warp waits for the CTA (`capri:lpc` as `tbc:lpc`):
+        // the early merge gathers the instance's threads, and no warp may run ahead of it.
+        let decision = if P::LIKELY && a.call.is_none() && u.prog.likely_convergence(a.pc).is_some() {
+            Decision { stall: true, predicted: None }
+        } else {
+            policy.arrive(table, a.pc, divergent)
+        };
         let branch = u.prog.info[a.pc as usize].branch;
         u.count(c::ARRIVALS, 1);
         for &(pc, m) in &a.groups {
@@ -582,6 +618,10 @@ impl CtaState {
                 return Ok(());
             }
             let top = self.top();
+            // Warps stopped at the top entry's likely-convergence point leave it for the LPC entry at once,
+            // so that the entry's other warps (one adopted from ahead of an instance may be past that
+            // point, in the loop's next iteration) resolve their sync points without them.
+            self.merge_at_likely(top, u);
             // Pop entries without live threads, and entries whose warps all reached the reconvergence point.
             let done = self.instances[top].is_none()
                 && self.stack[top].mask.unformed.is_empty()
@@ -688,6 +728,10 @@ impl CtaState {
                 return Ok(());
             }
         };
+        let likely = match inst.call {
+            None if P::LIKELY => u.prog.likely_convergence(inst.pc).filter(|&l| l != reconverge_at),
+            _ => None,
+        };
         // The entry re-forms all its threads when it is the top again.
         let entry = &mut self.stack[e].mask;
         entry.unformed = entry.threads.clone();
@@ -704,8 +748,8 @@ impl CtaState {
             }
             None => {
                 self.stack[e].mask.origin = Some(inst.pc);
-                let paths = inst.groups.iter().map(|(pc, m)| (*pc, path_state(m.clone(), Some(inst.pc))));
-                let popped = pdom::diverge(&mut self.stack, reconverge_at, paths.collect::<SmallVec<[_; 2]>>());
+                let paths = self.paths(&inst, reconverge_at, likely, e);
+                let popped = pdom::diverge(&mut self.stack, reconverge_at, paths);
                 if popped {
                     e
                 } else {
@@ -715,12 +759,65 @@ impl CtaState {
         };
         self.instances.truncate(base.min(self.instances.len()));
         self.instances.resize(self.stack.len(), None);
-        let dest: SmallVec<[(Pc, usize); 2]> = match inst.call {
-            Some(target) => smallvec::smallvec![(target, base)],
-            None => inst.groups.iter().map(|g| g.0).filter(|&pc| pc != reconverge_at).zip(base..).collect(),
+        let dest: SmallVec<[(Pc, usize); 2]> = match (inst.call, likely) {
+            (Some(target), _) => smallvec::smallvec![(target, base)],
+            (None, None) => inst.groups.iter().map(|g| g.0).filter(|&pc| pc != reconverge_at).zip(base..).collect(),
+            (None, Some(l)) => std::iter::once(l)
+                .chain(inst.groups.iter().map(|g| g.0).filter(|&pc| pc != reconverge_at && pc != l))
+                .zip(base..)
+                .collect(),
         };
         self.dissolve(e, &inst.groups, &dest);
         Ok(())
+    }
+
+    /// The entries a divergent instance pushes above its reconvergence entry `e`, in push order: one per
+    /// target (PDOM), or, with a likely-convergence point `l`, first the LPC entry (holding the threads
+    /// whose target is `l`) and then one per other target, each stopping at `l` too.
+    fn paths(&self, inst: &Instance, r: Pc, likely: Option<Pc>, e: usize) -> SmallVec<[(Pc, EntryState); 3]> {
+        let Some(l) = likely else {
+            return inst.groups.iter().map(|(pc, m)| (*pc, path_state(m.clone(), Some(inst.pc)))).collect();
+        };
+        // The LPC entry's depth: the first entry pushed (above `e`, or in its place when `e` reconverges at
+        // `r` already and is popped).
+        let lpos = if self.stack[e].rpc != r || self.stack[e].call { e + 1 } else { e };
+        let mut at_l = CtaMask::empty(self.nwarps);
+        for (_, m) in inst.groups.iter().filter(|g| g.0 == l) {
+            at_l.union(m);
+        }
+        let mut out: SmallVec<[(Pc, EntryState); 3]> = smallvec::smallvec![(l, path_state(at_l, Some(inst.pc)))];
+        for (pc, m) in inst.groups.iter().filter(|g| g.0 != l) {
+            let mut state = path_state(m.clone(), Some(inst.pc));
+            (state.lpc, state.lpos) = (l, lpos);
+            out.push((*pc, state));
+        }
+        out
+    }
+
+    /// The warps of path entry `e` stopped at its likely-convergence point end; their threads join the LPC
+    /// entry (to be compacted when it activates).
+    fn merge_at_likely(&mut self, e: usize, u: &mut UpdateCtx<'_>) {
+        let (lpc, lpos) = (self.stack[e].mask.lpc, self.stack[e].mask.lpos);
+        if lpc == PC_NONE {
+            return;
+        }
+        for i in 0..self.warps.len() {
+            let parked = |w: &&DynWarp| w.entry == e && w.pc == lpc && w.ahead.is_none() && w.state == State::Parked;
+            let Some(w) = self.warps[i].as_ref().filter(parked) else {
+                continue;
+            };
+            let parts: SmallVec<[(u32, LaneMask); 4]> =
+                w.lanes.parts().iter().map(|&(sw, m)| (sw, m & u.view.live[sw as usize])).collect();
+            // The threads leave entry `e` (it must not re-form them if it becomes a reconvergence entry).
+            for &(sw, m) in &parts {
+                self.stack[e].mask.threads.0[sw as usize] &= !m;
+            }
+            let target = &mut self.stack[lpos].mask;
+            target.threads.add(parts.iter().copied());
+            target.unformed.add(parts);
+            self.warps[i] = None;
+            u.count(c::LIKELY_MERGES, 1);
+        }
     }
 
     /// A CTA-uniform outcome: entry `e` continues at `t` with the same warps.
@@ -840,6 +937,9 @@ impl CtaState {
         for (d, e) in self.stack.iter().enumerate() {
             let wcnt = self.members(d).filter(|(_, w)| !w.arrived).count();
             let mut note = format!("warps={} wcnt={wcnt}", self.members(d).count());
+            if e.mask.lpc != PC_NONE {
+                note.push_str(&format!(" lpc={}", e.mask.lpc));
+            }
             if !e.mask.unformed.is_empty() {
                 note.push_str(" (to compact)");
             }
@@ -909,7 +1009,7 @@ impl DynWarp {
 /// The state of a path (or call) entry for `threads`: its warps are formed when it activates.
 fn path_state(threads: CtaMask, origin: Option<Pc>) -> EntryState {
     let nwarps = threads.0.len();
-    EntryState { threads, unformed: CtaMask::empty(nwarps), origin }
+    EntryState { threads, unformed: CtaMask::empty(nwarps), origin, lpc: PC_NONE, lpos: 0 }
 }
 
 /// Adds `parts` to the group of `pc`.

@@ -253,6 +253,11 @@ pub enum Mechanism {
     /// CAPRI: thread block compaction where divergent warps wait only when compaction is predicted
     /// adequate.
     Capri,
+    /// Thread block compaction with likely-convergence points (Fung & Aamodt's extension): threads that
+    /// stay in a loop meet before the back edge instead of at the loop's exit.
+    TbcLpc,
+    /// CAPRI with likely-convergence points.
+    CapriLpc,
     /// Depth-first path traversal, minimum pc first (seed 003 §2.1).
     MinPc,
     /// Breadth-first path traversal with synchronisation at safe points (seed 003 §2.3).
@@ -311,7 +316,7 @@ impl Mechanism {
     ];
 
     /// Every mechanism and variant the command line accepts (DWF under each heuristic).
-    pub const EVERY: [Mechanism; 25] = [
+    pub const EVERY: [Mechanism; 27] = [
         Mechanism::Pdom,
         Mechanism::Ssy,
         Mechanism::None,
@@ -322,6 +327,8 @@ impl Mechanism {
         Mechanism::Dwf(Heuristic::Fifo),
         Mechanism::Tbc,
         Mechanism::Capri,
+        Mechanism::TbcLpc,
+        Mechanism::CapriLpc,
         Mechanism::MinPc,
         Mechanism::Breadth,
         Mechanism::Sorted(Priority::MinPc),
@@ -348,6 +355,8 @@ impl Mechanism {
             Mechanism::Dwf(h) => h.mechanism_name(),
             Mechanism::Tbc => "tbc",
             Mechanism::Capri => "capri",
+            Mechanism::TbcLpc => "tbc:lpc",
+            Mechanism::CapriLpc => "capri:lpc",
             Mechanism::MinPc => "minpc",
             Mechanism::Breadth => "breadth",
             Mechanism::Sorted(p) => p.mechanism_name(),
@@ -389,7 +398,7 @@ impl Mechanism {
             | Mechanism::MultiPath
             | Mechanism::Stackless
             | Mechanism::StacklessDcp => Scope::Warp,
-            Mechanism::Tbc | Mechanism::Capri => Scope::Cta,
+            Mechanism::Tbc | Mechanism::Capri | Mechanism::TbcLpc | Mechanism::CapriLpc => Scope::Cta,
             Mechanism::Dwf(_) => Scope::Sm,
         }
     }
@@ -439,11 +448,19 @@ macro_rules! with_tracker {
                 $body
             }
             M::Tbc => {
-                let $t = &CtaStack(Tbc);
+                let $t = &CtaStack(Tbc::<false>);
                 $body
             }
             M::Capri => {
-                let $t = &CtaStack(Capri);
+                let $t = &CtaStack(Capri::<false>);
+                $body
+            }
+            M::TbcLpc => {
+                let $t = &CtaStack(Tbc::<true>);
+                $body
+            }
+            M::CapriLpc => {
+                let $t = &CtaStack(Capri::<true>);
                 $body
             }
             M::MinPc => {

@@ -3,21 +3,28 @@
 //! A CTA-wide reconvergence stack ([`super::CtaStack`]) in which every warp that reaches a conditional
 //! branch, call or divergent return stalls until all the warps of the CTA's top entry have arrived (the
 //! entry's WCnt reaches zero); then the warp compaction unit forms the fewest warps the home-lane
-//! constraint allows for each path, and again at the reconvergence point.
+//! constraint allows for each path, and again at the reconvergence point. `tbc:lpc` adds the paper's
+//! likely-convergence points.
 
 use super::cta_stack::{CompactionPolicy, Decision};
 use crate::types::Pc;
 
-/// TBC's policy: every arriving warp waits for the CTA.
+/// TBC's policy: every arriving warp waits for the CTA. With `LIKELY` (`tbc:lpc`), divergent branches
+/// that can leave their loop also converge at their likely-convergence point (see [`super::CtaStack`]).
 #[derive(Clone, Copy, Debug, Default)]
-pub struct Tbc;
+pub struct Tbc<const LIKELY: bool = false>;
 
-impl CompactionPolicy for Tbc {
+impl<const LIKELY: bool> CompactionPolicy for Tbc<LIKELY> {
     type Table = ();
     const PREDICTOR: bool = false;
+    const LIKELY: bool = LIKELY;
 
     fn name(&self) -> &'static str {
-        "tbc"
+        if LIKELY {
+            "tbc:lpc"
+        } else {
+            "tbc"
+        }
     }
 
     fn arrive(&self, _table: &mut (), _pc: Pc, _divergent: bool) -> Decision {

@@ -20,6 +20,21 @@ pub struct CacheGeometry {
     pub line_bytes: u32,
     /// Associativity (≥ 1).
     pub ways: u32,
+    /// The set index function.
+    pub index: SetIndex,
+}
+
+/// How a line number picks its set.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SetIndex {
+    /// The low bits of the line number.
+    #[default]
+    Linear,
+    /// GPGPU-Sim's Fermi L1 hash (`H`, after Nugteren et al., HPCA 2014): the line-number bits 7-11 of the
+    /// byte address XOR bits 13-15, 17 and 19 (and bit 12 on top for 64 sets). Caches of other than 32 or 64
+    /// sets index linearly.
+    FermiHash,
 }
 
 /// The state of a resident line, as read by [`Cache::probe`].
@@ -126,7 +141,20 @@ impl Cache {
     #[inline]
     fn set_base(&self, line: u64) -> usize {
         // sets is a power of two and ≤ 2^22, so the masked value fits in usize.
-        (line & u64::from(self.sets - 1)) as usize * self.ways
+        let linear = line & u64::from(self.sets - 1);
+        let set = match self.geometry.index {
+            SetIndex::FermiHash if self.sets == 32 || self.sets == 64 => {
+                let addr = line << self.geometry.line_bytes.trailing_zeros();
+                let upper = ((addr & 0xE000) >> 13) | ((addr & 0x20000) >> 14) | ((addr & 0x80000) >> 15);
+                let mut s = (line & 0x1F) ^ upper;
+                if self.sets == 64 {
+                    s |= (addr & 0x1000) >> 7;
+                }
+                s
+            }
+            _ => linear,
+        };
+        set as usize * self.ways
     }
 
     /// Index into `entries` of `line` if resident.
@@ -240,7 +268,7 @@ mod tests {
 
     /// 2 sets × 2 ways of 128-byte lines: even lines in set 0, odd lines in set 1.
     fn toy() -> Cache {
-        match Cache::new(CacheGeometry { size_bytes: 512, line_bytes: 128, ways: 2 }) {
+        match Cache::new(CacheGeometry { size_bytes: 512, line_bytes: 128, ways: 2, index: SetIndex::Linear }) {
             Ok(c) => c,
             Err(e) => panic!("{e}"),
         }
@@ -250,10 +278,10 @@ mod tests {
     fn geometry() {
         let c = toy();
         assert_eq!(c.sets(), 2);
-        assert_eq!(c.geometry(), CacheGeometry { size_bytes: 512, line_bytes: 128, ways: 2 });
-        let big = Cache::new(CacheGeometry { size_bytes: 4 << 20, line_bytes: 128, ways: 16 });
+        assert_eq!(c.geometry(), CacheGeometry { size_bytes: 512, line_bytes: 128, ways: 2, index: SetIndex::Linear });
+        let big = Cache::new(CacheGeometry { size_bytes: 4 << 20, line_bytes: 128, ways: 16, index: SetIndex::Linear });
         assert_eq!(big.map(|c| c.sets()), Ok(2048));
-        let one_set = Cache::new(CacheGeometry { size_bytes: 256, line_bytes: 128, ways: 2 });
+        let one_set = Cache::new(CacheGeometry { size_bytes: 256, line_bytes: 128, ways: 2, index: SetIndex::Linear });
         assert_eq!(one_set.map(|c| c.sets()), Ok(1));
     }
 
@@ -348,7 +376,9 @@ mod tests {
     #[test]
     fn geometry_validation_errors() {
         let err = |size_bytes, line_bytes, ways| {
-            Cache::new(CacheGeometry { size_bytes, line_bytes, ways }).err().unwrap_or_default()
+            Cache::new(CacheGeometry { size_bytes, line_bytes, ways, index: SetIndex::Linear })
+                .err()
+                .unwrap_or_default()
         };
         assert!(err(512, 96, 2).contains("line size 96 bytes is not a power of two"));
         assert!(err(512, 0, 2).contains("not a power of two"));

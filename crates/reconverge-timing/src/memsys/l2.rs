@@ -32,6 +32,8 @@
 //! arithmetic saturates; no input panics.
 
 use super::bandwidth::Bandwidth;
+#[cfg(test)]
+use super::cache::SetIndex;
 use super::cache::{Cache, CacheGeometry, Evicted};
 
 /// Configuration of the L2 and DRAM.
@@ -51,6 +53,55 @@ pub struct L2Config {
     pub dram_bytes_per_cycle: (u64, u64),
     /// Extra cycles of an atomic's read-modify-write at the L2.
     pub atomic_latency: u64,
+    /// How lines spread over the L2's slices, each with its own pipe.
+    pub slices: Slices,
+}
+
+/// How the L2 is split into slices (GPGPU-Sim's memory sub-partitions), each serving its share of the
+/// `sectors_per_cycle` with a pipe of its own, so that requests crowding into few slices queue (partition
+/// camping). One slice (the default) is one pipe for the whole L2.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Slices {
+    /// Memory channels.
+    pub channels: u32,
+    /// Slices per channel.
+    pub per_channel: u32,
+    /// Bytes of consecutive address space per channel before the next channel (GPGPU-Sim: 256).
+    pub interleave: u64,
+    /// Spread channels by a hash of the higher address bits (GPGPU-Sim's IPOLY indexing) instead of by
+    /// the address modulo the channels.
+    pub hashed: bool,
+}
+
+impl Slices {
+    /// One slice.
+    pub const ONE: Slices = Slices { channels: 1, per_channel: 1, interleave: 256, hashed: false };
+
+    fn count(&self) -> usize {
+        (self.channels.max(1) * self.per_channel.max(1)) as usize
+    }
+
+    /// The slice of byte address `addr`: channel `q mod channels` of `q = addr / interleave` (or a hash of
+    /// `q`), and within it slice `(q / channels) mod per_channel`.
+    pub fn of(&self, addr: u64) -> usize {
+        let (c, p) = (u64::from(self.channels.max(1)), u64::from(self.per_channel.max(1)));
+        let q = addr / self.interleave.max(1);
+        let n = c * p;
+        let i = if self.hashed {
+            // XOR-fold of the address bits above the interleave (a stand-in for IPOLY: every power-of-two
+            // stride spreads over all slices).
+            let mut h = q;
+            let mut x = 0u64;
+            while h != 0 {
+                x ^= h;
+                h /= n.next_power_of_two().max(2);
+            }
+            x % n
+        } else {
+            (q % c) * p + (q / c) % p
+        };
+        i as usize
+    }
 }
 
 /// Kind of an L2 request.
@@ -93,7 +144,8 @@ pub struct L2Stats {
 pub struct L2Dram {
     config: L2Config,
     cache: Cache,
-    pipe: Bandwidth,
+    /// One pipe per slice.
+    pipes: Vec<Bandwidth>,
     dram: Bandwidth,
     /// Sectors of a line.
     full_mask: u32,
@@ -124,10 +176,13 @@ impl L2Dram {
             ));
         }
         let full_mask = if sectors == 32 { u32::MAX } else { (1u32 << sectors) - 1 };
-        let pipe = Bandwidth::new(c.sectors_per_cycle.0, c.sectors_per_cycle.1).map_err(|e| format!("L2 pipe: {e}"))?;
+        let n = c.slices.count() as u64;
+        let pipe = Bandwidth::new(c.sectors_per_cycle.0, c.sectors_per_cycle.1.saturating_mul(n))
+            .map_err(|e| format!("L2 pipe: {e}"))?;
+        let pipes = vec![pipe; n as usize];
         let dram =
             Bandwidth::new(c.dram_bytes_per_cycle.0, c.dram_bytes_per_cycle.1).map_err(|e| format!("DRAM: {e}"))?;
-        Ok(L2Dram { config: c, cache, pipe, dram, full_mask, stats: L2Stats::default() })
+        Ok(L2Dram { config: c, cache, pipes, dram, full_mask, stats: L2Stats::default() })
     }
 
     /// One transaction from an SM issued at `cycle` (line number in L2 line units, sector mask). Returns the
@@ -148,7 +203,8 @@ impl L2Dram {
             ReqKind::Write => bump(&mut self.stats.writes, 1),
             ReqKind::Atomic => bump(&mut self.stats.atomics, 1),
         }
-        let t_pipe = self.pipe.serve(cycle, u64::from(mask.count_ones()));
+        let slice = self.config.slices.of(line.saturating_mul(u64::from(self.cache.geometry().line_bytes)));
+        let t_pipe = self.pipes[slice].serve(cycle, u64::from(mask.count_ones()));
         let t_tag = t_pipe.saturating_add(self.config.hit_latency);
 
         let state = self.cache.probe(line);
@@ -199,6 +255,31 @@ impl L2Dram {
         done
     }
 
+    /// Places the bytes `[addr, addr + len)` in the L2 before the launch, as the host's copy to the device
+    /// leaves them in GPGPU-Sim (`-gpgpu_perf_sim_memcpy`): their sectors valid and clean, most recently
+    /// used last (a buffer larger than the L2 leaves its end). `line_bytes` is the size of the line numbers
+    /// the SMs use; nothing is counted.
+    pub fn preload(&mut self, addr: u64, len: u64) {
+        let line_bytes = u64::from(self.cache.geometry().line_bytes);
+        let sector = u64::from(self.config.sector_bytes);
+        let mut a = addr - addr % sector;
+        let end = addr.saturating_add(len);
+        while a < end {
+            let line = a / line_bytes;
+            let mut mask = 0u32;
+            while a < end && a / line_bytes == line {
+                mask |= 1 << ((a % line_bytes) / sector);
+                a += sector;
+            }
+            if self.cache.probe(line).is_some() {
+                self.cache.add_sectors(line, mask, 0);
+                self.cache.lookup(line, 0);
+            } else {
+                let _ = self.cache.fill_sectors(line, mask, 0);
+            }
+        }
+    }
+
     /// Writes an evicted dirty line's valid sectors back to DRAM at `cycle`.
     fn write_back(&mut self, evicted: Option<Evicted>, cycle: u64) {
         let Some(ev) = evicted.filter(|e| e.dirty) else {
@@ -226,9 +307,9 @@ impl L2Dram {
         &self.cache
     }
 
-    /// Cycles the L2 pipe was busy so far (rounded up).
+    /// Cycles the busiest L2 slice's pipe was busy so far (rounded up).
     pub fn pipe_busy_cycles(&self) -> u64 {
-        self.pipe.busy_cycles()
+        self.pipes.iter().map(Bandwidth::busy_cycles).max().unwrap_or(0)
     }
 
     /// Cycles DRAM was busy transferring so far (rounded up).
@@ -247,13 +328,14 @@ mod tests {
     /// atomics +20.
     fn config(size_bytes: u64, ways: u32) -> L2Config {
         L2Config {
-            geometry: CacheGeometry { size_bytes, line_bytes: 128, ways },
+            geometry: CacheGeometry { size_bytes, line_bytes: 128, ways, index: SetIndex::Linear },
             sector_bytes: 32,
             hit_latency: 10,
             sectors_per_cycle: (4, 1),
             dram_latency: 100,
             dram_bytes_per_cycle: (32, 1),
             atomic_latency: 20,
+            slices: Slices::ONE,
         }
     }
 

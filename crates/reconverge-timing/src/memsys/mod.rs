@@ -26,7 +26,7 @@ pub mod mshr;
 
 pub use bandwidth::Bandwidth;
 pub use banks::conflict_degree;
-pub use cache::{Cache, CacheGeometry, Evicted, LineState};
+pub use cache::{Cache, CacheGeometry, Evicted, LineState, SetIndex};
 pub use coalesce::{coalesce, LineRequest};
-pub use l2::{L2Config, L2Dram, L2Stats, ReqKind};
+pub use l2::{L2Config, L2Dram, L2Stats, ReqKind, Slices};
 pub use mshr::{Mshr, MshrResult};

@@ -29,6 +29,13 @@ pub struct L2Request {
 
 /// A response token that completes one line of an atomic (the rest of the bits: the load tracker).
 const TOKEN_ATOMIC: u64 = 1 << 63;
+/// A response to an instruction fetch: the token holds the line's byte address.
+const TOKEN_INST: u64 = 1 << 62;
+/// A response to a constant-cache miss: the token holds the constant cache's line number.
+const TOKEN_CONST: u64 = 1 << 61;
+/// Where the constant bank and the parameter buffer live in the address space the L2 sees.
+const CONST_BASE: u64 = 1 << 58;
+const PARAM_BASE: u64 = 3 << 57;
 
 /// A load or atomic whose lines are outstanding.
 #[derive(Clone, Debug)]
@@ -83,6 +90,13 @@ pub(crate) struct MemorySide {
     accesses: Vec<(u64, u32)>,
     lines: Vec<LineRequest>,
     waiters: Vec<u64>,
+    /// The L1 line size (requests to the L2 name lines in these units).
+    line_bytes: u64,
+    /// The constant cache (`constant_cache.size > 0`), its line size, and the loads waiting on each line.
+    ccache: Option<(Cache, u64)>,
+    const_pending: Vec<(u64, SmallVec<[usize; 4]>)>,
+    /// Instruction lines that arrived: (cycle, byte address), for the front end.
+    pub inst_fills: Vec<(u64, u64)>,
 }
 
 impl MemorySide {
@@ -101,6 +115,14 @@ impl MemorySide {
             accesses: Vec::with_capacity(64),
             lines: Vec::with_capacity(64),
             waiters: Vec::new(),
+            line_bytes: u64::from(gpu.l1.line.max(1)),
+            ccache: if gpu.constant_cache.size > 0 {
+                Some((Cache::new(gpu.const_geometry())?, u64::from(gpu.constant_cache.line.max(1))))
+            } else {
+                None
+            },
+            const_pending: Vec::new(),
+            inst_fills: Vec::new(),
         })
     }
 
@@ -169,6 +191,12 @@ impl MemorySide {
         }
     }
 
+    /// Asks the L2 at `cycle` for the instruction line at byte address `addr` (its response goes to
+    /// [`MemorySide::inst_fills`]).
+    pub fn send_inst(&mut self, cycle: u64, addr: u64) {
+        self.send(cycle, addr / self.line_bytes, 0, ReqKind::Read, Some(TOKEN_INST | addr));
+    }
+
     fn send(&mut self, cycle: u64, line: u64, sectors: u32, kind: ReqKind, token: Option<u64>) {
         self.req_seq += 1;
         self.outbox.push(L2Request { cycle, seq: self.req_seq, line, sectors, kind, token });
@@ -199,6 +227,19 @@ impl MemorySide {
             self.inbox.pop();
             if token & TOKEN_ATOMIC != 0 {
                 self.load_part_done((token & !TOKEN_ATOMIC) as usize, cycle, done);
+            } else if token & TOKEN_INST != 0 {
+                self.inst_fills.push((cycle, token & !TOKEN_INST));
+            } else if token & TOKEN_CONST != 0 {
+                let line = token & !TOKEN_CONST;
+                if let Some((c, _)) = self.ccache.as_mut() {
+                    c.fill(line, cycle);
+                }
+                if let Some(i) = self.const_pending.iter().position(|p| p.0 == line) {
+                    let (_, ids) = self.const_pending.swap_remove(i);
+                    for id in ids {
+                        self.load_part_done(id, cycle, done);
+                    }
+                }
             } else {
                 let line = token;
                 if let Some((victim, dirty)) = self.l1.fill(line, cycle) {
@@ -239,12 +280,15 @@ impl MemorySide {
             .filter(|&&l| matches!(a.space[l], Space::Const | Space::KernelParam))
             .map(|&l| a.addr[l])
             .collect();
+        let mut pending_const = None;
         if !konst.is_empty() {
             konst.sort_unstable();
             konst.dedup();
             let d = konst.len() as u64;
             latency = latency.max(gpu.latency.constant + d - 1);
             occupancy = occupancy.max(d * gpu.interval.mem);
+            let param = lanes.iter().any(|&l| a.space[l] == Space::KernelParam);
+            pending_const = self.const_misses(&konst, param, who, now);
         }
         // Global and local: through the L1.
         self.accesses.clear();
@@ -265,7 +309,7 @@ impl MemorySide {
             }
         }
         if self.accesses.is_empty() {
-            return AccessTiming { latency: latency.max(1), occupancy, pending: None };
+            return AccessTiming { latency: latency.max(1), occupancy, pending: pending_const };
         }
         let mut lines = std::mem::take(&mut self.lines);
         coalesce(&self.accesses, gpu.l1.line, gpu.l1.sector, &mut lines);
@@ -285,6 +329,35 @@ impl MemorySide {
         };
         self.lines = lines;
         AccessTiming { latency: latency.max(1), occupancy, pending }
+    }
+
+    /// Looks up the constant cache for the distinct constant or parameter addresses `addrs`; misses go to
+    /// the L2. Returns the pending load when some line missed.
+    fn const_misses(&mut self, addrs: &[u64], param: bool, who: &Issuer<'_>, now: u64) -> Option<usize> {
+        let (cache, line_bytes) = self.ccache.as_mut()?;
+        let base = if param { PARAM_BASE } else { CONST_BASE };
+        let mut lines: SmallVec<[u64; 8]> = addrs.iter().map(|&a| (base + a) / *line_bytes).collect();
+        lines.dedup();
+        let missing: SmallVec<[u64; 8]> = lines.into_iter().filter(|&l| !cache.lookup(l, now)).collect();
+        if missing.is_empty() {
+            return None;
+        }
+        let line_bytes = *line_bytes;
+        let id = self.new_load(who);
+        for &l in &missing {
+            match self.const_pending.iter_mut().find(|p| p.0 == l) {
+                Some(p) => p.1.push(id),
+                None => {
+                    self.const_pending.push((l, smallvec::smallvec![id]));
+                    self.send(now + 1, l * line_bytes / self.line_bytes, 0, ReqKind::Read, Some(TOKEN_CONST | l));
+                }
+            }
+        }
+        if let Some(Some(t)) = self.loads.get_mut(id) {
+            t.remaining = missing.len() as u32;
+            t.ready = now;
+        }
+        Some(id)
     }
 
     fn load(

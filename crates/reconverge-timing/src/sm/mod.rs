@@ -3,6 +3,7 @@
 //! scoreboard state, functional-unit intervals, the memory side (module `memory`). [`Sm::run_epoch`] advances
 //! it over one epoch without touching anything shared but read-only device memory.
 
+mod front;
 mod memory;
 mod times;
 
@@ -10,6 +11,7 @@ pub use memory::L2Request;
 
 use crate::config::{Dispatch, GpuConfig, SchedulerPolicy};
 use crate::gmem::{SmMemView, SmMemory};
+use crate::opcode::{op_timings, OpTiming};
 use crate::stats::{MemoryCounters, StallCounts};
 use memory::{Issuer, LoadTrack, MemorySide};
 use reconverge_sim::core::{IssueEnv, NoObserver, SmCore};
@@ -120,7 +122,8 @@ pub struct Sm<'a, T: Tracker> {
     ages: Vec<u64>,
     next_age: u64,
     generation: u64,
-    fu_free: Vec<[u64; 5]>,
+    /// When each functional unit is next free ([`Units`]).
+    fu: Units,
     last_issued: Vec<Option<u32>>,
     active: Vec<Vec<u32>>,
     /// Global writes of this epoch.
@@ -136,6 +139,10 @@ pub struct Sm<'a, T: Tracker> {
     pub busy_cycles: u64,
     /// The last cycle with resident work.
     pub last_busy: Option<u64>,
+    /// The last cycle a store of this SM was accepted by the L2.
+    pub last_store_ack: u64,
+    /// The SM's port to the interconnect (`l2.sm_port_sectors_per_cycle`), when limited.
+    pub port: Option<crate::memsys::Bandwidth>,
     done_loads: Vec<LoadTrack>,
     /// Scratch for the occupied contexts of a CTA.
     occupied: std::cell::RefCell<Vec<u32>>,
@@ -149,16 +156,10 @@ pub struct Sm<'a, T: Tracker> {
     fixed_candidates: Option<Vec<SmallVec<[u32; 64]>>>,
     /// The timeline recorder, when one was asked for.
     pub trace: Option<crate::trace::SmTrace>,
-}
-
-fn unit(class: InstClass) -> usize {
-    match class {
-        InstClass::Float => 1,
-        InstClass::Double => 2,
-        InstClass::Sfu => 3,
-        InstClass::Mem => 4,
-        _ => 0,
-    }
+    /// Each pc's latency, unit occupancy and unit ([`crate::opcode`]).
+    timings: Vec<OpTiming>,
+    /// Instruction fetch ([`front`]).
+    front: front::Front,
 }
 
 impl<'a, T: Tracker> Sm<'a, T> {
@@ -186,7 +187,7 @@ impl<'a, T: Tracker> Sm<'a, T> {
             ages: Vec::new(),
             next_age: 0,
             generation: 0,
-            fu_free: vec![[0; 5]; nsched],
+            fu: Units::new(gpu),
             last_issued: vec![None; nsched],
             active: vec![Vec::new(); nsched],
             mem: SmMemory::default(),
@@ -196,11 +197,17 @@ impl<'a, T: Tracker> Sm<'a, T> {
             latency_hiding_issues: 0,
             busy_cycles: 0,
             last_busy: None,
+            last_store_ack: 0,
+            port: (gpu.l2.sm_port_sectors_per_cycle > 0)
+                .then(|| crate::memsys::Bandwidth::new(gpu.l2.sm_port_sectors_per_cycle, 1))
+                .transpose()?,
             done_loads: Vec::new(),
             occupied: Default::default(),
             asleep: Vec::new(),
             fixed_candidates: None,
             trace: None,
+            timings: op_timings(prog, gpu),
+            front: front::Front::new(gpu)?,
         })
     }
 
@@ -285,6 +292,8 @@ impl<'a, T: Tracker> Sm<'a, T> {
         for (u, x) in self.used.iter_mut().zip([threads, warps, regs, shared]) {
             *u += x;
         }
+        let n = self.nctx as usize;
+        self.front.reset(c * n..(c + 1) * n);
         self.refresh_candidates();
     }
 
@@ -317,7 +326,8 @@ impl<'a, T: Tracker> Sm<'a, T> {
         }
     }
 
-    /// Delivers the responses due at `now` and completes the loads they finish.
+    /// Delivers the responses due at `now` and completes the loads they finish and the instruction fetches
+    /// they answer.
     fn deliver_due(&mut self, now: u64) {
         let mut done = std::mem::take(&mut self.done_loads);
         self.memory.deliver_due(now, self.gpu, &mut done);
@@ -325,6 +335,17 @@ impl<'a, T: Tracker> Sm<'a, T> {
             self.finish_load(t);
         }
         self.done_loads = done;
+        if !self.memory.inst_fills.is_empty() {
+            let mut woken = Vec::new();
+            for (cycle, addr) in std::mem::take(&mut self.memory.inst_fills) {
+                self.front.fill(addr, cycle, &mut woken);
+            }
+            for g in woken {
+                if let Some(x) = self.asleep.get_mut(g as usize) {
+                    *x = Known::Unknown;
+                }
+            }
+        }
     }
 
     /// A load's data arrived: its destination registers are ready, its miss is over.
@@ -395,14 +416,16 @@ impl<'a, T: Tracker> Sm<'a, T> {
             let cause = if worst == u64::MAX { Cause::Memory } else { Cause::Scoreboard };
             return Err(Wait::lasting(cause, worst));
         }
-        Ok((grp, unit(info.class), info.class == InstClass::Mem))
+        let unit = self.timings[grp.pc as usize].unit as usize;
+        Ok((grp, unit, info.class == InstClass::Mem))
     }
 
     /// The checks other contexts' issues change: scheduler `sched`'s functional unit `unit` is free, and
     /// for a memory instruction the miss queue has room.
     fn unit_checks(&self, sched: usize, unit: usize, mem: bool, now: u64) -> Result<(), Wait> {
-        if self.fu_free[sched][unit] > now {
-            return Err(Wait { cause: Cause::Pipeline, until: self.fu_free[sched][unit] });
+        let free = self.fu.free_at(sched, unit);
+        if free > now {
+            return Err(Wait { cause: Cause::Pipeline, until: free });
         }
         if mem && self.memory.miss_queue_full() {
             return Err(Wait { cause: Cause::Memory, until: u64::MAX });
@@ -414,20 +437,27 @@ impl<'a, T: Tracker> Sm<'a, T> {
     /// wait until its cycle, a group that passed the lasting checks until an event of its CTA.
     fn readiness_cached(&mut self, g: u32, now: u64, sched: usize) -> Result<Group, Wait> {
         let known = self.asleep.get(g as usize).copied().unwrap_or(Known::Unknown);
+        let (c, ctx) = ((g / self.nctx) as usize, g % self.nctx);
         match known {
             Known::Wait(until, cause) if until > now => return Err(Wait::lasting(cause, until)),
             Known::Ready { unit, mem } => {
                 self.unit_checks(sched, unit as usize, mem, now)?;
-                let (c, ctx) = ((g / self.nctx) as usize, g % self.nctx);
                 if let Peek::Ready(grp) = self.core.peek(c, ctx) {
+                    self.fetched(g, grp.pc, now)?;
                     return Ok(grp);
                 }
             }
             _ => {}
         }
+        // The front end first: a context waiting on a register still has its next instructions fetched.
+        let fetched = match self.core.peek(c, ctx) {
+            Peek::Ready(grp) if self.front.enabled() => self.fetched(g, grp.pc, now),
+            _ => Ok(()),
+        };
         let remember = match self.lasting_checks(g, now) {
             Ok((grp, unit, mem)) => {
                 self.remember(g, Known::Ready { unit: unit as u8, mem });
+                fetched?;
                 self.unit_checks(sched, unit, mem, now)?;
                 return Ok(grp);
             }
@@ -437,6 +467,16 @@ impl<'a, T: Tracker> Sm<'a, T> {
             }
         };
         Err(remember)
+    }
+
+    /// Whether context `g`'s instruction at `pc` is fetched and decoded ([`front::Front::check`]); a fetch
+    /// it starts that misses goes to the memory system.
+    fn fetched(&mut self, g: u32, pc: u32, now: u64) -> Result<(), Wait> {
+        let r = self.front.check(g, pc, now);
+        for (cycle, addr) in self.front.requests.drain(..) {
+            self.memory.send_inst(cycle, addr);
+        }
+        r.map_err(|until| Wait { cause: Cause::Pipeline, until })
     }
 
     fn remember(&mut self, g: u32, k: Known) {
@@ -549,6 +589,15 @@ impl<'a, T: Tracker> Sm<'a, T> {
                         out.insert(0, x);
                     }
                 }
+            }
+            SchedulerPolicy::CtaOldest => {
+                if let Some(l) = self.last_issued[s] {
+                    let start = out.iter().position(|&g| g > l).unwrap_or(0);
+                    out.rotate_left(start);
+                }
+                // Stable: round-robin order within a CTA; the CTA's age is its first context's.
+                let n = self.nctx as usize;
+                out.sort_by_key(|&g| self.ages.get(g as usize / n * n).copied().unwrap_or(u64::MAX));
             }
             SchedulerPolicy::TwoLevel => {
                 // Active set first (round robin after the last issued), then the pending pool by age.
@@ -758,23 +807,17 @@ impl<'a, T: Tracker> Sm<'a, T> {
         let info = &prog.info[grp.pc as usize];
         let gpu = self.gpu;
         let (lat, iv) = (&gpu.latency, &gpu.interval);
-        // Result latency and unit occupancy by class.
-        let (mut latency, mut occupancy) = match info.class {
-            InstClass::Int => (lat.int, iv.int),
-            InstClass::Float => (lat.float, iv.float),
-            InstClass::Double => (lat.double, iv.double),
-            InstClass::Sfu => (lat.sfu, iv.sfu),
-            InstClass::Control | InstClass::Mechanism => (lat.branch, iv.int),
-            InstClass::Sync => (lat.warp_op, iv.int),
-            InstClass::Mem | InstClass::Nop => (lat.int, iv.mem),
-        };
+        self.front.consume(g);
+        // Result latency, unit occupancy and unit of the opcode ([`crate::opcode`]).
+        let op = self.timings[grp.pc as usize];
+        let (mut latency, mut occupancy) = (op.latency, op.occupancy);
         let exec_parts: SmallVec<[(u32, LaneMask); 2]> = grp.lanes.split(grp.mask).collect();
         let mut pending = None;
         let access = self.core.last_access();
         if access.mask != 0 {
             let who = Issuer { cta: c, parts: &exec_parts, regs: &info.writes };
             let timing = self.memory.access(access, &who, now, gpu);
-            latency = timing.latency;
+            latency = timing.latency + gpu.frontend.operand_latency;
             occupancy = timing.occupancy;
             pending = timing.pending;
         }
@@ -789,11 +832,9 @@ impl<'a, T: Tracker> Sm<'a, T> {
             let busy = (threads * per_thread).max(if access.mask != 0 { occupancy } else { 0 });
             latency += threads - 1;
             occupancy = busy;
-            for u in self.fu_free[sched].iter_mut() {
-                *u = now + busy.max(1);
-            }
+            self.fu.occupy_all(sched, now + busy.max(1));
         }
-        self.fu_free[sched][unit(info.class)] = now + occupancy.max(1);
+        self.fu.occupy(sched, op.unit as usize, now, now + occupancy.max(1));
         let done = (occupancy.max(1), issued.structure);
         let Some(r) = self.res.get_mut(c).and_then(Option::as_mut) else { return Ok(done) };
         if let Some(id) = pending {
@@ -825,6 +866,63 @@ impl<'a, T: Tracker> Sm<'a, T> {
         }
         order_memory(t, &exec_parts, grp.mask, wrote, &prog.insts[grp.pc as usize].op, issued.released, ctx.epoch_end);
         Ok(done)
+    }
+}
+
+/// The functional units of an SM and when each is next free: one of each kind per scheduler, or pools of
+/// each kind that all the SM's schedulers share (`sm.units`; a kind with no unit runs on the integer pool).
+enum Units {
+    PerScheduler(Vec<[u64; 5]>),
+    Shared([Vec<u64>; 5]),
+}
+
+impl Units {
+    fn new(gpu: &GpuConfig) -> Units {
+        if gpu.sm.units.len() == 5 {
+            let pool = |k: usize| vec![0u64; gpu.sm.units[k] as usize];
+            Units::Shared([pool(0), pool(1), pool(2), pool(3), pool(4)])
+        } else {
+            Units::PerScheduler(vec![[0; 5]; gpu.sm.schedulers as usize])
+        }
+    }
+
+    fn pool(pools: &[Vec<u64>; 5], unit: usize) -> usize {
+        if pools[unit].is_empty() {
+            0
+        } else {
+            unit
+        }
+    }
+
+    /// When a unit of kind `unit` is next free for scheduler `sched`.
+    fn free_at(&self, sched: usize, unit: usize) -> u64 {
+        match self {
+            Units::PerScheduler(f) => f[sched][unit],
+            Units::Shared(p) => p[Self::pool(p, unit)].iter().copied().min().unwrap_or(0),
+        }
+    }
+
+    /// Scheduler `sched` takes the first free unit of kind `unit` at `now` until `until`.
+    fn occupy(&mut self, sched: usize, unit: usize, now: u64, until: u64) {
+        match self {
+            Units::PerScheduler(f) => f[sched][unit] = until,
+            Units::Shared(p) => {
+                let k = Self::pool(p, unit);
+                let pool = &mut p[k];
+                let i = pool.iter().position(|&u| u <= now).or_else(|| (0..pool.len()).min_by_key(|&i| pool[i]));
+                if let Some(i) = i {
+                    pool[i] = until;
+                }
+            }
+        }
+    }
+
+    /// Every unit of scheduler `sched` is busy until `until` (a temporal-SIMT lane).
+    fn occupy_all(&mut self, sched: usize, until: u64) {
+        match self {
+            Units::PerScheduler(f) => f[sched].iter_mut().for_each(|u| *u = until),
+            Units::Shared(p) => p.iter_mut().flatten().for_each(|u| *u = (*u).max(until)),
+        }
     }
 }
 

@@ -1,0 +1,128 @@
+//! `docs/configuration.md`'s parameter and range tables are generated from the code: each parameter's
+//! meaning is its doc comment in `src/config.rs`, each value the preset's own (serialised as `--json`
+//! prints it), each range `GpuConfig::ranges`. The test fails when the document differs from a fresh
+//! rendering; `UPDATE_EXPECT=1 cargo test -p reconverge-timing --test config_doc` rewrites it.
+
+use reconverge_timing::config::GpuConfig;
+
+const DOC: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/configuration.md");
+const SOURCE: &str = include_str!("../src/config.rs");
+
+/// The presets with a column, in order.
+const COLUMNS: [&str; 3] = ["gtx480", "volta", "tiny"];
+
+/// Each section of a configuration file: its key (empty: top level), the struct in `config.rs`, and a
+/// sentence that introduces it.
+const SECTIONS: [(&str, &str, &str); 13] = [
+    ("", "GpuConfig", ""),
+    ("sm", "SmConfig", ""),
+    ("latency", "Latencies", "Result latencies, in cycles from issue until a dependent instruction may issue; with an `[opcode]` table only `branch`, `shared`, `constant`, `barrier` and `warp_op` apply (the table gives the arithmetic)."),
+    ("interval", "Intervals", "Initiation intervals: cycles a unit stays busy per warp instruction (with an `[opcode]` table, only `mem` applies)."),
+    ("l1", "L1Config", ""),
+    ("l2", "L2Config", ""),
+    ("dram", "DramConfig", ""),
+    ("shared", "SharedConfig", ""),
+    ("mechanism", "MechanismConfig", "The divergence mechanisms' own hardware (optional section; the defaults apply when it is absent)."),
+    ("opcode", "OpcodeConfig", "Optional section: without it every operation takes its class's `[latency]` and `[interval]`."),
+    ("frontend", "FrontendConfig", "Optional section; its defaults are a perfect instruction supply."),
+    ("constant_cache", "ConstCacheConfig", "Optional section; without it (size 0) a constant or parameter load costs `latency.constant` per distinct address."),
+    ("launch", "LaunchCostConfig", "Optional section; its defaults cost nothing."),
+];
+
+/// The doc comment of every field of `struct name` in the source, joined into one line per field.
+fn field_docs(name: &str) -> Vec<(String, String)> {
+    let start = SOURCE.find(&format!("pub struct {name} {{")).unwrap_or_else(|| panic!("struct {name}"));
+    let body = &SOURCE[start..];
+    let body = &body[..body.find("\n}").expect("end of struct")];
+    let (mut out, mut doc) = (Vec::new(), Vec::new());
+    for line in body.lines().skip(1).map(str::trim) {
+        if let Some(text) = line.strip_prefix("///") {
+            doc.push(text.trim().to_string());
+        } else if let Some(rest) = line.strip_prefix("pub ") {
+            let field = rest.split(':').next().expect("field").trim().to_string();
+            out.push((field, doc.join(" ")));
+            doc.clear();
+        } else if !line.starts_with("#[") {
+            doc.clear();
+        }
+    }
+    out
+}
+
+fn value_text(v: Option<&serde_json::Value>) -> String {
+    match v {
+        None => "—".into(),
+        Some(serde_json::Value::Array(a)) if a.is_empty() => "[]".into(),
+        Some(serde_json::Value::Array(a)) => {
+            format!("[{}]", a.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(", "))
+        }
+        Some(v) => v.to_string(),
+    }
+}
+
+fn render() -> String {
+    let presets: Vec<serde_json::Value> = COLUMNS
+        .iter()
+        .map(|p| serde_json::to_value(GpuConfig::preset(p).expect("preset")).expect("serialises"))
+        .collect();
+    let mut out = String::new();
+    for (key, strukt, intro) in SECTIONS {
+        out += &if key.is_empty() { "### (top level)\n\n".to_string() } else { format!("### [{key}]\n\n") };
+        if !intro.is_empty() {
+            out += &format!("{intro}\n\n");
+        }
+        out += &format!(
+            "| parameter | meaning | {} |\n| --- | --- |{}\n",
+            COLUMNS.join(" | "),
+            " --- |".repeat(COLUMNS.len())
+        );
+        for (field, doc) in field_docs(strukt) {
+            let section = |p: &serde_json::Value| if key.is_empty() { Some(p.clone()) } else { p.get(key).cloned() };
+            if key.is_empty() && presets[0].get(&field).is_some_and(|v| v.is_object()) {
+                continue; // a section of its own
+            }
+            let values: Vec<String> =
+                presets.iter().map(|p| value_text(section(p).as_ref().and_then(|s| s.get(&field)))).collect();
+            out += &format!("| `{field}` | {doc} | {} |\n", values.join(" | "));
+        }
+        out += "\n";
+    }
+    out += "### Ranges\n\nEvery numeric parameter must lie in its range (and `warp_size` be a power of two, `l1.sector` \
+divide `l1.line` into at most 32 sectors, each cache's size be a power-of-two number of sets of its ways); a \
+file with a value outside is refused before anything is built, naming the file and the key. The ranges keep \
+every structure the model builds from a configuration small enough to check against `--max-memory` first \
+(the timing model's own structures count against it: see the README).\n\n| key | least | most |\n| --- | ---: | ---: |\n";
+    for (key, _, lo, hi) in GpuConfig::gtx480().ranges() {
+        out += &format!("| `{key}` | {lo} | {hi} |\n");
+    }
+    out
+}
+
+#[test]
+fn the_parameter_tables_are_the_code_s() {
+    let (begin, end) = ("<!-- parameters -->\n", "<!-- /parameters -->");
+    let doc = std::fs::read_to_string(DOC).expect("docs/configuration.md");
+    let i = doc.find(begin).expect("docs/configuration.md has the parameters markers") + begin.len();
+    let j = doc.find(end).expect("end marker");
+    let fresh = render();
+    if doc[i..j] == fresh {
+        return;
+    }
+    if std::env::var_os("UPDATE_EXPECT").is_some() {
+        std::fs::write(DOC, format!("{}{}{}", &doc[..i], fresh, &doc[j..])).expect("writes");
+        return;
+    }
+    panic!(
+        "docs/configuration.md's parameter tables differ from the code; run \
+         `UPDATE_EXPECT=1 cargo test -p reconverge-timing --test config_doc`"
+    );
+}
+
+#[test]
+fn every_field_has_a_doc_comment() {
+    for (_, strukt, _) in SECTIONS {
+        for (field, doc) in field_docs(strukt) {
+            assert!(!doc.is_empty(), "{strukt}::{field} has no doc comment");
+        }
+    }
+}
