@@ -207,19 +207,41 @@ L:
 def test_ctrl_c_stops_a_launch():
     # A counter that wraps after 2^32 iterations per thread: hours of simulation, and its registers change
     # every iteration (no livelock). A SIGINT a moment after the launch starts stops it with
-    # KeyboardInterrupt instead of waiting for the end.
+    # KeyboardInterrupt instead of waiting for the end. The SIGINT is repeated (every second, at most 20
+    # times) until the launch has returned, so a signal that lands before the launch waits for it (and is
+    # consumed elsewhere) cannot leave the test running for hours; the handler raises only until then.
     import signal
 
     k = rc.Module(code=SPIN_FOREVER).get_function("count")
     gpu = rc.Device(functional=True)
     out = gpu.zeros(1, np.uint32)
-    timer = threading.Timer(0.3, lambda: os.kill(os.getpid(), signal.SIGINT))
-    timer.start()
+    done = threading.Event()
+
+    def interrupt(signum, frame):
+        if not done.is_set():
+            raise KeyboardInterrupt
+
+    def send():
+        if done.wait(0.3):
+            return
+        for _ in range(20):
+            os.kill(os.getpid(), signal.SIGINT)
+            if done.wait(1.0):
+                return
+
+    previous = signal.signal(signal.SIGINT, interrupt)
+    sender = threading.Thread(target=send, daemon=True)
     try:
+        sender.start()
         with pytest.raises(KeyboardInterrupt):
-            k(1, 32, (out,), device=gpu)
+            try:
+                k(1, 32, (out,), device=gpu)
+            finally:
+                done.set()
     finally:
-        timer.cancel()
+        done.set()
+        sender.join()
+        signal.signal(signal.SIGINT, previous)
     assert out.get()[0] == 0, "the kernel did not run to its end"
 
 
