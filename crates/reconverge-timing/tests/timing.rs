@@ -55,6 +55,8 @@ fn bandwidth_binds_eventually() {
     let mut gpu = GpuConfig::gtx480();
     gpu.num_sms = 1;
     gpu.dram.bytes_per_cycle = 1;
+    // The inputs start in DRAM, not in the L2 (the preset preloads them as GPGPU-Sim's memcpy does).
+    gpu.l2.preload = false;
     let cpi = |warps: u32| {
         let launch = LaunchConfig { grid: [warps, 1, 1], block: [32, 1, 1], ..LaunchConfig::default() };
         let r = run_timed(&prog, Mechanism::Pdom, &launch, &gpu, stream_args(warps as usize), None, 1);
