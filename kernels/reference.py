@@ -609,7 +609,7 @@ def spinlock_safe():
         # DWF's majority heuristic keeps issuing the spinning majority and the holder starves when
         # every warp is always ready (functional mode); with latencies it completes. A path list
         # sorted by thread count (majority first) always runs the spinners: livelock.
-        outcome_by_mechanism={"dwf": "deadlock|completed", "sorted:majority": "deadlock"},
+        outcome_by_mechanism={"dwf": "deadlock|completed", "dwf:sm": "deadlock|completed", "sorted:majority": "deadlock"},
         description="SIMT-safe spin lock (acquire and release in one loop iteration): "
                     "completes under stack-based reconvergence")
 
@@ -633,7 +633,7 @@ def spinlock_naive():
         # puts a syncwarp at the loop exit (a convergent block with a divergent predecessor), where
         # the holder waits for the spinners. `breadth`, `none` and `its` (yield)
         # complete.
-        outcome_by_mechanism={**{m: "deadlock" for m in ["pdom", "ssy", "tbc", "capri", "minpc",
+        outcome_by_mechanism={**{m: "deadlock" for m in ["pdom", "ssy", "tbc", "capri", "tbc:lpc", "capri:lpc", "minpc",
                                                          "sorted:minpc", "sorted:depth",
                                                          "sorted:majority", "sorted:minority",
                                                          "simty", "arbiter", "forkjoin",
@@ -641,7 +641,7 @@ def spinlock_naive():
                                                          "multi-path", "stackless",
                                                          "stackless-dcp"]},
                               **{m: "deadlock|completed" for m in ["dwf", "dwf:minority",
-                                                                   "dwf:pc", "dwf:pdom"]}},
+                                                                   "dwf:pc", "dwf:pdom", "dwf:sm"]}},
         description="naive spin lock (docs/mechanism-reference.md): SIMT deadlock under PDOM, "
                     "SSY/SYNC, TBC, CAPRI and DWF but FIFO; expected buffers apply where it "
                     "completes (none, dwf:fifo)")
@@ -662,7 +662,7 @@ def flag_handoff():
         outcome_by_mechanism={**{m: "deadlock" for m in ["minpc", "sorted:minpc", "sorted:depth",
                                                          "sorted:majority", "simty", "arbiter",
                                                          "thread-frontiers"]},
-                              **{m: "deadlock|completed" for m in ["dwf", "dwf:pc", "dwf:pdom"]}},
+                              **{m: "deadlock|completed" for m in ["dwf", "dwf:pc", "dwf:pdom", "dwf:sm"]}},
         description="producer/consumer flag between two paths of one warp: thread 0 writes a value "
                     "and raises a flag that threads 1..31 spin on (docs/simt-deadlock.md)")
 

@@ -34,8 +34,8 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 DOC = REPO / "docs" / "seed002-results.md"
-MECHS = ["pdom", "ssy", "none", "dwf", "tbc", "capri", "tbc:lpc", "capri:lpc"]
-GRAPH_MECHS = ["pdom", "tbc", "tbc:lpc", "capri", "capri:lpc", "dwf"]
+MECHS = ["pdom", "ssy", "none", "dwf", "dwf:sm", "tbc", "capri", "tbc:lpc", "capri:lpc"]
+GRAPH_MECHS = ["pdom", "tbc", "tbc:lpc", "capri", "capri:lpc", "dwf", "dwf:sm"]
 # One cost removed at a time (a configuration file on top of gtx480), for the sensitivity table.
 SENSITIVITY = [
     ("gtx480 (calibrated)", ""),

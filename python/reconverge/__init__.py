@@ -44,6 +44,7 @@ __all__ = [
     "sweep",
     "Launch",
     "mechanisms",
+    "default_mechanisms",
     "presets",
     "ReconvergeError",
     "InvalidInput",
@@ -78,8 +79,13 @@ def _bytes_of(a: np.ndarray) -> np.ndarray:
 
 
 def mechanisms() -> List[str]:
-    """Every divergence mechanism's name."""
+    """Every divergence mechanism's name, in the order tables list them."""
     return list(_core.mechanisms())
+
+
+def default_mechanisms() -> List[str]:
+    """The mechanisms ``compare`` runs when none is named (the command line's default set)."""
+    return list(_core.default_mechanisms())
 
 
 def presets() -> List[str]:
@@ -215,8 +221,9 @@ class Device:
     def __init__(self, config: str = "gtx480", mechanism: str = "pdom", warp_size: int = 32,
                  functional: bool = False, max_instructions: Optional[int] = None,
                  max_memory: Optional[int] = None):
-        if not isinstance(mechanism, str) or mechanism not in _core.mechanisms():
-            raise InvalidInput(f"unknown mechanism `{mechanism}` (known: {', '.join(_core.mechanisms())})")
+        if not isinstance(mechanism, str):
+            raise InvalidInput(f"a mechanism is a name, not {type(mechanism).__name__}")
+        mechanism = _core.mechanism_name(mechanism)
         if not isinstance(config, str):
             raise InvalidInput(f"config must be a preset name or a TOML file's path, not {type(config).__name__}")
         _core.check_config(config)

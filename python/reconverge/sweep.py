@@ -121,9 +121,10 @@ def sweep(kernels: Iterable[Union[str, Launch]], mechanisms: Iterable[str], warp
         raise InvalidInput(f"backend `{backend}`: expected local or ray")
     kernels, configs, mechanisms = list(kernels), list(configs), list(mechanisms)
     warp_sizes = [_warp_size(w) for w in warp_sizes]
-    for m in mechanisms:
-        if not isinstance(m, str) or m not in _core.mechanisms():
-            raise InvalidInput(f"unknown mechanism `{m}` (known: {', '.join(_core.mechanisms())})")
+    for i, m in enumerate(mechanisms):
+        if not isinstance(m, str):
+            raise InvalidInput(f"a mechanism is a name, not {m!r}")
+        mechanisms[i] = _core.mechanism_name(m)
     for c in configs:
         if not isinstance(c, str):
             raise InvalidInput(f"a config is a preset name, a TOML file or \"functional\", not {c!r}")

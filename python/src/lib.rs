@@ -82,10 +82,8 @@ struct PyModuleHandle {
 }
 
 fn mechanism(name: &str) -> PyResult<Mechanism> {
-    Mechanism::from_name(name).ok_or_else(|| {
-        let all: Vec<&str> = Mechanism::EVERY.iter().map(|m| m.name()).collect();
-        invalid(format!("unknown mechanism `{name}` (known: {})", all.join(", ")))
-    })
+    Mechanism::from_name(name)
+        .ok_or_else(|| invalid(format!("unknown mechanism `{name}` (known: {})", reconverge_sim::known_names())))
 }
 
 impl PyModuleHandle {
@@ -358,7 +356,7 @@ fn compare(
         }
     }
     let mechs = if mechanisms.is_empty() {
-        Mechanism::ALL.to_vec()
+        Mechanism::defaults().collect()
     } else {
         mechanisms.iter().map(|m| mechanism(m)).collect::<PyResult<Vec<_>>>()?
     };
@@ -388,10 +386,23 @@ fn compare(
     Ok(reconverge_report::records::to_csv(&runs))
 }
 
-/// Every mechanism's name.
+/// Every mechanism's name, in the registry's order.
 #[pyfunction]
 fn mechanisms() -> Vec<&'static str> {
-    Mechanism::EVERY.iter().map(|m| m.name()).collect()
+    Mechanism::ALL.iter().map(|m| m.name()).collect()
+}
+
+/// The mechanisms `compare` runs when none is named (the registry's default set).
+#[pyfunction]
+fn default_mechanisms() -> Vec<&'static str> {
+    Mechanism::defaults().map(|m| m.name()).collect()
+}
+
+/// The name of the mechanism `name` (a name or an alias) stands for; `InvalidInput` naming every known
+/// name when it is none.
+#[pyfunction]
+fn mechanism_name(name: &str) -> PyResult<&'static str> {
+    mechanism(name).map(|m| m.name())
 }
 
 /// The GPU configuration presets.
@@ -413,6 +424,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyModuleHandle>()?;
     m.add_function(wrap_pyfunction!(compare, m)?)?;
     m.add_function(wrap_pyfunction!(mechanisms, m)?)?;
+    m.add_function(wrap_pyfunction!(default_mechanisms, m)?)?;
+    m.add_function(wrap_pyfunction!(mechanism_name, m)?)?;
     m.add_function(wrap_pyfunction!(presets, m)?)?;
     m.add_function(wrap_pyfunction!(check_config, m)?)?;
     let py = m.py();

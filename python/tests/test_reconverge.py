@@ -47,8 +47,12 @@ def test_errors_are_exceptions_with_the_command_lines_messages():
     out = gpu.zeros(8, np.int32)
     with pytest.raises(rc.InvalidInput, match="takes 2 arguments, 1 given"):
         fig2()(1, 8, (out,), device=gpu)
-    with pytest.raises(rc.InvalidInput, match="unknown mechanism"):
+    with pytest.raises(rc.InvalidInput, match="unknown mechanism `nope` .*dwf \\(dwf:majority\\)"):
         rc.Device(mechanism="nope")
+    # An alias the command line accepts is accepted here too, and stands for its mechanism.
+    assert rc.Device(mechanism="dwf:majority").mechanism == "dwf"
+    assert set(rc.default_mechanisms()) < set(rc.mechanisms())
+    assert "dwf:sm" in rc.mechanisms() and "dwf:sm" not in rc.default_mechanisms()
     with pytest.raises(rc.InvalidInput, match=r"<code>:4:31"):
         rc.Module(code=".version 8.0\n.target sm_80\n.address_size 64\n.visible .entry k() { add.s32 %r1, 1; }")
     lim = rc.Device(functional=True, max_instructions=10)

@@ -21,7 +21,7 @@ pub struct BenchArgs {
     #[arg(long = "kernel")]
     pub only: Vec<String>,
     /// The mechanism.
-    #[arg(long, default_value = "pdom")]
+    #[arg(long, default_value = "pdom", value_parser = crate::launch_args::mechanism_values())]
     pub mechanism: String,
     /// Warp size.
     #[arg(long, default_value_t = 32)]

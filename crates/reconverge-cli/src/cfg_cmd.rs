@@ -27,7 +27,7 @@ pub struct CfgArgs {
     pub format: Format,
     /// Show the program as a mechanism runs it (`ssy` shows the inserted ssy/sync/pbk/brk, `forkjoin`
     /// the joins, `its` the convergence barriers bssy/bsync).
-    #[arg(long, default_value = "pdom")]
+    #[arg(long, default_value = "pdom", value_parser = crate::launch_args::mechanism_values())]
     pub mechanism: String,
     /// Extra NVRTC option for .cu input (repeatable).
     #[arg(long = "nvrtc-opt")]

@@ -24,8 +24,8 @@ pub struct CompareArgs {
     /// Only these kernels (repeatable).
     #[arg(long = "kernel")]
     pub only: Vec<String>,
-    /// Mechanisms (repeatable; default: all).
-    #[arg(long = "mechanism")]
+    /// Mechanisms (repeatable; default: every mechanism of the default set, see the README).
+    #[arg(long = "mechanism", value_parser = crate::launch_args::mechanism_values())]
     pub mechanisms: Vec<String>,
     /// Warp sizes (repeatable; default 32).
     #[arg(long = "warp-size")]

@@ -23,9 +23,8 @@ pub struct LaunchArgs {
     /// zeros:DTYPE:LEN (DTYPE in i8 u8 i16 u16 i32 u32 i64 u64 f32 f64).
     #[arg(long = "arg", allow_hyphen_values = true)]
     pub args: Vec<String>,
-    /// The divergence mechanism (`reconverge suite --help` lists them all): pdom, ssy, none, dwf, tbc,
-    /// capri, minpc, sorted:..., simty, its, stackless, ... (`report` takes it repeatedly).
-    #[arg(long, default_value = "pdom", action = clap::ArgAction::Append)]
+    /// The divergence mechanism (`report` takes it repeatedly).
+    #[arg(long, default_value = "pdom", action = clap::ArgAction::Append, value_parser = mechanism_values())]
     pub mechanism: Vec<String>,
     /// DWF's look-up table: ENTRIES[:WAYS] (set-associative, LRU; without WAYS fully associative);
     /// 0 = a perfect table.
@@ -188,12 +187,22 @@ fn global_init(text: &str, load: &reconverge_suite::Loader<'_>, max_bytes: u64) 
     reconverge_suite::args::resolve_global(name.trim(), &spec, load, max_bytes).map_err(bad)
 }
 
+/// The values `--mechanism` takes: every mechanism of the registry, with its aliases and its one-line
+/// summary (clap lists them in `--help` and names them when a value is unknown).
+pub fn mechanism_values() -> clap::builder::PossibleValuesParser {
+    clap::builder::PossibleValuesParser::new(reconverge_sim::mechanism::REGISTRY.iter().map(|e| {
+        let help = match e.info.aliases {
+            [] => e.info.summary.to_string(),
+            aliases => format!("{} (also: {})", e.info.summary, aliases.join(", ")),
+        };
+        clap::builder::PossibleValue::new(e.info.name).aliases(e.info.aliases.iter().copied()).help(help)
+    }))
+}
+
 /// Parses a mechanism name.
 pub fn mechanism(name: &str) -> Result<Mechanism, Failure> {
-    Mechanism::from_name(name).ok_or_else(|| {
-        let all: Vec<&str> = Mechanism::ALL.iter().map(|m| m.name()).collect();
-        Failure::input(format!("unknown mechanism `{name}` (known: {})", all.join(", ")))
-    })
+    Mechanism::from_name(name)
+        .ok_or_else(|| Failure::input(format!("unknown mechanism `{name}` (known: {})", reconverge_sim::known_names())))
 }
 
 impl LaunchArgs {

@@ -39,7 +39,7 @@ struct Done {
 
 /// Runs `reconverge report`.
 pub fn run_cmd(a: ReportArgs) -> Result<(), Failure> {
-    let mechs = if a.all { Mechanism::ALL.to_vec() } else { a.launch.mechanisms()? };
+    let mechs = if a.all { Mechanism::defaults().collect() } else { a.launch.mechanisms()? };
     let gpu = a.launch.timing.gpu()?;
     let mut done = Vec::new();
     for &m in &mechs {

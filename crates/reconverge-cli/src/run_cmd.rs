@@ -235,9 +235,13 @@ fn perfetto_cmd(a: &TraceArgs, path: &str) -> Result<(), Failure> {
 /// `trace --export-paths`: the path trace of the CTA's warps for the hardware test benches.
 fn export_paths_cmd(a: &TraceArgs, p: &crate::launch_args::Prepared, path: &str, warps: u32) -> Result<(), Failure> {
     let mech = p.mechanism.name();
-    if !matches!(mech, "simty" | "arbiter") {
+    if !p.mechanism.info().exports_paths {
+        let units: Vec<&str> =
+            reconverge_sim::mechanism::REGISTRY.iter().filter(|e| e.info.exports_paths).map(|e| e.info.name).collect();
         return Err(Failure::input(format!(
-            "--export-paths records seed 003's path-tracking units: use --mechanism simty or arbiter (not {mech})"
+            "--export-paths records seed 003's path-tracking units: use --mechanism {} (not {})",
+            units.join(" or "),
+            mech
         )));
     }
     if a.blocks {

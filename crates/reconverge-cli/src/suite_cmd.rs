@@ -19,8 +19,8 @@ pub struct SuiteArgs {
     /// Only these kernels (repeatable).
     #[arg(long = "kernel")]
     pub only: Vec<String>,
-    /// Mechanisms to run (repeatable; default: all).
-    #[arg(long = "mechanism")]
+    /// Mechanisms to run (repeatable; default: every mechanism of the default set, see the README).
+    #[arg(long = "mechanism", value_parser = crate::launch_args::mechanism_values())]
     pub mechanisms: Vec<String>,
     /// Warp sizes (repeatable; default 32).
     #[arg(long = "warp-size")]
@@ -84,7 +84,7 @@ pub fn check_kernel_names(manifest: &Manifest, only: &[String]) -> Result<(), Fa
 /// The mechanisms named on the command line (all when none).
 pub fn mechanisms(names: &[String]) -> Result<Vec<Mechanism>, Failure> {
     if names.is_empty() {
-        Ok(Mechanism::ALL.to_vec())
+        Ok(Mechanism::defaults().collect())
     } else {
         names.iter().map(|m| mechanism(m)).collect()
     }

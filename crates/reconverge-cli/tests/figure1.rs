@@ -39,7 +39,7 @@ fn d_runs(t: &str) -> usize {
 
 #[test]
 fn figure1_under_every_per_warp_mechanism() {
-    for m in Mechanism::EVERY.into_iter().filter(|m| m.scope() == Scope::Warp) {
+    for m in Mechanism::ALL.into_iter().filter(|m| m.scope() == Scope::Warp) {
         let t = trace(m);
         let file = format!("golden/figure1/{}.txt", m.name().replace(':', "_"));
         expect_file![file].assert_eq(&t);

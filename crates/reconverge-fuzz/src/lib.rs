@@ -242,7 +242,7 @@ pub struct Reached {
     pub decoded: bool,
     /// Runs made (kernels × mechanisms × modes).
     pub runs: u32,
-    /// Runs per mechanism (in [`Mechanism::EVERY`]'s order).
+    /// Runs per mechanism (in [`Mechanism::ALL`]'s order).
     pub per_mechanism: Vec<u32>,
     /// Runs per warp size 1, 2, 4, ..., 64.
     pub per_warp_size: [u32; 7],
@@ -412,10 +412,10 @@ pub fn check(src: &str, opts: &CheckOptions, seed: u64) -> Result<Reached, Findi
     })?;
     let kernels: Vec<String> = module.kernels().take(4).map(|k| module.functions[k].name.clone()).collect();
     let mut rng = fastrand::Rng::with_seed(seed);
-    reached.per_mechanism = vec![0; Mechanism::EVERY.len()];
+    reached.per_mechanism = vec![0; Mechanism::ALL.len()];
     reached.per_config = vec![0; reconverge_timing::PRESETS.len() + 2];
     for k in &kernels {
-        for (mi, &mech) in Mechanism::EVERY.iter().enumerate() {
+        for (mi, &mech) in Mechanism::ALL.iter().enumerate() {
             let plan = Plan::draw(&mut rng);
             let opts_d = DecodeOptions {
                 file: "fuzz.ptx".into(),

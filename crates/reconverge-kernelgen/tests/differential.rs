@@ -88,7 +88,7 @@ fn check_seed(seed: u64, opts: &GenOptions) -> Result<u64, String> {
     }
     let threads = (block.iter().product::<u32>() * grid.iter().product::<u32>()) as usize;
     let dopts = DecodeOptions { file: format!("seed-{seed}.ptx"), source: Some(ptx.clone()), ..Default::default() };
-    for mech in Mechanism::EVERY {
+    for mech in Mechanism::ALL {
         let prog = load(&module, Some(KERNEL_NAME), mech, &dopts)
             .map_err(|e| fail(format!("{mech}: the simulator cannot load it: {e}")))?;
         for w in WARP_SIZES {
@@ -205,7 +205,7 @@ fn the_bitonic_barrier_nest_completes_under_every_mechanism() {
         assert!(seg.windows(2).all(|p| p[0] <= p[1]), "the reference sorts each CTA's keys");
     }
     let dopts = DecodeOptions { file: "sync_nest.ptx".into(), source: Some(ptx.into()), ..Default::default() };
-    for mech in Mechanism::EVERY {
+    for mech in Mechanism::ALL {
         let prog = load(&module, Some("sync_nest"), mech, &dopts).expect("loads");
         for w in [4, 8, 16, 32, 64] {
             let cfg = LaunchConfig { warp_size: w, max_instructions: Some(SIM_LIMIT), ..cfg.clone() };

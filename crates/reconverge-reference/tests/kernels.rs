@@ -273,7 +273,7 @@ fn the_simulator_agrees_with_the_reference_on_every_kernel() {
             let args = build_args(&module, kernel, &e.args);
             let dopts = DecodeOptions { file: case.ptx.clone(), source: Some(src.clone()), ..Default::default() };
             let mut progs = Vec::new();
-            for mech in Mechanism::EVERY {
+            for mech in Mechanism::ALL {
                 match load(&module, Some(&case.name), mech, &dopts) {
                     Ok(p) => progs.push((mech, p)),
                     Err(err) => failures.push(format!("{} {mech}: cannot load: {err}", case.ptx)),

@@ -105,7 +105,7 @@ impl PathRecorder {
         if let Flow::Exit { lanes } = ev.flow {
             self.live[w] &= !lanes;
         }
-        let next = successors(&issued, ev.mask, ev.flow, self.live[w]).map_err(|e| e.0)?;
+        let next = successors(&issued, ev.mask, ev.flow, self.live[w]).map_err(|e| e.to_string())?;
         let _ = writeln!(self.body, "s {w} {} {depth} {:x}", ev.pc, ev.mask);
         for p in &next {
             for l in lanes(p.mask) {

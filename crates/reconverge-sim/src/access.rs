@@ -37,6 +37,8 @@ pub struct AtomicRequest {
     pub b: u64,
     /// Operand `c` (compare-and-swap's new value).
     pub c: u64,
+    /// The SM's slot of the thread's CTA.
+    pub cta_slot: u32,
     /// The thread slot in its CTA.
     pub thread: u32,
     /// The destination register, if the old value is wanted.
@@ -125,6 +127,21 @@ impl AccessLog {
             self.space[lane] = sp;
             self.addr[lane] = a;
         }
+    }
+
+    /// Adds the lanes of `other`, the accesses of the same instruction by other lanes (executed for
+    /// another CTA), whose shared-memory addresses lie `shared_base` bytes into the SM's shared memory.
+    pub(crate) fn absorb(&mut self, other: &AccessLog, shared_base: u64) {
+        if other.mask == 0 {
+            return;
+        }
+        self.kind = other.kind;
+        self.bytes = other.bytes;
+        for l in crate::types::lanes(other.mask) {
+            self.space[l] = other.space[l];
+            self.addr[l] = other.addr[l] + if other.space[l] == Space::Shared { shared_base } else { 0 };
+        }
+        self.mask |= other.mask;
     }
 }
 

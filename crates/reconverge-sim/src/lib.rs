@@ -36,7 +36,7 @@ pub use device::{DeviceState, GlobalInit, Outputs};
 pub use error::{Location, SimError};
 pub use launch::{parse_scalar, Arg, Buffer, Dtype, LaunchArgs, LaunchConfig, LutGeometry};
 pub use machine::{run, RunResult};
-pub use mechanism::{EntryView, Flow, Heuristic, Mechanism, Priority};
+pub use mechanism::{known_names, EntryView, Flow, Heuristic, Mechanism, Priority};
 pub use program::Program;
 pub use region_pass::{insert_regions, RegionPass, RegionReport};
 pub use ssy_pass::{insert_ssy, SsyReport};

@@ -35,6 +35,30 @@ fn dwf_merges_threads_of_different_warps_and_raises_simd_efficiency() {
 }
 
 #[test]
+fn an_sm_wide_pool_forms_warps_of_threads_from_several_ctas() {
+    let pdom = functional("bitonic_sort", Mechanism::Pdom);
+    let per_cta = functional("bitonic_sort", DWF);
+    let sm_wide = functional("bitonic_sort", Mechanism::DwfSm);
+    assert!(sm_wide.error.is_none(), "{:?}", sm_wide.error);
+    assert_eq!(sm_wide.buffers, pdom.buffers, "same memory");
+    assert_eq!(counter(&per_cta, "multi_cta_warps"), 0, "a per-CTA pool never mixes CTAs");
+    assert!(counter(&sm_wide, "multi_cta_warps") > 0, "the SM-wide pool mixes CTAs");
+    assert!(counter(&sm_wide, "merges") > counter(&per_cta, "merges"), "more threads to merge with");
+    assert_eq!(sm_wide.stats.thread_instructions, per_cta.stats.thread_instructions, "the same work");
+    // One SM, so that the timing model keeps several CTAs resident together.
+    let mut gpu = reconverge_timing::GpuConfig::gtx480();
+    gpu.num_sms = 1;
+    let p = prepared("bitonic_sort", Mechanism::DwfSm);
+    let (timed, t1) = run_prepared(&p, Mechanism::DwfSm, Mode::Timed { gpu: &gpu, threads: 1 });
+    assert!(timed.error.is_none(), "{:?}", timed.error);
+    assert_eq!(timed.buffers, pdom.buffers, "timed runs compute the same");
+    assert!(counter(&timed, "multi_cta_warps") > 0, "the timing model's SM mixes CTAs too");
+    let (again, t2) = run_prepared(&p, Mechanism::DwfSm, Mode::Timed { gpu: &gpu, threads: 2 });
+    assert_eq!(timed.stats, again.stats);
+    assert_eq!(t1.expect("timing").cycles, t2.expect("timing").cycles);
+}
+
+#[test]
 fn a_finite_lut_loses_merges_a_perfect_one_keeps() {
     let mut p = prepared("bfs", DWF);
     let perfect = run_prepared(&p, DWF, Mode::Functional).0;
@@ -84,7 +108,7 @@ fn capri_stalls_fewer_warps_than_tbc_for_the_same_compaction_benefit() {
 #[test]
 fn timed_regrouping_runs_do_not_depend_on_host_threads() {
     let gpu = reconverge_timing::GpuConfig::gtx480();
-    for mech in [DWF, Mechanism::Tbc, Mechanism::Capri] {
+    for mech in [DWF, Mechanism::DwfSm, Mechanism::Tbc, Mechanism::Capri] {
         let p = prepared("bfs_large", mech);
         let (a, ta) = run_prepared(&p, mech, Mode::Timed { gpu: &gpu, threads: 1 });
         let (b, tb) = run_prepared(&p, mech, Mode::Timed { gpu: &gpu, threads: 2 });
@@ -92,7 +116,7 @@ fn timed_regrouping_runs_do_not_depend_on_host_threads() {
         assert_eq!(a.buffers, b.buffers, "{mech}");
         let (ta, tb) = (ta.expect("timing"), tb.expect("timing"));
         assert_eq!((ta.cycles, ta.stalls.mechanism), (tb.cycles, tb.stalls.mechanism), "{mech}");
-        if mech != DWF {
+        if mech != DWF && mech != Mechanism::DwfSm {
             assert!(counter(&a, "sync_stall_cycles") > 0, "{mech}: warps wait for their block");
         }
     }

@@ -14,7 +14,7 @@ fn every_kernel_every_mechanism_every_warp_size() {
     let mut failures = Vec::new();
     let mut runs = 0;
     for entry in &manifest.kernels {
-        for mech in Mechanism::EVERY {
+        for mech in Mechanism::ALL {
             for ws in [4, 8, 16, 32] {
                 if !entry.supports_warp_size(ws) {
                     continue;
@@ -40,7 +40,7 @@ fn every_kernel_every_mechanism_under_every_preset_matches_functional_mode() {
     let mut failures = Vec::new();
     let mut runs = 0;
     for entry in &manifest.kernels {
-        for mech in Mechanism::ALL {
+        for mech in Mechanism::defaults() {
             let p = prepare_entry(entry, mech, 32, &load, 50_000_000).expect("the suite entry loads");
             let (functional, _) = run_prepared(&p, mech, Mode::Functional);
             for preset in reconverge_timing::PRESETS {

@@ -25,7 +25,7 @@ fn fixture() -> &'static Fixture {
         let load = |p: &str| suite.read(p);
         let mut runs = Vec::new();
         for e in &suite.manifest.kernels {
-            for m in Mechanism::ALL {
+            for m in Mechanism::defaults() {
                 let p = prepare_entry(e, m, 32, &load, 20_000_000).expect("loads");
                 let (r, _) = run_prepared(&p, m, Mode::Functional);
                 // `deadlock|completed`: a heuristic that starves a thread only without latencies.

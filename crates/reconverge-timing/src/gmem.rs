@@ -48,8 +48,6 @@ pub struct SmMemory {
     pub cycle: u64,
     /// Next sequence number.
     pub seq: u64,
-    /// The CTA slot of the warp issuing now.
-    pub cta_slot: u32,
 }
 
 impl SmMemory {
@@ -111,7 +109,7 @@ impl GlobalMemory for SmMemView<'_> {
         self.sm.log.push(LogEntry {
             cycle: self.sm.cycle,
             seq: self.sm.seq,
-            op: WriteOp::Atomic { req: a, cta_slot: self.sm.cta_slot },
+            op: WriteOp::Atomic { cta_slot: a.cta_slot, req: a },
         });
         Ok((None, false))
     }

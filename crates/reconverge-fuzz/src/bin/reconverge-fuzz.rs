@@ -127,7 +127,7 @@ impl Totals {
 
     fn print(&self) {
         let per: Vec<String> =
-            Mechanism::EVERY.iter().zip(&self.mechanism).map(|(m, n)| format!("{} {n}", m.name())).collect();
+            Mechanism::ALL.iter().zip(&self.mechanism).map(|(m, n)| format!("{} {n}", m.name())).collect();
         println!("runs per mechanism: {}", per.join(", "));
         let ws: Vec<String> = self.warp_size.iter().enumerate().map(|(i, n)| format!("W{} {n}", 1 << i)).collect();
         println!("runs per warp size: {}", ws.join(", "));

@@ -37,6 +37,8 @@ pub(crate) struct Env<'a, G: GlobalMemory> {
     pub changed: bool,
     /// The memory accesses of the last instruction (recorded when `access.enabled`).
     pub access: &'a mut AccessLog,
+    /// The SM's slot of the CTA being executed (atomics name it with the thread).
+    pub cta_slot: u32,
     /// The mechanism brings missing member lanes of a warp-synchronous instruction to the group
     /// ([`crate::mechanism::Tracker::AWAITS_MEMBERS`]): report them as [`Flow::Await`] instead of a
     /// deadlock.
@@ -992,6 +994,7 @@ pub(crate) fn execute<G: GlobalMemory, L: Lanes>(
                         ty: *ty,
                         b: bv[l],
                         c: cv[l],
+                        cta_slot: env.cta_slot,
                         thread: (g.slot(l)) as u32,
                         dst: *d,
                     };

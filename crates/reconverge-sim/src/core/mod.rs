@@ -16,13 +16,15 @@ pub use report::{livelock_report, stall_report, Watchdog};
 use crate::access::{AccessLog, GlobalMemory};
 use crate::error::SimError;
 use crate::launch::LaunchConfig;
-use crate::mechanism::{Delay, EntryView, Flow, Group, LaneMap, Peek, Tracker, UpdateCtx};
+use crate::mechanism::{BarrierMode, CtaView, Delay, EntryView, Flow, Group, LaneMap, Peek, Tracker, UpdateCtx};
 use crate::program::{InstClass, Program};
 use crate::stats::Stats;
 use crate::types::{LaneMask, Pc};
 use cta::Cta;
 use exec::{execute, location, Env, Fixed, Scratch};
 use lanes::{Mixed, Whole};
+use smallvec::SmallVec;
+use std::borrow::Cow;
 
 /// One issued instruction, as observers see it.
 #[derive(Clone, Debug)]
@@ -142,13 +144,20 @@ impl QuietThreads {
 }
 
 /// Counts one issue of `group` per thread while the watchdog watches (see [`QuietThreads`]).
-fn count_quiet(total: &mut QuietThreads, counts: &mut Vec<u32>, cta: &Cta, group: &Group, program_len: usize) {
+fn count_quiet(
+    total: &mut QuietThreads,
+    counts: &mut Vec<u32>,
+    cta: &Cta,
+    threads: &LaneMap,
+    mask: LaneMask,
+    program_len: usize,
+) {
     if counts.is_empty() {
         counts.resize(cta.padded, 0);
     }
     let limit = u32::try_from(program_len).unwrap_or(u32::MAX);
-    for l in crate::types::lanes(group.mask) {
-        let Some(n) = group.lanes.slot_of(l, cta.w as u32).and_then(|slot| counts.get_mut(slot)) else { continue };
+    for l in crate::types::lanes(mask) {
+        let Some(n) = threads.slot_of(l, cta.w as u32).and_then(|slot| counts.get_mut(slot)) else { continue };
         *n = n.saturating_add(1);
         if *n == 1 {
             total.issued += 1;
@@ -174,6 +183,12 @@ pub struct SmCore<'a, T: Tracker> {
     delayed: Vec<(u32, LaneMask)>,
     scalar: Option<crate::scalarize::ScalarCounter>,
     quiet: QuietThreads,
+    /// Static warps per CTA.
+    wpc: u32,
+    /// The CTA slots in which the last issue released a barrier.
+    released: SmallVec<[usize; 2]>,
+    /// The SM-wide view ([`Tracker::SM_POOL`] only).
+    view: SmView,
 }
 
 impl<'a, T: Tracker> SmCore<'a, T> {
@@ -193,6 +208,9 @@ impl<'a, T: Tracker> SmCore<'a, T> {
             delayed: Vec::new(),
             scalar: prog.scalar.as_ref().map(|_| Default::default()),
             quiet: QuietThreads::default(),
+            wpc: launch.threads_per_cta().div_ceil(launch.warp_size.max(1)),
+            view: SmView::default(),
+            released: SmallVec::new(),
             fixed: Fixed {
                 grid: launch.grid,
                 block: launch.block,
@@ -221,7 +239,11 @@ impl<'a, T: Tracker> SmCore<'a, T> {
             }
         };
         let entry = self.prog.functions[0].entry;
-        let st = self.tracker.launch(&mut self.mech, index as u32, &cta.view(), entry);
+        if T::SM_POOL {
+            self.view.sync(index, Some(&cta), self.wpc);
+        }
+        let view = if T::SM_POOL { self.view.of(cta.w) } else { cta.view() };
+        let st = self.tracker.launch(&mut self.mech, index as u32, &view, entry);
         let contexts = self.tracker.contexts(cta.nwarps, cta.nthreads);
         self.stats.ctas += 1;
         self.stats.threads += cta.nthreads as u64;
@@ -286,7 +308,7 @@ impl<'a, T: Tracker> SmCore<'a, T> {
     #[inline]
     pub fn peek(&self, cta: usize, ctx: u32) -> Peek {
         match self.ctas.get(cta).and_then(Option::as_ref) {
-            Some(r) => self.tracker.peek(&self.mech, &r.st, &r.cta.view(), ctx),
+            Some(r) => self.tracker.peek(&self.mech, &r.st, &self.view_of(&r.cta), ctx),
             None => Peek::Empty,
         }
     }
@@ -295,7 +317,17 @@ impl<'a, T: Tracker> SmCore<'a, T> {
     /// would issue next. Pure.
     pub fn choose(&self, cta: usize) -> Option<Group> {
         let r = self.ctas.get(cta).and_then(Option::as_ref)?;
-        self.tracker.choose(&self.mech, &r.st, &r.cta.view())
+        self.tracker.choose(&self.mech, &r.st, &self.view_of(&r.cta))
+    }
+
+    /// What the mechanism sees of CTA `cta`: the CTA itself, or the SM for [`Tracker::SM_POOL`].
+    #[inline]
+    fn view_of<'s>(&'s self, cta: &'s Cta) -> CtaView<'s> {
+        if T::SM_POOL {
+            self.view.of(cta.w)
+        } else {
+            cta.view()
+        }
     }
 
     /// The mechanism's name.
@@ -304,7 +336,8 @@ impl<'a, T: Tracker> SmCore<'a, T> {
     }
 
     /// Issues `group` of CTA `cta`: executes it, counts it, updates the mechanism, accounts barriers and
-    /// exits, and tells the observer.
+    /// exits, and tells the observer. A group that draws threads from several CTAs ([`Tracker::SM_POOL`])
+    /// executes once per CTA, each part with its own CTA's state; it is counted and updated once.
     pub fn issue<G: GlobalMemory>(
         &mut self,
         cta: usize,
@@ -313,7 +346,7 @@ impl<'a, T: Tracker> SmCore<'a, T> {
         observer: &mut dyn Observer,
     ) -> Result<Issued, SimError> {
         let prog = self.prog;
-        let Some(r) = self.ctas.get_mut(cta).and_then(Option::as_mut) else {
+        let Some(owner) = self.ctas.get(cta).and_then(Option::as_ref) else {
             return Err(SimError::Launch("issue to an empty CTA slot".into()));
         };
         let pc = group.pc;
@@ -321,89 +354,116 @@ impl<'a, T: Tracker> SmCore<'a, T> {
             let last = prog.insts.len().saturating_sub(1) as u32;
             return Err(SimError::Trap {
                 what: format!("control reached pc {pc}, past the end of the program"),
-                at: Box::new(location(prog, &r.cta, last, None)),
+                at: Box::new(location(prog, &owner.cta, last, None)),
             });
         }
+        let wants = observer.wants(owner.cta.linear, group.ctx);
+        let subs = self.by_cta(cta, group);
         let (cycle, track) = (env.cycle, env.track);
         let mut e = exec_env(prog, env, &self.fixed, &mut self.access, T::AWAITS_MEMBERS);
-        let fx = execute_group(&mut e, &mut self.scratch, &mut r.cta, group, pc);
-        let mut changed = e.changed;
-        let fx = fx?;
-        if let Flow::Await { lanes } = fx.flow {
-            // Nothing executed; the mechanism gathers the missing member lanes.
-            self.tracker.await_members(&mut self.mech, &mut r.st, group, lanes);
-            return Ok(Issued { barrier: false, released: false, exited: false, changed, delay: None, structure: 0 });
+        let mut merged = (subs.len() > 1 && e.access.enabled).then(AccessLog::default);
+        let mut out = Executed::new(wants, prog.info[pc as usize].writes.len());
+        for sub in &subs {
+            let Some(r) = self.ctas.get_mut(sub.slot).and_then(Option::as_mut) else { continue };
+            e.cta_slot = sub.slot as u32;
+            e.changed = false;
+            let fx = execute_lanes(&mut e, &mut self.scratch, &mut r.cta, &sub.lanes, sub.mask, pc);
+            out.changed |= e.changed;
+            let fx = fx?;
+            if let Flow::Await { lanes } = fx.flow {
+                // Nothing executed (a warp-synchronous group is one static warp's, so this is the only
+                // part); the mechanism gathers the missing member lanes.
+                let Some(o) = self.ctas.get_mut(cta).and_then(Option::as_mut) else { break };
+                self.tracker.await_members(&mut self.mech, &mut o.st, group, lanes);
+                let changed = out.changed;
+                self.released.clear();
+                return Ok(Issued {
+                    barrier: false,
+                    released: false,
+                    exited: false,
+                    changed,
+                    delay: None,
+                    structure: 0,
+                });
+            }
+            if track {
+                count_quiet(&mut self.quiet, &mut r.quiet, &r.cta, &sub.lanes, sub.mask, prog.insts.len());
+            }
+            out.account(sub, &fx, &mut r.cta, T::BARRIER, self.scalar.is_some());
+            if wants {
+                out.observe(prog, pc, sub, &r.cta);
+            }
+            if let Some(m) = &mut merged {
+                m.absorb(e.access, sub.slot as u64 * r.cta.shared.len().next_multiple_of(SHARED_GRANULE) as u64);
+            }
+            out.flow = std::mem::replace(&mut out.flow, Flow::Next).merge(fx.flow);
         }
-        if track {
-            count_quiet(&mut self.quiet, &mut r.quiet, &r.cta, group, prog.insts.len());
+        if let Some(m) = merged {
+            *e.access = m;
         }
-        self.stats.count_issue(prog, pc, group.mask, &fx.flow);
+        self.stats.count_issue(prog, pc, group.mask, &out.flow);
+        self.stats.barriers += u64::from(out.arrived);
+        self.released.clone_from(&out.released_in);
         if let (Some(sc), Some(plan), Some(st)) = (&mut self.scalar, &prog.scalar, &mut self.stats.scalarization) {
-            let parts: smallvec::SmallVec<[crate::scalarize::Part; 2]> = group
-                .lanes
-                .split(group.mask)
-                .map(|(warp, lanes)| crate::scalarize::Part {
-                    warp,
-                    lanes,
-                    live_after: r.cta.live.get(warp as usize).copied().unwrap_or(0),
-                })
-                .collect();
-            sc.on_issue(st, &plan.pcs[pc as usize], pc, cta, group.mask, &parts);
+            sc.on_issue(st, &plan.pcs[pc as usize], pc, group.mask, &out.scalar_parts);
         }
-        // Barriers and exits.
-        let mut barrier = false;
-        let mut released = false;
-        if let Some(arr) = &fx.barrier {
-            self.stats.barriers += 1;
-            barrier = arr.kind != crate::program::BarKind::Arrive;
-            released |= r.cta.arrive(T::BARRIER, arr, group.lanes.parts(), &mut changed);
-        }
-        // Threads leave only through `exit` or a kernel-level `ret`, which report `Flow::Exit`.
-        let exited = matches!(fx.flow, Flow::Exit { .. });
-        if exited {
-            released |= r.cta.try_release(T::BARRIER, &mut changed);
-            r.cta.refresh_blocked();
+        if T::SM_POOL {
+            for sub in &subs {
+                self.view.sync(sub.slot, self.ctas[sub.slot].as_ref().map(|r| &r.cta), self.wpc);
+            }
         }
         // The mechanism.
-        let mut u = update_ctx(prog, cta, &r.cta, cycle, &mut self.stats, &mut self.delayed);
-        (u.barrier, u.released, u.branch) = (barrier, released, prog.info[pc as usize].branch);
+        let Some(r) = self.ctas.get_mut(cta).and_then(Option::as_mut) else {
+            return Err(SimError::Launch("issue to an empty CTA slot".into()));
+        };
+        let view = if T::SM_POOL { self.view.of(r.cta.w) } else { r.cta.view() };
+        let mut u = update_ctx(prog, cta, view, cycle, &mut self.stats, &mut self.delayed);
+        (u.barrier, u.released, u.branch) = (out.barrier, out.released, prog.info[pc as usize].branch);
         self.tracker
-            .update(&mut self.mech, &mut r.st, group, &fx.flow, &mut u)
+            .update(&mut self.mech, &mut r.st, group, &out.flow, &mut u)
             .map_err(|err| mechanism_error(self.tracker.name(), prog, &r.cta, pc, err))?;
         let (size, delay) = (u.size, u.delay);
         self.stats.max_structure = self.stats.max_structure.max(size);
-        if observer.wants(r.cta.linear, group.ctx) {
+        if wants {
             observer.on_issue(&IssueEvent {
                 cta: r.cta.linear,
                 ctx: group.ctx,
                 pc,
                 mask: group.mask,
                 lanes: &group.lanes,
-                flow: &fx.flow,
+                flow: &out.flow,
                 entries: self.tracker.entries(&self.mech, &r.st, group.ctx),
                 structure: size,
                 seq: self.stats.warp_instructions - 1,
-                // Issued lanes are live before the issue and exiting ones are among them, so the group
-                // held its warps' live threads iff it covers those still live after it.
-                whole_warp: group
-                    .lanes
-                    .split(group.mask)
-                    .all(|(w, lanes)| r.cta.live.get(w as usize).is_some_and(|&live| live & !lanes == 0)),
-                written: prog.info[pc as usize]
-                    .writes
-                    .iter()
-                    .map(|&reg| {
-                        let w = r.cta.w;
-                        let vals = crate::types::lanes(group.mask)
-                            .filter_map(|l| group.lanes.slot_of(l, w as u32))
-                            .map(|slot| r.cta.regs[reg as usize * r.cta.padded + slot])
-                            .collect();
-                        (reg, vals)
-                    })
-                    .collect(),
+                whole_warp: out.whole_warp,
+                written: out.written(prog, pc, group.mask),
             });
         }
+        let (barrier, released, exited, changed) = (out.barrier, out.released, out.exited, out.changed);
         Ok(Issued { barrier, released, exited, changed, delay, structure: size })
+    }
+
+    /// The parts of `group` (of CTA slot `cta`) by the CTA their threads belong to: the group itself for
+    /// a per-CTA mechanism; for an SM-wide pool, each CTA's lanes with SM warps turned into its static
+    /// warps, in slot order.
+    fn by_cta<'g>(&self, cta: usize, group: &'g Group) -> SmallVec<[Sub<'g>; 1]> {
+        if !T::SM_POOL {
+            return smallvec::smallvec![Sub { slot: cta, lanes: Cow::Borrowed(&group.lanes), mask: group.mask }];
+        }
+        let wpc = self.wpc.max(1);
+        let mut slots: SmallVec<[u32; 4]> = group.lanes.split(group.mask).map(|(w, _)| w / wpc).collect();
+        slots.sort_unstable();
+        slots.dedup();
+        slots
+            .into_iter()
+            .map(|s| {
+                let lanes = LaneMap::from_parts(
+                    group.lanes.split(group.mask).filter(|p| p.0 / wpc == s).map(|(w, m)| (w % wpc, m)),
+                );
+                let mask = lanes.lanes();
+                Sub { slot: s as usize, lanes: Cow::Owned(lanes), mask }
+            })
+            .collect()
     }
 
     /// What the threads did since the livelock watchdog started watching values
@@ -427,7 +487,7 @@ impl<'a, T: Tracker> SmCore<'a, T> {
     #[inline]
     pub fn straight_run(&self, cta: usize, group: &Group, max: u32) -> u32 {
         let run = self.prog.straight.get(group.pc as usize).map_or(0, |&n| u32::from(n)).min(max);
-        if run < 2 || self.scalar.is_some() {
+        if run < 2 || self.scalar.is_some() || T::SM_POOL {
             return 1;
         }
         match self.ctas.get(cta).and_then(Option::as_ref) {
@@ -458,21 +518,30 @@ impl<'a, T: Tracker> SmCore<'a, T> {
         for k in 0..n {
             e.clock = clock + u64::from(k);
             e.changed = false;
-            if let Err(err) = execute_group(&mut e, &mut self.scratch, &mut r.cta, group, group.pc + k) {
+            e.cta_slot = cta as u32;
+            let pc = group.pc + k;
+            if let Err(err) = execute_lanes(&mut e, &mut self.scratch, &mut r.cta, &group.lanes, group.mask, pc) {
                 self.stats.count_run(prog, group.pc, k, group.mask);
                 return Err(err);
             }
             quiet = if e.changed { 0 } else { quiet + 1 };
         }
         let changed = quiet < n;
+        self.released.clear();
         self.stats.count_run(prog, group.pc, n, group.mask);
-        let mut u = update_ctx(prog, cta, &r.cta, cycle, &mut self.stats, &mut self.delayed);
+        let view = if T::SM_POOL { self.view.of(r.cta.w) } else { r.cta.view() };
+        let mut u = update_ctx(prog, cta, view, cycle, &mut self.stats, &mut self.delayed);
         self.tracker
             .advance(&mut self.mech, &mut r.st, group, n, &mut u)
             .map_err(|err| mechanism_error(self.tracker.name(), prog, &r.cta, group.pc, err))?;
         let (size, delay) = (u.size, u.delay);
         self.stats.max_structure = self.stats.max_structure.max(size);
         Ok((Issued { barrier: false, released: false, exited: false, changed, delay, structure: size }, quiet))
+    }
+
+    /// The CTA slots in which the last issued instruction released a barrier ([`Issued::released`]).
+    pub fn released_ctas(&self) -> &[usize] {
+        &self.released
     }
 
     /// The threads that pay the delay of the last issued instruction ([`Issued::delay`]).
@@ -491,6 +560,9 @@ impl<'a, T: Tracker> SmCore<'a, T> {
         for i in 0..self.ctas.len() {
             if self.ctas[i].as_ref().is_some_and(|r| r.cta.done()) {
                 self.ctas[i] = None;
+                if T::SM_POOL {
+                    self.view.sync(i, None, self.wpc);
+                }
                 self.tracker.retire(&mut self.mech, i as u32);
                 out.push(i);
             }
@@ -525,23 +597,24 @@ impl<'a, T: Tracker> SmCore<'a, T> {
     }
 }
 
-/// Executes the instruction at `pc` for `group`: the contiguous fast path when its lanes are one static
-/// warp's, per-lane gather and scatter otherwise.
+/// Executes the instruction at `pc` for the lanes `mask` of `threads`: the contiguous fast path when
+/// they are one static warp's, per-lane gather and scatter otherwise.
 #[inline]
-fn execute_group<G: GlobalMemory>(
+fn execute_lanes<G: GlobalMemory>(
     e: &mut Env<'_, G>,
     scratch: &mut Scratch,
     cta: &mut Cta,
-    group: &Group,
+    threads: &LaneMap,
+    mask: LaneMask,
     pc: Pc,
 ) -> Result<exec::Effects, SimError> {
     let w = cta.w;
-    match group.lanes.single_warp(group.mask) {
-        Some(warp) => execute(e, scratch, cta, Whole { warp, base: warp as usize * w }, pc, group.mask),
+    match threads.single_warp(mask) {
+        Some(warp) => execute(e, scratch, cta, Whole { warp, base: warp as usize * w }, pc, mask),
         None => {
-            let slots = Mixed::slot_table(group.lanes.parts(), w);
-            let lanes = Mixed { parts: group.lanes.parts(), slots: &slots, w };
-            execute(e, scratch, cta, lanes, pc, group.mask)
+            let slots = Mixed::slot_table(threads.parts(), w);
+            let lanes = Mixed { parts: threads.parts(), slots: &slots, w };
+            execute(e, scratch, cta, lanes, pc, mask)
         }
     }
 }
@@ -566,6 +639,7 @@ fn exec_env<'e, G: GlobalMemory>(
         changed: false,
         access,
         await_members,
+        cta_slot: 0,
     }
 }
 
@@ -574,7 +648,7 @@ fn exec_env<'e, G: GlobalMemory>(
 fn update_ctx<'u>(
     prog: &'u Program,
     slot: usize,
-    cta: &'u Cta,
+    view: CtaView<'u>,
     cycle: Option<u64>,
     stats: &'u mut Stats,
     delayed: &'u mut Vec<(u32, LaneMask)>,
@@ -584,7 +658,7 @@ fn update_ctx<'u>(
     UpdateCtx {
         prog,
         cta: slot as u32,
-        view: cta.view(),
+        view,
         barrier: false,
         released: false,
         cycle,
@@ -601,4 +675,142 @@ fn update_ctx<'u>(
 /// A mechanism's refusal of an issue at `pc`, as a simulation error.
 fn mechanism_error(name: &str, prog: &Program, cta: &Cta, pc: Pc, err: crate::mechanism::MechError) -> SimError {
     SimError::Trap { what: format!("{name} mechanism: {err}"), at: Box::new(location(prog, cta, pc, None)) }
+}
+
+/// Shared memory is allocated to CTAs in granules of this many bytes (the banks' width times 32), so
+/// each CTA's shared memory starts in bank 0.
+const SHARED_GRANULE: usize = 128;
+
+/// The lanes of an issue group that belong to one CTA, with that CTA's static warps.
+struct Sub<'g> {
+    slot: usize,
+    lanes: Cow<'g, LaneMap>,
+    mask: LaneMask,
+}
+
+/// The live and blocked lanes of every SM warp (CTA slot × static warps per CTA + static warp): the view
+/// of a mechanism whose groups draw threads from several CTAs ([`Tracker::SM_POOL`]). Kept only for such
+/// mechanisms; an empty slot's rows are zero.
+#[derive(Default)]
+struct SmView {
+    live: Vec<LaneMask>,
+    blocked: Vec<LaneMask>,
+}
+
+impl SmView {
+    /// Copies the rows of CTA slot `slot` (`None`: empty).
+    fn sync(&mut self, slot: usize, cta: Option<&Cta>, wpc: u32) {
+        let wpc = wpc as usize;
+        let end = (slot + 1) * wpc;
+        if self.live.len() < end {
+            self.live.resize(end, 0);
+            self.blocked.resize(end, 0);
+        }
+        for k in 0..wpc {
+            let (live, blocked) =
+                cta.map_or((0, 0), |c| (c.live.get(k).copied().unwrap_or(0), c.blocked.get(k).copied().unwrap_or(0)));
+            self.live[slot * wpc + k] = live;
+            self.blocked[slot * wpc + k] = blocked;
+        }
+    }
+
+    fn of(&self, w: usize) -> CtaView<'_> {
+        CtaView { live: &self.live, blocked: &self.blocked, w: w as u32 }
+    }
+}
+
+/// What the parts of one issued group did, gathered over the CTAs it draws from.
+struct Executed {
+    flow: Flow,
+    changed: bool,
+    /// A barrier instruction executed (counted once per issue).
+    arrived: bool,
+    /// Its lanes now wait at the barrier (not `bar.arrive`).
+    barrier: bool,
+    released: bool,
+    /// The CTA slots in which a barrier released.
+    released_in: SmallVec<[usize; 2]>,
+    exited: bool,
+    /// The group held every live thread of each static warp it draws from.
+    whole_warp: bool,
+    /// The scalarization counter's parts (only while it runs).
+    scalar_parts: SmallVec<[crate::scalarize::Part; 2]>,
+    /// Per written register, each issued lane's value after the instruction (only while observed).
+    values: Vec<[u64; 64]>,
+    /// The lanes `values` holds.
+    filled: LaneMask,
+}
+
+impl Executed {
+    fn new(observed: bool, writes: usize) -> Executed {
+        Executed {
+            flow: Flow::Next,
+            changed: false,
+            arrived: false,
+            barrier: false,
+            released: false,
+            released_in: SmallVec::new(),
+            exited: false,
+            whole_warp: true,
+            scalar_parts: SmallVec::new(),
+            values: if observed { vec![[0; 64]; writes] } else { Vec::new() },
+            filled: 0,
+        }
+    }
+
+    /// Accounts the barrier arrival and the exits of the part `sub`, executed with effects `fx` on `cta`.
+    fn account(&mut self, sub: &Sub<'_>, fx: &exec::Effects, cta: &mut Cta, mode: BarrierMode, scalar: bool) {
+        let mut released = false;
+        if let Some(arr) = &fx.barrier {
+            self.arrived = true;
+            self.barrier = arr.kind != crate::program::BarKind::Arrive;
+            released |= cta.arrive(mode, arr, sub.lanes.parts(), &mut self.changed);
+        }
+        // Threads leave only through `exit` or a kernel-level `ret`, which report `Flow::Exit`.
+        if matches!(fx.flow, Flow::Exit { .. }) {
+            self.exited = true;
+            released |= cta.try_release(mode, &mut self.changed);
+            cta.refresh_blocked();
+        }
+        if released {
+            self.released = true;
+            self.released_in.push(sub.slot);
+        }
+        if scalar {
+            self.scalar_parts.extend(sub.lanes.split(sub.mask).map(|(warp, lanes)| crate::scalarize::Part {
+                cta: sub.slot,
+                warp,
+                lanes,
+                live_after: cta.live.get(warp as usize).copied().unwrap_or(0),
+            }));
+        }
+    }
+
+    /// Records what an observer sees of the part `sub`: whether it ran converged, its written values.
+    fn observe(&mut self, prog: &Program, pc: Pc, sub: &Sub<'_>, cta: &Cta) {
+        // Issued lanes are live before the issue and exiting ones are among them, so the group held its
+        // warps' live threads iff it covers those still live after it.
+        self.whole_warp &= sub
+            .lanes
+            .split(sub.mask)
+            .all(|(w, lanes)| cta.live.get(w as usize).is_some_and(|&live| live & !lanes == 0));
+        for (i, &reg) in prog.info[pc as usize].writes.iter().enumerate() {
+            for l in crate::types::lanes(sub.mask) {
+                if let Some(slot) = sub.lanes.slot_of(l, cta.w as u32) {
+                    self.values[i][l] = cta.regs[reg as usize * cta.padded + slot];
+                    self.filled |= 1 << l;
+                }
+            }
+        }
+    }
+
+    /// The written registers and their values in every issued lane (lane order).
+    fn written(&self, prog: &Program, pc: Pc, mask: LaneMask) -> Vec<(u32, Vec<u64>)> {
+        let writes = &prog.info[pc as usize].writes;
+        writes
+            .iter()
+            .zip(&self.values)
+            .map(|(&reg, vals)| (reg, crate::types::lanes(mask & self.filled).map(|l| vals[l]).collect()))
+            .collect()
+    }
 }

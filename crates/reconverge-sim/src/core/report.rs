@@ -118,20 +118,29 @@ impl<T: Tracker> SmCore<'_, T> {
     /// One line per group of live threads of this SM: CTA, warp, lanes, first thread, what they do, pc.
     pub fn where_threads(&self, limit: usize, lines: &mut Vec<String>) {
         for r in self.ctas.iter().flatten() {
-            let view = r.cta.view();
-            let id = r.cta.id;
+            let view = self.view_of(&r.cta);
             for p in self.tracker.positions(&self.mech, &r.st, &view) {
                 if lines.len() >= limit {
                     lines.push("  ...".into());
                     return;
                 }
-                let t0 = r.cta.thread_index(p.warp, p.lanes.trailing_zeros() as usize);
+                // Under an SM-wide pool a position names an SM warp, whose threads may be another CTA's.
+                let (cta, warp) = if T::SM_POOL {
+                    let wpc = self.wpc.max(1);
+                    match self.ctas.get((p.warp / wpc) as usize).and_then(Option::as_ref) {
+                        Some(home) => (&home.cta, p.warp % wpc),
+                        None => continue,
+                    }
+                } else {
+                    (&r.cta, p.warp)
+                };
+                let (id, t0) = (cta.id, cta.thread_index(warp, p.lanes.trailing_zeros() as usize));
                 lines.push(format!(
                     "  block ({},{},{}) warp {} lanes {} (first thread ({},{},{})) {} at {}",
                     id[0],
                     id[1],
                     id[2],
-                    p.warp,
+                    warp,
                     lane_ranges(p.lanes),
                     t0[0],
                     t0[1],

@@ -65,7 +65,7 @@ impl WarpTracker for Arbiter {
     }];
 
     fn name(&self) -> &'static str {
-        "arbiter"
+        INFO.name
     }
 
     fn init(&self, entry: Pc, live: LaneMask) -> ThreadPcs {
@@ -97,7 +97,7 @@ impl WarpTracker for Arbiter {
         ctx: &mut WarpCtx<'_>,
     ) -> Result<(), MechError> {
         let Some(l0) = lanes(mask).next() else {
-            return Err(MechError("an empty group issued".into()));
+            return Err(MechError::EmptyGroup);
         };
         let path = Path { pc, mask, depth: st.depth[l0] };
         for p in successors(&path, mask, flow, ctx.live)? {
@@ -122,3 +122,12 @@ impl WarpTracker for Arbiter {
         st.paths(st.live).iter().rev().map(|p| p.view("threads")).collect()
     }
 }
+
+/// The registry's facts of `arbiter`.
+pub const INFO: super::Info = super::Info::new(
+    "arbiter",
+    super::Scope::Warp,
+    "a pc per thread and a reduction tree choosing maximum depth, then minimum pc (seed 003, section 3.1)",
+)
+.outside_defaults()
+.exports_paths();

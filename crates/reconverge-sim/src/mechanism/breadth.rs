@@ -125,7 +125,7 @@ impl WarpTracker for Breadth {
     ];
 
     fn name(&self) -> &'static str {
-        "breadth"
+        INFO.name
     }
 
     fn init(&self, entry: Pc, live: LaneMask) -> BreadthState {
@@ -218,3 +218,10 @@ impl WarpTracker for Breadth {
         v
     }
 }
+
+/// The registry's facts of `breadth`.
+pub const INFO: super::Info = super::Info::new(
+    "breadth",
+    super::Scope::Warp,
+    "breadth-first path traversal with synchronisation at safe points (seed 003, section 2.3)",
+);

@@ -43,9 +43,9 @@ impl<const LIKELY: bool> CompactionPolicy for Capri<LIKELY> {
 
     fn name(&self) -> &'static str {
         if LIKELY {
-            "capri:lpc"
+            LIKELY_INFO.name
         } else {
-            "capri"
+            INFO.name
         }
     }
 
@@ -61,6 +61,17 @@ impl<const LIKELY: bool> CompactionPolicy for Capri<LIKELY> {
         table.update(pc, adequate);
     }
 }
+
+/// The registry's facts of `capri`.
+pub const INFO: super::Info = super::Info::new(
+    "capri",
+    super::Scope::Cta,
+    "CAPRI (Rhu and Erez, ISCA 2012): thread block compaction where only branches predicted compaction-adequate wait",
+);
+
+/// The registry's facts of `capri:lpc`.
+pub const LIKELY_INFO: super::Info =
+    super::Info::new("capri:lpc", super::Scope::Cta, "CAPRI with likely-convergence points").outside_defaults();
 
 #[cfg(test)]
 mod tests {

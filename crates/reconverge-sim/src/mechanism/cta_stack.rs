@@ -402,10 +402,10 @@ impl<P: CompactionPolicy> Tracker for CtaStack<P> {
     ) -> Result<(), MechError> {
         let ctx = group.ctx as usize;
         let Some(w) = st.warps.get_mut(ctx).and_then(Option::as_mut) else {
-            return Err(MechError(format!("no dynamic warp in context {ctx}")));
+            return Err(MechError::EmptyContext("dynamic warp", ctx as u32));
         };
         if matches!(flow, Flow::Ssy { .. } | Flow::Sync | Flow::Pbk { .. } | Flow::Brk { .. }) {
-            return Err(MechError("explicit stack instructions need the `ssy` mechanism".into()));
+            return Err(MechError::NeedsSsy);
         }
         // Exited threads leave the warp.
         let live = live_lanes(&w.lanes, u.view.live);
@@ -530,11 +530,7 @@ impl CtaState {
             stalled: false,
         });
         if inst.pc != a.pc {
-            return Err(MechError(format!(
-                "warps of one CTA-wide stack entry reached different sync points ({} and {})",
-                u.prog.describe_pc(inst.pc),
-                u.prog.describe_pc(a.pc)
-            )));
+            return Err(MechError::SplitSyncPoint(u.prog.describe_pc(inst.pc), u.prog.describe_pc(a.pc)));
         }
         let divergent = a.groups.len() > 1;
         // At a branch with a likely-convergence point every warp waits for the CTA (`capri:lpc` as `tbc:lpc`):

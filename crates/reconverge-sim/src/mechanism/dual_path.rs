@@ -73,7 +73,7 @@ impl SlotTracker for DualPath {
     ];
 
     fn name(&self) -> &'static str {
-        "dual-path"
+        INFO.name
     }
 
     fn slots(&self, _w: u32) -> u32 {
@@ -100,8 +100,8 @@ impl SlotTracker for DualPath {
         ctx: &mut WarpCtx<'_>,
     ) -> Result<(), MechError> {
         let k = k as usize;
-        let top = st.last_mut().ok_or_else(|| MechError("dual-path stack underflow".into()))?;
-        let Some(p) = top.paths[k] else { return Err(MechError("the issued path is not valid".into())) };
+        let top = st.last_mut().ok_or(MechError::Underflow("dual-path"))?;
+        let Some(p) = top.paths[k] else { return Err(MechError::InvalidSlot("path")) };
         let rpc = top.rpc;
         if let Flow::Call { target, callers } = flow {
             top.paths[k] = Some(Path { pc: pc + 1, ..p });
@@ -169,3 +169,10 @@ impl SlotTracker for DualPath {
         v
     }
 }
+
+/// The registry's facts of `dual-path`.
+pub const INFO: super::Info = super::Info::new(
+    "dual-path",
+    super::Scope::Warp,
+    "dual-path execution (Rhu and Erez, HPCA 2013): the stack's top entry holds two paths that both issue",
+);

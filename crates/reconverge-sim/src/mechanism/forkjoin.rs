@@ -107,7 +107,7 @@ impl WarpTracker for ForkJoin {
     ];
 
     fn name(&self) -> &'static str {
-        "forkjoin"
+        INFO.name
     }
 
     fn init(&self, entry: Pc, live: LaneMask) -> ForkJoinState {
@@ -191,3 +191,11 @@ impl WarpTracker for ForkJoin {
         v
     }
 }
+
+/// The registry's facts of `forkjoin`.
+pub const INFO: super::Info = super::Info::new(
+    "forkjoin",
+    super::Scope::Warp,
+    "depth-first with stack-depth minimisation: compiler fork/join regions, minority path first (AMD GCN)",
+)
+.pass(super::Pass::Region(crate::RegionPass::Join));

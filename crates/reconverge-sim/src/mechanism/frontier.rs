@@ -52,7 +52,7 @@ impl WarpTracker for ThreadFrontiers {
     )];
 
     fn name(&self) -> &'static str {
-        "thread-frontiers"
+        INFO.name
     }
 
     fn init(&self, entry: Pc, live: LaneMask) -> Vec<Path> {
@@ -93,3 +93,10 @@ impl WarpTracker for ThreadFrontiers {
         st.iter().enumerate().rev().map(|(k, p)| p.view(if k == 0 { "running" } else { "frontier" })).collect()
     }
 }
+
+/// The registry's facts of `thread-frontiers`.
+pub const INFO: super::Info = super::Info::new(
+    "thread-frontiers",
+    super::Scope::Warp,
+    "thread frontiers (Diamos et al., MICRO 2011): paths sorted by block priority, merging wherever they meet",
+);

@@ -157,7 +157,7 @@ impl WarpTracker for Its {
     ];
 
     fn name(&self) -> &'static str {
-        "its"
+        INFO.name
     }
 
     fn init(&self, entry: Pc, live: LaneMask) -> ItsState {
@@ -202,7 +202,7 @@ impl WarpTracker for Its {
         ctx: &mut WarpCtx<'_>,
     ) -> Result<(), MechError> {
         let Some(l0) = lanes(mask).next() else {
-            return Err(MechError("an empty group issued".into()));
+            return Err(MechError::EmptyGroup);
         };
         let depth = st.depth[l0];
         ctx.count(AWAITS, std::mem::take(&mut st.uncounted_awaits));
@@ -316,3 +316,11 @@ impl WarpTracker for Its {
         v
     }
 }
+
+/// The registry's facts of `its`.
+pub const INFO: super::Info = super::Info::new(
+    "its",
+    super::Scope::Warp,
+    "independent thread scheduling (Volta and later): per-thread pcs, compiler convergence barriers, yield",
+)
+.pass(super::Pass::Region(crate::RegionPass::ConvergenceBarrier));

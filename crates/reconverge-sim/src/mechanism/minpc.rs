@@ -56,7 +56,7 @@ impl WarpTracker for MinPc {
     ];
 
     fn name(&self) -> &'static str {
-        "minpc"
+        INFO.name
     }
 
     fn init(&self, entry: Pc, live: LaneMask) -> Vec<Path> {
@@ -131,3 +131,10 @@ impl WarpTracker for MinPc {
         st.iter().enumerate().map(|(k, p)| p.view(if k + 1 == n { "active" } else { "saved" })).collect()
     }
 }
+
+/// The registry's facts of `minpc`.
+pub const INFO: super::Info = super::Info::new(
+    "minpc",
+    super::Scope::Warp,
+    "depth-first path traversal, minimum pc first (seed 003, section 2.1)",
+);

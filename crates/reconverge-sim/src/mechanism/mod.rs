@@ -8,9 +8,11 @@
 //!
 //! Every mechanism implements [`Tracker`] (state per SM and per CTA; issue contexts; a pure `peek` and a
 //! committing `update`). Per-warp mechanisms implement the smaller [`WarpTracker`] and run through the
-//! [`PerWarp`] adapter. The [`Mechanism`] enum is the closed set the command line chooses from, and
-//! [`with_tracker!`](crate::with_tracker) is the one place a name becomes code: the drivers dispatch once
-//! into generic code, so the hot loop has no dynamic dispatch.
+//! [`PerWarp`] adapter. Each mechanism declares its facts (name, aliases, summary, scope, compiler pass,
+//! default set) once in its own file as an [`Info`]; the [`REGISTRY`] lists every [`Mechanism`] with its
+//! facts, and every list of mechanisms derives from it. [`with_tracker!`](crate::with_tracker) is the one
+//! place a mechanism becomes code: the drivers dispatch once into generic code, so the hot loop has no
+//! dynamic dispatch.
 
 mod arbiter;
 mod breadth;
@@ -29,6 +31,7 @@ mod parallel;
 mod paths;
 mod pdom;
 mod per_warp;
+mod registry;
 mod simty;
 mod sorted;
 mod ssy;
@@ -52,6 +55,7 @@ pub use parallel::{SlotCta, SlotTracker, Slots};
 pub use paths::{successors, Path};
 pub use pdom::PdomStack;
 pub use per_warp::{PerWarp, WarpCtx, WarpTracker};
+pub use registry::{known_names, Entry, Info, REGISTRY};
 pub use simty::{Simty, SimtyState};
 pub use sorted::{Priority, Sorted};
 pub use ssy::SsyStack;
@@ -162,6 +166,37 @@ impl Flow {
             _ => "an instruction",
         }
     }
+
+    /// The outcome of one instruction executed on two disjoint sets of lanes (a group that draws threads
+    /// from several CTAs executes once per CTA, [`Tracker::SM_POOL`]): lanes named by neither outcome go
+    /// to `pc + 1`, so [`Flow::Next`] is the identity, and outcomes of one kind combine their lanes.
+    pub fn merge(self, other: Flow) -> Flow {
+        fn union(a: &[(Pc, LaneMask)], b: &[(Pc, LaneMask)]) -> Box<[(Pc, LaneMask)]> {
+            let mut out: Vec<(Pc, LaneMask)> = a.to_vec();
+            for &(pc, m) in b {
+                match out.iter_mut().find(|e| e.0 == pc) {
+                    Some(e) => e.1 |= m,
+                    None => out.push((pc, m)),
+                }
+            }
+            out.into_boxed_slice()
+        }
+        match (self, other) {
+            (Flow::Next, f) | (f, Flow::Next) => f,
+            (Flow::Branch { target, taken: a }, Flow::Branch { taken: b, .. }) => Flow::Branch { target, taken: a | b },
+            (Flow::Multi(a), Flow::Multi(b)) => Flow::Multi(union(&a, &b)),
+            (Flow::Call { target, callers: a }, Flow::Call { callers: b, .. }) => Flow::Call { target, callers: a | b },
+            (Flow::Return { lanes: a, to: ta }, Flow::Return { lanes: b, to: tb }) => {
+                Flow::Return { lanes: a | b, to: union(&ta, &tb) }
+            }
+            (Flow::Exit { lanes: a }, Flow::Exit { lanes: b }) => Flow::Exit { lanes: a | b },
+            (Flow::Brk { lanes: a }, Flow::Brk { lanes: b }) => Flow::Brk { lanes: a | b },
+            (Flow::Await { lanes: a }, Flow::Await { lanes: b }) => Flow::Await { lanes: a | b },
+            // Outcomes that name no lanes (ssy, sync, pbk, join, bssy, bsync, yield, syncwarp) are the
+            // same for every set of lanes of one instruction.
+            (f, _) => f,
+        }
+    }
 }
 
 /// A mechanism's compiler pass: it inserts the instructions the mechanism's hardware interprets.
@@ -193,14 +228,43 @@ pub enum BarrierMode {
     Thread,
 }
 
-/// A mechanism's failure: the program did something the mechanism cannot represent.
-#[derive(Clone, PartialEq, Eq, Debug)]
-pub struct MechError(pub String);
-
-impl fmt::Display for MechError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
+/// A mechanism's failure: the program did something the mechanism cannot represent, or (a bug) the
+/// core issued a group the mechanism does not hold.
+#[derive(Clone, PartialEq, Eq, Debug, thiserror::Error)]
+pub enum MechError {
+    /// `ssy`/`sync`/`pbk`/`brk` under a mechanism other than `ssy`.
+    #[error("explicit stack instructions need the `ssy` mechanism")]
+    NeedsSsy,
+    /// An instruction another mechanism's compiler pass inserts (named by its mnemonic).
+    #[error("`{0}` is not an instruction of this mechanism")]
+    ForeignInstruction(&'static str),
+    /// A stack (named) had no entry to pop.
+    #[error("{0} stack underflow")]
+    Underflow(&'static str),
+    /// A `brk` without an enclosing `pbk`, a `ret` without a call.
+    #[error("{0} without {1}")]
+    Unmatched(&'static str, &'static str),
+    /// A divergent branch whose reconvergence point is unknown (a pc description).
+    #[error("divergence at {0} which has no reconvergence point")]
+    NoReconvergence(String),
+    /// Warps of one CTA-wide stack entry reached different sync points (their pc descriptions).
+    #[error("warps of one CTA-wide stack entry reached different sync points ({0} and {1})")]
+    SplitSyncPoint(String, String),
+    /// The issued group is not in the mechanism's structure (named).
+    #[error("the issued group is not in {0}")]
+    NotHeld(&'static str),
+    /// The issued context holds no warp (the kind named).
+    #[error("no {0} in context {1}")]
+    EmptyContext(&'static str, u32),
+    /// The issued path or split (named) is not valid.
+    #[error("the issued {0} is not valid")]
+    InvalidSlot(&'static str),
+    /// A group with no lanes issued.
+    #[error("an empty group issued")]
+    EmptyGroup,
+    /// A mechanism that does not gather warp-synchronous members was asked to.
+    #[error("this mechanism does not await warp-synchronous lanes")]
+    NoAwait,
 }
 
 /// One entry of a mechanism's structure, for traces and teaching.
@@ -233,7 +297,8 @@ pub enum Scope {
     Warp,
     /// One structure per CTA; groups combine threads of the CTA's warps.
     Cta,
-    /// One structure per SM (threads are still grouped within their CTA).
+    /// One structure per SM (`dwf` still groups threads within their CTA; `dwf:sm` across the SM's
+    /// CTAs).
     Sm,
 }
 
@@ -248,6 +313,9 @@ pub enum Mechanism {
     None,
     /// Dynamic warp formation: threads regrouped by pc in a warp pool, issued by a heuristic.
     Dwf(Heuristic),
+    /// Dynamic warp formation with one warp pool for every CTA of the SM (Fung et al., MICRO'07): threads
+    /// of different CTAs at one pc share warps; the majority heuristic.
+    DwfSm,
     /// Thread block compaction: a CTA-wide stack; warps wait at every sync point and are compacted.
     Tbc,
     /// CAPRI: thread block compaction where divergent warps wait only when compaction is predicted
@@ -290,136 +358,6 @@ pub enum Mechanism {
     StacklessDcp,
 }
 
-impl Mechanism {
-    /// The mechanisms `suite` and `compare` run by default (DWF under its default heuristic).
-    pub const ALL: [Mechanism; 20] = [
-        Mechanism::Pdom,
-        Mechanism::Ssy,
-        Mechanism::None,
-        Mechanism::Dwf(Heuristic::Majority),
-        Mechanism::Tbc,
-        Mechanism::Capri,
-        Mechanism::MinPc,
-        Mechanism::Breadth,
-        Mechanism::Sorted(Priority::MinPc),
-        Mechanism::Sorted(Priority::Depth),
-        Mechanism::Sorted(Priority::Majority),
-        Mechanism::Sorted(Priority::Minority),
-        Mechanism::Simty,
-        Mechanism::ThreadFrontiers,
-        Mechanism::ForkJoin,
-        Mechanism::DualPath,
-        Mechanism::MultiPath,
-        Mechanism::Its,
-        Mechanism::Stackless,
-        Mechanism::StacklessDcp,
-    ];
-
-    /// Every mechanism and variant the command line accepts (DWF under each heuristic).
-    pub const EVERY: [Mechanism; 27] = [
-        Mechanism::Pdom,
-        Mechanism::Ssy,
-        Mechanism::None,
-        Mechanism::Dwf(Heuristic::Majority),
-        Mechanism::Dwf(Heuristic::Minority),
-        Mechanism::Dwf(Heuristic::Pc),
-        Mechanism::Dwf(Heuristic::Pdom),
-        Mechanism::Dwf(Heuristic::Fifo),
-        Mechanism::Tbc,
-        Mechanism::Capri,
-        Mechanism::TbcLpc,
-        Mechanism::CapriLpc,
-        Mechanism::MinPc,
-        Mechanism::Breadth,
-        Mechanism::Sorted(Priority::MinPc),
-        Mechanism::Sorted(Priority::Depth),
-        Mechanism::Sorted(Priority::Majority),
-        Mechanism::Sorted(Priority::Minority),
-        Mechanism::Simty,
-        Mechanism::Arbiter,
-        Mechanism::ThreadFrontiers,
-        Mechanism::ForkJoin,
-        Mechanism::DualPath,
-        Mechanism::MultiPath,
-        Mechanism::Its,
-        Mechanism::Stackless,
-        Mechanism::StacklessDcp,
-    ];
-
-    /// The command-line name.
-    pub fn name(self) -> &'static str {
-        match self {
-            Mechanism::Pdom => "pdom",
-            Mechanism::Ssy => "ssy",
-            Mechanism::None => "none",
-            Mechanism::Dwf(h) => h.mechanism_name(),
-            Mechanism::Tbc => "tbc",
-            Mechanism::Capri => "capri",
-            Mechanism::TbcLpc => "tbc:lpc",
-            Mechanism::CapriLpc => "capri:lpc",
-            Mechanism::MinPc => "minpc",
-            Mechanism::Breadth => "breadth",
-            Mechanism::Sorted(p) => p.mechanism_name(),
-            Mechanism::Simty => "simty",
-            Mechanism::Arbiter => "arbiter",
-            Mechanism::ForkJoin => "forkjoin",
-            Mechanism::Its => "its",
-            Mechanism::ThreadFrontiers => "thread-frontiers",
-            Mechanism::DualPath => "dual-path",
-            Mechanism::MultiPath => "multi-path",
-            Mechanism::Stackless => "stackless",
-            Mechanism::StacklessDcp => "stackless-dcp",
-        }
-    }
-
-    /// Parses a command-line name (`dwf:majority` is another name of `dwf`).
-    pub fn from_name(s: &str) -> Option<Mechanism> {
-        if s == "dwf:majority" {
-            return Some(Mechanism::Dwf(Heuristic::Majority));
-        }
-        Mechanism::EVERY.into_iter().find(|m| m.name() == s)
-    }
-
-    /// Where the mechanism keeps its state: per static warp, per CTA, or per SM.
-    pub fn scope(self) -> Scope {
-        match self {
-            Mechanism::Pdom
-            | Mechanism::Ssy
-            | Mechanism::None
-            | Mechanism::MinPc
-            | Mechanism::Breadth
-            | Mechanism::Sorted(_)
-            | Mechanism::Simty
-            | Mechanism::Arbiter
-            | Mechanism::ForkJoin
-            | Mechanism::Its
-            | Mechanism::ThreadFrontiers
-            | Mechanism::DualPath
-            | Mechanism::MultiPath
-            | Mechanism::Stackless
-            | Mechanism::StacklessDcp => Scope::Warp,
-            Mechanism::Tbc | Mechanism::Capri | Mechanism::TbcLpc | Mechanism::CapriLpc => Scope::Cta,
-            Mechanism::Dwf(_) => Scope::Sm,
-        }
-    }
-
-    /// Whether the mechanism reads seed 004's per-pc divergence flags (`Program::divergent`).
-    pub fn needs_divergence(self) -> bool {
-        matches!(self, Mechanism::Stackless | Mechanism::StacklessDcp)
-    }
-
-    /// The compiler pass the program goes through before it runs under this mechanism, if any.
-    pub fn pass(self) -> Option<Pass> {
-        match self {
-            Mechanism::Ssy => Some(Pass::Ssy),
-            Mechanism::ForkJoin => Some(Pass::Region(crate::RegionPass::Join)),
-            Mechanism::Its => Some(Pass::Region(crate::RegionPass::ConvergenceBarrier)),
-            Mechanism::Stackless | Mechanism::StacklessDcp => Some(Pass::Region(crate::RegionPass::SyncWarp)),
-            _ => None,
-        }
-    }
-}
-
 /// Runs `$body` with `$t` bound to the [`Tracker`] of mechanism `$m`: the one place a mechanism's name
 /// becomes code. Each arm monomorphizes `$body` for one tracker, so the drivers' hot loops are generic
 /// code with no dynamic dispatch.
@@ -444,7 +382,11 @@ macro_rules! with_tracker {
                 $body
             }
             M::Dwf(h) => {
-                let $t = &Dwf(h);
+                let $t = &Dwf::<false>(h);
+                $body
+            }
+            M::DwfSm => {
+                let $t = &Dwf::<true>($crate::mechanism::Heuristic::Majority);
                 $body
             }
             M::Tbc => {
@@ -577,4 +519,28 @@ pub fn next_groups(pc: Pc, mask: LaneMask, flow: &Flow) -> SmallVec<[(Pc, LaneMa
         _ => push(pc + 1, mask),
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Flow;
+
+    #[test]
+    fn merged_outcomes_combine_the_lanes_of_each_part() {
+        let a = Flow::Branch { target: 9, taken: 0b0011 };
+        let b = Flow::Branch { target: 9, taken: 0b1000 };
+        assert_eq!(a.merge(b), Flow::Branch { target: 9, taken: 0b1011 });
+        // A part whose lanes were all predicated off continues at pc + 1 (the identity).
+        assert_eq!(Flow::Next.merge(Flow::Exit { lanes: 0b100 }), Flow::Exit { lanes: 0b100 });
+        assert_eq!(Flow::Exit { lanes: 0b1 }.merge(Flow::Next), Flow::Exit { lanes: 0b1 });
+        let m = Flow::Multi(vec![(3, 0b01)].into()).merge(Flow::Multi(vec![(3, 0b10), (5, 0b100)].into()));
+        assert_eq!(m, Flow::Multi(vec![(3, 0b11), (5, 0b100)].into()));
+        let r = Flow::Return { lanes: 0b1, to: vec![(4, 0b1)].into() }
+            .merge(Flow::Return { lanes: 0b10, to: vec![(4, 0b10)].into() });
+        assert_eq!(r, Flow::Return { lanes: 0b11, to: vec![(4, 0b11)].into() });
+        assert_eq!(
+            Flow::Call { target: 7, callers: 1 }.merge(Flow::Call { target: 7, callers: 4 }),
+            Flow::Call { target: 7, callers: 5 }
+        );
+    }
 }

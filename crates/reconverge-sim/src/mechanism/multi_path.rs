@@ -153,7 +153,7 @@ impl SlotTracker for MultiPath {
     ];
 
     fn name(&self) -> &'static str {
-        "multi-path"
+        INFO.name
     }
 
     fn slots(&self, w: u32) -> u32 {
@@ -178,7 +178,7 @@ impl SlotTracker for MultiPath {
         ctx: &mut WarpCtx<'_>,
     ) -> Result<(), MechError> {
         let k = k as usize;
-        let s = st.splits.get(k).copied().flatten().ok_or_else(|| MechError("the issued split is not valid".into()))?;
+        let s = st.splits.get(k).copied().flatten().ok_or(MechError::InvalidSlot("split"))?;
         st.splits[k] = None;
         let rest = s.mask & !mask & ctx.live;
         if rest != 0 {
@@ -236,3 +236,10 @@ impl SlotTracker for MultiPath {
         v
     }
 }
+
+/// The registry's facts of `multi-path`.
+pub const INFO: super::Info = super::Info::new(
+    "multi-path",
+    super::Scope::Warp,
+    "multi-path IPDOM (ElTantawy et al., HPCA 2014): every path of a split table issues",
+);

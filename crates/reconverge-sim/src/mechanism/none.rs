@@ -35,7 +35,7 @@ impl WarpTracker for NoReconvergence {
     type State = NoneState;
 
     fn name(&self) -> &'static str {
-        "none"
+        INFO.name
     }
 
     const STRUCTURE: crate::stats::Structure = crate::stats::Structure::Paths;
@@ -64,11 +64,11 @@ impl WarpTracker for NoReconvergence {
         ctx: &mut WarpCtx<'_>,
     ) -> Result<(), MechError> {
         if matches!(flow, Flow::Ssy { .. } | Flow::Sync | Flow::Pbk { .. } | Flow::Brk { .. }) {
-            return Err(MechError("explicit stack instructions need the `ssy` mechanism".into()));
+            return Err(MechError::NeedsSsy);
         }
         // The group that issued (the commit of `select`'s choice).
         let Some(i) = st.groups.iter().position(|g| g.pc == pc && g.mask & mask == mask) else {
-            return Err(MechError("the issued group is not in the list".into()));
+            return Err(MechError::NotHeld("the list"));
         };
         if let Flow::Next = flow {
             // Straight-line code: the group moves on (without the lanes that exited before it issued).
@@ -102,3 +102,10 @@ impl WarpTracker for NoReconvergence {
         st.groups.iter().map(|g| EntryView::warp("group", g.mask, g.pc, PC_NONE)).collect()
     }
 }
+
+/// The registry's facts of `none`.
+pub const INFO: super::Info = super::Info::new(
+    "none",
+    super::Scope::Warp,
+    "no reconvergence (GPGPU-Sim 2.x NO_RECONVERGE): split groups take turns until they exit",
+);

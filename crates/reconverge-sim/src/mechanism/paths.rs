@@ -81,10 +81,10 @@ pub fn successors(p: &Path, mask: LaneMask, flow: &Flow, live: LaneMask) -> Resu
             }
         }
         Flow::Ssy { .. } | Flow::Sync | Flow::Pbk { .. } | Flow::Brk { .. } => {
-            return Err(MechError("explicit stack instructions need the `ssy` mechanism".into()));
+            return Err(MechError::NeedsSsy);
         }
         Flow::Join | Flow::Bssy { .. } | Flow::Bsync { .. } | Flow::Yield | Flow::SyncWarp => {
-            return Err(MechError(format!("`{}` is not an instruction of this mechanism", flow.mnemonic())));
+            return Err(MechError::ForeignInstruction(flow.mnemonic()));
         }
         Flow::Await { .. } => push(pc, mask, d),
     }
@@ -121,10 +121,7 @@ pub fn take(list: &mut Vec<Path>, pc: Pc, mask: LaneMask, flow: &Flow, live: Lan
 /// The index of the path that issued (`pc`, `mask`) in `paths`: the last path at `pc` holding every
 /// issued lane (the active end of a stack).
 pub fn issued(paths: &[Path], pc: Pc, mask: LaneMask) -> Result<usize, MechError> {
-    paths
-        .iter()
-        .rposition(|p| p.pc == pc && p.mask & mask == mask)
-        .ok_or_else(|| MechError("the issued group is not in the path list".into()))
+    paths.iter().rposition(|p| p.pc == pc && p.mask & mask == mask).ok_or(MechError::NotHeld("the path list"))
 }
 
 /// Removes the lanes not in `live` from every path and drops the paths left empty.

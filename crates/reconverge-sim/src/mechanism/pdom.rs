@@ -107,7 +107,7 @@ pub(crate) fn successors(pc: Pc, mask: LaneMask, flow: &Flow) -> smallvec::Small
 pub(crate) fn reconvergence_point(prog: &crate::program::Program, pc: Pc) -> Result<Pc, MechError> {
     match prog.reconv.get(pc as usize) {
         Some(&r) if r != PC_NONE => Ok(r),
-        _ => Err(MechError(format!("divergence at {} which has no reconvergence point", prog.describe_pc(pc)))),
+        _ => Err(MechError::NoReconvergence(prog.describe_pc(pc))),
     }
 }
 
@@ -115,7 +115,7 @@ impl WarpTracker for PdomStack {
     type State = Vec<PdomEntry>;
 
     fn name(&self) -> &'static str {
-        "pdom"
+        INFO.name
     }
 
     fn init(&self, entry: Pc, live: LaneMask) -> Self::State {
@@ -149,7 +149,7 @@ impl WarpTracker for PdomStack {
         ctx: &mut WarpCtx<'_>,
     ) -> Result<(), MechError> {
         let Some(top) = st.last_mut() else {
-            return Err(MechError("PDOM stack underflow".into()));
+            return Err(MechError::Underflow("PDOM"));
         };
         top.pc = pc + n;
         if top.pc == top.rpc || top.mask & ctx.live == 0 {
@@ -167,7 +167,7 @@ impl WarpTracker for PdomStack {
         ctx: &mut WarpCtx<'_>,
     ) -> Result<(), MechError> {
         let Some(top) = st.last_mut() else {
-            return Err(MechError("PDOM stack underflow".into()));
+            return Err(MechError::Underflow("PDOM"));
         };
         if let Flow::Next = flow {
             // The common case: straight-line code.
@@ -180,7 +180,7 @@ impl WarpTracker for PdomStack {
         match flow {
             Flow::Call { target, callers } => call(st, pc + 1, *target, mask & callers),
             Flow::Ssy { .. } | Flow::Sync | Flow::Pbk { .. } | Flow::Brk { .. } => {
-                return Err(MechError("explicit stack instructions need the `ssy` mechanism".into()));
+                return Err(MechError::NeedsSsy);
             }
             _ => {
                 let mut groups = successors(pc, mask, flow);
@@ -207,3 +207,6 @@ impl WarpTracker for PdomStack {
         st.iter().map(|e| EntryView::warp(if e.call { "call" } else { "div" }, e.mask, e.pc, e.rpc)).collect()
     }
 }
+
+/// The registry's facts of `pdom`.
+pub const INFO: super::Info = super::Info::new("pdom", super::Scope::Warp, "the implicit per-warp reconvergence stack of GPGPU-Sim: reconverge at the immediate post-dominator of each divergent branch");

@@ -177,7 +177,7 @@ impl WarpTracker for Simty {
     ];
 
     fn name(&self) -> &'static str {
-        "simty"
+        INFO.name
     }
 
     fn init(&self, entry: Pc, live: LaneMask) -> SimtyState {
@@ -214,7 +214,7 @@ impl WarpTracker for Simty {
                 let k = st.cct.iter().rposition(|e| e.0.pc == pc && e.0.mask & mask == mask);
                 k.map(|k| st.cct.remove(k).0)
             };
-            st.x = found.ok_or_else(|| MechError("the issued group is not in the context tables".into()))?;
+            st.x = found.ok_or(MechError::NotHeld("the context tables"))?;
             if old.mask & live != 0 {
                 st.insert(old, ctx);
             }
@@ -287,3 +287,11 @@ impl WarpTracker for Simty {
         v
     }
 }
+
+/// The registry's facts of `simty`.
+pub const INFO: super::Info = super::Info::new(
+    "simty",
+    super::Scope::Warp,
+    "Simty's hot and cold context tables with the compact-sort unit (seed 003, section 3.2)",
+)
+.exports_paths();

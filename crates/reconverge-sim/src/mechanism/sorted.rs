@@ -37,13 +37,13 @@ impl Priority {
     /// Every order.
     pub const ALL: [Priority; 4] = [Priority::MinPc, Priority::Depth, Priority::Majority, Priority::Minority];
 
-    /// The mechanism's command-line name.
-    pub fn mechanism_name(self) -> &'static str {
+    /// The registry's facts of the path list sorted by this priority.
+    pub fn info(self) -> &'static super::Info {
         match self {
-            Priority::MinPc => "sorted:minpc",
-            Priority::Depth => "sorted:depth",
-            Priority::Majority => "sorted:majority",
-            Priority::Minority => "sorted:minority",
+            Priority::MinPc => &MIN_PC,
+            Priority::Depth => &DEPTH,
+            Priority::Majority => &MAJORITY,
+            Priority::Minority => &MINORITY,
         }
     }
 
@@ -120,7 +120,7 @@ impl WarpTracker for Sorted {
         &[super::Counter::sum("path_merges", "paths merged with the list head at an equal pc (convergence events)")];
 
     fn name(&self) -> &'static str {
-        self.0.mechanism_name()
+        self.0.info().name
     }
 
     fn init(&self, entry: Pc, live: LaneMask) -> Vec<Path> {
@@ -154,6 +154,34 @@ impl WarpTracker for Sorted {
         st.iter().enumerate().rev().map(|(k, p)| p.view(if k == 0 { "head" } else { "path" })).collect()
     }
 }
+
+/// The registry's facts of `sorted:minpc`.
+pub const MIN_PC: super::Info = super::Info::new(
+    "sorted:minpc",
+    super::Scope::Warp,
+    "a path list sorted by minimum pc, convergence at the head (seed 003, section 2.4)",
+);
+
+/// The registry's facts of `sorted:depth`.
+pub const DEPTH: super::Info = super::Info::new(
+    "sorted:depth",
+    super::Scope::Warp,
+    "a path list sorted by call depth, then minimum pc (seed 003, section 2.4)",
+);
+
+/// The registry's facts of `sorted:majority`.
+pub const MAJORITY: super::Info = super::Info::new(
+    "sorted:majority",
+    super::Scope::Warp,
+    "a path list sorted by the most threads first (seed 003, section 2.4)",
+);
+
+/// The registry's facts of `sorted:minority`.
+pub const MINORITY: super::Info = super::Info::new(
+    "sorted:minority",
+    super::Scope::Warp,
+    "a path list sorted by the fewest threads first (seed 003, section 2.4)",
+);
 
 #[cfg(test)]
 mod tests {

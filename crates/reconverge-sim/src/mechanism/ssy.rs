@@ -71,17 +71,17 @@ fn remove_above(st: &mut [SsyEntry], lanes: LaneMask, kind: SsyKind) -> Result<(
         }
         e.mask &= !lanes;
     }
-    Err(MechError(match kind {
-        SsyKind::Pbk => "brk without an enclosing pbk".into(),
-        _ => "ret without a call".into(),
-    }))
+    Err(match kind {
+        SsyKind::Pbk => MechError::Unmatched("brk", "an enclosing pbk"),
+        _ => MechError::Unmatched("ret", "a call"),
+    })
 }
 
 impl WarpTracker for SsyStack {
     type State = Vec<SsyEntry>;
 
     fn name(&self) -> &'static str {
-        "ssy"
+        INFO.name
     }
 
     fn init(&self, entry: Pc, live: LaneMask) -> Self::State {
@@ -122,7 +122,7 @@ impl WarpTracker for SsyStack {
         ctx: &mut WarpCtx<'_>,
     ) -> Result<(), MechError> {
         let Some(&top) = st.last() else {
-            return Err(MechError("SSY stack underflow".into()));
+            return Err(MechError::Underflow("SSY"));
         };
         let set_npc = |st: &mut Vec<SsyEntry>, npc: Pc| {
             if let Some(t) = st.last_mut() {
@@ -131,9 +131,9 @@ impl WarpTracker for SsyStack {
         };
         match flow {
             Flow::Next | Flow::Exit { .. } => set_npc(st, pc + 1),
-            Flow::Await { .. } => return Err(MechError("ssy does not await warp-synchronous lanes".into())),
+            Flow::Await { .. } => return Err(MechError::NoAwait),
             Flow::Join | Flow::Bssy { .. } | Flow::Bsync { .. } | Flow::Yield | Flow::SyncWarp => {
-                return Err(MechError(format!("`{}` is not an instruction of the ssy mechanism", flow.mnemonic())));
+                return Err(MechError::ForeignInstruction(flow.mnemonic()));
             }
             Flow::Branch { target, taken } => {
                 let t = mask & taken & ctx.live;
@@ -224,3 +224,11 @@ impl WarpTracker for SsyStack {
             .collect()
     }
 }
+
+/// The registry's facts of `ssy`.
+pub const INFO: super::Info = super::Info::new(
+    "ssy",
+    super::Scope::Warp,
+    "the explicit SSY/SYNC, PBK/BRK stack of seed 001, whose instructions a compiler pass inserts",
+)
+.pass(super::Pass::Ssy);

@@ -73,9 +73,9 @@ impl WarpTracker for Stackless {
 
     fn name(&self) -> &'static str {
         if self.dcp {
-            "stackless-dcp"
+            DCP.name
         } else {
-            "stackless"
+            INFO.name
         }
     }
 
@@ -111,11 +111,8 @@ impl WarpTracker for Stackless {
         flow: &Flow,
         ctx: &mut WarpCtx<'_>,
     ) -> Result<(), MechError> {
-        let i = st
-            .groups
-            .iter()
-            .position(|g| g.pc == pc && g.mask & mask != 0)
-            .ok_or_else(|| MechError("the issued group is not in the list".into()))?;
+        let i =
+            st.groups.iter().position(|g| g.pc == pc && g.mask & mask != 0).ok_or(MechError::NotHeld("the list"))?;
         let depth = st.groups[i].depth;
         // The issued lanes may come from several groups at this place (members gathered at a
         // warp-synchronous instruction).
@@ -179,3 +176,21 @@ impl WarpTracker for Stackless {
         v
     }
 }
+
+/// The registry's facts of `stackless`.
+pub const INFO: super::Info = super::Info::new(
+    "stackless",
+    super::Scope::Warp,
+    "stackless SIMT (seed 004, section 5.2): per-thread pcs, compiler syncwarp at convergent blocks",
+)
+.pass(super::Pass::Region(crate::RegionPass::SyncWarp))
+.reads_divergence();
+
+/// The registry's facts of `stackless-dcp`.
+pub const DCP: super::Info = super::Info::new(
+    "stackless-dcp",
+    super::Scope::Warp,
+    "stackless SIMT with dynamic convergence preservation: threads that branch alike stay together",
+)
+.pass(super::Pass::Region(crate::RegionPass::SyncWarp))
+.reads_divergence();

@@ -21,9 +21,9 @@ impl<const LIKELY: bool> CompactionPolicy for Tbc<LIKELY> {
 
     fn name(&self) -> &'static str {
         if LIKELY {
-            "tbc:lpc"
+            LIKELY_INFO.name
         } else {
-            "tbc"
+            INFO.name
         }
     }
 
@@ -33,3 +33,14 @@ impl<const LIKELY: bool> CompactionPolicy for Tbc<LIKELY> {
 
     fn learn(&self, _table: &mut (), _pc: Pc, _adequate: bool) {}
 }
+
+/// The registry's facts of `tbc`.
+pub const INFO: super::Info = super::Info::new("tbc", super::Scope::Cta, "thread block compaction (Fung and Aamodt, HPCA 2011): a CTA-wide stack; warps wait at every branch and are compacted");
+
+/// The registry's facts of `tbc:lpc`.
+pub const LIKELY_INFO: super::Info = super::Info::new(
+    "tbc:lpc",
+    super::Scope::Cta,
+    "thread block compaction with likely-convergence points: threads that stay in a loop meet at its continue point",
+)
+.outside_defaults();

@@ -305,6 +305,11 @@ pub trait Tracker: Sync {
     /// changes only when CTAs come and go), and an issue changes no other context's group unless it is
     /// a barrier, releases one or exits (so the timing model keeps other warps' readiness).
     const PER_WARP_CONTEXTS: bool = false;
+    /// Whether groups draw threads from every CTA of the SM (DWF's SM-wide warp pool). A group's lane
+    /// parts then name *SM warps* — CTA slot × static warps per CTA + static warp — and every
+    /// [`CtaView`] the mechanism receives is the SM's: the live and blocked lanes of every SM warp, an
+    /// empty CTA slot's all zero. The core executes such a group once per CTA it draws from.
+    const SM_POOL: bool = false;
     /// Counters the mechanism keeps.
     const COUNTERS: &'static [Counter] = &[];
     /// Ratios of counters the mechanism reports.

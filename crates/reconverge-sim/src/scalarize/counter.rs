@@ -13,6 +13,8 @@ const RECORD_LIMIT: usize = 1 << 16;
 /// One static warp's part of an issued group, seen after execution.
 #[derive(Clone, Copy, Debug)]
 pub struct Part {
+    /// The CTA slot of its threads.
+    pub cta: usize,
     /// The static warp.
     pub warp: u32,
     /// Its lanes that issued.
@@ -85,21 +87,11 @@ impl ScalarCounter {
         self.ctas[slot] = Some(warps);
     }
 
-    /// Counts into `s` one issued group of CTA slot `slot` at `pc` (`mask`: its lanes, `parts`: per
-    /// static warp).
-    pub fn on_issue(
-        &mut self,
-        s: &mut ScalarizeStats,
-        p: &PcPlan,
-        pc: u32,
-        slot: usize,
-        mask: LaneMask,
-        parts: &[Part],
-    ) {
+    /// Counts into `s` one issued group at `pc` (`mask`: its lanes, `parts`: per CTA and static warp).
+    pub fn on_issue(&mut self, s: &mut ScalarizeStats, p: &PcPlan, pc: u32, mask: LaneMask, parts: &[Part]) {
         if !p.own {
             return;
         }
-        let Some(Some(warps)) = self.ctas.get_mut(slot) else { return };
         let active = u64::from(mask.count_ones());
         let np = parts.len() as u64;
         s.thread_instructions += active;
@@ -110,15 +102,21 @@ impl ScalarCounter {
         s.divergent += if p.exit { 0 } else { active };
         let full: u64 = parts
             .iter()
-            .filter(|x| warps.get(x.warp as usize).is_some_and(|t| t.live == x.lanes))
+            .filter(|x| self.warp(x).is_some_and(|t| t.live == x.lanes))
             .map(|x| u64::from(x.lanes.count_ones()))
             .sum();
         s.convergent.dcp += if p.exit { active } else { full };
         count_activity(s, p, active, np);
         for part in parts {
+            let Some(Some(warps)) = self.ctas.get_mut(part.cta) else { continue };
             let Some(t) = warps.get_mut(part.warp as usize) else { continue };
             track(t, s, p, pc, part, &mut self.budget);
         }
+    }
+
+    /// The tracked state of the static warp of `part`.
+    fn warp(&self, part: &Part) -> Option<&WarpTrack> {
+        self.ctas.get(part.cta)?.as_ref()?.get(part.warp as usize)
     }
 }
 

@@ -160,6 +160,11 @@ pub struct Sm<'a, T: Tracker> {
     timings: Vec<OpTiming>,
     /// Instruction fetch ([`front`]).
     front: front::Front,
+    /// Static warps per CTA.
+    wpc: usize,
+    /// The timing state of every CTA's threads when the mechanism regroups threads across CTAs
+    /// ([`Tracker::SM_POOL`]; each [`CtaRes`] then keeps none).
+    sm_times: Option<CtaTimes>,
 }
 
 impl<'a, T: Tracker> Sm<'a, T> {
@@ -208,6 +213,9 @@ impl<'a, T: Tracker> Sm<'a, T> {
             trace: None,
             timings: op_timings(prog, gpu),
             front: front::Front::new(gpu)?,
+            wpc: nthreads.div_ceil(launch.warp_size.max(1)) as usize,
+            sm_times: T::SM_POOL
+                .then(|| CtaTimes::new(0, launch.warp_size as usize, prog.nregs as usize, prog.npreds as usize)),
         })
     }
 
@@ -279,7 +287,14 @@ impl<'a, T: Tracker> Sm<'a, T> {
             self.res.resize_with(c + 1, || None);
         }
         self.generation += 1;
-        let times = CtaTimes::new(warps as usize, launch.warp_size as usize, prog.nregs as usize, prog.npreds as usize);
+        let (w, nregs, npreds) = (launch.warp_size as usize, prog.nregs as usize, prog.npreds as usize);
+        let times = match &mut self.sm_times {
+            Some(t) => {
+                t.cover((c + 1) * self.wpc, c * self.wpc..(c + 1) * self.wpc);
+                CtaTimes::new(0, w, 0, 0)
+            }
+            None => CtaTimes::new(warps as usize, w, nregs, npreds),
+        };
         self.res[c] = Some(CtaRes { threads, warps, regs, shared, generation: self.generation, times });
         let n = (c + 1) * self.nctx as usize;
         if self.ages.len() < n {
@@ -351,18 +366,50 @@ impl<'a, T: Tracker> Sm<'a, T> {
     /// A load's data arrived: its destination registers are ready, its miss is over.
     fn finish_load(&mut self, t: LoadTrack) {
         let ready = t.ready;
-        let Some(r) = self.res.get_mut(t.cta).and_then(Option::as_mut) else { return };
-        if r.generation != t.generation {
+        // Only threads whose CTA was resident when the load issued (its slot's CTA launched no later):
+        // a late response for a retired CTA's threads is dropped.
+        let current =
+            |slot: usize| self.res.get(slot).and_then(Option::as_ref).is_some_and(|r| r.generation <= t.generation);
+        let parts: SmallVec<[(u32, LaneMask); 2]> = if T::SM_POOL {
+            t.parts.iter().copied().filter(|p| current(p.0 as usize / self.wpc.max(1))).collect()
+        } else if current(t.cta) {
+            t.parts.clone()
+        } else {
+            SmallVec::new()
+        };
+        if parts.is_empty() {
             return;
         }
         self.wake_cta(t.cta);
-        let Some(r) = self.res.get_mut(t.cta).and_then(Option::as_mut) else { return };
+        let Some(times) = self.times_mut(t.cta) else { return };
         let all: LaneMask = u64::MAX;
         for &reg in &t.regs {
-            r.times.regs.set(reg as usize, &t.parts, all, ready);
-            r.times.regs.refresh(reg as usize, &t.parts);
+            times.regs.set(reg as usize, &parts, all, ready);
+            times.regs.refresh(reg as usize, &parts);
         }
-        r.times.add_misses(&t.parts, all, false);
+        times.add_misses(&parts, all, false);
+    }
+
+    /// The timing state of CTA slot `c`'s threads (for an SM-wide mechanism, every CTA's, whether or not
+    /// slot `c` still holds a CTA: a load of a retired CTA's pool warp may have been for other CTAs).
+    fn times(&self, c: usize) -> Option<&CtaTimes> {
+        match &self.sm_times {
+            Some(t) => Some(t),
+            None => self.res.get(c).and_then(Option::as_ref).map(|r| &r.times),
+        }
+    }
+
+    /// [`Sm::times`], mutable.
+    fn times_mut(&mut self, c: usize) -> Option<&mut CtaTimes> {
+        times_in(&mut self.res, &mut self.sm_times, c)
+    }
+
+    /// The warps of CTA slot `c` in its timing state ([`Sm::times`]).
+    fn own_warps(&self, c: usize) -> std::ops::Range<usize> {
+        match &self.sm_times {
+            Some(_) => c * self.wpc..(c + 1) * self.wpc,
+            None => 0..self.times(c).map_or(0, CtaTimes::nwarps),
+        }
     }
 
     /// Whether context `g` may issue at `now`: its group, or why not and when that may change.
@@ -384,10 +431,9 @@ impl<'a, T: Tracker> Sm<'a, T> {
             Peek::Blocked(Blocked::Mechanism) => return Err(Wait::lasting(Cause::Mechanism, u64::MAX)),
             Peek::Empty => return Err(Wait::lasting(Cause::Done, u64::MAX)),
         };
-        let Some(r) = self.res.get(c).and_then(Option::as_ref) else {
+        let Some(t) = self.times(c) else {
             return Err(Wait::lasting(Cause::Done, u64::MAX));
         };
-        let t = &r.times;
         let (parts, hold) = (grp.lanes.parts(), grp.hold);
         if let Some(x) = t.threads.pending(row::MECH, parts, hold, now) {
             return Err(Wait::lasting(Cause::Mechanism, x));
@@ -778,7 +824,6 @@ impl<'a, T: Tracker> Sm<'a, T> {
     ) -> Result<(u64, usize), SimError> {
         let c = (g / self.nctx) as usize;
         self.mem.cycle = now;
-        self.mem.cta_slot = c as u32;
         let writes_before = self.mem.log.len();
         let mut view = SmMemView { mem: ctx.mem, sm: &mut self.mem };
         let env = IssueEnv {
@@ -836,12 +881,15 @@ impl<'a, T: Tracker> Sm<'a, T> {
         }
         self.fu.occupy(sched, op.unit as usize, now, now + occupancy.max(1));
         let done = (occupancy.max(1), issued.structure);
-        let Some(r) = self.res.get_mut(c).and_then(Option::as_mut) else { return Ok(done) };
+        let released: SmallVec<[std::ops::Range<usize>; 2]> =
+            self.core.released_ctas().iter().map(|&s| self.own_warps(s)).collect();
         if let Some(id) = pending {
-            self.memory.tag_generation(id, r.generation);
-            r.times.add_misses(&exec_parts, grp.mask, true);
+            self.memory.tag_generation(id, self.generation);
         }
-        let t = &mut r.times;
+        let Some(t) = times_in(&mut self.res, &mut self.sm_times, c) else { return Ok(done) };
+        if pending.is_some() {
+            t.add_misses(&exec_parts, grp.mask, true);
+        }
         let ready = if pending.is_some() { u64::MAX } else { now + latency };
         for &reg in &info.writes {
             t.regs.set(reg as usize, &exec_parts, grp.mask, ready);
@@ -864,8 +912,20 @@ impl<'a, T: Tracker> Sm<'a, T> {
             };
             t.threads.raise(row::MECH, self.core.delayed(), u64::MAX, now + 1 + cycles);
         }
-        order_memory(t, &exec_parts, grp.mask, wrote, &prog.insts[grp.pc as usize].op, issued.released, ctx.epoch_end);
+        order_memory(t, &exec_parts, grp.mask, wrote, &prog.insts[grp.pc as usize].op, &released, ctx.epoch_end);
         Ok(done)
+    }
+}
+
+/// The timing state of CTA slot `c`'s threads: its own, or the SM-wide one (`sm_times`).
+fn times_in<'t>(
+    res: &'t mut [Option<CtaRes>],
+    sm_times: &'t mut Option<CtaTimes>,
+    c: usize,
+) -> Option<&'t mut CtaTimes> {
+    match sm_times {
+        Some(t) => Some(t),
+        None => res.get_mut(c).and_then(Option::as_mut).map(|r| &mut r.times),
     }
 }
 
@@ -940,7 +1000,8 @@ fn temporal_threads(prog: &Program, pc: u32, class: InstClass, mask: LaneMask, w
 /// Memory ordering in the epoch model. A global write is performed (visible to every later load, an
 /// atomic's effect applied) at the end of the epoch in which it was logged. A fence makes the issuing
 /// threads wait until their own earlier writes are performed; a barrier release (`bar.sync` orders memory
-/// like `membar.cta`) makes every thread of the CTA wait until the writes of all of them are performed. The
+/// like `membar.cta`) makes every thread of the CTA wait until the writes of all of them are performed
+/// (`released`: the warps of each CTA in which a barrier released). The
 /// wait is the write round trip of real hardware: a write logged at cycle c is performed at the epoch end,
 /// at most E = L1 + L2 hit latency after c.
 fn order_memory(
@@ -949,7 +1010,7 @@ fn order_memory(
     mask: LaneMask,
     wrote: bool,
     op: &Op,
-    released: bool,
+    released: &[std::ops::Range<usize>],
     epoch_end: u64,
 ) {
     if wrote {
@@ -959,8 +1020,8 @@ fn order_memory(
         let done = t.threads.pending(row::WRITES, parts, mask, 0).unwrap_or(0);
         t.threads.raise(row::FENCE, parts, mask, done);
     }
-    if released {
-        let done = t.threads.max_row(row::WRITES);
-        t.threads.raise_all(row::FENCE, done);
+    for warps in released {
+        let done = t.threads.max_row(row::WRITES, warps.clone());
+        t.threads.raise_all(row::FENCE, warps.clone(), done);
     }
 }

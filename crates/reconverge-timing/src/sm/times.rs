@@ -6,11 +6,13 @@
 //! fast path: a whole static warp that is ready by its maximum needs no per-lane look.
 
 use reconverge_sim::{lanes, LaneMask};
+use std::ops::Range;
 
 /// Rows of per-thread-slot cycle values, with per-static-warp maxima.
 #[derive(Clone, Debug)]
 pub(crate) struct Times {
     w: usize,
+    rows: usize,
     nwarps: usize,
     slot: Vec<u64>,
     warp: Vec<u64>,
@@ -19,7 +21,7 @@ pub(crate) struct Times {
 impl Times {
     /// `rows` rows for a CTA of `nwarps` warps of `w` threads, all zero.
     pub fn new(rows: usize, nwarps: usize, w: usize) -> Times {
-        Times { w, nwarps, slot: vec![0; rows * nwarps * w], warp: vec![0; rows * nwarps] }
+        Times { w, rows, nwarps, slot: vec![0; rows * nwarps * w], warp: vec![0; rows * nwarps] }
     }
 
     /// The latest value over the lanes `hold` of the parts, or `None` when none exceeds `now` (the
@@ -88,19 +90,40 @@ impl Times {
         }
     }
 
-    /// The largest value of `row` over the whole CTA.
-    pub fn max_row(&self, row: usize) -> u64 {
-        self.warp[row * self.nwarps..(row + 1) * self.nwarps].iter().copied().max().unwrap_or(0)
+    /// The largest value of `row` over the warps `warps` (a CTA's).
+    pub fn max_row(&self, row: usize, warps: Range<usize>) -> u64 {
+        let r = row * self.nwarps;
+        self.warp[r + warps.start..r + warps.end].iter().copied().max().unwrap_or(0)
     }
 
-    /// Raises every thread of the CTA in `row` to at least `value`.
-    pub fn raise_all(&mut self, row: usize, value: u64) {
-        let n = self.nwarps * self.w;
-        for s in &mut self.slot[row * n..(row + 1) * n] {
+    /// Raises every thread of the warps `warps` (a CTA's) in `row` to at least `value`.
+    pub fn raise_all(&mut self, row: usize, warps: Range<usize>, value: u64) {
+        let r = row * self.nwarps;
+        for s in &mut self.slot[(r + warps.start) * self.w..(r + warps.end) * self.w] {
             *s = (*s).max(value);
         }
-        for x in &mut self.warp[row * self.nwarps..(row + 1) * self.nwarps] {
+        for x in &mut self.warp[r + warps.start..r + warps.end] {
             *x = (*x).max(value);
+        }
+    }
+
+    /// Makes room for `nwarps` warps per row, zeroing the warps `fresh` (a CTA launched into their slot).
+    pub fn cover(&mut self, nwarps: usize, fresh: Range<usize>) {
+        if nwarps > self.nwarps {
+            let rows = self.rows;
+            let mut grown = Times::new(rows, nwarps, self.w);
+            for row in 0..rows {
+                let (old, new) = (row * self.nwarps, row * nwarps);
+                grown.warp[new..new + self.nwarps].copy_from_slice(&self.warp[old..old + self.nwarps]);
+                grown.slot[new * self.w..(new + self.nwarps) * self.w]
+                    .copy_from_slice(&self.slot[old * self.w..(old + self.nwarps) * self.w]);
+            }
+            *self = grown;
+        }
+        for row in 0..self.rows {
+            let r = row * self.nwarps;
+            self.warp[r + fresh.start..r + fresh.end].fill(0);
+            self.slot[(r + fresh.start) * self.w..(r + fresh.end) * self.w].fill(0);
         }
     }
 }
@@ -119,7 +142,8 @@ pub(crate) mod row {
     pub const COUNT: usize = 4;
 }
 
-/// The timing state of one resident CTA.
+/// The timing state of one resident CTA, or of every CTA of an SM whose mechanism regroups threads
+/// across CTAs (its warps are then the SM warps: CTA slot × static warps per CTA + static warp).
 #[derive(Clone, Debug)]
 pub(crate) struct CtaTimes {
     /// [`row`] values.
@@ -133,6 +157,7 @@ pub(crate) struct CtaTimes {
     /// Outstanding load misses per static warp.
     pub misses_warp: Vec<u32>,
     nwarps: usize,
+    npreds: usize,
     w: usize,
 }
 
@@ -147,8 +172,40 @@ impl CtaTimes {
             misses: vec![0; nwarps * w],
             misses_warp: vec![0; nwarps],
             nwarps,
+            npreds: npreds.max(1),
             w,
         }
+    }
+
+    /// Its warps.
+    pub fn nwarps(&self) -> usize {
+        self.nwarps
+    }
+
+    /// Makes room for `nwarps` warps, zeroing the warps `fresh` (a CTA launched into their slot).
+    pub fn cover(&mut self, nwarps: usize, fresh: Range<usize>) {
+        let nwarps = nwarps.max(self.nwarps);
+        self.threads.cover(nwarps, fresh.clone());
+        self.regs.cover(nwarps, fresh.clone());
+        if nwarps > self.nwarps {
+            let npreds = self.npreds;
+            let mut preds = vec![0; npreds * nwarps];
+            for p in 0..npreds {
+                if self.nwarps > 0 {
+                    preds[p * nwarps..p * nwarps + self.nwarps]
+                        .copy_from_slice(&self.preds[p * self.nwarps..(p + 1) * self.nwarps]);
+                }
+            }
+            self.preds = preds;
+            self.misses.resize(nwarps * self.w, 0);
+            self.misses_warp.resize(nwarps, 0);
+            self.nwarps = nwarps;
+        }
+        for p in 0..self.npreds {
+            self.preds[p * self.nwarps + fresh.start..p * self.nwarps + fresh.end].fill(0);
+        }
+        self.misses[fresh.start * self.w..fresh.end * self.w].fill(0);
+        self.misses_warp[fresh.clone()].fill(0);
     }
 
     /// The latest predicate-scoreboard time of `p` over the parts' warps.
@@ -188,5 +245,35 @@ impl CtaTimes {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{row, CtaTimes};
+
+    #[test]
+    fn covering_more_warps_keeps_the_old_values_and_zeroes_the_fresh_ones() {
+        let mut t = CtaTimes::new(0, 4, 2, 2);
+        t.cover(2, 0..2);
+        t.threads.set(row::READY, &[(1, 0b0010)], u64::MAX, 40);
+        t.regs.set(1, &[(0, 0b0001)], u64::MAX, 7);
+        t.set_pred(1, &[(1, 0)], 9);
+        t.add_misses(&[(1, 0b0100)], u64::MAX, true);
+        t.cover(4, 2..4);
+        assert_eq!(t.nwarps(), 4);
+        assert_eq!(t.threads.pending(row::READY, &[(1, 0b1111)], u64::MAX, 0), Some(40));
+        assert_eq!(t.regs.pending(1, &[(0, 0b1111)], u64::MAX, 0), Some(7));
+        assert_eq!(t.pred(1, &[(1, 0)]), 9);
+        assert!(t.missing(&[(1, 0b0100)], u64::MAX));
+        t.set_pred(0, &[(3, 0)], 5);
+        t.cover(4, 3..4);
+        assert_eq!(t.pred(0, &[(3, 0)]), 0, "a CTA launched into warps 3.. starts from zero");
+        assert_eq!(t.threads.pending(row::READY, &[(1, 0b1111)], u64::MAX, 0), Some(40));
+        t.threads.raise(row::WRITES, &[(1, 1), (3, 1)], u64::MAX, 50);
+        assert_eq!(t.threads.max_row(row::WRITES, 2..4), 50);
+        t.threads.raise_all(row::FENCE, 0..2, 60);
+        assert_eq!(t.threads.pending(row::FENCE, &[(3, 1)], u64::MAX, 0), None, "other CTAs untouched");
+        assert_eq!(t.threads.pending(row::FENCE, &[(0, 1)], u64::MAX, 0), Some(60));
     }
 }
