@@ -95,6 +95,33 @@ fn trace_of_the_capri_test_case() {
 }
 
 #[test]
+fn trace_of_dwf_with_an_sm_wide_pool() {
+    // Two CTAs of bitonic_sort on one SM under `dwf:sm`: after the first barrier, pool warps hold threads
+    // of both CTAs (SM warps 4-7 are CTA 1's static warps 0-3).
+    let args = [
+        "trace",
+        "kernels/ptx/sm_80/bitonic_sort.ptx",
+        "--grid",
+        "2",
+        "--block",
+        "128",
+        "--dynamic-shared",
+        "512",
+        "--arg",
+        "@kernels/data/bitonic_sort/data.npy",
+        "--mechanism",
+        "dwf:sm",
+        "--skip",
+        "240",
+        "--limit",
+        "16",
+    ];
+    let out = ok(&args);
+    expect_file!["golden/trace_bitonic_dwf_sm.txt"].assert_eq(&out);
+    assert!(out.contains(" w0,1,2,7,6,5 "), "a warp of CTA 0's and CTA 1's threads: {out}");
+}
+
+#[test]
 fn run_reports_statistics_as_json() {
     let out = ok(&[&["run", KERN, "--json"][..], &KERN_ARGS].concat());
     let v: serde_json::Value = serde_json::from_str(out.trim()).expect("json");
