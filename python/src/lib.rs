@@ -9,7 +9,9 @@ use numpy::{PyArray1, PyReadonlyArray1};
 use pyo3::create_exception;
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
-use reconverge_sim::{Arg, Buffer, DecodeOptions, Dtype, GlobalInit, LaunchConfig, Mechanism, NoObserver, SimError};
+use reconverge_mechanism::Mechanism;
+use reconverge_program::{Arg, Buffer, DecodeOptions, Dtype, GlobalInit, LaunchConfig};
+use reconverge_sim::{NoObserver, SimError};
 
 create_exception!(_core, ReconvergeError, PyException, "Any error of reconverge.");
 create_exception!(
@@ -30,8 +32,21 @@ fn invalid(msg: impl Into<String>) -> PyErr {
     InvalidInput::new_err(msg.into())
 }
 
+/// `e` in the Python package's words: limits name the keyword argument that sets them.
+fn render(e: &SimError) -> String {
+    match e {
+        SimError::Limit(reconverge_sim::RunLimit::Instructions(n)) => {
+            format!("limit reached: max_instructions={n} warp instructions")
+        }
+        SimError::Launch(l @ reconverge_program::LaunchError::MemoryLimit { .. }) => {
+            format!("invalid launch: {l} (raise it with max_memory=)")
+        }
+        _ => e.to_string(),
+    }
+}
+
 fn sim_error(e: &SimError) -> PyErr {
-    let msg = format!("error: {e}");
+    let msg = format!("error: {}", render(e));
     match e {
         SimError::Interrupted => pyo3::exceptions::PyKeyboardInterrupt::new_err("interrupted"),
         SimError::OutOfMemory { .. } => pyo3::exceptions::PyMemoryError::new_err(msg),
@@ -83,11 +98,11 @@ struct PyModuleHandle {
 
 fn mechanism(name: &str) -> PyResult<Mechanism> {
     Mechanism::from_name(name)
-        .ok_or_else(|| invalid(format!("unknown mechanism `{name}` (known: {})", reconverge_sim::known_names())))
+        .ok_or_else(|| invalid(format!("unknown mechanism `{name}` (known: {})", reconverge_mechanism::known_names())))
 }
 
 impl PyModuleHandle {
-    fn program(&self, kernel: Option<&str>, mech: Mechanism, scalarize: bool) -> PyResult<reconverge_sim::Program> {
+    fn program(&self, kernel: Option<&str>, mech: Mechanism, scalarize: bool) -> PyResult<reconverge_program::Program> {
         let opts =
             DecodeOptions { file: self.name.clone(), source: Some(self.ptx.clone()), scalarize, ..Default::default() };
         reconverge_sim::load(&self.module, kernel, mech, &opts).map_err(|e| invalid(format!("{}: {e}", self.name)))
@@ -204,7 +219,7 @@ impl PyModuleHandle {
         for (name, dtype, bytes, scalar) in &globals {
             let bytes = bytes.as_slice().map_err(|e| invalid(e.to_string()))?;
             let bytes = reconverge_sim::error::try_copy(bytes, || format!("module variable `{name}`"))
-                .map_err(|e| sim_error(&e))?;
+                .map_err(|e| sim_error(&SimError::from(e)))?;
             let value = if *scalar {
                 let mut b = [0u8; 8];
                 b[..bytes.len().min(8)].copy_from_slice(&bytes[..bytes.len().min(8)]);
@@ -274,7 +289,7 @@ type LaunchOutput<'py> =
 
 /// Half of this machine's memory, or 8 GiB where that cannot be read.
 fn default_max_memory() -> u64 {
-    reconverge_sim::launch::half_of_memory(std::fs::read_to_string("/proc/meminfo").ok().as_deref())
+    reconverge_program::launch::half_of_memory(std::fs::read_to_string("/proc/meminfo").ok().as_deref())
 }
 
 fn dtype_of(name: &str) -> PyResult<Dtype> {
@@ -297,7 +312,7 @@ fn gpu_config(name: &str) -> PyResult<reconverge_timing::GpuConfig> {
 }
 
 fn resolve_args(
-    prog: &reconverge_sim::Program,
+    prog: &reconverge_program::Program,
     args: &[(String, String, Option<PyReadonlyArray1<'_, u8>>)],
 ) -> PyResult<Vec<Arg>> {
     if args.len() != prog.params.len() {
@@ -315,12 +330,12 @@ fn resolve_args(
             "buffer" => {
                 let bytes = bytes.as_ref().ok_or_else(|| invalid(format!("argument {i}: a buffer without bytes")))?;
                 let bytes = bytes.as_slice().map_err(|e| invalid(e.to_string()))?;
-                let bytes =
-                    reconverge_sim::error::try_copy(bytes, || format!("argument {i}")).map_err(|e| sim_error(&e))?;
+                let bytes = reconverge_sim::error::try_copy(bytes, || format!("argument {i}"))
+                    .map_err(|e| sim_error(&SimError::from(e)))?;
                 Ok(Arg::Buffer(Buffer { dtype: dtype_of(text)?, bytes }))
             }
             "bits" => text.parse::<u64>().map(Arg::Scalar).map_err(|e| invalid(format!("argument {i}: {e}"))),
-            "text" => reconverge_sim::parse_scalar(text, param.ty)
+            "text" => reconverge_program::parse_scalar(text, param.ty)
                 .map(Arg::Scalar)
                 .map_err(|e| invalid(format!("argument {i} ({}): {e}", param.name))),
             other => Err(invalid(format!("argument {i}: unknown kind `{other}`"))),

@@ -4,9 +4,11 @@ use crate::launch_args::mechanism;
 use crate::suite_cmd::{check_kernel_names, check_warp_sizes, default_kernels_dir, load_manifest};
 use crate::{out, outln, Failure};
 use clap::Args;
+use reconverge_mechanism::Mechanism;
+use reconverge_program::LaunchConfig;
 use reconverge_report::records;
 use reconverge_report::table::Table;
-use reconverge_sim::{run, LaunchConfig, Mechanism, NoObserver};
+use reconverge_sim::{run, NoObserver};
 use serde::Serialize;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -142,7 +144,7 @@ pub fn run_bench(a: BenchArgs) -> Result<(), Failure> {
         while runs == 0 || start.elapsed() < Duration::from_millis(a.min_ms) {
             let r = run(prog, mech, &cfg, args, &mut NoObserver);
             if let Some(err) = &r.error {
-                return Err(Failure::input(format!("{}: {err}", e.name)));
+                return Err(Failure::input(format!("{}: {}", e.name, crate::errors::render(err))));
             }
             warp += r.stats.warp_instructions;
             thread += r.stats.thread_instructions;
@@ -166,7 +168,7 @@ pub fn run_bench(a: BenchArgs) -> Result<(), Failure> {
             while runs == 0 || start.elapsed() < Duration::from_millis(a.min_ms) {
                 let r = reconverge_timing::run_timed(prog, mech, &cfg, g, args, None, a.threads);
                 if let Some(err) = &r.run.error {
-                    return Err(Failure::input(format!("{}: {err}", e.name)));
+                    return Err(Failure::input(format!("{}: {}", e.name, crate::errors::render(err))));
                 }
                 tw += r.run.stats.warp_instructions;
                 tt += r.run.stats.thread_instructions;

@@ -6,9 +6,11 @@
 use crate::bench_cmd::BenchArgs;
 use crate::native::{self, Workdir};
 use crate::{out, outln, Failure};
+use reconverge_mechanism::Mechanism;
+use reconverge_program::LaunchConfig;
 use reconverge_report::records;
 use reconverge_report::table::Table;
-use reconverge_sim::{run, LaunchConfig, Mechanism, NoObserver, RunResult};
+use reconverge_sim::{run, NoObserver, RunResult};
 use reconverge_suite::manifest::{KernelEntry, ManifestArg};
 use reconverge_timing::GpuConfig;
 use serde::Serialize;
@@ -106,7 +108,7 @@ impl NativeBench<'_> {
         let mut row = NativeRecord { kernel: label.to_string(), threads, ..NativeRecord::default() };
         let first = run(&p.prog, self.mech, &cfg, &p.args, &mut NoObserver);
         if let Some(err) = &first.error {
-            return Err(Failure::input(format!("{}: {err}", e.name)));
+            return Err(Failure::input(format!("{}: {}", e.name, crate::errors::render(err))));
         }
         row.warp_instructions = first.stats.warp_instructions;
         let functional = measure(a.min_ms, || {

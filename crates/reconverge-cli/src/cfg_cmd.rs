@@ -39,8 +39,8 @@ pub fn run(a: CfgArgs) -> Result<(), Failure> {
     let loaded = source::load(&a.file, &a.nvrtc_opts)?;
     let mech = crate::launch_args::mechanism(&a.mechanism)?;
     let (module, ssy) = match mech.pass() {
-        Some(reconverge_sim::mechanism::Pass::Ssy) => {
-            let (m, r) = reconverge_sim::insert_ssy(&loaded.module);
+        Some(reconverge_mechanism::Pass::Ssy) => {
+            let (m, r) = reconverge_transform::insert_ssy(&loaded.module);
             (m, Some(r))
         }
         Some(pass) => (pass.apply(&loaded.module), None),

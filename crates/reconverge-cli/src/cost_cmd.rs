@@ -3,9 +3,9 @@
 
 use crate::{outln, Failure};
 use clap::Args;
+use reconverge_report::cost::{unit_cost, CostParams, Unit};
 use reconverge_report::synth::{parse_stat, svg, Stat, SynthRow};
 use reconverge_report::table::Table;
-use reconverge_sim::mechanism::cost::{unit_cost, CostParams, Unit};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 

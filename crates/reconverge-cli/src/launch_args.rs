@@ -2,7 +2,8 @@
 
 use crate::{source, Failure};
 use clap::Args;
-use reconverge_sim::{Arg, DecodeOptions, GlobalInit, LaunchConfig, Mechanism, Program};
+use reconverge_mechanism::Mechanism;
+use reconverge_program::{Arg, DecodeOptions, GlobalInit, LaunchConfig, Program};
 use reconverge_suite::{resolve_args, ArgSpec};
 
 /// Options that describe one launch.
@@ -176,7 +177,7 @@ pub fn bytes(what: &str, text: &str) -> Result<u64, Failure> {
 
 /// Half of this machine's memory, or 8 GiB where that cannot be read.
 pub fn default_max_memory() -> u64 {
-    reconverge_sim::launch::half_of_memory(std::fs::read_to_string("/proc/meminfo").ok().as_deref())
+    reconverge_program::launch::half_of_memory(std::fs::read_to_string("/proc/meminfo").ok().as_deref())
 }
 
 /// Parses `--global NAME=VALUE` into a module-variable initialisation.
@@ -190,7 +191,7 @@ fn global_init(text: &str, load: &reconverge_suite::Loader<'_>, max_bytes: u64) 
 /// The values `--mechanism` takes: every mechanism of the registry, with its aliases and its one-line
 /// summary (clap lists them in `--help` and names them when a value is unknown).
 pub fn mechanism_values() -> clap::builder::PossibleValuesParser {
-    clap::builder::PossibleValuesParser::new(reconverge_sim::mechanism::REGISTRY.iter().map(|e| {
+    clap::builder::PossibleValuesParser::new(reconverge_mechanism::REGISTRY.iter().map(|e| {
         let help = match e.info.aliases {
             [] => e.info.summary.to_string(),
             aliases => format!("{} (also: {})", e.info.summary, aliases.join(", ")),
@@ -201,8 +202,9 @@ pub fn mechanism_values() -> clap::builder::PossibleValuesParser {
 
 /// Parses a mechanism name.
 pub fn mechanism(name: &str) -> Result<Mechanism, Failure> {
-    Mechanism::from_name(name)
-        .ok_or_else(|| Failure::input(format!("unknown mechanism `{name}` (known: {})", reconverge_sim::known_names())))
+    Mechanism::from_name(name).ok_or_else(|| {
+        Failure::input(format!("unknown mechanism `{name}` (known: {})", reconverge_mechanism::known_names()))
+    })
 }
 
 impl LaunchArgs {
@@ -280,7 +282,7 @@ impl LaunchArgs {
             globals,
             dump_globals: dump_globals.to_vec(),
             max_memory,
-            dwf_lut: reconverge_sim::LutGeometry::parse(&self.dwf_lut)
+            dwf_lut: reconverge_program::LutGeometry::parse(&self.dwf_lut)
                 .map_err(|e| Failure::input(format!("--dwf-lut {e}")))?,
             ..LaunchConfig::default()
         };

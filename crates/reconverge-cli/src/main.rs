@@ -10,6 +10,7 @@ mod bench_native;
 mod cfg_cmd;
 mod compare_cmd;
 mod cost_cmd;
+mod errors;
 mod launch_args;
 mod native;
 mod out;

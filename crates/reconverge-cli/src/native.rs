@@ -3,7 +3,7 @@
 //! plain atomics) and run one thread after another, block by block, by a small driver that reads the
 //! launch from a file and reports the time of each repeat and the final buffers.
 
-use reconverge_sim::Arg;
+use reconverge_program::Arg;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;

@@ -3,10 +3,11 @@
 use crate::launch_args::LaunchArgs;
 use crate::{outln, Failure};
 use clap::Args;
+use reconverge_mechanism::Mechanism;
 use reconverge_report::html::{run_report, MechanismRun, RunReport, SourceView};
 use reconverge_report::records::RunRecord;
 use reconverge_report::timeline::TimelineRecorder;
-use reconverge_sim::{run, Mechanism, RunResult};
+use reconverge_sim::{run, RunResult};
 
 /// Arguments of `reconverge report`.
 #[derive(Args)]
@@ -28,7 +29,7 @@ pub struct ReportArgs {
 /// One mechanism's functional run (with its timeline) and timed record.
 struct Done {
     mech: Mechanism,
-    prog: reconverge_sim::Program,
+    prog: reconverge_program::Program,
     result: RunResult,
     timeline: TimelineRecorder,
     warp_size: u32,
@@ -113,7 +114,7 @@ pub fn run_cmd(a: ReportArgs) -> Result<(), Failure> {
     outln!("wrote {} ({} mechanisms)", a.output, done.len())?;
     for d in &done {
         if let Some(e) = &d.result.error {
-            outln!("  {}: {}", d.mech, e)?;
+            outln!("  {}: {}", d.mech, crate::errors::render(e))?;
         }
     }
     Ok(())
@@ -139,7 +140,7 @@ fn file_name(path: &str) -> &str {
 fn cuda_source(
     input: &str,
     given: Option<&str>,
-    prog: &reconverge_sim::Program,
+    prog: &reconverge_program::Program,
 ) -> Result<Option<(u32, String, String)>, Failure> {
     let Some(file) = prog.info.iter().find_map(|i| i.loc.map(|l| l.file)) else {
         return match given {

@@ -72,7 +72,7 @@ pub struct TraceArgs {
 fn exit_for(r: &RunResult) -> Result<(), Failure> {
     match &r.error {
         None => Ok(()),
-        Some(e) => Err(Failure { message: format!("error: {e}"), code: e.exit_code() as u8 }),
+        Some(e) => Err(Failure { message: format!("error: {}", crate::errors::render(e)), code: e.exit_code() as u8 }),
     }
 }
 
@@ -97,7 +97,7 @@ pub fn run_cmd(a: RunArgs) -> Result<(), Failure> {
     let names: Vec<String> = global_dumps.iter().map(|(n, _)| n.clone()).collect();
     let mut p = a.launch.prepare(&names)?;
     for (i, _) in &dumps {
-        if !matches!(p.args.get(*i), Some(reconverge_sim::Arg::Buffer(_))) {
+        if !matches!(p.args.get(*i), Some(reconverge_program::Arg::Buffer(_))) {
             return Err(Failure::input(format!("--dump {i}: argument {i} is not a buffer")));
         }
     }
@@ -156,7 +156,7 @@ pub fn run_cmd(a: RunArgs) -> Result<(), Failure> {
 }
 
 /// Writes `b` as a `.npy` file (the header, then the buffer's bytes as they are: no second copy).
-fn write_npy(path: &str, b: &reconverge_sim::Buffer) -> Result<(), Failure> {
+fn write_npy(path: &str, b: &reconverge_program::Buffer) -> Result<(), Failure> {
     use std::io::Write as _;
     let fail = |e: std::io::Error| Failure::input(format!("cannot write `{path}`: {e}"));
     let mut f = std::io::BufWriter::new(std::fs::File::create(path).map_err(fail)?);
@@ -180,7 +180,7 @@ fn window(text: &str) -> Result<(u64, u64), Failure> {
 pub fn write_trace(
     path: &str,
     timeline: &reconverge_timing::Timeline,
-    prog: &reconverge_sim::Program,
+    prog: &reconverge_program::Program,
     kernel: &str,
     mechanism: &str,
 ) -> Result<(), Failure> {
@@ -237,7 +237,7 @@ fn export_paths_cmd(a: &TraceArgs, p: &crate::launch_args::Prepared, path: &str,
     let mech = p.mechanism.name();
     if !p.mechanism.info().exports_paths {
         let units: Vec<&str> =
-            reconverge_sim::mechanism::REGISTRY.iter().filter(|e| e.info.exports_paths).map(|e| e.info.name).collect();
+            reconverge_mechanism::REGISTRY.iter().filter(|e| e.info.exports_paths).map(|e| e.info.name).collect();
         return Err(Failure::input(format!(
             "--export-paths records seed 003's path-tracking units: use --mechanism {} (not {})",
             units.join(" or "),
@@ -308,7 +308,7 @@ pub fn trace_cmd(a: TraceArgs) -> Result<(), Failure> {
     if let Some(path) = a.export_paths.clone() {
         return export_paths_cmd(&a, &p, &path, warps);
     }
-    let per_warp = p.mechanism.scope() == reconverge_sim::mechanism::Scope::Warp;
+    let per_warp = p.mechanism.scope() == reconverge_mechanism::Scope::Warp;
     let mut rec = TraceRecorder::new(&p.prog, a.cta, per_warp.then_some(a.warp), p.cfg.warp_size, a.limit).skip(a.skip);
     if a.blocks {
         if !per_warp {

@@ -4,9 +4,9 @@
 use crate::launch_args::mechanism;
 use crate::{out, outln, Failure};
 use clap::Args;
+use reconverge_mechanism::Mechanism;
 use reconverge_report::records::{self, branch_records, sort_branches, BranchRecord, RunRecord};
 use reconverge_report::table::Table;
-use reconverge_sim::Mechanism;
 use reconverge_suite::{run_entry, Manifest};
 use std::path::{Path, PathBuf};
 

@@ -6,7 +6,7 @@ mod common;
 use common::{ok, reconverge};
 
 use expect_test::expect_file;
-use reconverge_sim::Mechanism;
+use reconverge_mechanism::Mechanism;
 
 const KERN: &str = "kernels/ptx/sm_80/kern.ptx";
 const KERN_ARGS: [&str; 6] = ["--arg", "zeros:i32:38", "--arg", "zeros:i32:38", "--arg", "zeros:i32:38"];

@@ -6,8 +6,8 @@
 //! NVRTC lays the blocks out as B0 = A, B1 = B, B2 = B's jump to C, B3 = D, B4 = C, B5 = E.
 
 use expect_test::expect_file;
-use reconverge_sim::mechanism::Scope;
-use reconverge_sim::Mechanism;
+use reconverge_mechanism::Mechanism;
+use reconverge_mechanism::Scope;
 use std::process::Command;
 
 fn trace(mech: Mechanism) -> String {

@@ -6,7 +6,7 @@ mod common;
 
 use common::{ok, reconverge};
 
-use reconverge_sim::Mechanism;
+use reconverge_mechanism::Mechanism;
 
 /// CSV cells are numbers, booleans, names or empty: no `%`, `x`, `a/b` or `-` placeholders.
 fn assert_tidy_csv(csv: &str, numeric: &[&str]) {

@@ -54,8 +54,8 @@ fn kernels_are_found_by_their_demangled_names() {
 }
 
 fn npy_i32(values: &[i32]) -> Vec<u8> {
-    let b = reconverge_sim::Buffer {
-        dtype: reconverge_sim::Dtype::I32,
+    let b = reconverge_program::Buffer {
+        dtype: reconverge_program::Dtype::I32,
         bytes: values.iter().flat_map(|v| v.to_le_bytes()).collect(),
     };
     reconverge_suite::npy::write(&b)

@@ -15,8 +15,10 @@
 
 use reconverge_analysis::FunctionAnalysis;
 use reconverge_ir::{print_module, Module};
+use reconverge_mechanism::Mechanism;
+use reconverge_program::{Arg, Buffer, DecodeOptions, Dtype, LaunchConfig};
 use reconverge_ptx::{lexer, parse, SourceError};
-use reconverge_sim::{load, run, Arg, Buffer, DecodeOptions, Dtype, LaunchConfig, Mechanism, NoObserver};
+use reconverge_sim::{load, run, NoObserver};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::time::{Duration, Instant};
 
@@ -302,7 +304,7 @@ fn guarded<T>(stage: &'static str, f: impl FnOnce() -> Result<T, String>) -> Res
 struct Plan {
     warp_size: u32,
     scalarize: bool,
-    lut: reconverge_sim::LutGeometry,
+    lut: reconverge_program::LutGeometry,
 }
 
 impl Plan {
@@ -310,10 +312,10 @@ impl Plan {
         let warp_size = 1 << rng.u32(0..=6);
         let scalarize = rng.u32(0..5) == 0;
         let lut = if rng.bool() {
-            reconverge_sim::LutGeometry::PERFECT
+            reconverge_program::LutGeometry::PERFECT
         } else {
             let ways = 1 << rng.u32(0..=3);
-            reconverge_sim::LutGeometry { entries: ways << rng.u32(0..=4), ways }
+            reconverge_program::LutGeometry { entries: ways << rng.u32(0..=4), ways }
         };
         Plan { warp_size, scalarize, lut }
     }
@@ -325,12 +327,12 @@ impl Reached {
         self.per_mechanism[mechanism] += 1;
         self.per_warp_size[plan.warp_size.trailing_zeros() as usize] += 1;
         self.scalarized += u32::from(plan.scalarize);
-        self.finite_lut += u32::from(plan.lut != reconverge_sim::LutGeometry::PERFECT);
+        self.finite_lut += u32::from(plan.lut != reconverge_program::LutGeometry::PERFECT);
     }
 }
 
 /// The arguments of a fuzzed kernel: a zeroed buffer for most 64-bit parameters, small numbers otherwise.
-fn arguments(prog: &reconverge_sim::Program) -> Vec<Arg> {
+fn arguments(prog: &reconverge_program::Program) -> Vec<Arg> {
     prog.params
         .iter()
         .enumerate()
@@ -404,7 +406,7 @@ pub fn check(src: &str, opts: &CheckOptions, seed: u64) -> Result<Reached, Findi
         Ok(())
     })?;
     guarded("ssy", || {
-        let (m, rep) = reconverge_sim::insert_ssy(&module);
+        let (m, rep) = reconverge_transform::insert_ssy(&module);
         check_print(&m)?;
         let r = reconverge_report::cfg_report(&m, "fuzz.ptx", src, None, Some(&rep.functions));
         let _ = r.render_text();

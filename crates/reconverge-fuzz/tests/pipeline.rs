@@ -12,7 +12,7 @@ fn mutated_kernels_pass_through_every_stage() {
     let mut rng = fastrand::Rng::with_seed(7);
     let opts = CheckOptions::default();
     let (mut parsed, mut runs) = (0, 0);
-    let mut per_mechanism = vec![0u32; reconverge_sim::Mechanism::ALL.len()];
+    let mut per_mechanism = vec![0u32; reconverge_mechanism::Mechanism::ALL.len()];
     let (mut warp_sizes, mut configs) = ([0u32; 7], vec![0u32; reconverge_timing::PRESETS.len() + 2]);
     let mut findings = Vec::new();
     for i in 0..150 {
@@ -34,7 +34,7 @@ fn mutated_kernels_pass_through_every_stage() {
     assert!(parsed > 20 && runs > 100, "the mutations leave many inputs runnable ({parsed} parsed, {runs} runs)");
     // Every mechanism, every warp size from 1 to 64, every preset and random valid and invalid
     // configurations were exercised.
-    for (m, n) in reconverge_sim::Mechanism::ALL.iter().zip(&per_mechanism) {
+    for (m, n) in reconverge_mechanism::Mechanism::ALL.iter().zip(&per_mechanism) {
         assert!(*n > 0, "{m} never ran");
     }
     assert!(warp_sizes.iter().all(|&n| n > 0), "warp sizes 1..64: {warp_sizes:?}");

@@ -45,7 +45,7 @@ mod gen;
 mod rng;
 
 use gen::{Callee, FnGen, KernelFacts, IN_LEN, SHARED_WORDS};
-pub use reconverge_sim::{Arg, Buffer, Dtype};
+pub use reconverge_program::{Arg, Buffer, Dtype};
 pub use rng::Rng;
 use std::fmt::Write as _;
 

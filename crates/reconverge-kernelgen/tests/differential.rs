@@ -7,8 +7,10 @@
 //! kernels larger (see [`options`]). A failing kernel's PTX is written to `target/diff-failures/seed-N.ptx`.
 
 use reconverge_kernelgen::{generate, GenOptions, GeneratedKernel, KERNEL_NAME};
+use reconverge_mechanism::Mechanism;
+use reconverge_program::{Buffer, DecodeOptions, LaunchConfig};
 use reconverge_reference::run_reference;
-use reconverge_sim::{load, run, Buffer, DecodeOptions, LaunchConfig, Mechanism, NoObserver};
+use reconverge_sim::{load, run, NoObserver};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
@@ -71,7 +73,7 @@ fn check_seed(seed: u64, opts: &GenOptions) -> Result<u64, String> {
         let path = dir.join(format!("seed-{seed}.ptx"));
         let _ = std::fs::write(&path, &ptx);
         let a = match &args[2] {
-            reconverge_sim::Arg::Scalar(c) => *c,
+            reconverge_program::Arg::Scalar(c) => *c,
             _ => 0,
         };
         format!(
@@ -193,8 +195,8 @@ fn the_bitonic_barrier_nest_completes_under_every_mechanism() {
     let n = 2 * block;
     let keys: Vec<u8> = (0..n * ctas).flat_map(|i| (i.wrapping_mul(2_654_435_761) % 1000).to_le_bytes()).collect();
     let args = vec![
-        reconverge_sim::Arg::Buffer(Buffer { dtype: reconverge_sim::Dtype::U32, bytes: keys }),
-        reconverge_sim::Arg::Scalar(u64::from(n)),
+        reconverge_program::Arg::Buffer(Buffer { dtype: reconverge_program::Dtype::U32, bytes: keys }),
+        reconverge_program::Arg::Scalar(u64::from(n)),
     ];
     let cfg = LaunchConfig { grid: [ctas, 1, 1], block: [block, 1, 1], ..LaunchConfig::default() };
     let reference = run_reference(&module, kernel, &cfg, &args);

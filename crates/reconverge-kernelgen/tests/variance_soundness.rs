@@ -8,7 +8,9 @@
 use reconverge_analysis::{FunctionAnalysis, Variance, VarianceAnalysis};
 use reconverge_ir::EntityRef;
 use reconverge_kernelgen::{generate, GenOptions, GeneratedKernel, KERNEL_NAME};
-use reconverge_sim::{load, run, DecodeOptions, Flow, IssueEvent, LaunchConfig, Mechanism, Observer, Program};
+use reconverge_mechanism::{Flow, Mechanism};
+use reconverge_program::{DecodeOptions, LaunchConfig, Program};
+use reconverge_sim::{load, run, IssueEvent, Observer};
 
 /// Checks every issue of the kernel's own instructions against the analysis.
 struct Check<'a> {

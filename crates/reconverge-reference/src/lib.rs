@@ -4,7 +4,7 @@
 //! crate. It is deliberately simple and independent of the simulator's structure: it interprets
 //! [`reconverge_ir`] instructions directly (its own name resolution, its own memories), one thread at a
 //! time, with the scalar per-lane semantics of `reconverge_semantics`. Only the launch types
-//! ([`LaunchConfig`], [`Arg`], [`Buffer`]) and the generic-address windows of `reconverge_sim::layout` are
+//! ([`LaunchConfig`], [`Arg`], [`Buffer`]) and the generic-address windows of `reconverge_program::layout` are
 //! shared with the simulator, so that generic addresses agree.
 //!
 //! # Machine model
@@ -45,7 +45,7 @@ mod sched;
 mod thread;
 
 use reconverge_ir::{FuncId, Module};
-pub use reconverge_sim::{Arg, Buffer, Dtype, LaunchConfig};
+pub use reconverge_program::{Arg, Buffer, Dtype, LaunchConfig};
 
 /// Limits of a reference run.
 #[derive(Clone, Debug)]

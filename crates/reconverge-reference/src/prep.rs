@@ -9,7 +9,9 @@ use reconverge_ir::{
     BlockId, EntityRef, FuncId, FuncKind, Function, GlobalId, Imm, InitValue, Initializer, InstId, LocalId, Module,
     ScalarType, StateSpace, Symbol, Variable,
 };
-use reconverge_sim::layout::{align_up, place_allocation, CONST_WINDOW, FUNC_ADDR_BASE, GLOBAL_BASE, SHARED_WINDOW};
+use reconverge_program::layout::{
+    align_up, place_allocation, CONST_WINDOW, FUNC_ADDR_BASE, GLOBAL_BASE, SHARED_WINDOW,
+};
 
 /// Where a variable declared in a function body lives.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]

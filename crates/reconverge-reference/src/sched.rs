@@ -15,8 +15,8 @@ use crate::thread::{
 };
 use crate::{RefOptions, RefResult};
 use reconverge_ir::{RegId, ScalarType};
-use reconverge_sim::layout::place_allocation;
-use reconverge_sim::{Arg, Buffer, LaunchConfig};
+use reconverge_program::layout::place_allocation;
+use reconverge_program::{Arg, Buffer, LaunchConfig};
 
 type R<T> = Result<T, String>;
 
@@ -384,7 +384,7 @@ pub(crate) fn launch(prep: &Prepared<'_>, cfg: &LaunchConfig, args: &[Arg], opts
         kparams[o..o + n].copy_from_slice(&value.to_le_bytes()[..n]);
     }
     let mut consts = prep.consts.clone();
-    let mut pointed: Vec<(String, u64, reconverge_sim::Dtype)> = Vec::new();
+    let mut pointed: Vec<(String, u64, reconverge_program::Dtype)> = Vec::new();
     for gi in &cfg.globals {
         if let Err(e) = set_global(prep, &mut global, &mut consts, &mut next, &mut pointed, gi) {
             result.error = Some(e);
@@ -466,8 +466,8 @@ fn find_global<'m>(
 }
 
 /// A dtype for reading a variable back.
-fn dtype_of(ty: ScalarType, len: usize) -> reconverge_sim::Dtype {
-    use reconverge_sim::Dtype as D;
+fn dtype_of(ty: ScalarType, len: usize) -> reconverge_program::Dtype {
+    use reconverge_program::Dtype as D;
     let d = match ty {
         ScalarType::S8 => D::I8,
         ScalarType::S16 => D::I16,
@@ -494,8 +494,8 @@ fn set_global(
     global: &mut GlobalMem,
     consts: &mut [u8],
     next: &mut u64,
-    pointed: &mut Vec<(String, u64, reconverge_sim::Dtype)>,
-    gi: &reconverge_sim::GlobalInit,
+    pointed: &mut Vec<(String, u64, reconverge_program::Dtype)>,
+    gi: &reconverge_program::GlobalInit,
 ) -> Result<(), String> {
     let (gid, v) = find_global(prep, &gi.name)?;
     let size = v.size_bytes();

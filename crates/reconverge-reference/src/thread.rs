@@ -11,13 +11,13 @@ use reconverge_ir::{
     AddrBase, Address, EntityRef, FuncId, FuncKind, Function, Inst, KnownModifier as K, Modifier, Opcode, Operand,
     RegId, ScalarType, SpecialReg, SpecialRegKind, StateSpace, Symbol,
 };
+use reconverge_program::layout::{
+    align_up, CONST_WINDOW, FUNC_ADDR_BASE, LOCAL_WINDOW, PARAM_WINDOW, SHARED_WINDOW, WINDOW_SIZE,
+};
 use reconverge_semantics::cvt::{CvtMode, CvtRounding};
 use reconverge_semantics::float::{MinMaxMode, TestpOp};
 use reconverge_semantics::int::{ClampWrap, PrmtMode};
 use reconverge_semantics::{cmp, cvt, float, int, select, BoolOp, CmpOp, FloatMode, FloatTy, IntTy, NumTy, Rounding};
-use reconverge_sim::layout::{
-    align_up, CONST_WINDOW, FUNC_ADDR_BASE, LOCAL_WINDOW, PARAM_WINDOW, SHARED_WINDOW, WINDOW_SIZE,
-};
 
 /// One activation of a function.
 pub(crate) struct Frame {

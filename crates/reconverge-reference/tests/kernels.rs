@@ -65,7 +65,9 @@ fn build_args(module: &Module, kernel: reconverge_ir::FuncId, specs: &[toml::Val
                 let len: usize = parts.next().expect("length").parse().expect("length");
                 Arg::Buffer(Buffer::zeros(dtype, len))
             }
-            toml::Value::Integer(i) => Arg::Scalar(reconverge_sim::parse_scalar(&i.to_string(), p.ty).expect("scalar")),
+            toml::Value::Integer(i) => {
+                Arg::Scalar(reconverge_program::parse_scalar(&i.to_string(), p.ty).expect("scalar"))
+            }
             toml::Value::Float(f) => Arg::Scalar(match p.ty {
                 ScalarType::F32 => (*f as f32).to_bits() as u64,
                 _ => f.to_bits(),
@@ -109,7 +111,7 @@ struct Entry {
     args: Vec<toml::Value>,
     outcomes: Vec<(String, String)>,
     /// Module variables set before the launch.
-    globals: Vec<reconverge_sim::GlobalInit>,
+    globals: Vec<reconverge_program::GlobalInit>,
     /// Module variables and their expected final contents.
     expected_globals: Vec<(String, Buffer)>,
 }
@@ -187,7 +189,7 @@ fn load_manifest() -> Vec<Entry> {
                     .and_then(|g| g.as_table())
                     .map(|t| {
                         t.iter()
-                            .map(|(n, v)| reconverge_sim::GlobalInit { name: n.clone(), value: global_value(v) })
+                            .map(|(n, v)| reconverge_program::GlobalInit { name: n.clone(), value: global_value(v) })
                             .collect()
                     })
                     .unwrap_or_default(),
@@ -261,7 +263,9 @@ const SIM_LIMIT: u64 = 3_000_000;
 
 #[test]
 fn the_simulator_agrees_with_the_reference_on_every_kernel() {
-    use reconverge_sim::{load, run, DecodeOptions, Mechanism, NoObserver};
+    use reconverge_mechanism::Mechanism;
+    use reconverge_program::DecodeOptions;
+    use reconverge_sim::{load, run, NoObserver};
     let dir = kernels_dir();
     let mut failures = Vec::new();
     let mut runs = 0;

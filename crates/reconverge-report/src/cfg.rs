@@ -4,7 +4,7 @@
 use crate::lines::LineIndex;
 use reconverge_analysis::{EdgeKind, FunctionAnalysis, PostDom};
 use reconverge_ir::{BlockId, EntityRef, FuncId, FuncKind, Function, Module, SrcLoc};
-use reconverge_sim::ssy_pass::SsyFunctionReport;
+use reconverge_transform::ssy_pass::SsyFunctionReport;
 use serde::Serialize;
 use std::fmt::Write;
 

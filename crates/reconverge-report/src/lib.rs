@@ -6,6 +6,7 @@
 
 pub mod analyze;
 pub mod cfg;
+pub mod cost;
 pub mod html;
 pub mod lines;
 pub mod path_export;

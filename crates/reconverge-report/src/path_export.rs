@@ -19,8 +19,10 @@
 //! n PC DEPTH MASK         the path the mechanism runs next in WARP (MASK 0: every thread exited)
 //! ```
 
-use reconverge_sim::mechanism::{successors, Path};
-use reconverge_sim::{lanes, Flow, IssueEvent, LaneMask, Observer, Pc};
+use reconverge_mechanism::Flow;
+use reconverge_mechanism::{successors, Path};
+use reconverge_program::{lanes, LaneMask, Pc};
+use reconverge_sim::{IssueEvent, Observer};
 use std::fmt::Write;
 
 /// Records the path trace of every warp of one CTA.
@@ -151,7 +153,7 @@ impl Observer for PathRecorder {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use reconverge_sim::mechanism::LaneMap;
+    use reconverge_mechanism::LaneMap;
 
     fn ev<'a>(pc: Pc, mask: LaneMask, flow: &'a Flow, map: &'a LaneMap, next: (Pc, LaneMask)) -> IssueEvent<'a> {
         IssueEvent {
@@ -161,7 +163,7 @@ mod tests {
             mask,
             lanes: map,
             flow,
-            entries: vec![reconverge_sim::EntryView::warp("hct x", next.1, next.0, reconverge_sim::PC_NONE)],
+            entries: vec![reconverge_mechanism::EntryView::warp("hct x", next.1, next.0, reconverge_program::PC_NONE)],
             structure: 1,
             seq: 0,
             whole_warp: true,

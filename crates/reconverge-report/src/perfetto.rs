@@ -3,7 +3,7 @@
 //! slot (its issued groups, with pc, source line, active lanes and structure size); a SIMD-efficiency
 //! counter per SM. One trace microsecond is one simulated cycle.
 
-use reconverge_sim::Program;
+use reconverge_program::Program;
 use reconverge_timing::{Timeline, TraceEvent};
 use serde_json::{json, Value};
 

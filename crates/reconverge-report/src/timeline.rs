@@ -2,8 +2,9 @@
 //! structure size over issued instructions (in buckets that coarsen as the run grows, so memory stays
 //! bounded) and per-pc execution counts.
 
-use reconverge_sim::program::InstClass;
-use reconverge_sim::{IssueEvent, Observer, Program};
+use reconverge_program::program::InstClass;
+use reconverge_program::Program;
+use reconverge_sim::{IssueEvent, Observer};
 
 /// The most buckets kept; past it adjacent buckets merge and the bucket width doubles.
 const MAX_BUCKETS: usize = 4096;

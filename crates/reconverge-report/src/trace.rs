@@ -1,7 +1,9 @@
 //! Step-by-step traces: one line per issued instruction of a warp, with the reconvergence structure after
 //! it.
 
-use reconverge_sim::{mask_string, pc_string, EntryView, IssueEvent, Observer, Program};
+use reconverge_mechanism::EntryView;
+use reconverge_program::{mask_string, pc_string, Program};
+use reconverge_sim::{IssueEvent, Observer};
 use std::fmt::Write;
 
 /// Collects the trace of one warp (per-warp mechanisms) or of one CTA (mechanisms whose issue contexts

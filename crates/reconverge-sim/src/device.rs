@@ -1,26 +1,16 @@
 //! The device state of a launch before it runs and what comes back after: device memory (argument buffers
 //! and module `.global` variables), the constant bank, the parameter buffer; module variables set from
-//! the command line (`--global`) and read back (`--dump-global`); the memory limit.
+//! the launch (`LaunchConfig::globals`) and read back (`LaunchConfig::dump_globals`); the memory limit.
 //!
 //! Both drivers (the functional machine and the timing model) build a [`DeviceState`] and collect
 //! [`Outputs`] from it, so setup and read-back are written once.
 
-use crate::error::{try_copy, try_zeros, SimError};
+use crate::error::{try_copy, try_zeros, LaunchError, SimError};
 use crate::launch::{Arg, Buffer, Dtype, LaunchArgs, LaunchConfig};
 use crate::memory::DeviceMemory;
-use crate::program::{PlacedVar, Program};
+use crate::program::Program;
 use reconverge_ir::ScalarType;
-
-/// A module variable set before the launch (`--global NAME=VALUE`).
-#[derive(Clone, PartialEq, Debug)]
-pub struct GlobalInit {
-    /// The variable's name (as in the PTX, or its demangled name).
-    pub name: String,
-    /// A scalar (written into the variable) or a buffer: for a 64-bit scalar variable (a `__device__`
-    /// pointer) the buffer is allocated in device memory and its address stored; for any other variable the
-    /// buffer's bytes fill the variable.
-    pub value: Arg,
-}
+use reconverge_program::VariableUse;
 
 /// Device memory, the constant bank and the parameter buffer of a launch, plus where its buffers are.
 pub struct DeviceState {
@@ -32,7 +22,7 @@ pub struct DeviceState {
     pub params: Vec<u8>,
     /// Address and dtype of each buffer argument (`None` for scalars).
     arg_addrs: Vec<Option<(u64, Dtype)>>,
-    /// For `--global` pointers: the variable and the address of the buffer allocated for it.
+    /// For pointer variables set from a buffer: the variable and the address of the buffer allocated for it.
     global_allocs: Vec<(String, u64, Dtype)>,
 }
 
@@ -43,11 +33,6 @@ pub struct Outputs {
     pub buffers: Vec<Option<Buffer>>,
     /// Final contents of each variable named in [`LaunchConfig::dump_globals`], in that order.
     pub globals: Vec<(String, Buffer)>,
-}
-
-/// Whether a variable is `--global NAME` (exact or demangled name).
-fn named(v: &PlacedVar, name: &str) -> bool {
-    reconverge_ir::names::matches(name, &v.name)
 }
 
 /// The dtype a variable's contents are written back as.
@@ -64,39 +49,6 @@ fn dtype_of(ty: ScalarType) -> Dtype {
         T::F32 => Dtype::F32,
         T::F64 => Dtype::F64,
         _ => Dtype::U8,
-    }
-}
-
-/// Finds the variable `name` among the module's `.global` and `.const` variables: (is const, variable).
-fn find_var<'p>(prog: &'p Program, name: &str) -> Result<(bool, &'p PlacedVar), SimError> {
-    let found: Vec<(bool, &PlacedVar)> = prog
-        .globals
-        .iter()
-        .map(|v| (false, v))
-        .chain(prog.consts.iter().map(|v| (true, v)))
-        .filter(|(_, v)| v.name == name)
-        .collect();
-    let found = if found.is_empty() {
-        prog.globals
-            .iter()
-            .map(|v| (false, v))
-            .chain(prog.consts.iter().map(|v| (true, v)))
-            .filter(|(_, v)| named(v, name))
-            .collect()
-    } else {
-        found
-    };
-    match found.as_slice() {
-        [one] => Ok(*one),
-        [] => {
-            let all: Vec<String> =
-                prog.globals.iter().chain(&prog.consts).map(|v| reconverge_ir::names::display_name(&v.name)).collect();
-            Err(SimError::Launch(format!(
-                "--global {name}: the module has no .global or .const variable of that name (variables: {})",
-                if all.is_empty() { "none".to_string() } else { all.join(", ") }
-            )))
-        }
-        _ => Err(SimError::Launch(format!("--global {name}: the name matches several variables; use the PTX name"))),
     }
 }
 
@@ -128,14 +80,8 @@ impl DeviceState {
         let global_allocs = set_globals(prog, cfg, &mut mem, &mut consts)?;
         let n = args.as_slice().len();
         if n != prog.params.len() {
-            let names: Vec<String> = prog.params.iter().map(|p| format!("{} (.{})", p.name, p.ty.as_str())).collect();
-            return Err(SimError::Launch(format!(
-                "kernel `{}` takes {} arguments ({}), {} given",
-                prog.kernel_name(),
-                prog.params.len(),
-                names.join(", "),
-                n
-            )));
+            let params = prog.params.iter().map(|p| format!("{} (.{})", p.name, p.ty.as_str())).collect();
+            return Err(LaunchError::ArgumentCount { kernel: prog.kernel_name().to_string(), params, given: n }.into());
         }
         let mut params = vec![0u8; prog.param_size as usize];
         let mut arg_addrs = Vec::with_capacity(n);
@@ -168,12 +114,8 @@ impl DeviceState {
                     v
                 }
                 Item::Copy(_) | Item::Take(_) if p.size != 8 => {
-                    return Err(SimError::Launch(format!(
-                        "argument {i} is a buffer but parameter `{}` is .{} ({} bytes), not a 64-bit pointer",
-                        p.name,
-                        p.ty.as_str(),
-                        p.size
-                    )));
+                    let (param, ty, size) = (p.name.clone(), p.ty.as_str(), p.size);
+                    return Err(LaunchError::BufferForScalar { index: i, param, ty, size }.into());
                 }
                 Item::Copy(b) => {
                     let name = format!("argument {i} ({})", p.name);
@@ -210,7 +152,7 @@ impl DeviceState {
             .dump_globals
             .iter()
             .filter_map(|name| {
-                let (is_const, v) = find_var(prog, name).ok()?;
+                let (is_const, v) = prog.find_variable(name, VariableUse::Dump).ok()?;
                 // A pointer set from a buffer: the buffer; otherwise the variable itself.
                 if let Some((_, addr, dtype)) = self.global_allocs.iter().find(|(n, ..)| *n == v.name) {
                     let al = self.mem.allocation(*addr)?;
@@ -230,7 +172,7 @@ impl DeviceState {
     }
 }
 
-/// Applies `cfg.globals` (`--global NAME=VALUE`): returns the buffers allocated for pointer variables.
+/// Applies `cfg.globals`: returns the buffers allocated for pointer variables.
 fn set_globals(
     prog: &Program,
     cfg: &LaunchConfig,
@@ -239,31 +181,24 @@ fn set_globals(
 ) -> Result<Vec<(String, u64, Dtype)>, SimError> {
     let mut global_allocs = Vec::new();
     for gi in &cfg.globals {
-        let (is_const, v) = find_var(prog, &gi.name)?;
+        let (is_const, v) = prog.find_variable(&gi.name, VariableUse::Set)?;
         let bytes: Vec<u8> = match &gi.value {
             Arg::Scalar(bits) => {
                 if v.size > 8 {
-                    return Err(SimError::Launch(format!(
-                        "--global {}: a number cannot fill a {}-byte variable (use @FILE.npy)",
-                        gi.name, v.size
-                    )));
+                    return Err(LaunchError::NumberForLargeVariable { name: gi.name.clone(), size: v.size }.into());
                 }
                 bits.to_le_bytes()[..v.size as usize].to_vec()
             }
             Arg::Buffer(b) if v.scalar && v.size == 8 => {
-                let what = format!("--global {}", gi.name);
+                let what = format!("module variable `{}`", gi.name);
                 let addr = mem.alloc(try_copy(&b.bytes, || what.clone())?, what);
                 global_allocs.push((v.name.clone(), addr, b.dtype));
                 addr.to_le_bytes().to_vec()
             }
             Arg::Buffer(b) => {
                 if b.bytes.len() as u64 > v.size {
-                    return Err(SimError::Launch(format!(
-                        "--global {}: {} bytes do not fit the {}-byte variable",
-                        gi.name,
-                        b.bytes.len(),
-                        v.size
-                    )));
+                    let (name, bytes, size) = (gi.name.clone(), b.bytes.len(), v.size);
+                    return Err(LaunchError::BufferTooLargeForVariable { name, bytes, size }.into());
                 }
                 b.bytes.clone()
             }
@@ -276,17 +211,6 @@ fn set_globals(
         }
     }
     Ok(global_allocs)
-}
-
-/// Checks that `cfg.dump_globals` names existing variables.
-pub fn check_dump_globals(prog: &Program, cfg: &LaunchConfig) -> Result<(), SimError> {
-    for n in &cfg.dump_globals {
-        find_var(prog, n).map_err(|e| match e {
-            SimError::Launch(m) => SimError::Launch(m.replacen("--global", "--dump-global", 1)),
-            other => other,
-        })?;
-    }
-    Ok(())
 }
 
 /// The memory a launch needs at least, by part: argument buffers (twice when the device copies them: the
@@ -328,16 +252,11 @@ fn check_memory(prog: &Program, args: &LaunchArgs<'_>, cfg: &LaunchConfig, resid
     let parts = memory_estimate(prog, args, cfg, resident_ctas);
     let total = parts.iter().map(|p| p.1).fold(0u64, u64::saturating_add).saturating_add(cfg.model_bytes);
     if total > cfg.max_memory {
-        let mut detail: Vec<String> = parts.iter().map(|(k, v)| format!("{k} {v}")).collect();
+        let mut parts = parts.to_vec();
         if cfg.model_bytes > 0 {
-            detail.push(format!("timing model {}", cfg.model_bytes));
+            parts.push(("timing model", cfg.model_bytes));
         }
-        return Err(SimError::Launch(format!(
-            "the launch needs at least {total} bytes ({}), more than the memory limit of {} bytes (raise it \
-             with --max-memory)",
-            detail.join(", "),
-            cfg.max_memory
-        )));
+        return Err(LaunchError::MemoryLimit { total, parts, limit: cfg.max_memory }.into());
     }
     Ok(())
 }

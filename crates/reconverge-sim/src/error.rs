@@ -2,6 +2,7 @@
 
 use crate::memory::{FaultKind, MemFault};
 use crate::program::Space;
+pub use reconverge_program::error::{try_copy, try_with_capacity, try_zeros, LaunchError, OutOfMemory};
 use std::fmt;
 
 /// Where in the kernel something happened.
@@ -74,13 +75,12 @@ pub enum SimError {
         report: String,
     },
     /// A configured limit was reached.
-    Limit {
-        /// Which limit and its value.
-        what: String,
-    },
-    /// The launch is malformed (arguments, geometry).
-    Launch(String),
-    /// The caller stopped the run ([`crate::LaunchConfig::cancel`], Ctrl-C).
+    Limit(RunLimit),
+    /// The launch is malformed (arguments, geometry, module variables, limits).
+    Launch(LaunchError),
+    /// A driver broke the core's contract (a bug in reconverge, not in the kernel).
+    Internal(&'static str),
+    /// The caller stopped the run ([`reconverge_program::LaunchConfig::cancel`], Ctrl-C).
     Interrupted,
     /// The host could not allocate memory the run needs (the machine's memory or the process's limit is
     /// exhausted); nothing was aborted.
@@ -92,25 +92,27 @@ pub enum SimError {
     },
 }
 
-/// A copy of `bytes` in memory of its own, or [`SimError::OutOfMemory`] when the host cannot provide it.
-pub fn try_copy(bytes: &[u8], what: impl FnOnce() -> String) -> Result<Vec<u8>, SimError> {
-    let mut v = try_with_capacity(bytes.len(), what)?;
-    v.extend_from_slice(bytes);
-    Ok(v)
+/// A limit of the run that was reached.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, thiserror::Error)]
+pub enum RunLimit {
+    /// The most warp instructions ([`reconverge_program::LaunchConfig::max_instructions`]).
+    #[error("the instruction limit of {0} warp instructions")]
+    Instructions(u64),
+    /// The most cycles of a timed run.
+    #[error("the cycle limit of {0} cycles")]
+    Cycles(u64),
 }
 
-/// An empty vector with room for `n` bytes, or [`SimError::OutOfMemory`].
-pub fn try_with_capacity(n: usize, what: impl FnOnce() -> String) -> Result<Vec<u8>, SimError> {
-    let mut v = Vec::new();
-    v.try_reserve_exact(n).map_err(|_| SimError::OutOfMemory { what: what(), bytes: n as u64 })?;
-    Ok(v)
+impl From<LaunchError> for SimError {
+    fn from(e: LaunchError) -> SimError {
+        SimError::Launch(e)
+    }
 }
 
-/// `n` zero bytes, or [`SimError::OutOfMemory`].
-pub fn try_zeros(n: usize, what: impl FnOnce() -> String) -> Result<Vec<u8>, SimError> {
-    let mut v = try_with_capacity(n, what)?;
-    v.resize(n, 0);
-    Ok(v)
+impl From<OutOfMemory> for SimError {
+    fn from(e: OutOfMemory) -> SimError {
+        SimError::OutOfMemory { what: e.what, bytes: e.bytes }
+    }
 }
 
 impl SimError {
@@ -119,7 +121,7 @@ impl SimError {
     pub fn exit_code(&self) -> i32 {
         match self {
             SimError::Deadlock { .. } => 3,
-            SimError::Limit { .. } => 4,
+            SimError::Limit(_) => 4,
             SimError::Interrupted => 130,
             _ => 2,
         }
@@ -129,7 +131,7 @@ impl SimError {
     pub fn outcome(&self) -> &'static str {
         match self {
             SimError::Deadlock { .. } => "deadlock",
-            SimError::Limit { .. } => "limit",
+            SimError::Limit(_) => "limit",
             SimError::Interrupted => "interrupted",
             _ => "error",
         }
@@ -162,8 +164,9 @@ impl fmt::Display for SimError {
             SimError::Unsupported { what, at } => write!(f, "unsupported instruction in {at}: {what}"),
             SimError::Trap { what, at } => write!(f, "{what} in {at}"),
             SimError::Deadlock { report } => write!(f, "SIMT deadlock: {report}"),
-            SimError::Limit { what } => write!(f, "limit reached: {what}"),
-            SimError::Launch(m) => write!(f, "invalid launch: {m}"),
+            SimError::Limit(l) => write!(f, "limit reached: {l}"),
+            SimError::Internal(what) => write!(f, "internal error: {what}"),
+            SimError::Launch(e) => write!(f, "invalid launch: {e}"),
             SimError::Interrupted => write!(f, "interrupted"),
             SimError::OutOfMemory { what, bytes } => {
                 write!(f, "out of memory: cannot allocate {bytes} bytes for {what}")

@@ -3,7 +3,7 @@
 
 use crate::core::{stall_report, IssueEnv, Observer, SmCore, Watchdog};
 use crate::device::DeviceState;
-use crate::error::SimError;
+use crate::error::{RunLimit, SimError};
 use crate::launch::{Buffer, LaunchArgs, LaunchConfig};
 use crate::mechanism::{Mechanism, Peek, Tracker};
 use crate::memory::DeviceMemory;
@@ -77,7 +77,7 @@ pub fn run<'a>(
     observer: &mut dyn Observer,
 ) -> RunResult {
     let args = args.into();
-    crate::with_tracker!(mech, |t| run_with(prog, t, cfg, args, observer))
+    reconverge_mechanism::with_tracker!(mech, |t| run_with(prog, t, cfg, args, observer))
 }
 
 fn run_with<T: Tracker>(
@@ -90,10 +90,11 @@ fn run_with<T: Tracker>(
     let empty = || Stats::new(prog, cfg.warp_size, T::STRUCTURE);
     let resident = cfg.max_resident_ctas as u64;
     let nargs = args.as_slice().len();
-    let mut dev = match cfg.validate(prog).and_then(|_| DeviceState::new(prog, args, cfg, resident)) {
-        Ok(d) => d,
-        Err(e) => return RunResult::failed(prog, empty(), e, nargs),
-    };
+    let mut dev =
+        match cfg.validate(prog).map_err(SimError::from).and_then(|_| DeviceState::new(prog, args, cfg, resident)) {
+            Ok(d) => d,
+            Err(e) => return RunResult::failed(prog, empty(), e, nargs),
+        };
     let mut core = SmCore::new(prog, tracker, cfg, 0, 1);
     let error = simulate(&mut core, cfg, &mut dev.mem, &dev.consts, &dev.params, observer).err();
     RunResult::finished(prog, core.stats().clone(), error, dev.into_outputs(prog, cfg))
@@ -171,9 +172,7 @@ fn simulate<T: Tracker>(
                     }
                     if let Some(max) = cfg.max_instructions {
                         if issued_total >= max {
-                            return Err(SimError::Limit {
-                                what: format!("--max-instructions {max} warp instructions"),
-                            });
+                            return Err(SimError::Limit(RunLimit::Instructions(max)));
                         }
                     }
                     n += run;

@@ -2,6 +2,7 @@
 
 use crate::layout::{place_allocation, GLOBAL_BASE};
 use crate::program::Space;
+pub use crate::types::read_le;
 
 /// Why a memory access failed.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -145,22 +146,6 @@ impl DeviceMemory {
         let (i, off) = self.locate(addr, size).ok_or(fault(FaultKind::OutOfBounds))?;
         write_le(&mut self.allocs[i].data[off..off + size as usize], value);
         Ok(())
-    }
-}
-
-/// Reads a little-endian value of `bytes.len()` bytes (1, 2, 4 or 8; other lengths up to 8 work too).
-#[inline]
-pub fn read_le(bytes: &[u8]) -> u64 {
-    match bytes.len() {
-        4 => u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]) as u64,
-        8 => u64::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7]]),
-        1 => bytes[0] as u64,
-        2 => u16::from_le_bytes([bytes[0], bytes[1]]) as u64,
-        n => {
-            let mut v = [0u8; 8];
-            v[..n].copy_from_slice(bytes);
-            u64::from_le_bytes(v)
-        }
     }
 }
 

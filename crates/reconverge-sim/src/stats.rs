@@ -4,22 +4,11 @@
 //! inserted ([`InstClass::Mechanism`]); `simd_efficiency` is over the kernel's own instructions, so two
 //! mechanisms running the same kernel are compared on the same work.
 
+pub use crate::mechanism::Structure;
 use crate::mechanism::{Agg, Counter, Flow, Ratio};
 use crate::program::{InstClass, Program};
 use crate::types::{LaneMask, Pc};
 use serde::Serialize;
-
-/// What kind of structure a mechanism keeps, which decides the name its size is reported under.
-#[derive(Clone, Copy, PartialEq, Eq, Debug, Default, Serialize)]
-pub enum Structure {
-    /// A stack of entries (`max_stack_depth`).
-    #[default]
-    Stack,
-    /// A list (or set) of paths or thread groups (`max_paths`).
-    Paths,
-    /// A pool of warps per SM (`max_pool_warps`).
-    Pool,
-}
 
 /// Counters of one of the kernel's conditional or indirect branches ([`Program::branches`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]

@@ -1,3 +1,5 @@
+use reconverge_mechanism::Mechanism;
+use reconverge_program::{Arg, Buffer, DecodeOptions, Dtype, LaunchConfig, Program};
 use reconverge_sim::*;
 
 fn load_kernel(path: &str, mech: Mechanism) -> Program {

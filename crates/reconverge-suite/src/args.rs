@@ -1,7 +1,7 @@
 //! Kernel argument specifications (`--arg` on the command line, `args` in the manifest).
 
 use crate::{npy, Loader};
-use reconverge_sim::{parse_scalar, Arg, Buffer, Dtype, GlobalInit, Program};
+use reconverge_program::{parse_scalar, Arg, Buffer, Dtype, GlobalInit, Program};
 
 /// A parsed argument specification.
 #[derive(Clone, Debug, PartialEq)]

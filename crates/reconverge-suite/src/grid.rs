@@ -4,8 +4,8 @@
 use crate::manifest::Manifest;
 use crate::runner::{run_entry, EntryOutcome, Mode, Verdict};
 use crate::Loader;
+use reconverge_mechanism::Mechanism;
 use reconverge_report::records::{Check, RunRecord};
-use reconverge_sim::Mechanism;
 
 /// One run of a sweep.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

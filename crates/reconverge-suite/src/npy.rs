@@ -1,6 +1,6 @@
 //! `.npy` files as [`Buffer`]s.
 
-use reconverge_sim::{Buffer, Dtype};
+use reconverge_program::{Buffer, Dtype};
 
 fn dtype_of(descr: &str) -> Option<Dtype> {
     let d = descr.trim_start_matches(['<', '|', '=']);

@@ -1,7 +1,9 @@
 //! Running one suite kernel under one mechanism and warp size, and judging the result.
 
 use crate::{args, manifest::KernelEntry, npy, Loader};
-use reconverge_sim::{run, Buffer, DecodeOptions, LaunchConfig, Mechanism, NoObserver, RunResult};
+use reconverge_mechanism::Mechanism;
+use reconverge_program::{Buffer, DecodeOptions, LaunchConfig};
+use reconverge_sim::{run, NoObserver, RunResult};
 
 /// How a run compares with the manifest.
 #[derive(Clone, Debug, PartialEq)]
@@ -90,11 +92,11 @@ pub fn compare_named(what: &str, got: &Buffer, want: &Buffer) -> Result<(), Stri
 #[derive(Clone, Debug)]
 pub struct PreparedEntry {
     /// The decoded program (for the mechanism the entry was prepared for).
-    pub prog: reconverge_sim::Program,
+    pub prog: reconverge_program::Program,
     /// The launch.
     pub cfg: LaunchConfig,
     /// The arguments.
-    pub args: Vec<reconverge_sim::Arg>,
+    pub args: Vec<reconverge_program::Arg>,
 }
 
 /// Loads, decodes and resolves the arguments of `entry` for `mechanism` at `warp_size`.
@@ -127,7 +129,7 @@ pub fn prepare_entry_with(
     let prog = reconverge_sim::load(&module, Some(&entry.name), mechanism, &opts).map_err(|e| e.to_string())?;
     let specs: Vec<args::ArgSpec> =
         entry.args.iter().map(|a| args::ArgSpec::parse(&a.text())).collect::<Result<_, String>>()?;
-    let max = reconverge_sim::launch::DEFAULT_MAX_MEMORY;
+    let max = reconverge_program::launch::DEFAULT_MAX_MEMORY;
     let launch_args = args::resolve_args(&prog, &specs, load, max)?;
     let globals = entry
         .globals

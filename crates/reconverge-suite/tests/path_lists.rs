@@ -4,7 +4,8 @@
 
 mod common;
 
-use reconverge_sim::{run, IssueEvent, Mechanism, Observer, Priority, RunResult};
+use reconverge_mechanism::{Mechanism, Priority};
+use reconverge_sim::{run, IssueEvent, Observer, RunResult};
 use reconverge_suite::{prepare_entry, run_prepared, Manifest, Mode, PreparedEntry};
 
 fn manifest() -> (Manifest, std::path::PathBuf) {
@@ -187,16 +188,16 @@ fn threads_that_advance_slowly_are_not_a_livelock() {
     p.cfg.block = [16, 16, 1];
     p.cfg.livelock_window = 1000;
     p.cfg.max_instructions = Some(5_000_000);
-    let f32 = |x: f32| reconverge_sim::Arg::Scalar(u64::from(x.to_bits()));
+    let f32 = |x: f32| reconverge_program::Arg::Scalar(u64::from(x.to_bits()));
     p.args = vec![
-        reconverge_sim::Arg::Buffer(reconverge_sim::Buffer::zeros(reconverge_sim::Dtype::I32, 64 * 32)),
-        reconverge_sim::Arg::Scalar(64),
-        reconverge_sim::Arg::Scalar(32),
+        reconverge_program::Arg::Buffer(reconverge_program::Buffer::zeros(reconverge_program::Dtype::I32, 64 * 32)),
+        reconverge_program::Arg::Scalar(64),
+        reconverge_program::Arg::Scalar(32),
         f32(-2.0),
         f32(-1.125),
         f32(0.046875),
         f32(0.0703125),
-        reconverge_sim::Arg::Scalar(64),
+        reconverge_program::Arg::Scalar(64),
     ];
     let want = run(&p.prog, Mechanism::Stackless, &p.cfg, &p.args, &mut reconverge_sim::NoObserver);
     assert!(want.error.is_none(), "functional: {:?}", want.error.map(|e| e.to_string()));

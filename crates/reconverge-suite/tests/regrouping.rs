@@ -3,7 +3,9 @@
 
 mod common;
 
-use reconverge_sim::{Heuristic, LutGeometry, Mechanism, RunResult};
+use reconverge_mechanism::{Heuristic, Mechanism};
+use reconverge_program::LutGeometry;
+use reconverge_sim::RunResult;
 use reconverge_suite::{prepare_entry, run_prepared, Mode, PreparedEntry};
 
 fn prepared(kernel: &str, mech: Mechanism) -> PreparedEntry {

@@ -4,8 +4,8 @@
 
 mod common;
 
+use reconverge_mechanism::Mechanism;
 use reconverge_sim::scalarize::ScalarizeStats;
-use reconverge_sim::Mechanism;
 use reconverge_suite::{run_entry, Mode};
 
 /// The definitions, checked on one run.
@@ -55,7 +55,8 @@ fn the_metrics_keep_their_definitions_on_every_kernel() {
                 continue;
             }
             let mut oracles = Vec::new();
-            for mech in [Mechanism::Pdom, Mechanism::StacklessDcp, Mechanism::Dwf(reconverge_sim::Heuristic::Majority)]
+            for mech in
+                [Mechanism::Pdom, Mechanism::StacklessDcp, Mechanism::Dwf(reconverge_mechanism::Heuristic::Majority)]
             {
                 let o = run_entry(entry, mech, ws, &load, 50_000_000, Mode::Functional, true);
                 let what = format!("{} / {mech} / warp {ws}", entry.name);

@@ -2,7 +2,7 @@
 
 mod common;
 
-use reconverge_sim::Mechanism;
+use reconverge_mechanism::Mechanism;
 use reconverge_suite::{judge, prepare_entry, run_entry, run_prepared, Mode, Verdict};
 
 #[test]

@@ -5,7 +5,7 @@
 mod common;
 
 use proptest::prelude::*;
-use reconverge_sim::Mechanism;
+use reconverge_mechanism::Mechanism;
 use reconverge_suite::{prepare_entry, run_prepared, Mode, PreparedEntry};
 use reconverge_timing::{GpuConfig, SchedulerPolicy};
 use std::sync::OnceLock;

@@ -799,7 +799,7 @@ impl GpuConfig {
     /// An upper bound of the bytes the timing model's own structures take for a launch whose kernel has
     /// `nregs` registers (the caches' tags, MSHRs, and per resident thread its scoreboard and timing rows),
     /// counted against the launch's memory limit before anything is built.
-    pub fn model_bytes(&self, nregs: u64, launch: &reconverge_sim::LaunchConfig) -> u64 {
+    pub fn model_bytes(&self, nregs: u64, launch: &reconverge_program::LaunchConfig) -> u64 {
         const TAG: u64 = 24;
         let l1 = (self.l1.size / u64::from(self.l1.line.max(1))).saturating_mul(TAG);
         let mshrs = u64::from(self.l1.mshrs).saturating_mul(32 + 16 * u64::from(self.l1.mshr_merge));

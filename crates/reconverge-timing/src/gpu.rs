@@ -8,12 +8,13 @@ use crate::sm::{EpochCtx, EpochOutcome, L2Request, Sm};
 use crate::stats::TimingStats;
 use crate::trace::{self, SmTrace, Timeline, TraceSpec};
 use rayon::prelude::*;
+use reconverge_mechanism::{Mechanism, Tracker};
+use reconverge_program::launch::LaunchArgs;
+use reconverge_program::{LaunchConfig, LaunchError, Program};
 use reconverge_sim::access::GlobalMemory;
 use reconverge_sim::core::{stall_report, QuietThreads, Watchdog};
-use reconverge_sim::launch::LaunchArgs;
-use reconverge_sim::mechanism::{Mechanism, Tracker};
 use reconverge_sim::memory::DeviceMemory;
-use reconverge_sim::{DeviceState, LaunchConfig, Program, RunResult, SimError, Stats};
+use reconverge_sim::{DeviceState, RunLimit, RunResult, SimError, Stats};
 use std::sync::Arc;
 
 /// The result of a timed run.
@@ -57,7 +58,7 @@ pub fn run_timed_traced<'a>(
     // never more threads than SMs that can have work (a CTA each at least).
     let threads = host_threads(threads, gpu, launch);
     let pool = if threads > 1 { pool(threads) } else { None };
-    reconverge_sim::with_tracker!(mech, |t| run_with(prog, t, launch, gpu, args, max_cycles, trace, pool.clone()))
+    reconverge_mechanism::with_tracker!(mech, |t| run_with(prog, t, launch, gpu, args, max_cycles, trace, pool.clone()))
 }
 
 /// The host threads a timed run uses: `requested` (0: one per core), at most the SMs that can have work
@@ -108,8 +109,8 @@ fn run_with<T: Tracker>(
         };
         (r, Timeline { spec: trace, ..Timeline::default() })
     };
-    if let Err(e) = launch.validate(prog).and_then(|_| gpu.validate().map_err(SimError::Launch)) {
-        return empty(e);
+    if let Err(e) = launch.validate(prog).and_then(|_| gpu.validate().map_err(LaunchError::Machine)) {
+        return empty(e.into());
     }
     let resident = gpu.num_sms as u64 * gpu.sm.max_ctas as u64;
     // The model's own structures count against the memory limit too (checked before anything is built).
@@ -123,7 +124,7 @@ fn run_with<T: Tracker>(
     };
     let mut sms: Vec<Sm<'_, T>> = match (0..gpu.num_sms).map(|i| Sm::new(i, gpu, prog, tracker, launch)).collect() {
         Ok(v) => v,
-        Err(e) => return empty(SimError::Launch(e)),
+        Err(e) => return empty(LaunchError::Machine(e).into()),
     };
     if let Some(spec) = trace {
         for sm in sms.iter_mut() {
@@ -133,7 +134,7 @@ fn run_with<T: Tracker>(
     }
     let mut l2 = match L2Dram::new(l2_config(gpu)) {
         Ok(l) => l,
-        Err(e) => return empty(SimError::Launch(format!("l2: {e}"))),
+        Err(e) => return empty(LaunchError::Machine(format!("l2: {e}")).into()),
     };
     if gpu.l2.preload {
         for a in dev.mem.allocations() {
@@ -143,7 +144,7 @@ fn run_with<T: Tracker>(
     // A CTA that fits no SM can never run.
     if !sms[0].fits(prog, launch) {
         let (t, w, r, s) = sms[0].cta_demand(prog, launch);
-        return empty(SimError::Launch(format!(
+        return empty(SimError::Launch(LaunchError::Machine(format!(
             "one CTA needs {t} threads, {w} warps, {r} registers ({} per thread) and {s} bytes of shared memory; \
              an SM of `{}` offers {} threads, {} warps, {} registers and {} bytes",
             sms[0].regs_per_thread(),
@@ -152,7 +153,7 @@ fn run_with<T: Tracker>(
             gpu.sm.max_warps,
             gpu.sm.registers,
             gpu.sm.shared_memory
-        )));
+        ))));
     }
     let epoch = (gpu.l1.hit_latency + gpu.l2.hit_latency).max(1);
     let mut timing = TimingStats { epoch_cycles: epoch, ..TimingStats::default() };
@@ -286,7 +287,7 @@ fn epochs<T: Tracker>(
         }
         if let Some(max) = launch.max_instructions {
             if total_issued >= max {
-                return Some(SimError::Limit { what: format!("--max-instructions {max} warp instructions") });
+                return Some(SimError::Limit(RunLimit::Instructions(max)));
             }
         }
         t0 = t1;

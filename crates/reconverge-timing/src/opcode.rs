@@ -10,8 +10,8 @@
 
 use crate::config::{GpuConfig, OpcodeConfig};
 use reconverge_ir::ScalarType;
-use reconverge_sim::program::{FloatBinOp, FloatUnOp, InstClass, IntBinOp, IntTerOp, Op};
-use reconverge_sim::Program;
+use reconverge_program::program::{FloatBinOp, FloatUnOp, InstClass, IntBinOp, IntTerOp, Op};
+use reconverge_program::Program;
 
 /// The unit index of a class: 0 integer, 1 float, 2 double, 3 special function, 4 load/store.
 pub(crate) fn unit_of_class(class: InstClass) -> usize {
@@ -189,7 +189,8 @@ mod tests {
                    and.b32 %r1, %r2, %r3;\nadd.f32 %f1, %f2, %f3;\nfma.rn.f32 %f1, %f2, %f3, %f1;\n\
                    div.rn.f32 %f1, %f2, %f3;\nsin.approx.f32 %f1, %f2;\nadd.f64 %fd1, %fd2, %fd1;\nret;\n}\n";
         let m = reconverge_ptx::parse(src).expect("parses");
-        let prog = reconverge_sim::load(&m, None, reconverge_sim::Mechanism::Pdom, &Default::default()).expect("loads");
+        let prog =
+            reconverge_sim::load(&m, None, reconverge_mechanism::Mechanism::Pdom, &Default::default()).expect("loads");
         let mut gpu = GpuConfig::gtx480();
         gpu.opcode = Some(table());
         gpu.frontend.operand_latency = 2;

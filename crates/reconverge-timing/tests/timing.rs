@@ -1,6 +1,7 @@
 //! Timing-model properties on whole kernels: latency hiding, determinism across host threads.
 
-use reconverge_sim::{Arg, Buffer, DecodeOptions, Dtype, LaunchConfig, Mechanism, Program};
+use reconverge_mechanism::Mechanism;
+use reconverge_program::{Arg, Buffer, DecodeOptions, Dtype, LaunchConfig, Program};
 use reconverge_timing::{run_timed, GpuConfig};
 
 fn load(path: &str, mech: Mechanism) -> Program {

@@ -13,7 +13,7 @@
 
 use clap::Parser;
 use reconverge_fuzz::{check, corpus, mutate, CheckOptions, Reached};
-use reconverge_sim::Mechanism;
+use reconverge_mechanism::Mechanism;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 

@@ -8,7 +8,8 @@ use crate::cfg::FunctionReport;
 use crate::records::RunRecord;
 use crate::timeline::TimelineRecorder;
 use chart::{Series, Spec};
-use reconverge_sim::{Program, RunResult};
+use reconverge_program::Program;
+use reconverge_sim::RunResult;
 use std::fmt::Write;
 
 /// Line and bar colours, one per mechanism in the order given (Tableau 10: distinguishable, and with the

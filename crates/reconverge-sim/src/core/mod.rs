@@ -347,7 +347,7 @@ impl<'a, T: Tracker> SmCore<'a, T> {
     ) -> Result<Issued, SimError> {
         let prog = self.prog;
         let Some(owner) = self.ctas.get(cta).and_then(Option::as_ref) else {
-            return Err(SimError::Launch("issue to an empty CTA slot".into()));
+            return Err(SimError::Internal("issue to an empty CTA slot"));
         };
         let pc = group.pc;
         if pc as usize >= prog.insts.len() {
@@ -414,7 +414,7 @@ impl<'a, T: Tracker> SmCore<'a, T> {
         }
         // The mechanism.
         let Some(r) = self.ctas.get_mut(cta).and_then(Option::as_mut) else {
-            return Err(SimError::Launch("issue to an empty CTA slot".into()));
+            return Err(SimError::Internal("issue to an empty CTA slot"));
         };
         let view = if T::SM_POOL { self.view.of(r.cta.w) } else { r.cta.view() };
         let mut u = update_ctx(prog, cta, view, cycle, &mut self.stats, &mut self.delayed);
@@ -510,7 +510,7 @@ impl<'a, T: Tracker> SmCore<'a, T> {
     ) -> Result<(Issued, u32), SimError> {
         let prog = self.prog;
         let Some(r) = self.ctas.get_mut(cta).and_then(Option::as_mut) else {
-            return Err(SimError::Launch("issue to an empty CTA slot".into()));
+            return Err(SimError::Internal("issue to an empty CTA slot"));
         };
         let (clock, cycle) = (env.clock, env.cycle);
         let mut e = exec_env(prog, env, &self.fixed, &mut self.access, T::AWAITS_MEMBERS);

@@ -22,10 +22,9 @@
 
 mod counter;
 pub mod oracle;
-mod plan;
 
 pub use counter::{Part, ScalarCounter};
-pub use plan::{PcPlan, ScalarPlan};
+pub use reconverge_program::scalar_plan::{PcPlan, ScalarPlan};
 
 use serde::Serialize;
 

@@ -4,9 +4,9 @@
 use crate::config::GpuConfig;
 use crate::memsys::{coalesce, conflict_degree, Cache, LineRequest, Mshr, MshrResult, ReqKind};
 use crate::stats::MemoryCounters;
+use reconverge_program::program::Space;
+use reconverge_program::LaneMask;
 use reconverge_sim::access::{AccessKind, AccessLog};
-use reconverge_sim::program::Space;
-use reconverge_sim::LaneMask;
 use smallvec::SmallVec;
 use std::collections::{BinaryHeap, VecDeque};
 
@@ -261,7 +261,7 @@ impl MemorySide {
 
     /// Times the memory access `a` of the instruction just issued at `now` by `who`.
     pub fn access(&mut self, a: &AccessLog, who: &Issuer<'_>, now: u64, gpu: &GpuConfig) -> AccessTiming {
-        let lanes: SmallVec<[usize; 64]> = reconverge_sim::lanes(a.mask).collect();
+        let lanes: SmallVec<[usize; 64]> = reconverge_program::lanes(a.mask).collect();
         let mut latency = 0u64;
         let mut occupancy = gpu.interval.mem;
         // Shared memory: bank conflicts.

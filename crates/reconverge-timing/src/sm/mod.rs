@@ -14,11 +14,12 @@ use crate::gmem::{SmMemView, SmMemory};
 use crate::opcode::{op_timings, OpTiming};
 use crate::stats::{MemoryCounters, StallCounts};
 use memory::{Issuer, LoadTrack, MemorySide};
+use reconverge_mechanism::{Blocked, Delay, Group, Peek, Tracker};
+use reconverge_program::program::{InstClass, Op};
+use reconverge_program::{LaneMask, LaunchConfig, Program};
 use reconverge_sim::core::{IssueEnv, NoObserver, SmCore};
-use reconverge_sim::mechanism::{Blocked, Delay, Group, Peek, Tracker};
 use reconverge_sim::memory::DeviceMemory;
-use reconverge_sim::program::{InstClass, Op};
-use reconverge_sim::{LaneMask, LaunchConfig, Program, SimError, Stats};
+use reconverge_sim::{SimError, Stats};
 use smallvec::SmallVec;
 use times::{row, CtaTimes};
 
@@ -675,7 +676,7 @@ impl<'a, T: Tracker> Sm<'a, T> {
         while t < t1 {
             if let Some(max) = ctx.max_cycles {
                 if t >= max {
-                    out.error = Some((t, SimError::Limit { what: format!("--max-cycles {max}") }));
+                    out.error = Some((t, SimError::Limit(reconverge_sim::RunLimit::Cycles(max))));
                     return out;
                 }
             }

@@ -5,7 +5,7 @@
 //! the mechanism or a fence holds it. Each row also keeps the maximum over every static warp's slots, a
 //! fast path: a whole static warp that is ready by its maximum needs no per-lane look.
 
-use reconverge_sim::{lanes, LaneMask};
+use reconverge_program::{lanes, LaneMask};
 use std::ops::Range;
 
 /// Rows of per-thread-slot cycle values, with per-static-warp maxima.

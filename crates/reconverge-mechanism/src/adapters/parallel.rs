@@ -1,0 +1,170 @@
+//! Parallel path traversal (seed 003 §2.5): per-warp mechanisms whose warp holds several paths that are
+//! *each* eligible to issue, so the timing model can interleave them to hide latency.
+//!
+//! [`SlotTracker`] is the interface (a per-warp structure with a fixed number of path slots); [`Slots`]
+//! turns it into a [`Tracker`] whose issue contexts are `warp × slots + slot`. Every context of a warp
+//! occupies that warp's hardware warp slot (so its paths share the warp's scheduler), and a group must
+//! wait only for its own lanes (`hold` = the path's lanes: the scoreboard is per path, as both papers
+//! extend it).
+
+use crate::program::Program;
+use crate::tracker::{Blocked, Counter, CtaView, Group, LaneMap, Peek, Position, Tracker, UpdateCtx};
+use crate::types::{LaneMask, Pc};
+use crate::Structure;
+use crate::{BarrierMode, EntryView, Flow, MechError, WarpCtx};
+use std::fmt;
+
+/// A per-warp mechanism with several simultaneously issuable path slots.
+pub trait SlotTracker: Sync {
+    /// The per-warp structure.
+    type State: Clone + fmt::Debug + Send;
+    /// What the structure's size is called in the statistics.
+    const STRUCTURE: Structure;
+    /// Counters the mechanism keeps.
+    const COUNTERS: &'static [Counter] = &[];
+
+    /// The name used on the command line and in statistics.
+    fn name(&self) -> &'static str;
+    /// Path slots per warp for warps of up to `w` threads (called with 64, the largest warp).
+    fn slots(&self, w: u32) -> u32;
+    /// The state of a warp whose `live` lanes start at `entry`.
+    fn init(&self, entry: Pc, live: LaneMask, w: u32) -> Self::State;
+    /// The path in slot `k` (its pc and lanes), if the slot may issue. Pure.
+    fn slot(&self, st: &Self::State, k: u32) -> Option<(Pc, LaneMask)>;
+    /// Updates the structure after slot `k` issued (`pc`, `mask`) with outcome `flow`.
+    fn update(
+        &self,
+        st: &mut Self::State,
+        k: u32,
+        pc: Pc,
+        mask: LaneMask,
+        flow: &Flow,
+        ctx: &mut WarpCtx<'_>,
+    ) -> Result<(), MechError>;
+    /// The current size of the structure.
+    fn depth(&self, st: &Self::State) -> usize;
+    /// The structure, bottom first, for traces.
+    fn entries(&self, st: &Self::State) -> Vec<EntryView>;
+}
+
+/// A [`SlotTracker`] as a [`Tracker`].
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Slots<T>(pub T);
+
+/// The per-CTA state: each warp's structure and the slots per warp.
+#[derive(Clone, Debug)]
+pub struct SlotCta<S> {
+    /// Per static warp.
+    pub warps: Vec<S>,
+    /// Slots per warp.
+    pub slots: u32,
+}
+
+impl<T: SlotTracker> Tracker for Slots<T> {
+    type Sm = ();
+    type Cta = SlotCta<T::State>;
+
+    const STRUCTURE: Structure = T::STRUCTURE;
+    const BARRIER: BarrierMode = BarrierMode::Thread;
+    const COUNTERS: &'static [Counter] = T::COUNTERS;
+
+    fn name(&self) -> &'static str {
+        self.0.name()
+    }
+
+    fn new_sm(&self, _prog: &Program, _launch: &crate::launch::LaunchConfig) {}
+
+    fn contexts(&self, nwarps: u32, _nthreads: u32) -> u32 {
+        nwarps * self.0.slots(64)
+    }
+
+    fn hw_warp(&self, st: &SlotCta<T::State>, ctx: u32) -> u32 {
+        ctx / st.slots
+    }
+
+    fn occupied(&self, _sm: &(), st: &SlotCta<T::State>, _contexts: u32, out: &mut Vec<u32>) {
+        for (w, s) in st.warps.iter().enumerate() {
+            for k in 0..st.slots {
+                if self.0.slot(s, k).is_some() {
+                    out.push(w as u32 * st.slots + k);
+                }
+            }
+        }
+    }
+
+    fn launch(&self, _sm: &mut (), _cta: u32, view: &CtaView<'_>, entry: Pc) -> SlotCta<T::State> {
+        SlotCta { warps: view.live.iter().map(|&m| self.0.init(entry, m, view.w)).collect(), slots: self.0.slots(64) }
+    }
+
+    fn peek(&self, _sm: &(), st: &SlotCta<T::State>, view: &CtaView<'_>, ctx: u32) -> Peek {
+        let (w, k) = ((ctx / st.slots) as usize, ctx % st.slots);
+        let Some(s) = st.warps.get(w) else { return Peek::Empty };
+        let live = view.live[w];
+        match self.0.slot(s, k) {
+            None => Peek::Empty,
+            Some((pc, m)) => {
+                let mask = m & live & !view.blocked[w];
+                if mask != 0 {
+                    Peek::Ready(Group {
+                        ctx,
+                        pc,
+                        mask,
+                        lanes: LaneMap::warp(w as u32, view.w),
+                        hold: m & live,
+                        prio: 0,
+                    })
+                } else if m & live & view.blocked[w] != 0 {
+                    Peek::Blocked(Blocked::Barrier)
+                } else {
+                    Peek::Empty
+                }
+            }
+        }
+    }
+
+    fn update(
+        &self,
+        _sm: &mut (),
+        st: &mut SlotCta<T::State>,
+        group: &Group,
+        flow: &Flow,
+        u: &mut UpdateCtx<'_>,
+    ) -> Result<(), MechError> {
+        let (w, k) = ((group.ctx / st.slots) as usize, group.ctx % st.slots);
+        let warp = &mut st.warps[w];
+        let mut ctx = WarpCtx::of(u, w);
+        self.0.update(warp, k, group.pc, group.mask, flow, &mut ctx)?;
+        u.size = self.0.depth(warp);
+        Ok(())
+    }
+
+    fn entries(&self, _sm: &(), st: &SlotCta<T::State>, ctx: u32) -> Vec<EntryView> {
+        st.warps.get((ctx / st.slots.max(1)) as usize).map(|s| self.0.entries(s)).unwrap_or_default()
+    }
+
+    fn positions(&self, _sm: &(), st: &SlotCta<T::State>, view: &CtaView<'_>) -> Vec<Position> {
+        let mut out = Vec::new();
+        for (w, s) in st.warps.iter().enumerate() {
+            let live = view.live[w];
+            let mut seen = 0;
+            for k in 0..st.slots {
+                if let Some((pc, m)) = self.0.slot(s, k) {
+                    let m = m & live & !seen;
+                    if m != 0 {
+                        seen |= m;
+                        let state = if view.blocked[w] & m != 0 { "waiting at a barrier" } else { "issuing" };
+                        out.push(Position { warp: w as u32, lanes: m, pc, state });
+                    }
+                }
+            }
+            for e in self.0.entries(s).iter().rev() {
+                let m = e.lanes.first().copied().unwrap_or(0) & live & !seen;
+                if m != 0 {
+                    seen |= m;
+                    out.push(Position { warp: w as u32, lanes: m, pc: e.pc, state: "waiting to reconverge" });
+                }
+            }
+        }
+        out
+    }
+}

@@ -1,0 +1,174 @@
+//! Paths, the element of seed 003's path lists, and what every path-list traversal shares.
+//!
+//! A *path* is a pc, a call depth and the lanes of one warp that are there. A warp's path list is
+//! complete and disjoint: every live lane is in exactly one path (fork/join's region bookkeeping is the
+//! one exception, see `forkjoin.rs`). Traversal orders differ only in which path runs next, where new
+//! paths go, and which paths they merge with; this module holds the parts they share: the successors of
+//! a path after an instruction, the issued path's lookup, and equality for merging.
+
+use crate::types::{LaneMask, Pc, PC_NONE};
+use crate::{EntryView, Flow, MechError};
+use smallvec::SmallVec;
+
+/// A pc, a call depth and the lanes at it.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct Path {
+    /// Next pc.
+    pub pc: Pc,
+    /// Lanes.
+    pub mask: LaneMask,
+    /// Function call depth (0 in the kernel); paths merge only at equal pc *and* depth.
+    pub depth: u32,
+}
+
+impl Path {
+    /// Whether `other` is at the same place (same pc and call depth), so the two may merge.
+    #[inline]
+    pub fn same_place(&self, other: &Path) -> bool {
+        self.pc == other.pc && self.depth == other.depth
+    }
+
+    /// The path for a trace.
+    pub fn view(&self, kind: &'static str) -> EntryView {
+        let mut e = EntryView::warp(kind, self.mask, self.pc, PC_NONE);
+        if self.depth != 0 {
+            e.note = format!("depth={}", self.depth);
+        }
+        e
+    }
+}
+
+/// The paths the lanes `mask` of path `p` (at `p.pc`) form after executing with outcome `flow`, keeping
+/// only `live` lanes: fall-through first, then the taken side (or the callee, or each return pc). Calls
+/// deepen the callers' depth, returns lessen it. Explicit-stack outcomes are an error: those
+/// instructions only exist in programs prepared for another mechanism.
+pub fn successors(p: &Path, mask: LaneMask, flow: &Flow, live: LaneMask) -> Result<SmallVec<[Path; 4]>, MechError> {
+    let mut out: SmallVec<[Path; 4]> = SmallVec::new();
+    let mut push = |pc: Pc, m: LaneMask, depth: u32| {
+        let m = m & live;
+        if m == 0 {
+            return;
+        }
+        match out.iter_mut().find(|q| q.pc == pc && q.depth == depth) {
+            Some(q) => q.mask |= m,
+            None => out.push(Path { pc, mask: m, depth }),
+        }
+    };
+    let (pc, d) = (p.pc, p.depth);
+    match flow {
+        Flow::Next | Flow::Exit { .. } => push(pc + 1, mask, d),
+        Flow::Branch { target, taken } => {
+            push(pc + 1, mask & !taken, d);
+            push(*target, mask & taken, d);
+        }
+        Flow::Multi(groups) => {
+            let listed = groups.iter().fold(0, |a, (_, m)| a | m);
+            push(pc + 1, mask & !listed, d);
+            let mut sorted = groups.to_vec();
+            sorted.sort_by_key(|(p, _)| *p);
+            for (q, m) in sorted {
+                push(q, mask & m, d);
+            }
+        }
+        Flow::Call { target, callers } => {
+            push(pc + 1, mask & !callers, d);
+            push(*target, mask & callers, d + 1);
+        }
+        Flow::Return { lanes, to } => {
+            push(pc + 1, mask & !lanes, d);
+            for (q, m) in to.iter() {
+                push(*q, mask & m, d.saturating_sub(1));
+            }
+        }
+        Flow::Ssy { .. } | Flow::Sync | Flow::Pbk { .. } | Flow::Brk { .. } => {
+            return Err(MechError::NeedsSsy);
+        }
+        Flow::Join | Flow::Bssy { .. } | Flow::Bsync { .. } | Flow::Yield | Flow::SyncWarp => {
+            return Err(MechError::ForeignInstruction(flow.mnemonic()));
+        }
+        Flow::Await { .. } => push(pc, mask, d),
+    }
+    Ok(out)
+}
+
+/// A list holding one path: the warp's `live` lanes at `entry` (the start of every path list).
+pub fn start(entry: Pc, live: LaneMask) -> Vec<Path> {
+    let mut v = Vec::with_capacity(8);
+    v.push(Path { pc: entry, mask: live, depth: 0 });
+    v
+}
+
+/// The path that issued, taken out of a list.
+pub struct Taken {
+    /// Where it was.
+    pub index: usize,
+    /// Its lanes that did not issue (waiting at a barrier) and are still live, at the same place.
+    pub rest: Option<Path>,
+    /// Where the issued lanes go ([`successors`]).
+    pub next: SmallVec<[Path; 4]>,
+}
+
+/// Removes the path that issued (`pc`, `mask`) from `list` and works out where its lanes go after
+/// `flow`; every list traversal starts its update with this.
+pub fn take(list: &mut Vec<Path>, pc: Pc, mask: LaneMask, flow: &Flow, live: LaneMask) -> Result<Taken, MechError> {
+    let index = issued(list, pc, mask)?;
+    let path = list.remove(index);
+    let rest = path.mask & !mask & live;
+    let next = successors(&path, mask, flow, live)?;
+    Ok(Taken { index, rest: (rest != 0).then_some(Path { mask: rest, ..path }), next })
+}
+
+/// The index of the path that issued (`pc`, `mask`) in `paths`: the last path at `pc` holding every
+/// issued lane (the active end of a stack).
+pub fn issued(paths: &[Path], pc: Pc, mask: LaneMask) -> Result<usize, MechError> {
+    paths.iter().rposition(|p| p.pc == pc && p.mask & mask == mask).ok_or(MechError::NotHeld("the path list"))
+}
+
+/// Removes the lanes not in `live` from every path and drops the paths left empty.
+pub fn retain_live(paths: &mut Vec<Path>, live: LaneMask) {
+    paths.retain_mut(|p| {
+        p.mask &= live;
+        p.mask != 0
+    });
+}
+
+/// The first path in `order` with a lane that may issue (live, not waiting at a barrier), and those lanes.
+#[inline]
+pub fn first_ready<'a>(
+    order: impl Iterator<Item = &'a Path>,
+    live: LaneMask,
+    blocked: LaneMask,
+) -> Option<(Pc, LaneMask)> {
+    order.map(|p| (p.pc, p.mask & live & !blocked)).find(|(_, m)| *m != 0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn calls_and_returns_change_depth() {
+        let p = Path { pc: 10, mask: 0b1111, depth: 1 };
+        let s = successors(&p, 0b1111, &Flow::Call { target: 50, callers: 0b0011 }, 0b1111).unwrap();
+        assert_eq!(s.as_slice(), &[Path { pc: 11, mask: 0b1100, depth: 1 }, Path { pc: 50, mask: 0b0011, depth: 2 }]);
+        let to: Box<[(Pc, LaneMask)]> = vec![(7, 0b0001), (9, 0b0010)].into();
+        let s = successors(&p, 0b0011, &Flow::Return { lanes: 0b0011, to }, 0b1111).unwrap();
+        assert_eq!(s.as_slice(), &[Path { pc: 7, mask: 0b0001, depth: 0 }, Path { pc: 9, mask: 0b0010, depth: 0 }]);
+    }
+
+    #[test]
+    fn exits_and_dead_lanes_leave_no_path() {
+        let p = Path { pc: 3, mask: 0b11, depth: 0 };
+        assert!(successors(&p, 0b11, &Flow::Exit { lanes: 0b11 }, 0).unwrap().is_empty());
+        let s = successors(&p, 0b11, &Flow::Branch { target: 9, taken: 0b10 }, 0b01).unwrap();
+        assert_eq!(s.as_slice(), &[Path { pc: 4, mask: 0b01, depth: 0 }]);
+    }
+
+    #[test]
+    fn issued_finds_the_topmost_path_holding_the_lanes() {
+        let paths = [Path { pc: 5, mask: 0b0011, depth: 0 }, Path { pc: 5, mask: 0b1100, depth: 0 }];
+        assert_eq!(issued(&paths, 5, 0b0100).unwrap(), 1);
+        assert_eq!(issued(&paths, 5, 0b0001).unwrap(), 0);
+        assert!(issued(&paths, 6, 0b0001).is_err());
+    }
+}

@@ -1,0 +1,257 @@
+//! Per-warp mechanisms: one structure per static warp, groups never leave their warp.
+//!
+//! [`WarpTracker`] is the small interface a per-warp mechanism (a stack, a path list, per-thread pcs)
+//! implements; [`PerWarp`] turns it into a [`Tracker`] whose issue contexts are the CTA's static warps and
+//! whose groups use the identity lane map, so the core's contiguous fast path applies.
+
+use crate::program::Program;
+use crate::tracker::{Blocked, Counter, CtaView, Group, LaneMap, Peek, Position, Ratio, Tracker, UpdateCtx};
+use crate::types::{LaneMask, Pc};
+use crate::Structure;
+use crate::{BarrierMode, EntryView, Flow, MechError};
+use std::fmt;
+
+/// Context a per-warp mechanism may consult when it updates.
+pub struct WarpCtx<'a> {
+    /// The program (for reconvergence points).
+    pub prog: &'a Program,
+    /// Live lanes of the warp after the instruction (exited lanes removed).
+    pub live: LaneMask,
+    /// Threads per warp.
+    pub w: u32,
+    /// The mechanism's counters ([`WarpTracker::COUNTERS`], by index).
+    pub counters: &'a mut [u64],
+    /// The timing model's cycle at issue (`None` in functional runs).
+    pub cycle: Option<u64>,
+    /// Out: a delay of the mechanism's own logic the warp's live threads pay before they issue again.
+    pub delay: Option<crate::Delay>,
+}
+
+impl<'a> WarpCtx<'a> {
+    /// The context of static warp `w` for an update `u`.
+    pub fn of(u: &'a mut crate::tracker::UpdateCtx<'_>, w: usize) -> WarpCtx<'a> {
+        WarpCtx {
+            prog: u.prog,
+            live: u.view.live[w],
+            w: u.view.w,
+            counters: &mut *u.counters,
+            cycle: u.cycle,
+            delay: None,
+        }
+    }
+
+    /// Adds `n` to counter `i`.
+    #[inline]
+    pub fn count(&mut self, i: usize, n: u64) {
+        self.counters[i] += n;
+    }
+
+    /// Raises counter `i` to at least `v`.
+    #[inline]
+    pub fn max(&mut self, i: usize, v: u64) {
+        self.counters[i] = self.counters[i].max(v);
+    }
+}
+
+/// A mechanism with one structure per static warp.
+pub trait WarpTracker: Sync {
+    /// The per-warp structure.
+    type State: Clone + fmt::Debug + Send;
+
+    /// What the structure's size is called in the statistics.
+    const STRUCTURE: Structure = Structure::Stack;
+    /// How barriers count under this mechanism.
+    const BARRIER: BarrierMode = BarrierMode::Warp;
+    /// Counters the mechanism keeps (summed or maximised over warps).
+    const COUNTERS: &'static [Counter] = &[];
+    /// Ratios of counters the mechanism reports.
+    const RATIOS: &'static [Ratio] = &[];
+    /// Whether a group whose warp-synchronous instruction misses member lanes waits for them
+    /// ([`WarpTracker::await_members`]) instead of being a SIMT deadlock.
+    const AWAITS_MEMBERS: bool = false;
+
+    /// The name used on the command line and in statistics.
+    fn name(&self) -> &'static str;
+
+    /// The state of a warp whose `live` lanes start at `entry`.
+    fn init(&self, entry: Pc, live: LaneMask) -> Self::State;
+
+    /// The group to issue next: a pc and a non-empty mask of live lanes none of which is in `blocked`.
+    /// `None` when nothing can issue now. Pure.
+    fn select(&self, st: &Self::State, live: LaneMask, blocked: LaneMask) -> Option<(Pc, LaneMask)>;
+
+    /// Updates the structure after the group (`pc`, `mask`) issued with outcome `flow`.
+    fn update(
+        &self,
+        st: &mut Self::State,
+        pc: Pc,
+        mask: LaneMask,
+        flow: &Flow,
+        ctx: &mut WarpCtx<'_>,
+    ) -> Result<(), MechError>;
+
+    /// How many straight-line instructions from `pc` (at most `max`) the warp may issue back to back with
+    /// the same lanes, one [`WarpTracker::advance`] standing for their updates (see
+    /// [`crate::Tracker::straight_run`]). The default, 1, updates after every instruction. Pure.
+    fn straight_run(&self, _st: &Self::State, _pc: Pc, _max: u32) -> u32 {
+        1
+    }
+
+    /// The group (`pc`, `mask`) issued the `n` straight-line instructions that
+    /// [`WarpTracker::straight_run`] allowed: update as `n` updates with [`Flow::Next`] would.
+    fn advance(
+        &self,
+        st: &mut Self::State,
+        pc: Pc,
+        mask: LaneMask,
+        n: u32,
+        ctx: &mut WarpCtx<'_>,
+    ) -> Result<(), MechError> {
+        for k in 0..n {
+            self.update(st, pc + k, mask, &Flow::Next, ctx)?;
+        }
+        Ok(())
+    }
+
+    /// The group (`pc`, `mask`) did not execute its warp-synchronous instruction: its member lanes
+    /// `missing` are elsewhere. Only called when [`WarpTracker::AWAITS_MEMBERS`].
+    fn await_members(&self, _st: &mut Self::State, _pc: Pc, _mask: LaneMask, _missing: LaneMask) {}
+
+    /// The current size of the structure (stack depth, number of paths).
+    fn depth(&self, st: &Self::State) -> usize;
+
+    /// The structure, bottom first, for traces.
+    fn entries(&self, st: &Self::State) -> Vec<EntryView>;
+}
+
+/// A [`WarpTracker`] as a [`Tracker`]: the CTA's static warps are its issue contexts.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct PerWarp<T>(pub T);
+
+impl<T: WarpTracker> Tracker for PerWarp<T> {
+    type Sm = ();
+    type Cta = Vec<T::State>;
+
+    const STRUCTURE: Structure = T::STRUCTURE;
+    const BARRIER: BarrierMode = T::BARRIER;
+    const PER_WARP_CONTEXTS: bool = true;
+    const COUNTERS: &'static [Counter] = T::COUNTERS;
+    const RATIOS: &'static [Ratio] = T::RATIOS;
+    const AWAITS_MEMBERS: bool = T::AWAITS_MEMBERS;
+
+    fn name(&self) -> &'static str {
+        self.0.name()
+    }
+
+    fn new_sm(&self, _prog: &Program, _launch: &crate::launch::LaunchConfig) {}
+
+    fn contexts(&self, nwarps: u32, _nthreads: u32) -> u32 {
+        nwarps
+    }
+
+    fn launch(&self, _sm: &mut (), _cta: u32, view: &CtaView<'_>, entry: Pc) -> Vec<T::State> {
+        view.live.iter().map(|&m| self.0.init(entry, m)).collect()
+    }
+
+    #[inline]
+    fn peek(&self, _sm: &(), st: &Vec<T::State>, view: &CtaView<'_>, ctx: u32) -> Peek {
+        let w = ctx as usize;
+        let live = view.live[w];
+        if live == 0 {
+            return Peek::Empty;
+        }
+        let blocked = view.blocked[w];
+        match self.0.select(&st[w], live, blocked) {
+            Some((pc, mask)) => {
+                Peek::Ready(Group { ctx, pc, mask, lanes: LaneMap::warp(ctx, view.w), hold: live, prio: 0 })
+            }
+            None if blocked & live != 0 => Peek::Blocked(Blocked::Barrier),
+            None => Peek::Blocked(Blocked::Mechanism),
+        }
+    }
+
+    #[inline]
+    fn update(
+        &self,
+        _sm: &mut (),
+        st: &mut Vec<T::State>,
+        group: &Group,
+        flow: &Flow,
+        u: &mut UpdateCtx<'_>,
+    ) -> Result<(), MechError> {
+        let w = group.ctx as usize;
+        let warp = &mut st[w];
+        let mut ctx = WarpCtx::of(u, w);
+        self.0.update(warp, group.pc, group.mask, flow, &mut ctx)?;
+        if let Some(d) = ctx.delay {
+            u.delay(d, [(w as u32, u.view.live[w])]);
+        }
+        u.size = self.0.depth(warp);
+        Ok(())
+    }
+
+    #[inline]
+    fn straight_run(&self, _sm: &(), st: &Vec<T::State>, group: &Group, max: u32) -> u32 {
+        st.get(group.ctx as usize).map_or(1, |s| self.0.straight_run(s, group.pc, max))
+    }
+
+    #[inline]
+    fn advance(
+        &self,
+        _sm: &mut (),
+        st: &mut Vec<T::State>,
+        group: &Group,
+        n: u32,
+        u: &mut UpdateCtx<'_>,
+    ) -> Result<(), MechError> {
+        let w = group.ctx as usize;
+        let warp = &mut st[w];
+        let mut ctx = WarpCtx::of(u, w);
+        self.0.advance(warp, group.pc, group.mask, n, &mut ctx)?;
+        if let Some(d) = ctx.delay {
+            u.delay(d, [(w as u32, u.view.live[w])]);
+        }
+        u.size = self.0.depth(warp);
+        Ok(())
+    }
+
+    fn await_members(&self, _sm: &mut (), st: &mut Vec<T::State>, group: &Group, lanes: LaneMask) {
+        if let Some(warp) = st.get_mut(group.ctx as usize) {
+            self.0.await_members(warp, group.pc, group.mask, lanes);
+        }
+    }
+
+    fn entries(&self, _sm: &(), st: &Vec<T::State>, ctx: u32) -> Vec<EntryView> {
+        st.get(ctx as usize).map(|s| self.0.entries(s)).unwrap_or_default()
+    }
+
+    fn positions(&self, _sm: &(), st: &Vec<T::State>, view: &CtaView<'_>) -> Vec<Position> {
+        let mut out = Vec::new();
+        for (w, s) in st.iter().enumerate() {
+            let live = view.live[w];
+            if live == 0 {
+                continue;
+            }
+            // Each lane belongs to the topmost entry holding it.
+            let mut seen = 0;
+            let mut first = true;
+            for e in self.0.entries(s).iter().rev() {
+                let m = e.lanes.first().copied().unwrap_or(0) & live & !seen;
+                if m == 0 {
+                    continue;
+                }
+                seen |= m;
+                let state = if view.blocked[w] & m != 0 {
+                    "waiting at a barrier"
+                } else if first {
+                    "issuing"
+                } else {
+                    "waiting in the reconvergence structure"
+                };
+                first = false;
+                out.push(Position { warp: w as u32, lanes: m, pc: e.pc, state });
+            }
+        }
+        out
+    }
+}

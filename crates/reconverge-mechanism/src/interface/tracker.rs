@@ -1,0 +1,418 @@
+//! The interface every divergence mechanism implements ([`Tracker`]) and the issue groups it hands the
+//! core.
+//!
+//! A mechanism tracks where each thread is (a stack, a path list, a CTA-wide stack, a warp pool) and
+//! answers two questions: which issue group occupies each of its *issue contexts* now ([`Tracker::peek`],
+//! a pure query the timing model may ask every cycle), and how its structure changes after a group issued
+//! ([`Tracker::update`], the commit). Its state may live at three scopes: per SM ([`Tracker::Sm`], a
+//! dynamic-warp-formation pool), per CTA ([`Tracker::Cta`], a CTA-wide stack; a per-warp mechanism's warps),
+//! with the per-static-warp case written once as [`crate::PerWarp`].
+
+use crate::launch::LaunchConfig;
+use crate::program::Program;
+use crate::types::{full_mask, lanes, LaneMask, Pc};
+use crate::Structure;
+use smallvec::SmallVec;
+use std::fmt;
+
+use crate::{BarrierMode, EntryView, Flow, MechError};
+
+/// Which threads an issue group holds: lane `l` holds the thread in CTA slot `warp * W + l` for the part
+/// `(warp, lanes)` whose `lanes` contain `l`. A thread always sits in its home lane (slot mod W), the
+/// register-file banking constraint of DWF, TBC and CAPRI. The parts are disjoint.
+#[derive(Clone, PartialEq, Eq, Debug, Default)]
+pub struct LaneMap(SmallVec<[(u32, LaneMask); 2]>);
+
+impl LaneMap {
+    /// Every lane of static warp `warp` (the map of a static-warp mechanism).
+    #[inline]
+    pub fn warp(warp: u32, w: u32) -> LaneMap {
+        LaneMap(smallvec::smallvec![(warp, full_mask(w))])
+    }
+
+    /// A map from parts; empty parts are dropped.
+    pub fn from_parts(parts: impl IntoIterator<Item = (u32, LaneMask)>) -> LaneMap {
+        LaneMap(parts.into_iter().filter(|p| p.1 != 0).collect())
+    }
+
+    /// The `(static warp, lanes)` parts.
+    #[inline]
+    pub fn parts(&self) -> &[(u32, LaneMask)] {
+        &self.0
+    }
+
+    /// The static warp when every lane of `mask` comes from one warp.
+    #[inline]
+    pub fn single_warp(&self, mask: LaneMask) -> Option<u32> {
+        match self.0.as_slice() {
+            [(w, _)] => Some(*w),
+            parts => {
+                let mut it = parts.iter().filter(|(_, m)| m & mask != 0);
+                let first = it.next()?;
+                it.next().is_none().then_some(first.0)
+            }
+        }
+    }
+
+    /// The lanes that hold a thread.
+    pub fn lanes(&self) -> LaneMask {
+        self.0.iter().fold(0, |a, p| a | p.1)
+    }
+
+    /// The static warp of lane `l`, if the lane holds a thread.
+    pub fn warp_of(&self, l: usize) -> Option<u32> {
+        self.0.iter().find(|p| p.1 >> l & 1 == 1).map(|p| p.0)
+    }
+
+    /// The CTA thread slot of lane `l`, if the lane holds a thread.
+    pub fn slot_of(&self, l: usize, w: u32) -> Option<usize> {
+        self.warp_of(l).map(|warp| warp as usize * w as usize + l)
+    }
+
+    /// Per static warp, the lanes of `mask` it contributes (for barrier and liveness bookkeeping).
+    pub fn split(&self, mask: LaneMask) -> impl Iterator<Item = (u32, LaneMask)> + '_ {
+        self.0.iter().map(move |&(w, m)| (w, m & mask)).filter(|p| p.1 != 0)
+    }
+}
+
+/// An issue group: the unit the core issues (a pc, its active lanes, and where their threads come from).
+#[derive(Clone, PartialEq, Eq, Debug)]
+pub struct Group {
+    /// The issue context it occupies in its CTA (a static warp, a hardware warp slot, a pool entry).
+    pub ctx: u32,
+    /// The pc.
+    pub pc: Pc,
+    /// The lanes that execute.
+    pub mask: LaneMask,
+    /// Where the lanes' threads come from.
+    pub lanes: LaneMap,
+    /// Lanes whose threads must all be ready before the group may issue in the timing model (a static
+    /// warp's live lanes for static-warp mechanisms, whose pipeline is per warp; the group's own lanes for
+    /// regrouped warps).
+    pub hold: LaneMask,
+    /// Issue priority, lower first (only for mechanisms with [`Tracker::ORDERED`]).
+    pub prio: u64,
+}
+
+/// Why an issue context has no group ready.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Blocked {
+    /// Its threads wait at a barrier.
+    Barrier,
+    /// The mechanism holds them (synchronisation for compaction, a reconvergence point).
+    Mechanism,
+}
+
+/// What [`Tracker::peek`] sees in an issue context.
+#[derive(Clone, PartialEq, Eq, Debug)]
+pub enum Peek {
+    /// A group ready to issue.
+    Ready(Group),
+    /// Threads are there but cannot issue now.
+    Blocked(Blocked),
+    /// Nothing (no live thread uses the context).
+    Empty,
+}
+
+/// What a mechanism may read of a CTA's architectural state.
+#[derive(Clone, Copy, Debug)]
+pub struct CtaView<'a> {
+    /// Live (not exited) lanes per static warp.
+    pub live: &'a [LaneMask],
+    /// Lanes per static warp that cannot issue because they wait at a barrier (a whole warp in warp mode).
+    pub blocked: &'a [LaneMask],
+    /// Threads per warp.
+    pub w: u32,
+}
+
+impl CtaView<'_> {
+    /// Static warps.
+    pub fn nwarps(&self) -> u32 {
+        self.live.len() as u32
+    }
+}
+
+/// How a counter of a mechanism combines across SMs and CTAs.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Agg {
+    /// Summed.
+    Sum,
+    /// The maximum.
+    Max,
+}
+
+/// One counter a mechanism keeps.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct Counter {
+    /// The JSON key.
+    pub name: &'static str,
+    /// How it combines.
+    pub agg: Agg,
+    /// Counted only in timed runs (it is a number of cycles); functional runs do not report it.
+    pub timed: bool,
+    /// What it counts (for the README and reports).
+    pub doc: &'static str,
+}
+
+impl Counter {
+    /// A summed counter.
+    pub const fn sum(name: &'static str, doc: &'static str) -> Counter {
+        Counter { name, agg: Agg::Sum, timed: false, doc }
+    }
+
+    /// A maximum.
+    pub const fn max(name: &'static str, doc: &'static str) -> Counter {
+        Counter { name, agg: Agg::Max, timed: false, doc }
+    }
+
+    /// A summed number of cycles, counted only in timed runs.
+    pub const fn cycles(name: &'static str, doc: &'static str) -> Counter {
+        Counter { name, agg: Agg::Sum, timed: true, doc }
+    }
+}
+
+/// A ratio of two of a mechanism's counters it reports (for example CAPRI's prediction rate).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct Ratio {
+    /// The JSON key.
+    pub name: &'static str,
+    /// The numerator counter.
+    pub num: &'static str,
+    /// The denominator counter.
+    pub den: &'static str,
+    /// What it means.
+    pub doc: &'static str,
+}
+
+/// A delay the mechanism's own hardware adds; the timing model turns it into cycles from its
+/// configuration (`[mechanism]` in the GPU config).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Delay {
+    /// The warp compaction unit forms new warps (TBC, CAPRI): `compaction_latency`.
+    Compaction,
+    /// Threads are written back into the warp pool and its look-up table (DWF): `pool_latency`.
+    PoolInsert,
+    /// A warp waits `steps` steps for its context table's sorter (Simty): `sort_step_latency` each.
+    SortStall {
+        /// Sorter steps.
+        steps: u32,
+    },
+}
+
+/// What the core hands a mechanism after a group issued, and what the mechanism hands back.
+pub struct UpdateCtx<'a> {
+    /// The program (reconvergence points, instruction classes).
+    pub prog: &'a Program,
+    /// The CTA's index in its SM.
+    pub cta: u32,
+    /// The CTA after the instruction (exited threads no longer live; barrier waits updated).
+    pub view: CtaView<'a>,
+    /// The instruction was a barrier the group's lanes now wait at.
+    pub barrier: bool,
+    /// A barrier of the CTA released during the instruction.
+    pub released: bool,
+    /// The timing model's cycle at issue (`None` in functional runs, where time is not modelled).
+    pub cycle: Option<u64>,
+    /// Out: the size of the structure the update touched (stack depth, list length, pool occupancy).
+    pub size: usize,
+    /// Out: a delay of the mechanism's own logic (compaction, warp-pool insertion), paid by the threads
+    /// in `delayed` before they may issue again; the timing model charges it as `mechanism` stalls.
+    pub delay: Option<Delay>,
+    /// Out: the `(static warp, lanes)` that pay `delay` (empty on entry).
+    pub delayed: &'a mut Vec<(u32, LaneMask)>,
+    /// The mechanism's counters ([`Tracker::COUNTERS`], by index).
+    pub counters: &'a mut [u64],
+    /// The per-branch counters of every kernel branch: `branches[b * k + i]` for branch `b` and counter
+    /// `i` of [`Tracker::BRANCH_COUNTERS`] (`k` of them).
+    pub branches: &'a mut [u64],
+    /// `k`: counters per branch.
+    pub per_branch: usize,
+    /// The index of the kernel branch this instruction is, if it is one.
+    pub branch: Option<u32>,
+}
+
+impl UpdateCtx<'_> {
+    /// Adds `n` to counter `i`.
+    #[inline]
+    pub fn count(&mut self, i: usize, n: u64) {
+        self.counters[i] += n;
+    }
+
+    /// Raises counter `i` to at least `v`.
+    #[inline]
+    pub fn max(&mut self, i: usize, v: u64) {
+        self.counters[i] = self.counters[i].max(v);
+    }
+
+    /// Adds `n` to per-branch counter `i` of the executing branch.
+    #[inline]
+    pub fn count_branch(&mut self, i: usize, n: u64) {
+        if let Some(b) = self.branch {
+            self.count_branch_at(b, i, n);
+        }
+    }
+
+    /// Adds `n` to per-branch counter `i` of kernel branch `b` (an index into [`Program::branches`]).
+    pub fn count_branch_at(&mut self, b: u32, i: usize, n: u64) {
+        let k = self.per_branch;
+        if i < k {
+            if let Some(x) = self.branches.get_mut(b as usize * k + i) {
+                *x += n;
+            }
+        }
+    }
+
+    /// Asks the timing model to delay the threads `parts` by `delay`.
+    pub fn delay(&mut self, delay: Delay, parts: impl IntoIterator<Item = (u32, LaneMask)>) {
+        self.delay = Some(delay);
+        self.delayed.extend(parts.into_iter().filter(|p| p.1 != 0));
+    }
+}
+
+/// Where some threads are, for deadlock reports.
+#[derive(Clone, PartialEq, Eq, Debug)]
+pub struct Position {
+    /// The static warp.
+    pub warp: u32,
+    /// Its lanes that are there.
+    pub lanes: LaneMask,
+    /// The pc they will execute next.
+    pub pc: Pc,
+    /// What they are doing (`issuing`, `waiting at a reconvergence point`, ...).
+    pub state: &'static str,
+}
+
+/// A divergence mechanism: which threads run which pc next and where they meet again.
+pub trait Tracker: Sync {
+    /// State per SM.
+    type Sm: fmt::Debug + Send;
+    /// State per resident CTA.
+    type Cta: fmt::Debug + Send;
+
+    /// The kind of structure whose size the statistics report.
+    const STRUCTURE: Structure;
+    /// How `bar.sync` counts arrivals.
+    const BARRIER: BarrierMode;
+    /// Whether groups carry an issue priority the core follows (DWF's issue heuristics); otherwise the
+    /// core's scheduler chooses among ready contexts.
+    const ORDERED: bool = false;
+    /// Whether the mechanism gathers the member lanes of a warp-synchronous instruction into the issuing
+    /// group when some are missing ([`Tracker::await_members`]); otherwise a missing member lane is a
+    /// SIMT deadlock.
+    const AWAITS_MEMBERS: bool = false;
+    /// Whether the issue contexts are the CTA's static warps, each with a structure of its own: every
+    /// context is always occupied ([`Tracker::occupied`] lists them all, so a scheduler's candidate list
+    /// changes only when CTAs come and go), and an issue changes no other context's group unless it is
+    /// a barrier, releases one or exits (so the timing model keeps other warps' readiness).
+    const PER_WARP_CONTEXTS: bool = false;
+    /// Whether groups draw threads from every CTA of the SM (DWF's SM-wide warp pool). A group's lane
+    /// parts then name *SM warps* — CTA slot × static warps per CTA + static warp — and every
+    /// [`CtaView`] the mechanism receives is the SM's: the live and blocked lanes of every SM warp, an
+    /// empty CTA slot's all zero. The core executes such a group once per CTA it draws from.
+    const SM_POOL: bool = false;
+    /// Counters the mechanism keeps.
+    const COUNTERS: &'static [Counter] = &[];
+    /// Ratios of counters the mechanism reports.
+    const RATIOS: &'static [Ratio] = &[];
+    /// Counters kept per kernel branch (the `mechanism` object of `branches_by_pc`).
+    const BRANCH_COUNTERS: &'static [Counter] = &[];
+
+    /// The name used on the command line and in statistics.
+    fn name(&self) -> &'static str;
+
+    /// The state of an SM running `prog` with `launch`.
+    fn new_sm(&self, prog: &Program, launch: &LaunchConfig) -> Self::Sm;
+
+    /// Issue contexts a CTA of `nwarps` static warps and `nthreads` threads may use (context indices are
+    /// below this).
+    fn contexts(&self, nwarps: u32, nthreads: u32) -> u32;
+
+    /// The contexts of a CTA that may hold a group now, in increasing order (all of them unless the
+    /// mechanism knows better: a warp pool or a set of dynamic warps uses few of its many contexts).
+    fn occupied(&self, _sm: &Self::Sm, _st: &Self::Cta, contexts: u32, out: &mut Vec<u32>) {
+        out.extend(0..contexts);
+    }
+
+    /// The state of CTA `cta` (its SM index) whose threads start at `entry`.
+    fn launch(&self, sm: &mut Self::Sm, cta: u32, view: &CtaView<'_>, entry: Pc) -> Self::Cta;
+
+    /// CTA `cta` finished (every thread exited).
+    fn retire(&self, _sm: &mut Self::Sm, _cta: u32) {}
+
+    /// The hardware warp slot (within the CTA's slots) whose scheduler issues context `ctx`: the
+    /// context itself, unless several contexts are paths of one warp (parallel traversals).
+    fn hw_warp(&self, _st: &Self::Cta, ctx: u32) -> u32 {
+        ctx
+    }
+
+    /// What issue context `ctx` of a CTA holds now. Pure: asking changes nothing.
+    fn peek(&self, sm: &Self::Sm, st: &Self::Cta, view: &CtaView<'_>, ctx: u32) -> Peek;
+
+    /// For mechanisms with [`Tracker::ORDERED`]: the ready group of the CTA the mechanism issues next.
+    fn choose(&self, _sm: &Self::Sm, _st: &Self::Cta, _view: &CtaView<'_>) -> Option<Group> {
+        None
+    }
+
+    /// Updates the structure after `group` issued with outcome `flow`.
+    fn update(
+        &self,
+        sm: &mut Self::Sm,
+        st: &mut Self::Cta,
+        group: &Group,
+        flow: &Flow,
+        u: &mut UpdateCtx<'_>,
+    ) -> Result<(), MechError>;
+
+    /// How many instructions from `group.pc` the group may issue back to back, each with the same lanes,
+    /// with one [`Tracker::advance`] standing for their updates: at most `max`, which the core computed as
+    /// the run of straight-line instructions from the pc ([`Program::straight`]: none transfers control,
+    /// waits at a barrier, synchronises a warp or exits, and none but the first starts a block). The
+    /// default, 1, consults the mechanism after every instruction; a mechanism returns more only where
+    /// issuing one instruction at a time would pick the same context's next pc with the same lanes and
+    /// change nothing else (no counter, delay or other context). Pure.
+    fn straight_run(&self, _sm: &Self::Sm, _st: &Self::Cta, _group: &Group, _max: u32) -> u32 {
+        1
+    }
+
+    /// The group issued the `n` straight-line instructions from `group.pc` that
+    /// [`Tracker::straight_run`] allowed: update as `n` updates with [`Flow::Next`] would.
+    fn advance(
+        &self,
+        sm: &mut Self::Sm,
+        st: &mut Self::Cta,
+        group: &Group,
+        n: u32,
+        u: &mut UpdateCtx<'_>,
+    ) -> Result<(), MechError> {
+        let mut g = group.clone();
+        for _ in 0..n {
+            self.update(sm, st, &g, &Flow::Next, u)?;
+            g.pc += 1;
+        }
+        Ok(())
+    }
+
+    /// For mechanisms with [`Tracker::AWAITS_MEMBERS`]: `group` did not execute its warp-synchronous
+    /// instruction because the live member `lanes` of its static warp are elsewhere; hold it until they
+    /// join.
+    fn await_members(&self, _sm: &mut Self::Sm, _st: &mut Self::Cta, _group: &Group, _lanes: LaneMask) {}
+
+    /// The structure for traces, bottom first: the stack of context `ctx` for per-warp mechanisms, the
+    /// CTA-wide or SM-wide structure otherwise.
+    fn entries(&self, sm: &Self::Sm, st: &Self::Cta, ctx: u32) -> Vec<EntryView>;
+
+    /// Where the CTA's live threads are, for deadlock reports.
+    fn positions(&self, sm: &Self::Sm, st: &Self::Cta, view: &CtaView<'_>) -> Vec<Position>;
+}
+
+/// Splits `mask` by per-lane next pcs: `(pc, lanes)` for each distinct pc in `next`.
+pub fn by_pc(mask: LaneMask, next: &[Pc; 64]) -> SmallVec<[(Pc, LaneMask); 4]> {
+    let mut out: SmallVec<[(Pc, LaneMask); 4]> = SmallVec::new();
+    for l in lanes(mask) {
+        match out.iter_mut().find(|(p, _)| *p == next[l]) {
+            Some(e) => e.1 |= 1 << l,
+            None => out.push((next[l], 1 << l)),
+        }
+    }
+    out
+}

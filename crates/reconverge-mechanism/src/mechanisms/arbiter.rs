@@ -1,0 +1,133 @@
+//! Per-thread pc arbitration (seed 003 §3.1), mechanism `arbiter`.
+//!
+//! Every thread has its own pc and call depth, kept in a table indexed by warp. Each issue, a reduction
+//! tree of comparators and multiplexers over the warp's W threads selects the maximum call depth, then
+//! the minimum pc among the threads at that depth, and the threads at that (pc, depth) form the issuing
+//! mask. Convergence is implicit: threads at equal pc and depth issue together. This is the order of
+//! `sorted:depth` (and Simty's sorted list): the same group issues at every step, which a test checks.
+//!
+//! Cost statistics: one selection per issued instruction; each costs `W - 1` comparisons in the tree
+//! (one per node: depth, then pc) plus `W` equality comparisons that form the mask (`comparisons`).
+
+use crate::paths::{successors, Path};
+use crate::types::{lanes, LaneMask, Pc};
+use crate::Structure;
+use crate::{BarrierMode, Counter, EntryView, Flow, MechError, Ratio, WarpCtx, WarpTracker};
+
+/// The per-thread pcs and call depths of a warp (lane-indexed; meaningful for live lanes).
+#[derive(Clone, PartialEq, Eq, Debug)]
+pub struct ThreadPcs {
+    /// The pc of each lane.
+    pub pc: Vec<Pc>,
+    /// The call depth of each lane.
+    pub depth: Vec<u32>,
+    /// The live lanes as of the last update.
+    pub live: LaneMask,
+}
+
+/// Per-thread pc arbitration.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Arbiter;
+
+const SELECTIONS: usize = 0;
+const COMPARISONS: usize = 1;
+
+impl ThreadPcs {
+    /// The paths (lanes at equal pc and depth) among `mask`, in `sorted:depth` order.
+    pub fn paths(&self, mask: LaneMask) -> Vec<Path> {
+        let mut out: Vec<Path> = Vec::new();
+        for l in lanes(mask) {
+            let (pc, depth) = (self.pc[l], self.depth[l]);
+            match out.iter_mut().find(|p| p.pc == pc && p.depth == depth) {
+                Some(p) => p.mask |= 1 << l,
+                None => out.push(Path { pc, mask: 1 << l, depth }),
+            }
+        }
+        out.sort_by(|a, b| crate::sorted::Priority::Depth.cmp(a, b));
+        out
+    }
+}
+
+impl WarpTracker for Arbiter {
+    type State = ThreadPcs;
+
+    const STRUCTURE: Structure = Structure::Paths;
+    const BARRIER: BarrierMode = BarrierMode::Thread;
+    const COUNTERS: &'static [Counter] = &[
+        Counter::sum("selections", "arbitrations: one per issued instruction"),
+        Counter::sum("comparisons", "comparator operations: W - 1 tree nodes plus W mask equalities per selection"),
+    ];
+    const RATIOS: &'static [Ratio] = &[Ratio {
+        name: "comparisons_per_selection",
+        num: "comparisons",
+        den: "selections",
+        doc: "comparator operations per arbitration (2W - 1)",
+    }];
+
+    fn name(&self) -> &'static str {
+        INFO.name
+    }
+
+    fn init(&self, entry: Pc, live: LaneMask) -> ThreadPcs {
+        ThreadPcs { pc: vec![entry; 64], depth: vec![0; 64], live }
+    }
+
+    #[inline]
+    fn select(&self, st: &ThreadPcs, live: LaneMask, blocked: LaneMask) -> Option<(Pc, LaneMask)> {
+        let cand = live & !blocked;
+        let mut best: Option<(u32, Pc)> = None;
+        for l in lanes(cand) {
+            let (d, pc) = (st.depth[l], st.pc[l]);
+            best = match best {
+                Some((bd, bpc)) if bd > d || (bd == d && bpc <= pc) => Some((bd, bpc)),
+                _ => Some((d, pc)),
+            };
+        }
+        let (d, pc) = best?;
+        let mask = lanes(cand).filter(|&l| st.pc[l] == pc && st.depth[l] == d).fold(0, |m, l| m | 1 << l);
+        Some((pc, mask))
+    }
+
+    fn update(
+        &self,
+        st: &mut ThreadPcs,
+        pc: Pc,
+        mask: LaneMask,
+        flow: &Flow,
+        ctx: &mut WarpCtx<'_>,
+    ) -> Result<(), MechError> {
+        let Some(l0) = lanes(mask).next() else {
+            return Err(MechError::EmptyGroup);
+        };
+        let path = Path { pc, mask, depth: st.depth[l0] };
+        for p in successors(&path, mask, flow, ctx.live)? {
+            for l in lanes(p.mask) {
+                st.pc[l] = p.pc;
+                st.depth[l] = p.depth;
+            }
+        }
+        st.live = ctx.live;
+        let w = u64::from(ctx.w);
+        ctx.count(SELECTIONS, 1);
+        ctx.count(COMPARISONS, 2 * w - 1);
+        Ok(())
+    }
+
+    fn depth(&self, st: &ThreadPcs) -> usize {
+        // Distinct (pc, depth) places of live threads: the paths the table implicitly holds.
+        st.paths(st.live).len()
+    }
+
+    fn entries(&self, st: &ThreadPcs) -> Vec<EntryView> {
+        st.paths(st.live).iter().rev().map(|p| p.view("threads")).collect()
+    }
+}
+
+/// The registry's facts of `arbiter`.
+pub const INFO: crate::Info = crate::Info::new(
+    "arbiter",
+    crate::Scope::Warp,
+    "a pc per thread and a reduction tree choosing maximum depth, then minimum pc (seed 003, section 3.1)",
+)
+.outside_defaults()
+.exports_paths();

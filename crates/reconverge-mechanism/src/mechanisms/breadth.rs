@@ -1,0 +1,227 @@
+//! Breadth-first path traversal (seed 003 §2.3), mechanism `breadth`.
+//!
+//! The path list is a queue. The path at its front runs until it takes a branch (taken, divergent,
+//! a call or a return); then its successor paths go to the tail, so every path gets its turn
+//! (fairness: a spinning path cannot starve the path that holds the lock). A path that joins the queue
+//! at the same pc and call depth as a queued path merges with it (opportunistic convergence).
+//!
+//! Breadth-first order alone rarely brings paths back together, so it "still demands synchronization at
+//! safe convergence points" (the seed). Our safe points: the reconvergence point (immediate
+//! post-dominator) of a divergent branch **that does not leave a loop** holding it. The lanes of the
+//! divergence that reach it wait there (shown in brackets in traces) until every lane of the
+//! divergence has arrived or exited; then they continue as one path at the tail. Waiting at the exit of a
+//! loop (a spin lock's) would make the finished lanes wait for lanes that may be waiting for them, so
+//! loop exits are not safe points: lanes leaving a loop at different iterations meet only
+//! opportunistically (or at an enclosing safe point). Divergences nested in a region with the same
+//! safe point share its synchronisation point.
+
+use crate::paths::{first_ready, issued, retain_live, successors, Path};
+use crate::types::{is_pseudo, LaneMask, Pc};
+use crate::Structure;
+use crate::{splits, BarrierMode, Counter, EntryView, Flow, MechError, WarpCtx, WarpTracker};
+
+/// A synchronisation point: lanes of a divergence waiting for the rest of it.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct SyncPoint {
+    /// Where they wait (the reconvergence pc).
+    pub pc: Pc,
+    /// The call depth of the divergence.
+    pub depth: u32,
+    /// The lanes of the divergence still expected (exited lanes removed).
+    pub expected: LaneMask,
+    /// The lanes that arrived.
+    pub arrived: LaneMask,
+}
+
+/// The queue and the open synchronisation points of a warp.
+#[derive(Clone, PartialEq, Eq, Debug, Default)]
+pub struct BreadthState {
+    /// The paths, front first.
+    pub queue: Vec<Path>,
+    /// Open synchronisation points, oldest first.
+    pub syncs: Vec<SyncPoint>,
+}
+
+/// The breadth-first traversal.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Breadth;
+
+const ROTATIONS: usize = 0;
+const MERGES: usize = 1;
+const SYNC_WAITS: usize = 2;
+const MAX_SYNCS: usize = 3;
+
+/// Appends `p` to the tail, or merges it into a queued path at the same place. Returns whether it merged.
+fn enqueue(queue: &mut Vec<Path>, p: Path) -> bool {
+    match queue.iter_mut().find(|q| q.same_place(&p)) {
+        Some(q) => {
+            q.mask |= p.mask;
+            true
+        }
+        None => {
+            queue.push(p);
+            false
+        }
+    }
+}
+
+impl BreadthState {
+    /// Parks lanes that reached an open synchronisation point and releases the points every expected lane
+    /// reached; repeats until nothing changes.
+    fn synchronize(&mut self, live: LaneMask, ctx: &mut WarpCtx<'_>) {
+        loop {
+            let mut changed = false;
+            for q in self.queue.iter_mut() {
+                // The innermost open point here holding some of the path's lanes.
+                if let Some(s) =
+                    self.syncs.iter_mut().rev().find(|s| s.pc == q.pc && s.depth == q.depth && s.expected & q.mask != 0)
+                {
+                    let m = s.expected & q.mask;
+                    s.arrived |= m;
+                    q.mask &= !m;
+                    ctx.count(SYNC_WAITS, 1);
+                    changed = true;
+                }
+            }
+            self.queue.retain(|q| q.mask != 0);
+            let mut k = 0;
+            while k < self.syncs.len() {
+                let s = &mut self.syncs[k];
+                s.expected &= live;
+                s.arrived &= live;
+                if s.arrived == s.expected {
+                    let s = self.syncs.remove(k);
+                    if s.arrived != 0 {
+                        let p = Path { pc: s.pc, mask: s.arrived, depth: s.depth };
+                        if enqueue(&mut self.queue, p) {
+                            ctx.count(MERGES, 1);
+                        }
+                        changed = true;
+                    }
+                } else {
+                    k += 1;
+                }
+            }
+            if !changed {
+                return;
+            }
+        }
+    }
+}
+
+impl WarpTracker for Breadth {
+    type State = BreadthState;
+
+    const STRUCTURE: Structure = Structure::Paths;
+    const BARRIER: BarrierMode = BarrierMode::Thread;
+    const COUNTERS: &'static [Counter] = &[
+        Counter::sum("path_rotations", "paths that took a branch and went to the tail of the queue"),
+        Counter::sum("path_merges", "paths merged with a queued path at the same pc (convergence events)"),
+        Counter::sum(
+            "sync_waits",
+            "paths that stopped at a synchronisation point to wait for the rest of their divergence",
+        ),
+        Counter::max("max_sync_points", "the most synchronisation points open at once in one warp"),
+    ];
+
+    fn name(&self) -> &'static str {
+        INFO.name
+    }
+
+    fn init(&self, entry: Pc, live: LaneMask) -> BreadthState {
+        BreadthState { queue: vec![Path { pc: entry, mask: live, depth: 0 }], syncs: Vec::new() }
+    }
+
+    #[inline]
+    fn select(&self, st: &BreadthState, live: LaneMask, blocked: LaneMask) -> Option<(Pc, LaneMask)> {
+        first_ready(st.queue.iter(), live, blocked)
+    }
+
+    fn update(
+        &self,
+        st: &mut BreadthState,
+        pc: Pc,
+        mask: LaneMask,
+        flow: &Flow,
+        ctx: &mut WarpCtx<'_>,
+    ) -> Result<(), MechError> {
+        let i = issued(&st.queue, pc, mask)?;
+        let path = st.queue[i];
+        let next = successors(&path, mask, flow, ctx.live)?;
+        let rest = path.mask & !mask & ctx.live;
+        let jumped = match flow {
+            Flow::Next | Flow::Exit { .. } | Flow::Await { .. } => false,
+            Flow::Branch { taken, .. } => taken & mask != 0,
+            _ => true,
+        };
+        if splits(mask, flow) {
+            let r = ctx.prog.reconv.get(pc as usize).copied().unwrap_or(crate::types::PC_NONE);
+            if !is_pseudo(r) && !ctx.prog.leaves_loop(pc) {
+                let d = path.depth;
+                let covered = st.syncs.iter().any(|s| s.pc == r && s.depth == d && s.expected & mask == mask);
+                if !covered {
+                    st.syncs.push(SyncPoint { pc: r, depth: d, expected: mask & ctx.live, arrived: 0 });
+                    ctx.max(MAX_SYNCS, st.syncs.len() as u64);
+                }
+            }
+        }
+        if jumped {
+            st.queue.remove(i);
+            if rest != 0 {
+                st.queue.insert(i, Path { mask: rest, ..path });
+            }
+            ctx.count(ROTATIONS, 1);
+            for p in next {
+                if enqueue(&mut st.queue, p) {
+                    ctx.count(MERGES, 1);
+                }
+            }
+        } else {
+            // Straight on: the path keeps its place.
+            st.queue.remove(i);
+            let mut at = i;
+            if rest != 0 {
+                st.queue.insert(at, Path { mask: rest, ..path });
+                at += 1;
+            }
+            if let Some(&p) = next.first() {
+                match st.queue.iter().position(|q| q.same_place(&p)) {
+                    Some(k) => {
+                        st.queue[k].mask |= p.mask;
+                        ctx.count(MERGES, 1);
+                    }
+                    None => st.queue.insert(at, p),
+                }
+            }
+        }
+        retain_live(&mut st.queue, ctx.live);
+        st.synchronize(ctx.live, ctx);
+        Ok(())
+    }
+
+    fn depth(&self, st: &BreadthState) -> usize {
+        st.queue.len() + st.syncs.len()
+    }
+
+    fn entries(&self, st: &BreadthState) -> Vec<EntryView> {
+        let mut v: Vec<EntryView> = st
+            .syncs
+            .iter()
+            .map(|s| {
+                let mut e = EntryView::warp("sync", s.arrived, s.pc, s.pc);
+                e.note = format!("waits for {:#x}", s.expected & !s.arrived);
+                e
+            })
+            .collect();
+        // The tail first, the front (running) path last, like a stack's top.
+        v.extend(st.queue.iter().enumerate().rev().map(|(k, p)| p.view(if k == 0 { "front" } else { "queued" })));
+        v
+    }
+}
+
+/// The registry's facts of `breadth`.
+pub const INFO: crate::Info = crate::Info::new(
+    "breadth",
+    crate::Scope::Warp,
+    "breadth-first path traversal with synchronisation at safe points (seed 003, section 2.3)",
+);

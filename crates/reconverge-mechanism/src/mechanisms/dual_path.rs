@@ -1,0 +1,178 @@
+//! Dual-path execution (Rhu & Erez, HPCA'13), mechanism `dual-path`.
+//!
+//! The PDOM stack's entries hold two paths: `{rpc, A{pc, mask}, B{pc, mask}}`. Only the top entry's two
+//! paths can issue, and both can: they are two issue contexts of the warp, with their own scoreboard
+//! (the timing model waits only for a path's own lanes), so the warp scheduler interleaves them to hide
+//! latency. Reconvergence is PDOM's:
+//! - a divergent branch on path p of the top entry sets p's pc to the branch's IPDOM R (p now waits
+//!   there holding all its lanes) and pushes `{rpc = R, A = taken, B = not-taken}`; more than two
+//!   targets push one entry per pair;
+//! - a uniform branch moves p's pc; a path reaching the top entry's rpc is invalidated (its lanes wait
+//!   in the parent's path at R);
+//! - when both paths of the top entry are invalid it is popped and the parent's path at R resumes;
+//! - a call leaves the caller's path waiting at the return pc and pushes a call entry for the callee
+//!   (popped when every lane returned); exited lanes leave every entry.
+//!
+//! A divergence of a path whose entry already reconverges at R (a loop branch in later iterations)
+//! with the other path of the entry invalid reuses the entry instead of pushing.
+
+use crate::paths::Path;
+use crate::pdom::successors;
+use crate::types::{LaneMask, Pc, PC_NONE, PC_RET};
+use crate::Structure;
+use crate::{Counter, EntryView, Flow, MechError, SlotTracker, WarpCtx};
+
+/// One entry: a reconvergence pc and up to two paths.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct DualEntry {
+    /// Reconvergence pc.
+    pub rpc: Pc,
+    /// Paths A and B (`None` = invalid).
+    pub paths: [Option<Path>; 2],
+    /// A call entry.
+    pub call: bool,
+}
+
+/// Dual-path execution.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct DualPath;
+
+const PUSHES: usize = 0;
+const DUAL: usize = 1;
+
+fn pair(rpc: Pc, a: Option<Path>, b: Option<Path>, call: bool) -> DualEntry {
+    DualEntry { rpc, paths: [a, b], call }
+}
+
+/// Invalidates paths that reached their entry's reconvergence pc or lost every lane, and pops entries
+/// whose two paths are both invalid.
+fn normalize(st: &mut Vec<DualEntry>, live: LaneMask) {
+    for e in st.iter_mut() {
+        let rpc = e.rpc;
+        for p in e.paths.iter_mut() {
+            if let Some(q) = p {
+                q.mask &= live;
+                if q.mask == 0 || q.pc == rpc {
+                    *p = None;
+                }
+            }
+        }
+    }
+    while st.len() > 1 && st.last().is_some_and(|e| e.paths.iter().all(Option::is_none)) {
+        st.pop();
+    }
+}
+
+impl SlotTracker for DualPath {
+    type State = Vec<DualEntry>;
+
+    const STRUCTURE: Structure = Structure::Stack;
+    const COUNTERS: &'static [Counter] = &[
+        Counter::sum("pushes", "entries pushed at divergent branches and calls"),
+        Counter::sum("dual_pushes", "entries pushed with two valid paths (both eligible to issue)"),
+    ];
+
+    fn name(&self) -> &'static str {
+        INFO.name
+    }
+
+    fn slots(&self, _w: u32) -> u32 {
+        2
+    }
+
+    fn init(&self, entry: Pc, live: LaneMask, _w: u32) -> Vec<DualEntry> {
+        vec![pair(PC_NONE, Some(Path { pc: entry, mask: live, depth: 0 }), None, false)]
+    }
+
+    fn slot(&self, st: &Vec<DualEntry>, k: u32) -> Option<(Pc, LaneMask)> {
+        let e = st.last()?;
+        let p = e.paths.get(k as usize).copied().flatten()?;
+        (p.pc != e.rpc).then_some((p.pc, p.mask))
+    }
+
+    fn update(
+        &self,
+        st: &mut Vec<DualEntry>,
+        k: u32,
+        pc: Pc,
+        mask: LaneMask,
+        flow: &Flow,
+        ctx: &mut WarpCtx<'_>,
+    ) -> Result<(), MechError> {
+        let k = k as usize;
+        let top = st.last_mut().ok_or(MechError::Underflow("dual-path"))?;
+        let Some(p) = top.paths[k] else { return Err(MechError::InvalidSlot("path")) };
+        let rpc = top.rpc;
+        if let Flow::Call { target, callers } = flow {
+            top.paths[k] = Some(Path { pc: pc + 1, ..p });
+            st.push(pair(PC_RET, Some(Path { pc: *target, mask: mask & callers, depth: p.depth + 1 }), None, true));
+            ctx.count(PUSHES, 1);
+            normalize(st, ctx.live);
+            return Ok(());
+        }
+        let mut groups = successors(pc, mask, flow);
+        let rest = p.mask & !mask;
+        if rest != 0 {
+            groups.push((pc, rest));
+        }
+        groups.retain(|(_, m)| *m & ctx.live != 0);
+        match groups.len() {
+            0 => top.paths[k] = None,
+            1 if groups[0].0 == rpc => top.paths[k] = None,
+            1 => top.paths[k] = Some(Path { pc: groups[0].0, mask: groups[0].1, ..p }),
+            _ => {
+                let r = crate::pdom::reconvergence_point(ctx.prog, pc)?;
+                let parts: Vec<Path> = groups
+                    .iter()
+                    .filter(|(g, _)| *g != r)
+                    .map(|&(g, m)| Path { pc: g, mask: m, depth: p.depth })
+                    .collect();
+                let other = top.paths[1 - k];
+                if r == rpc && !top.call && other.is_none() && parts.len() <= 2 {
+                    // A loop branch diverging again: the entry already reconverges at R.
+                    top.paths = [parts.first().copied(), parts.get(1).copied()];
+                } else {
+                    top.paths[k] = Some(Path { pc: r, ..p });
+                    // Taken side as A (runs first when both are ready), not-taken as B.
+                    for two in parts.rchunks(2) {
+                        let (a, b) = if two.len() == 2 { (Some(two[1]), Some(two[0])) } else { (Some(two[0]), None) };
+                        ctx.count(PUSHES, 1);
+                        if b.is_some() {
+                            ctx.count(DUAL, 1);
+                        }
+                        st.push(pair(r, a, b, false));
+                    }
+                }
+            }
+        }
+        normalize(st, ctx.live);
+        Ok(())
+    }
+
+    fn depth(&self, st: &Vec<DualEntry>) -> usize {
+        st.len()
+    }
+
+    fn entries(&self, st: &Vec<DualEntry>) -> Vec<EntryView> {
+        let mut v = Vec::new();
+        for e in st {
+            for (k, p) in e.paths.iter().enumerate() {
+                if let Some(p) = p {
+                    let mut x = EntryView::warp(if k == 0 { "A" } else { "B" }, p.mask, p.pc, e.rpc);
+                    if e.call {
+                        x.note = "call".into();
+                    }
+                    v.push(x);
+                }
+            }
+        }
+        v
+    }
+}
+
+/// The registry's facts of `dual-path`.
+pub const INFO: crate::Info = crate::Info::new(
+    "dual-path",
+    crate::Scope::Warp,
+    "dual-path execution (Rhu and Erez, HPCA 2013): the stack's top entry holds two paths that both issue",
+);

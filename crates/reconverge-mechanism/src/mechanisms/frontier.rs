@@ -1,0 +1,102 @@
+//! Thread frontiers (Diamos, Ashbaugh, Maiyuran, Kerr, Wu & Yalamanchili, MICRO'11), mechanism
+//! `thread-frontiers`, in its sorted-stack form (GPU Ocelot's `tf-sorted-stack`).
+//!
+//! The compiler gives the blocks a priority (`reconverge_analysis::frontier_order`: every block after
+//! the blocks that reach it without a back edge, a loop's blocks before its exits) and lays them out in
+//! that order; we keep the kernel's layout and rank each pc by its block's priority instead
+//! (`Program::frontier_rank`). Per warp, the paths form a map from (call depth, pc) to lanes, sorted by
+//! deepest call, then rank. The highest-priority path always runs. After an instruction its successors
+//! are inserted; a successor at a place that already holds a path merges with it wherever it is in the
+//! map (a reconvergence event). Threads that branched away wait in the map: the *thread frontier* of the
+//! running block. Because a block runs only after every higher-priority block holding threads, paths
+//! meet at the first block where they can: before the immediate post-dominator on unstructured code
+//! (short-circuit conditions), where PDOM reconverges later.
+
+use crate::paths::{first_ready, retain_live, start, take, Path, Taken};
+use crate::program::Program;
+use crate::types::{LaneMask, Pc};
+use crate::Structure;
+use crate::{BarrierMode, Counter, EntryView, Flow, MechError, WarpCtx, WarpTracker};
+
+/// The thread-frontier sorted stack.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ThreadFrontiers;
+
+/// The priority key of a path: deeper calls first, then lower rank.
+fn key(prog: &Program, p: &Path) -> (std::cmp::Reverse<u32>, Pc) {
+    let rank = prog.frontier_rank.get(p.pc as usize).copied().unwrap_or(p.pc);
+    (std::cmp::Reverse(p.depth), rank)
+}
+
+/// Inserts `p`, merging it into a path at the same place; returns whether it merged.
+fn insert(prog: &Program, list: &mut Vec<Path>, p: Path) -> bool {
+    if let Some(q) = list.iter_mut().find(|q| q.same_place(&p)) {
+        q.mask |= p.mask;
+        return true;
+    }
+    let k = key(prog, &p);
+    let at = list.partition_point(|q| key(prog, q) <= k);
+    list.insert(at, p);
+    false
+}
+
+impl WarpTracker for ThreadFrontiers {
+    /// The paths by priority; the first runs.
+    type State = Vec<Path>;
+
+    const STRUCTURE: Structure = Structure::Paths;
+    const BARRIER: BarrierMode = BarrierMode::Thread;
+    const COUNTERS: &'static [Counter] = &[Counter::sum(
+        "path_merges",
+        "paths that reached a place already holding a path and merged (reconvergence events)",
+    )];
+
+    fn name(&self) -> &'static str {
+        INFO.name
+    }
+
+    fn init(&self, entry: Pc, live: LaneMask) -> Vec<Path> {
+        start(entry, live)
+    }
+
+    #[inline]
+    fn select(&self, st: &Vec<Path>, live: LaneMask, blocked: LaneMask) -> Option<(Pc, LaneMask)> {
+        first_ready(st.iter(), live, blocked)
+    }
+
+    fn update(
+        &self,
+        st: &mut Vec<Path>,
+        pc: Pc,
+        mask: LaneMask,
+        flow: &Flow,
+        ctx: &mut WarpCtx<'_>,
+    ) -> Result<(), MechError> {
+        let Taken { rest, next, .. } = take(st, pc, mask, flow, ctx.live)?;
+        retain_live(st, ctx.live);
+        if let Some(r) = rest {
+            insert(ctx.prog, st, r);
+        }
+        for p in next {
+            if insert(ctx.prog, st, p) {
+                ctx.count(0, 1);
+            }
+        }
+        Ok(())
+    }
+
+    fn depth(&self, st: &Vec<Path>) -> usize {
+        st.len()
+    }
+
+    fn entries(&self, st: &Vec<Path>) -> Vec<EntryView> {
+        st.iter().enumerate().rev().map(|(k, p)| p.view(if k == 0 { "running" } else { "frontier" })).collect()
+    }
+}
+
+/// The registry's facts of `thread-frontiers`.
+pub const INFO: crate::Info = crate::Info::new(
+    "thread-frontiers",
+    crate::Scope::Warp,
+    "thread frontiers (Diamos et al., MICRO 2011): paths sorted by block priority, merging wherever they meet",
+);

@@ -1,0 +1,326 @@
+//! Independent thread scheduling (NVIDIA Volta and later), mechanism `its`.
+//!
+//! Every thread has its own pc and call depth. The compiler's convergence barriers (the region pass puts
+//! `bssy R` before each potentially divergent branch and `bsync R` at its reconvergence block R, where
+//! `ptxas` puts `BSSY`/`BSYNC`) bring threads back together:
+//! - `bssy R`: the issuing threads become *participants* of barrier R (a nested region with the same R
+//!   adds its threads to the same barrier);
+//! - `bsync R`: a participant becomes *blocked* at R; the barrier is *synchronised* when every live
+//!   participant is blocked or *yielded*, and then cleared: the blocked threads continue together;
+//!   a thread that is not a participant (or finds no active barrier R) passes;
+//! - **yield** (the convergence-barrier patent's forward-progress rule): a group that has issued
+//!   [`YIELD_AFTER`] instructions in a row yields: its threads count as arrived at every barrier they
+//!   take part in, and the scheduler prefers another ready group of the warp next;
+//! - a barrier that released while some participants had only yielded has *counted them early*: each such
+//!   thread still owes that instance its `bsync`. Until it gets there it belongs to the old instance, so a
+//!   `bssy R` it issues does not make it a participant of a newer instance of R that other threads opened
+//!   (they looped around and reached the `bssy` first), and at its `bsync R` it passes. Without this a
+//!   thread still in the last iteration of an inner loop joined the next outer iteration's barrier, blocked
+//!   at its `bsync`, and waited for threads that waited for it at a `bar.sync` (the CUDA samples'
+//!   `bitonicSortShared`).
+//!
+//! The scheduler issues one group per step: it stays on the current group (the threads that issued last,
+//! lowest pc first) until its threads block (a convergence barrier, `bar.sync`, a warp-synchronous
+//! instruction waiting for its members) or yield; then it picks the ready group with the deepest call
+//! depth and lowest pc (after a yield: the next group in pc order, round-robin). A group's mask is every
+//! ready thread at that pc and depth, so threads that meet issue together, and `activemask` returns them.
+//!
+//! Warp-synchronous instructions (`bar.warp.sync`, `shfl.sync`, `vote.sync`, `match.sync`, `redux.sync`)
+//! wait until every named lane arrives: the executor reports missing members, the arrived threads wait
+//! at the instruction, and the group that brings the last members executes it with all of them.
+//! `bar.sync` counts threads.
+
+use crate::paths::{successors, Path};
+use crate::types::{lanes, LaneMask, Pc};
+use crate::Structure;
+use crate::{BarrierMode, Counter, EntryView, Flow, MechError, WarpCtx, WarpTracker};
+
+/// Instructions a group issues in a row before it yields.
+pub const YIELD_AFTER: u32 = 64;
+
+/// A convergence barrier of a warp.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct ConvergenceBarrier {
+    /// The reconvergence pc naming it (the `bsync`'s block).
+    pub target: Pc,
+    /// The call depth of its region.
+    pub depth: u32,
+    /// Participating threads.
+    pub participants: LaneMask,
+    /// Participants blocked at its `bsync`.
+    pub blocked: LaneMask,
+}
+
+/// Per-thread pcs and the convergence barriers of a warp.
+#[derive(Clone, PartialEq, Eq, Debug)]
+pub struct ItsState {
+    /// The pc of each lane.
+    pub pc: Vec<Pc>,
+    /// The call depth of each lane.
+    pub depth: Vec<u32>,
+    /// Live lanes as of the last update.
+    pub live: LaneMask,
+    /// Lanes blocked at a convergence barrier.
+    pub blocked: LaneMask,
+    /// Lanes waiting at a warp-synchronous instruction for its other members.
+    pub awaiting: LaneMask,
+    /// Lanes that yielded (count as arrived at their barriers until those release).
+    pub yielded: LaneMask,
+    /// Active convergence barriers.
+    pub barriers: Vec<ConvergenceBarrier>,
+    /// Threads that a released barrier counted as arrived before they reached its `bsync` (they had
+    /// yielded): per barrier (target and depth in `target`/`depth`, the threads in `participants`).
+    pub early: Vec<ConvergenceBarrier>,
+    /// The current group's lanes.
+    pub current: LaneMask,
+    /// Instructions the current group issued in a row.
+    pub run: u32,
+    /// Member waits not yet counted (counted at the next update).
+    pub uncounted_awaits: u64,
+}
+
+/// Independent thread scheduling with convergence barriers.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Its;
+
+const YIELDS: usize = 0;
+const SYNCS: usize = 1;
+const BARRIER_WAITS: usize = 2;
+const AWAITS: usize = 3;
+const MAX_BARRIERS: usize = 4;
+
+impl ItsState {
+    /// The lanes of `cand` at the place (pc, depth) of lane `l`.
+    fn at_place(&self, cand: LaneMask, l: usize) -> LaneMask {
+        lanes(cand).filter(|&k| self.pc[k] == self.pc[l] && self.depth[k] == self.depth[l]).fold(0, |m, k| m | 1 << k)
+    }
+
+    /// The lane of `cand` with the deepest call depth and lowest pc (lowest lane on ties).
+    fn best(&self, cand: LaneMask) -> Option<usize> {
+        lanes(cand).min_by_key(|&l| (std::cmp::Reverse(self.depth[l]), self.pc[l]))
+    }
+
+    /// Threads of `mask` that a released instance of barrier (`target`, `depth`) counted early.
+    fn early_at(&self, target: Pc, depth: u32, mask: LaneMask) -> LaneMask {
+        self.early.iter().filter(|e| e.target == target && e.depth == depth).fold(0, |m, e| m | e.participants) & mask
+    }
+
+    /// Releases every barrier whose live participants are all blocked or yielded.
+    fn release(&mut self, live: LaneMask, ctx: &mut WarpCtx<'_>) {
+        let yielded = self.yielded;
+        let mut released = 0;
+        let mut early = Vec::new();
+        self.barriers.retain_mut(|b| {
+            b.participants &= live;
+            b.blocked &= live;
+            if b.participants & !(b.blocked | yielded) == 0 {
+                released |= b.blocked;
+                let owed = b.participants & !b.blocked;
+                if owed != 0 {
+                    early.push(ConvergenceBarrier { participants: owed, blocked: 0, ..*b });
+                }
+                ctx.count(SYNCS, 1);
+                false
+            } else {
+                true
+            }
+        });
+        for e in early {
+            match self.early.iter_mut().find(|x| x.target == e.target && x.depth == e.depth) {
+                Some(x) => x.participants |= e.participants,
+                None => self.early.push(e),
+            }
+        }
+        self.early.retain_mut(|e| {
+            e.participants &= live;
+            e.participants != 0
+        });
+        self.blocked &= !released & live;
+        if released != 0 {
+            self.yielded &= !released;
+        }
+    }
+}
+
+impl WarpTracker for Its {
+    type State = ItsState;
+
+    const STRUCTURE: Structure = Structure::Paths;
+    const BARRIER: BarrierMode = BarrierMode::Thread;
+    const AWAITS_MEMBERS: bool = true;
+    const COUNTERS: &'static [Counter] = &[
+        Counter::sum("yields", "groups that issued 64 instructions in a row and yielded to another group"),
+        Counter::sum("barrier_syncs", "convergence barriers synchronised (every participant blocked or yielded)"),
+        Counter::sum("barrier_waits", "groups that blocked at a bsync to wait for other participants"),
+        Counter::sum("member_waits", "groups that waited at a warp-synchronous instruction for their member lanes"),
+        Counter::max("max_barriers", "the most convergence barriers active at once in one warp"),
+    ];
+
+    fn name(&self) -> &'static str {
+        INFO.name
+    }
+
+    fn init(&self, entry: Pc, live: LaneMask) -> ItsState {
+        ItsState {
+            pc: vec![entry; 64],
+            depth: vec![0; 64],
+            live,
+            blocked: 0,
+            awaiting: 0,
+            yielded: 0,
+            barriers: Vec::new(),
+            early: Vec::new(),
+            current: live,
+            run: 0,
+            uncounted_awaits: 0,
+        }
+    }
+
+    fn select(&self, st: &ItsState, live: LaneMask, blocked: LaneMask) -> Option<(Pc, LaneMask)> {
+        let ready = live & !blocked & !st.blocked & !st.awaiting;
+        let others = ready & !st.current;
+        let lead = if st.run >= YIELD_AFTER && others != 0 {
+            // After a yield: the next group in pc order after the current one, round-robin.
+            let cur_pc = st.best(st.current & live).map(|l| st.pc[l]).unwrap_or(0);
+            lanes(others).filter(|&l| st.pc[l] > cur_pc).min_by_key(|&l| st.pc[l]).or_else(|| st.best(others))?
+        } else if st.current & ready != 0 {
+            st.best(st.current & ready)?
+        } else {
+            st.best(ready)?
+        };
+        // Threads waiting at a warp-synchronous instruction join the group that reaches them.
+        let mask = st.at_place(ready | (st.awaiting & live & !blocked), lead);
+        Some((st.pc[lead], mask))
+    }
+
+    fn update(
+        &self,
+        st: &mut ItsState,
+        pc: Pc,
+        mask: LaneMask,
+        flow: &Flow,
+        ctx: &mut WarpCtx<'_>,
+    ) -> Result<(), MechError> {
+        let Some(l0) = lanes(mask).next() else {
+            return Err(MechError::EmptyGroup);
+        };
+        let depth = st.depth[l0];
+        ctx.count(AWAITS, std::mem::take(&mut st.uncounted_awaits));
+        st.awaiting &= !mask;
+        st.yielded &= !mask;
+        if mask & st.current == 0 {
+            st.run = 0;
+        }
+        st.current = mask;
+        st.run += 1;
+        match flow {
+            Flow::Bssy { target } => {
+                // Threads an earlier instance counted early still belong to it: they do not join.
+                let join = mask & !st.early_at(*target, depth, mask);
+                match st.barriers.iter_mut().find(|b| b.target == *target && b.depth == depth) {
+                    Some(b) => b.participants |= join,
+                    None if join != 0 => {
+                        st.barriers.push(ConvergenceBarrier { target: *target, depth, participants: join, blocked: 0 })
+                    }
+                    None => {}
+                }
+                ctx.max(MAX_BARRIERS, st.barriers.len() as u64);
+                for l in lanes(mask) {
+                    st.pc[l] = pc + 1;
+                }
+            }
+            Flow::Bsync { target } => {
+                for l in lanes(mask) {
+                    st.pc[l] = pc + 1;
+                }
+                // Threads counted early by a released instance pass its bsync (and owe it nothing more).
+                let owed = st.early_at(*target, depth, mask);
+                if owed != 0 {
+                    for e in st.early.iter_mut().filter(|e| e.target == *target && e.depth == depth) {
+                        e.participants &= !owed;
+                    }
+                    st.early.retain(|e| e.participants != 0);
+                }
+                if let Some(b) = st.barriers.iter_mut().find(|b| b.target == *target && b.depth == depth) {
+                    let wait = mask & !owed & b.participants;
+                    b.blocked |= wait;
+                    st.blocked |= wait;
+                    if wait != 0 {
+                        ctx.count(BARRIER_WAITS, 1);
+                    }
+                }
+            }
+            Flow::Yield => {
+                st.yielded |= mask;
+                st.run = YIELD_AFTER;
+                for l in lanes(mask) {
+                    st.pc[l] = pc + 1;
+                }
+            }
+            _ => {
+                let path = Path { pc, mask, depth };
+                for p in successors(&path, mask, flow, ctx.live)? {
+                    for l in lanes(p.mask) {
+                        st.pc[l] = p.pc;
+                        st.depth[l] = p.depth;
+                    }
+                }
+            }
+        }
+        if st.run % YIELD_AFTER == 0 {
+            st.yielded |= st.current & ctx.live & !st.blocked;
+            ctx.count(YIELDS, 1);
+        }
+        st.live = ctx.live;
+        st.current &= ctx.live;
+        st.release(ctx.live, ctx);
+        Ok(())
+    }
+
+    fn await_members(&self, st: &mut ItsState, _pc: Pc, mask: LaneMask, _missing: LaneMask) {
+        // The group stays at the instruction until the missing members arrive.
+        st.awaiting |= mask;
+        st.current &= !mask;
+        st.uncounted_awaits += 1;
+    }
+
+    fn depth(&self, st: &ItsState) -> usize {
+        let mut places: smallvec::SmallVec<[(Pc, u32); 8]> = smallvec::SmallVec::new();
+        for l in lanes(st.live) {
+            let p = (st.pc[l], st.depth[l]);
+            if !places.contains(&p) {
+                places.push(p);
+            }
+        }
+        places.len()
+    }
+
+    fn entries(&self, st: &ItsState) -> Vec<EntryView> {
+        let mut v: Vec<EntryView> = st
+            .barriers
+            .iter()
+            .map(|b| {
+                let mut e = EntryView::warp("barrier", b.blocked, b.target, b.target);
+                e.note = format!("participants {:#x}", b.participants);
+                e
+            })
+            .collect();
+        let mut done = 0;
+        for l in lanes(st.live) {
+            if done >> l & 1 == 0 {
+                let m = st.at_place(st.live, l);
+                done |= m;
+                v.push(Path { pc: st.pc[l], mask: m, depth: st.depth[l] }.view("threads"));
+            }
+        }
+        v
+    }
+}
+
+/// The registry's facts of `its`.
+pub const INFO: crate::Info = crate::Info::new(
+    "its",
+    crate::Scope::Warp,
+    "independent thread scheduling (Volta and later): per-thread pcs, compiler convergence barriers, yield",
+)
+.pass(crate::Pass::Region(reconverge_transform::RegionPass::ConvergenceBarrier));

@@ -1,0 +1,245 @@
+//! Multi-path IPDOM execution (ElTantawy, Ma, O'Connor & Aamodt, HPCA'14), mechanism `multi-path`.
+//!
+//! The stack is replaced by a **split table** (ST: the warp's paths, every one of them eligible to issue,
+//! each an issue context with its own scoreboard) and a **reconvergence table** (RT: one entry per
+//! pending reconvergence point, `{pc, rpc, outer, mask, pending}`), as AWARE's `simt_splits_table` /
+//! `simt_reconvergence_table` implement them:
+//! - after a split issues, its lanes are partitioned by next pc; lanes whose next pc is the split's
+//!   reconvergence pc *arrive*: they leave the split and the RT entry's pending mask;
+//! - a divergent split whose IPDOM R differs from its own reconvergence pc inserts an RT entry
+//!   `{pc = R, rpc = split.rpc, outer = split.rt, mask = pending = split's lanes}` and one split per
+//!   target (lanes already at R arrive at once); when R equals its reconvergence pc the new splits share
+//!   its RT entry; a divergence that reconverges only at the function's exit reconverges at the enclosing
+//!   point instead;
+//! - when an RT entry's pending mask empties, it is freed and its lanes become one split at its pc (which
+//!   may arrive at the outer entry at once);
+//! - a call moves the caller into an RT entry at the return pc and runs the callee as a split that
+//!   reconverges there; returning lanes arrive;
+//! - a split at `bar.sync` waits (threads are counted); exited lanes leave every split and RT entry.
+//!
+//! Any number of splits interleave; reconvergence is the immediate post-dominator's.
+
+use crate::types::{is_pseudo, LaneMask, Pc, PC_NONE};
+use crate::Structure;
+use crate::{next_groups, Counter, EntryView, Flow, MechError, SlotTracker, WarpCtx};
+
+/// A split-table entry.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct Split {
+    /// Next pc.
+    pub pc: Pc,
+    /// Reconvergence pc.
+    pub rpc: Pc,
+    /// Its reconvergence-table entry.
+    pub rt: Option<u32>,
+    /// Lanes.
+    pub mask: LaneMask,
+}
+
+/// A reconvergence-table entry.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct RtEntry {
+    /// Where the lanes reconverge.
+    pub pc: Pc,
+    /// The reconvergence pc of the split they form afterwards.
+    pub rpc: Pc,
+    /// The enclosing entry.
+    pub outer: Option<u32>,
+    /// Every lane of the region.
+    pub mask: LaneMask,
+    /// Lanes not arrived yet.
+    pub pending: LaneMask,
+}
+
+/// The split and reconvergence tables of a warp.
+#[derive(Clone, PartialEq, Eq, Debug, Default)]
+pub struct MultiPathState {
+    /// Split slots (an issue context each).
+    pub splits: Vec<Option<Split>>,
+    /// Reconvergence-table slots.
+    pub rt: Vec<Option<RtEntry>>,
+}
+
+/// Multi-path IPDOM execution.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct MultiPath;
+
+const ARRIVALS: usize = 0;
+const RT_MAX: usize = 1;
+const ROTATIONS: usize = 2;
+
+impl MultiPathState {
+    fn add_split(&mut self, s: Split) {
+        match self.splits.iter().position(Option::is_none) {
+            Some(k) => self.splits[k] = Some(s),
+            None => self.splits.push(Some(s)),
+        }
+    }
+
+    fn add_rt(&mut self, e: RtEntry, ctx: &mut WarpCtx<'_>) -> u32 {
+        let k = match self.rt.iter().position(Option::is_none) {
+            Some(k) => {
+                self.rt[k] = Some(e);
+                k
+            }
+            None => {
+                self.rt.push(Some(e));
+                self.rt.len() - 1
+            }
+        };
+        ctx.max(RT_MAX, self.rt.iter().flatten().count() as u64);
+        k as u32
+    }
+
+    /// Lanes `m` arrive at RT entry `rt`.
+    fn arrive(&mut self, rt: Option<u32>, m: LaneMask, ctx: &mut WarpCtx<'_>) {
+        if let Some(e) = rt.and_then(|r| self.rt.get_mut(r as usize)).and_then(Option::as_mut) {
+            e.pending &= !m;
+            ctx.count(ARRIVALS, 1);
+        }
+    }
+
+    /// Adds a split, or lets its lanes arrive when it is already at its reconvergence pc.
+    fn place(&mut self, s: Split, ctx: &mut WarpCtx<'_>) {
+        if s.pc == s.rpc {
+            self.arrive(s.rt, s.mask, ctx);
+        } else {
+            self.add_split(s);
+        }
+    }
+
+    /// Drops dead lanes and frees every RT entry whose lanes all arrived (their split may arrive in turn).
+    fn settle(&mut self, live: LaneMask, ctx: &mut WarpCtx<'_>) {
+        for s in self.splits.iter_mut() {
+            if let Some(x) = s {
+                x.mask &= live;
+                if x.mask == 0 {
+                    *s = None;
+                }
+            }
+        }
+        loop {
+            let mut freed = None;
+            for (k, e) in self.rt.iter_mut().enumerate() {
+                if let Some(x) = e {
+                    x.pending &= live;
+                    x.mask &= live;
+                    if x.pending == 0 {
+                        freed = Some((k, *x));
+                        *e = None;
+                        break;
+                    }
+                }
+            }
+            let Some((_, e)) = freed else { return };
+            if e.mask != 0 {
+                self.place(Split { pc: e.pc, rpc: e.rpc, rt: e.outer, mask: e.mask }, ctx);
+            }
+        }
+    }
+}
+
+impl SlotTracker for MultiPath {
+    type State = MultiPathState;
+
+    const STRUCTURE: Structure = Structure::Paths;
+    const COUNTERS: &'static [Counter] = &[
+        Counter::sum(
+            "rt_arrivals",
+            "groups of lanes that reached their split's reconvergence pc and waited in the reconvergence table",
+        ),
+        Counter::max("max_rt_entries", "the most reconvergence-table entries one warp held"),
+        Counter::sum("split_rotations", "splits that took a branch (rotated to the tail of the split table's FIFO)"),
+    ];
+
+    fn name(&self) -> &'static str {
+        INFO.name
+    }
+
+    fn slots(&self, w: u32) -> u32 {
+        w
+    }
+
+    fn init(&self, entry: Pc, live: LaneMask, _w: u32) -> MultiPathState {
+        MultiPathState { splits: vec![Some(Split { pc: entry, rpc: PC_NONE, rt: None, mask: live })], rt: Vec::new() }
+    }
+
+    fn slot(&self, st: &MultiPathState, k: u32) -> Option<(Pc, LaneMask)> {
+        st.splits.get(k as usize).copied().flatten().map(|s| (s.pc, s.mask))
+    }
+
+    fn update(
+        &self,
+        st: &mut MultiPathState,
+        k: u32,
+        pc: Pc,
+        mask: LaneMask,
+        flow: &Flow,
+        ctx: &mut WarpCtx<'_>,
+    ) -> Result<(), MechError> {
+        let k = k as usize;
+        let s = st.splits.get(k).copied().flatten().ok_or(MechError::InvalidSlot("split"))?;
+        st.splits[k] = None;
+        let rest = s.mask & !mask & ctx.live;
+        if rest != 0 {
+            st.add_split(Split { mask: rest, ..s });
+        }
+        if let Flow::Call { target, callers } = flow {
+            let r = st.add_rt(RtEntry { pc: pc + 1, rpc: s.rpc, outer: s.rt, mask, pending: mask }, ctx);
+            st.arrive(Some(r), mask & !callers, ctx);
+            st.add_split(Split { pc: *target, rpc: pc + 1, rt: Some(r), mask: mask & callers });
+            st.settle(ctx.live, ctx);
+            return Ok(());
+        }
+        let mut groups = next_groups(pc, mask, flow);
+        groups.retain(|(_, m)| *m & ctx.live != 0);
+        if groups.len() > 1 {
+            let mut r = ctx.prog.reconv.get(pc as usize).copied().unwrap_or(PC_NONE);
+            if is_pseudo(r) {
+                r = s.rpc;
+            }
+            let (rpc, rt) = if r != s.rpc {
+                let e = RtEntry { pc: r, rpc: s.rpc, outer: s.rt, mask, pending: mask };
+                (r, Some(st.add_rt(e, ctx)))
+            } else {
+                (s.rpc, s.rt)
+            };
+            for (g, m) in groups {
+                st.place(Split { pc: g, rpc, rt, mask: m }, ctx);
+            }
+        } else if let Some(&(g, m)) = groups.first() {
+            if g != pc + 1 {
+                ctx.count(ROTATIONS, 1);
+            }
+            st.place(Split { pc: g, mask: m, ..s }, ctx);
+        }
+        st.settle(ctx.live, ctx);
+        Ok(())
+    }
+
+    fn depth(&self, st: &MultiPathState) -> usize {
+        st.splits.iter().flatten().count()
+    }
+
+    fn entries(&self, st: &MultiPathState) -> Vec<EntryView> {
+        let mut v: Vec<EntryView> = st
+            .rt
+            .iter()
+            .flatten()
+            .map(|e| {
+                let mut x = EntryView::warp("rt", e.mask & !e.pending, e.pc, e.rpc);
+                x.note = format!("pending {:#x}", e.pending);
+                x
+            })
+            .collect();
+        v.extend(st.splits.iter().flatten().map(|s| EntryView::warp("split", s.mask, s.pc, s.rpc)));
+        v
+    }
+}
+
+/// The registry's facts of `multi-path`.
+pub const INFO: crate::Info = crate::Info::new(
+    "multi-path",
+    crate::Scope::Warp,
+    "multi-path IPDOM (ElTantawy et al., HPCA 2014): every path of a split table issues",
+);

@@ -1,0 +1,111 @@
+//! No reconvergence (GPGPU-Sim 2.x `NO_RECONVERGE`): once a warp splits, its groups never merge again.
+//!
+//! The warp keeps a list of disjoint groups `{pc, mask}`. Groups take turns issuing one instruction each
+//! (round-robin, as GPGPU-Sim's priority re-stamping does). A divergent branch replaces the group by its
+//! fall-through and taken parts; exits remove lanes; groups at a barrier wait (per thread) until it
+//! releases. Calls and returns need no structure: a group's lanes share one call site, so the per-thread
+//! return pcs the core reports are uniform within a group (and split it if not).
+
+use crate::types::{LaneMask, Pc, PC_NONE};
+use crate::{next_groups, BarrierMode, EntryView, Flow, MechError, WarpCtx, WarpTracker};
+
+/// One group of lanes at one pc.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct Group {
+    /// Next pc.
+    pub pc: Pc,
+    /// Lanes.
+    pub mask: LaneMask,
+}
+
+/// The groups of a warp and the round-robin position.
+#[derive(Clone, PartialEq, Eq, Debug, Default)]
+pub struct NoneState {
+    /// The groups, in creation order.
+    pub groups: Vec<Group>,
+    /// The group that issued last.
+    pub current: usize,
+}
+
+/// The no-reconvergence mechanism.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NoReconvergence;
+
+impl WarpTracker for NoReconvergence {
+    type State = NoneState;
+
+    fn name(&self) -> &'static str {
+        INFO.name
+    }
+
+    const STRUCTURE: crate::Structure = crate::Structure::Paths;
+
+    const BARRIER: BarrierMode = BarrierMode::Thread;
+
+    fn init(&self, entry: Pc, live: LaneMask) -> Self::State {
+        NoneState { groups: vec![Group { pc: entry, mask: live }], current: 0 }
+    }
+
+    fn select(&self, st: &Self::State, live: LaneMask, blocked: LaneMask) -> Option<(Pc, LaneMask)> {
+        // Round robin from the group after the one that issued last; `update` drops exited lanes.
+        let n = st.groups.len();
+        (1..=n)
+            .map(|k| st.groups[(st.current + k) % n])
+            .find(|g| g.mask & live != 0 && g.mask & blocked == 0)
+            .map(|g| (g.pc, g.mask & live))
+    }
+
+    fn update(
+        &self,
+        st: &mut Self::State,
+        pc: Pc,
+        mask: LaneMask,
+        flow: &Flow,
+        ctx: &mut WarpCtx<'_>,
+    ) -> Result<(), MechError> {
+        if matches!(flow, Flow::Ssy { .. } | Flow::Sync | Flow::Pbk { .. } | Flow::Brk { .. }) {
+            return Err(MechError::NeedsSsy);
+        }
+        // The group that issued (the commit of `select`'s choice).
+        let Some(i) = st.groups.iter().position(|g| g.pc == pc && g.mask & mask == mask) else {
+            return Err(MechError::NotHeld("the list"));
+        };
+        if let Flow::Next = flow {
+            // Straight-line code: the group moves on (without the lanes that exited before it issued).
+            st.groups[i] = Group { pc: pc + 1, mask };
+            st.current = i;
+            return Ok(());
+        }
+        let groups = next_groups(pc, mask, flow);
+        let new: smallvec::SmallVec<[Group; 4]> =
+            groups.into_iter().filter(|(_, m)| m & ctx.live != 0).map(|(p, m)| Group { pc: p, mask: m }).collect();
+        st.groups.splice(i..i + 1, new.iter().copied());
+        // Keep round-robin fair: the next select moves past every part of the group that just issued.
+        st.current = (i + new.len()).saturating_sub(1).min(st.groups.len().saturating_sub(1));
+        Ok(())
+    }
+
+    fn straight_run(&self, st: &Self::State, _pc: Pc, max: u32) -> u32 {
+        // Several groups take turns after every instruction; a lone group runs on.
+        if st.groups.len() == 1 {
+            max
+        } else {
+            1
+        }
+    }
+
+    fn depth(&self, st: &Self::State) -> usize {
+        st.groups.len()
+    }
+
+    fn entries(&self, st: &Self::State) -> Vec<EntryView> {
+        st.groups.iter().map(|g| EntryView::warp("group", g.mask, g.pc, PC_NONE)).collect()
+    }
+}
+
+/// The registry's facts of `none`.
+pub const INFO: crate::Info = crate::Info::new(
+    "none",
+    crate::Scope::Warp,
+    "no reconvergence (GPGPU-Sim 2.x NO_RECONVERGE): split groups take turns until they exit",
+);

@@ -1,0 +1,196 @@
+//! Stackless SIMT with compiler reconvergence (seed 004 §5.2), mechanisms `stackless` and
+//! `stackless-dcp`.
+//!
+//! Every thread has its own pc and there is no divergence stack. The compiler (the region pass) puts a
+//! `syncwarp` at every block seed 004's analysis proves convergent (CA+VA with the exit rule) that has a
+//! divergent predecessor (node N5 of Figure 2): a barrier for the warp's live threads. Threads reconverge
+//! only there: the warp waits until every live thread arrived and continues as one group.
+//! - `stackless`: once in a block the analysis cannot prove convergent, threads run as independent
+//!   MIMD threads (one group per thread), as on a stackless temporal-SIMT machine;
+//! - `stackless-dcp`: with *dynamic convergence preservation*, threads that branch the same way stay
+//!   together: groups split only where their lanes actually go different ways.
+//!
+//! Groups take turns (round-robin, so a spinning thread cannot starve a lock holder). Barriers count
+//! threads. A warp-synchronous instruction (`shfl.sync`, `vote.sync`, ...) whose member lanes are in
+//! other groups waits for them, and the group that brings the last ones executes it with all of them.
+
+use crate::paths::{successors, Path};
+use crate::types::{lanes, LaneMask, Pc};
+use crate::Structure;
+use crate::{BarrierMode, Counter, EntryView, Flow, MechError, WarpCtx, WarpTracker};
+
+/// The groups of a warp and the threads waiting at a `syncwarp`.
+#[derive(Clone, PartialEq, Eq, Debug, Default)]
+pub struct StacklessState {
+    /// The groups, in turn order.
+    pub groups: Vec<Path>,
+    /// The group that issued last.
+    pub current: usize,
+    /// Lanes waiting at a `syncwarp`, per place they continue at (the instruction after it).
+    pub waiting: Vec<Path>,
+    /// Lanes of groups waiting at a warp-synchronous instruction for their other member lanes.
+    pub awaiting: LaneMask,
+}
+
+/// Stackless SIMT, with or without dynamic convergence preservation.
+#[derive(Clone, Copy, Debug)]
+pub struct Stackless {
+    /// Threads that branch the same way stay together.
+    pub dcp: bool,
+}
+
+const SYNCS: usize = 0;
+const SPLITS: usize = 1;
+
+impl StacklessState {
+    /// Every live lane waits at one `syncwarp`: the warp continues as one group.
+    fn release(&mut self, live: LaneMask, ctx: &mut WarpCtx<'_>) {
+        for w in self.waiting.iter_mut() {
+            w.mask &= live;
+        }
+        self.waiting.retain(|w| w.mask != 0);
+        if let [w] = self.waiting.as_slice() {
+            if live & !w.mask == 0 {
+                self.groups = vec![Path { mask: live, ..*w }];
+                self.current = 0;
+                self.waiting.clear();
+                ctx.count(SYNCS, 1);
+            }
+        }
+    }
+}
+
+impl WarpTracker for Stackless {
+    type State = StacklessState;
+
+    const STRUCTURE: Structure = Structure::Paths;
+    const BARRIER: BarrierMode = BarrierMode::Thread;
+    const AWAITS_MEMBERS: bool = true;
+    const COUNTERS: &'static [Counter] = &[
+        Counter::sum("warp_syncs", "syncwarp reconvergences (every live thread of the warp arrived)"),
+        Counter::sum("thread_splits", "groups split into independent threads in blocks not proven convergent"),
+    ];
+
+    fn name(&self) -> &'static str {
+        if self.dcp {
+            DCP.name
+        } else {
+            INFO.name
+        }
+    }
+
+    fn init(&self, entry: Pc, live: LaneMask) -> StacklessState {
+        StacklessState {
+            groups: vec![Path { pc: entry, mask: live, depth: 0 }],
+            current: 0,
+            waiting: Vec::new(),
+            awaiting: 0,
+        }
+    }
+
+    fn select(&self, st: &StacklessState, live: LaneMask, blocked: LaneMask) -> Option<(Pc, LaneMask)> {
+        let n = st.groups.len();
+        let g =
+            (1..=n).map(|k| st.groups[(st.current + k) % n]).find(|g| g.mask & live & !blocked & !st.awaiting != 0)?;
+        // Threads waiting at this warp-synchronous instruction for their members join the group.
+        let mask = st
+            .groups
+            .iter()
+            .filter(|h| h.same_place(&g) && (h.mask & st.awaiting != 0 || h.mask == g.mask))
+            .fold(0, |m, h| m | h.mask)
+            & live
+            & !blocked;
+        Some((g.pc, mask))
+    }
+
+    fn update(
+        &self,
+        st: &mut StacklessState,
+        pc: Pc,
+        mask: LaneMask,
+        flow: &Flow,
+        ctx: &mut WarpCtx<'_>,
+    ) -> Result<(), MechError> {
+        let i =
+            st.groups.iter().position(|g| g.pc == pc && g.mask & mask != 0).ok_or(MechError::NotHeld("the list"))?;
+        let depth = st.groups[i].depth;
+        // The issued lanes may come from several groups at this place (members gathered at a
+        // warp-synchronous instruction).
+        let mut all = 0;
+        st.groups.retain(|g| {
+            let take = g.pc == pc && g.depth == depth && g.mask & mask != 0;
+            if take {
+                all |= g.mask;
+            }
+            !take
+        });
+        let i = i.min(st.groups.len());
+        st.awaiting &= !mask;
+        let path = Path { pc, mask: all, depth };
+        let mut new: smallvec::SmallVec<[Path; 4]> = smallvec::SmallVec::new();
+        let rest = path.mask & !mask & ctx.live;
+        if rest != 0 {
+            new.push(Path { mask: rest, ..path });
+        }
+        if let Flow::SyncWarp = flow {
+            let at = Path { pc: pc + 1, mask, depth };
+            match st.waiting.iter_mut().find(|w| w.same_place(&at)) {
+                Some(w) => w.mask |= mask,
+                None => st.waiting.push(at),
+            }
+        } else {
+            let next = successors(&path, mask, flow, ctx.live)?;
+            let independent = !self.dcp && ctx.prog.divergent.get(pc as usize).copied().unwrap_or(false);
+            for p in next {
+                if independent && p.mask.count_ones() > 1 {
+                    ctx.count(SPLITS, 1);
+                    new.extend(lanes(p.mask).map(|l| Path { mask: 1 << l, ..p }));
+                } else {
+                    new.push(p);
+                }
+            }
+        }
+        let added = new.len();
+        st.groups.splice(i..i, new);
+        st.groups.retain_mut(|g| {
+            g.mask &= ctx.live;
+            g.mask != 0
+        });
+        st.current = (i + added).saturating_sub(1).min(st.groups.len().saturating_sub(1));
+        st.release(ctx.live, ctx);
+        Ok(())
+    }
+
+    fn await_members(&self, st: &mut StacklessState, _pc: Pc, mask: LaneMask, _missing: LaneMask) {
+        st.awaiting |= mask;
+    }
+
+    fn depth(&self, st: &StacklessState) -> usize {
+        st.groups.len() + st.waiting.len()
+    }
+
+    fn entries(&self, st: &StacklessState) -> Vec<EntryView> {
+        let mut v = Vec::new();
+        v.extend(st.waiting.iter().map(|w| EntryView::warp("sync", w.mask, w.pc, w.pc)));
+        v.extend(st.groups.iter().map(|g| g.view("thread group")));
+        v
+    }
+}
+
+/// The registry's facts of `stackless`.
+pub const INFO: crate::Info = crate::Info::new(
+    "stackless",
+    crate::Scope::Warp,
+    "stackless SIMT (seed 004, section 5.2): per-thread pcs, compiler syncwarp at convergent blocks",
+)
+.pass(crate::Pass::Region(reconverge_transform::RegionPass::SyncWarp))
+.reads_divergence();
+
+/// The registry's facts of `stackless-dcp`.
+pub const DCP: crate::Info = crate::Info::new(
+    "stackless-dcp",
+    crate::Scope::Warp,
+    "stackless SIMT with dynamic convergence preservation: threads that branch alike stay together",
+)
+.pass(crate::Pass::Region(reconverge_transform::RegionPass::SyncWarp))
+.reads_divergence();

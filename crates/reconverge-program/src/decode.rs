@@ -1,0 +1,1875 @@
+//! Decoding an IR module into a [`Program`].
+
+use crate::layout::{align_up, CONST_WINDOW, FUNC_ADDR_BASE, GLOBAL_BASE, PARAM_WINDOW, SHARED_WINDOW};
+use crate::program::*;
+use crate::types::{Pc, PC_EXIT, PC_NONE, PC_RET};
+use reconverge_ir::{
+    AddrBase as IrBase, EntityRef, FuncId, FuncKind, Function, Imm, InitValue, Initializer, InstId, KnownModifier as K,
+    Modifier, Module, Opcode, Operand, ScalarType, SpecialRegKind, StateSpace, Symbol, Variable,
+};
+use smallvec::SmallVec;
+use std::collections::HashMap;
+
+/// Why a module cannot be turned into a program.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum DecodeError {
+    /// No kernel of that name.
+    #[error("no kernel named `{name}` in the module (kernels: {available})")]
+    NoSuchKernel {
+        /// The requested name.
+        name: String,
+        /// The kernels that exist.
+        available: String,
+    },
+    /// The module has no kernel at all.
+    #[error("the module defines no kernel (.entry with a body)")]
+    NoKernel,
+    /// The module has several kernels and none was chosen.
+    #[error("the module defines several kernels ({available}); choose one with --kernel")]
+    AmbiguousKernel {
+        /// The kernels that exist.
+        available: String,
+    },
+    /// `--kernel NAME` names several kernels (overloads or templates with the same name).
+    #[error("`{name}` names several kernels ({candidates}); give the full signature or the mangled name")]
+    AmbiguousName {
+        /// The requested name.
+        name: String,
+        /// The kernels it matches.
+        candidates: String,
+    },
+    /// A variable initializer that cannot be laid out.
+    #[error("cannot lay out variable `{name}`: {why}")]
+    BadVariable {
+        /// The variable.
+        name: String,
+        /// The reason.
+        why: String,
+    },
+}
+
+/// Options for [`decode`].
+#[derive(Clone, Debug, Default)]
+pub struct DecodeOptions {
+    /// The PTX file name (for messages).
+    pub file: String,
+    /// The PTX source text (for line numbers), if available.
+    pub source: Option<String>,
+    /// Instructions a mechanism's compiler pass inserted: for a function, every instruction whose id is at
+    /// or above the count given here (a pass appends new instructions and rewrites the kernel's own in
+    /// place). They are decoded with class [`InstClass::Mechanism`].
+    pub first_inserted: Vec<(FuncId, usize)>,
+    /// Attach seed 004's scalarization plan ([`crate::Program::scalar`]; computed by the simulator's `load` on
+    /// the module before the mechanism's pass).
+    pub scalarize: bool,
+}
+
+/// Picks the kernel to run: `name` if given (its mangled name, its demangled signature
+/// `Kernel2(bool*, int)`, or its demangled name `Kernel2` when that is unambiguous), else the only kernel.
+pub fn select_kernel(module: &Module, name: Option<&str>) -> Result<FuncId, DecodeError> {
+    let kernels: Vec<FuncId> = module.kernels().collect();
+    let list = |ids: &[FuncId]| {
+        ids.iter()
+            .map(|k| reconverge_ir::names::display_name(&module.functions[*k].name))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    match name {
+        Some(n) => {
+            let found = reconverge_ir::names::resolve(module, kernels.iter().copied(), n);
+            match found.as_slice() {
+                [one] => Ok(*one),
+                [] => Err(DecodeError::NoSuchKernel { name: n.to_string(), available: list(&kernels) }),
+                several => Err(DecodeError::AmbiguousName { name: n.to_string(), candidates: list(several) }),
+            }
+        }
+        None => match kernels.len() {
+            0 => Err(DecodeError::NoKernel),
+            1 => Ok(kernels[0]),
+            _ => Err(DecodeError::AmbiguousKernel { available: list(&kernels) }),
+        },
+    }
+}
+
+/// One conditional branch of a function and where its lanes reconverge.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct BranchPoint {
+    /// The branch instruction.
+    pub inst: InstId,
+    /// The reconvergence block (`None` = the function's virtual exit).
+    pub reconvergence: Option<reconverge_ir::BlockId>,
+    /// Whether a loop holds the branch but not its reconvergence block: lanes waiting there wait for
+    /// lanes still iterating (a spin lock's exit).
+    pub leaves_loop: bool,
+    /// The likely-convergence block ([`reconverge_analysis::likely_convergence`]) of a branch that can leave
+    /// its loop: where the lanes that stay in the loop meet (TBC's and CAPRI's LPC variants wait there).
+    pub likely: Option<reconverge_ir::BlockId>,
+}
+
+/// What the control-flow analyses tell the decoder about one function.
+#[derive(Clone, PartialEq, Eq, Debug, Default)]
+pub struct FunctionPoints {
+    /// Every conditional branch and where it reconverges.
+    pub branches: Vec<BranchPoint>,
+    /// The reachable blocks in thread-frontier priority order, highest first
+    /// ([`reconverge_analysis::frontier_order`]).
+    pub frontier_order: Vec<reconverge_ir::BlockId>,
+    /// The blocks seed 004's analysis (CA+VA) cannot prove convergent.
+    pub divergent_blocks: Vec<reconverge_ir::BlockId>,
+}
+
+/// The [`FunctionPoints`] of a function. Supplied by the caller from the control-flow analyses.
+pub type ReconvergenceFn<'a> = dyn Fn(&Function) -> FunctionPoints + 'a;
+
+/// Decodes `kernel` and every function with a body into a [`Program`].
+pub fn decode(
+    module: &Module,
+    kernel: FuncId,
+    reconv: &ReconvergenceFn<'_>,
+    opts: &DecodeOptions,
+) -> Result<Program, DecodeError> {
+    let mut d = Decoder::new(module, kernel, opts)?;
+    d.run(reconv)?;
+    Ok(d.finish())
+}
+
+struct FuncCtx {
+    /// IR reg index → (is_pred, global index)
+    regs: Vec<(bool, u32)>,
+    /// IR local index → placement
+    locals: Vec<LocalPlace>,
+    /// block index → pc of first instruction (or next non-empty block)
+    block_pc: Vec<Pc>,
+}
+
+#[derive(Clone, Copy, Debug)]
+enum LocalPlace {
+    /// Frame offset (local and param staging variables).
+    Frame(u32),
+    /// Shared-space offset.
+    Shared(u64),
+    /// Constant-bank offset.
+    Const(u64),
+}
+
+struct Decoder<'m> {
+    m: &'m Module,
+    order: Vec<FuncId>,
+    func_index: HashMap<FuncId, u32>,
+    prog: Program,
+    ctxs: Vec<FuncCtx>,
+    global_addr: HashMap<reconverge_ir::GlobalId, (StateSpace, u64)>,
+    line_starts: Vec<usize>,
+    opts_first_inserted: Vec<(FuncId, usize)>,
+}
+
+fn var_size(v: &Variable) -> u64 {
+    v.size_bytes()
+}
+
+/// A variable placed at `addr` (contents filled in later from its initializer).
+fn placed(v: &Variable, name: String, addr: u64) -> PlacedVar {
+    PlacedVar {
+        name,
+        addr,
+        size: var_size(v),
+        init: Vec::new(),
+        ty: v.ty,
+        scalar: v.dims.is_empty() && v.vector.is_none(),
+    }
+}
+
+fn sreg(kind: SpecialRegKind, dim: Option<reconverge_ir::Dim>) -> Sreg {
+    let d = dim.map(|d| d.index() as u8).unwrap_or(0);
+    match kind {
+        SpecialRegKind::Tid => Sreg::Tid(d),
+        SpecialRegKind::Ntid => Sreg::Ntid(d),
+        SpecialRegKind::Ctaid => Sreg::Ctaid(d),
+        SpecialRegKind::Nctaid => Sreg::Nctaid(d),
+        SpecialRegKind::Laneid => Sreg::Laneid,
+        SpecialRegKind::Warpid => Sreg::Warpid,
+        SpecialRegKind::Nwarpid => Sreg::Nwarpid,
+        SpecialRegKind::Smid => Sreg::Smid,
+        SpecialRegKind::Nsmid => Sreg::Nsmid,
+        SpecialRegKind::Gridid => Sreg::Gridid,
+        SpecialRegKind::Clock => Sreg::Clock,
+        SpecialRegKind::ClockHi => Sreg::ClockHi,
+        SpecialRegKind::Clock64 => Sreg::Clock64,
+        SpecialRegKind::Globaltimer => Sreg::Globaltimer,
+        SpecialRegKind::LanemaskEq => Sreg::LanemaskEq,
+        SpecialRegKind::LanemaskLe => Sreg::LanemaskLe,
+        SpecialRegKind::LanemaskLt => Sreg::LanemaskLt,
+        SpecialRegKind::LanemaskGe => Sreg::LanemaskGe,
+        SpecialRegKind::LanemaskGt => Sreg::LanemaskGt,
+        SpecialRegKind::DynamicSmemSize => Sreg::DynamicSmemSize,
+        SpecialRegKind::TotalSmemSize => Sreg::TotalSmemSize,
+        SpecialRegKind::WarpSize => Sreg::WarpSize,
+    }
+}
+
+fn imm_for(imm: Imm, ty: Option<ScalarType>) -> u64 {
+    match (imm, ty) {
+        (Imm::Int(v), _) => v as u64,
+        (Imm::F32(b), Some(ScalarType::F64)) => (f32::from_bits(b) as f64).to_bits(),
+        (Imm::F32(b), _) => b as u64,
+        (Imm::F64(b), Some(ScalarType::F32)) => (f64::from_bits(b) as f32).to_bits() as u64,
+        (Imm::F64(b), _) => b,
+    }
+}
+
+fn reg_bits(ty: ScalarType) -> u32 {
+    ty.bits().max(8)
+}
+
+fn cmp_of(m: &Modifier) -> Option<Cmp> {
+    let Modifier::Known(k) = m else { return None };
+    Some(match k {
+        K::Eq => Cmp::Eq,
+        K::Ne => Cmp::Ne,
+        K::Lt => Cmp::Lt,
+        K::Le => Cmp::Le,
+        K::Gt => Cmp::Gt,
+        K::Ge => Cmp::Ge,
+        K::Lo => Cmp::Lo,
+        K::Ls => Cmp::Ls,
+        K::Hi => Cmp::Hi,
+        K::Hs => Cmp::Hs,
+        K::Equ => Cmp::Equ,
+        K::Neu => Cmp::Neu,
+        K::Ltu => Cmp::Ltu,
+        K::Leu => Cmp::Leu,
+        K::Gtu => Cmp::Gtu,
+        K::Geu => Cmp::Geu,
+        K::Num => Cmp::Num,
+        K::Nan => Cmp::Nan,
+        _ => return None,
+    })
+}
+
+fn bool_of(m: &Modifier) -> Option<BoolOp> {
+    match m {
+        Modifier::Known(K::And) => Some(BoolOp::And),
+        Modifier::Known(K::Or) => Some(BoolOp::Or),
+        Modifier::Known(K::Xor) => Some(BoolOp::Xor),
+        _ => None,
+    }
+}
+
+type DResult<T> = Result<T, String>;
+
+impl<'m> Decoder<'m> {
+    fn new(m: &'m Module, kernel: FuncId, opts: &DecodeOptions) -> Result<Self, DecodeError> {
+        // Kernel first, then every other function with a body (in module order).
+        let mut order = vec![kernel];
+        for (id, f) in m.functions.iter() {
+            if id != kernel && f.has_body && f.kind == FuncKind::Func {
+                order.push(id);
+            }
+        }
+        let func_index = order.iter().enumerate().map(|(i, f)| (*f, i as u32)).collect();
+        let line_starts = match &opts.source {
+            Some(s) => std::iter::once(0).chain(s.match_indices('\n').map(|(i, _)| i + 1)).collect(),
+            None => Vec::new(),
+        };
+        let prog = Program {
+            insts: Vec::new(),
+            info: Vec::new(),
+            functions: Vec::new(),
+            reconv: Vec::new(),
+            leaves_loop: Vec::new(),
+            likely: Vec::new(),
+            frontier_rank: Vec::new(),
+            divergent: Vec::new(),
+            straight: Vec::new(),
+            scalar: None,
+            branches: Vec::new(),
+            nregs: 0,
+            npreds: 0,
+            params: Vec::new(),
+            param_size: 0,
+            globals: Vec::new(),
+            consts: Vec::new(),
+            const_size: 0,
+            shared: Vec::new(),
+            static_shared: 0,
+            uses_dynamic_shared: false,
+            file: opts.file.clone(),
+            src_files: m.files.iter().map(|f| (f.index, f.path.clone())).collect(),
+        };
+        let mut d = Decoder {
+            m,
+            order,
+            func_index,
+            prog,
+            ctxs: Vec::new(),
+            global_addr: HashMap::new(),
+            line_starts,
+            opts_first_inserted: opts.first_inserted.clone(),
+        };
+        d.place_module_vars()?;
+        Ok(d)
+    }
+
+    fn line_of(&self, offset: u32) -> u32 {
+        if self.line_starts.is_empty() {
+            return 0;
+        }
+        match self.line_starts.binary_search(&(offset as usize)) {
+            Ok(i) => i as u32 + 1,
+            Err(i) => i as u32,
+        }
+    }
+
+    /// Places module-level `.global`, `.const` and `.shared` variables.
+    fn place_module_vars(&mut self) -> Result<(), DecodeError> {
+        let mut global_next = GLOBAL_BASE;
+        let mut const_next = 0u64;
+        let mut shared_next = 0u64;
+        let mut dynamic_shared = Vec::new();
+        for (gid, v) in self.m.globals.iter() {
+            let size = var_size(v);
+            let align = v.alignment().max(1);
+            match v.space {
+                StateSpace::Global => {
+                    let (addr, next) = crate::layout::place_allocation(global_next, size, align);
+                    global_next = next;
+                    self.global_addr.insert(gid, (StateSpace::Global, addr));
+                    self.prog.globals.push(placed(v, v.name.clone(), addr));
+                }
+                StateSpace::Const => {
+                    let addr = align_up(const_next, align);
+                    const_next = addr + size;
+                    self.global_addr.insert(gid, (StateSpace::Const, addr));
+                    self.prog.consts.push(placed(v, v.name.clone(), addr));
+                }
+                StateSpace::Shared => {
+                    if v.dims.iter().any(|d| d.is_none()) {
+                        dynamic_shared.push(gid);
+                        continue;
+                    }
+                    let addr = align_up(shared_next, align);
+                    shared_next = addr + size;
+                    self.global_addr.insert(gid, (StateSpace::Shared, addr));
+                    self.prog.shared.push(placed(v, v.name.clone(), addr));
+                }
+                _ => {}
+            }
+        }
+        // Function-scope shared variables are per-CTA too.
+        let order = self.order.clone();
+        for &fid in &order {
+            for (_, v) in self.m.functions[fid].locals.iter() {
+                if v.space == StateSpace::Shared && !v.dims.iter().any(|d| d.is_none()) {
+                    let addr = align_up(shared_next, v.alignment().max(1));
+                    shared_next = addr + var_size(v);
+                    self.prog.shared.push(placed(v, format!("{}::{}", self.m.functions[fid].name, v.name), addr));
+                }
+                if v.space == StateSpace::Const {
+                    let addr = align_up(const_next, v.alignment().max(1));
+                    const_next = addr + var_size(v);
+                    self.prog.consts.push(placed(v, format!("{}::{}", self.m.functions[fid].name, v.name), addr));
+                }
+            }
+        }
+        let dyn_base = align_up(shared_next, 16);
+        for gid in dynamic_shared {
+            self.global_addr.insert(gid, (StateSpace::Shared, dyn_base));
+            self.prog.uses_dynamic_shared = true;
+        }
+        self.prog.static_shared = u32::try_from(dyn_base).map_err(|_| DecodeError::BadVariable {
+            name: "shared memory".into(),
+            why: format!("{dyn_base} bytes of static shared memory (at most 4 GiB)"),
+        })?;
+        self.prog.const_size = const_next;
+        // Initializers (after placement, so address initializers resolve).
+        let mut gi = 0;
+        let mut ci = 0;
+        for (_, v) in self.m.globals.iter() {
+            let target = match v.space {
+                StateSpace::Global => {
+                    gi += 1;
+                    Some((true, gi - 1))
+                }
+                StateSpace::Const => {
+                    ci += 1;
+                    Some((false, ci - 1))
+                }
+                _ => None,
+            };
+            if let (Some((is_global, idx)), Some(init)) = (target, &v.init) {
+                // Only the initialized prefix is materialized; the rest is zero-filled when the launch
+                // sets up memory (after its memory limit is checked).
+                let bytes = self.write_init(v, init)?;
+                if is_global {
+                    self.prog.globals[idx].init = bytes;
+                } else {
+                    self.prog.consts[idx].init = bytes;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The bytes of `v`'s initializer (as many as it has values; the variable may be longer).
+    fn write_init(&self, v: &Variable, init: &Initializer) -> Result<Vec<u8>, DecodeError> {
+        let elem = v.ty.bytes() as usize;
+        let mut values = Vec::new();
+        fn flatten<'a>(i: &'a Initializer, out: &mut Vec<&'a InitValue>) {
+            match i {
+                Initializer::Value(v) => out.push(v),
+                Initializer::List(items) => items.iter().for_each(|x| flatten(x, out)),
+            }
+        }
+        flatten(init, &mut values);
+        let size = var_size(v);
+        let needed = values.len().saturating_mul(elem);
+        if needed as u64 > size {
+            return Err(DecodeError::BadVariable {
+                name: v.name.clone(),
+                why: format!("{} initializer values for {size} bytes", values.len()),
+            });
+        }
+        let mut out = vec![0u8; needed];
+        for (i, val) in values.iter().enumerate() {
+            let bits = match val {
+                InitValue::Imm(imm) => imm_for(*imm, Some(v.ty)),
+                InitValue::Addr { sym, generic, offset } => {
+                    let base = match sym {
+                        Symbol::Global(g) => match self.global_addr.get(g) {
+                            Some((StateSpace::Global, a)) => *a,
+                            Some((StateSpace::Const, a)) => {
+                                if *generic {
+                                    CONST_WINDOW + a
+                                } else {
+                                    *a
+                                }
+                            }
+                            Some((StateSpace::Shared, a)) => {
+                                if *generic {
+                                    SHARED_WINDOW + a
+                                } else {
+                                    *a
+                                }
+                            }
+                            _ => 0,
+                        },
+                        Symbol::Func(f) => FUNC_ADDR_BASE + *self.func_index.get(f).unwrap_or(&u32::MAX) as u64,
+                        _ => 0,
+                    };
+                    base.wrapping_add(*offset as u64)
+                }
+            };
+            let at = i * elem;
+            out[at..at + elem].copy_from_slice(&bits.to_le_bytes()[..elem]);
+        }
+        Ok(out)
+    }
+
+    fn run(&mut self, reconv: &ReconvergenceFn<'_>) -> Result<(), DecodeError> {
+        // Pass 1: register windows, frames, pcs of blocks.
+        let mut pc: Pc = 0;
+        let mut reg_next = 0u32;
+        let mut pred_next = 0u32;
+        let order = self.order.clone();
+        for (fi, &fid) in order.iter().enumerate() {
+            let f = &self.m.functions[fid];
+            let mut regs = Vec::with_capacity(f.regs.len());
+            let (mut nregs, mut npreds, mut reg_words) = (0u32, 0u32, 0u32);
+            for (_, r) in f.regs.iter() {
+                reg_words += if r.ty == ScalarType::Pred {
+                    0
+                } else {
+                    r.ty.bits().div_ceil(32).max(1) * r.vector.unwrap_or(1) as u32
+                };
+                if r.ty == ScalarType::Pred {
+                    regs.push((true, pred_next + npreds));
+                    npreds += 1;
+                } else {
+                    regs.push((false, reg_next + nregs));
+                    nregs += 1;
+                }
+            }
+            // Frame: locals (.local, .param staging), own params, own rets.
+            let mut frame = 0u64;
+            let mut locals = Vec::with_capacity(f.locals.len());
+            let mut shared_i = self.prog.shared.iter().position(|s| s.name.starts_with(&format!("{}::", f.name)));
+            let mut const_i = self.prog.consts.iter().position(|s| s.name.starts_with(&format!("{}::", f.name)));
+            for (_, v) in f.locals.iter() {
+                match v.space {
+                    StateSpace::Shared => {
+                        let addr = if v.dims.iter().any(|d| d.is_none()) {
+                            self.prog.uses_dynamic_shared = true;
+                            self.prog.static_shared as u64
+                        } else {
+                            let a = shared_i.map(|i| self.prog.shared[i].addr).unwrap_or(0);
+                            shared_i = shared_i.map(|i| i + 1);
+                            a
+                        };
+                        locals.push(LocalPlace::Shared(addr));
+                    }
+                    StateSpace::Const => {
+                        let a = const_i.map(|i| self.prog.consts[i].addr).unwrap_or(0);
+                        const_i = const_i.map(|i| i + 1);
+                        locals.push(LocalPlace::Const(a));
+                    }
+                    _ => {
+                        let off = align_up(frame, v.alignment().max(1));
+                        frame = off + var_size(v).max(1);
+                        locals.push(LocalPlace::Frame(off as u32));
+                    }
+                }
+            }
+            let mut param_offsets = Vec::new();
+            let mut ret_offsets = Vec::new();
+            if f.kind == FuncKind::Func {
+                for p in &f.params {
+                    let off = align_up(frame, p.alignment().max(1));
+                    frame = off + var_size(p).max(1);
+                    param_offsets.push(off as u32);
+                }
+                for r in &f.rets {
+                    let off = align_up(frame, r.alignment().max(1));
+                    frame = off + var_size(r).max(1);
+                    ret_offsets.push(off as u32);
+                }
+            } else {
+                // Kernel parameters live in the parameter buffer.
+                let mut off = 0u64;
+                for p in &f.params {
+                    let o = align_up(off, p.alignment().max(1));
+                    off = o + var_size(p);
+                    self.prog.params.push(KernelParam {
+                        name: p.name.clone(),
+                        ty: p.ty,
+                        size: var_size(p) as u32,
+                        offset: o as u32,
+                        is_pointer_like: p.ptr.is_some() || (p.ty.bits() == 64 && p.dims.is_empty()),
+                    });
+                }
+                self.prog.param_size = u32::try_from(off).map_err(|_| DecodeError::BadVariable {
+                    name: format!("the parameters of `{}`", f.name),
+                    why: format!("{off} bytes of kernel parameters (at most 4 GiB)"),
+                })?;
+            }
+            let frame_size = u32::try_from(align_up(frame, 16)).map_err(|_| DecodeError::BadVariable {
+                name: format!("the local frame of `{}`", f.name),
+                why: format!("{frame} bytes of local and .param variables (at most 4 GiB)"),
+            })?;
+            // Block pcs.
+            let entry = pc;
+            let mut block_pc = vec![0; f.blocks.len()];
+            let mut p = pc;
+            for &b in &f.layout {
+                block_pc[b.index()] = p;
+                p += f.blocks[b].insts.len() as u32;
+            }
+            // One more pc: the guard that traps when control falls off the end of the body.
+            pc = p + 1;
+            self.prog.functions.push(FuncInfo {
+                name: f.name.clone(),
+                ir: fid,
+                entry,
+                end: pc,
+                reg_base: reg_next,
+                nregs,
+                reg_words,
+                pred_base: pred_next,
+                npreds,
+                frame_size,
+                param_offsets,
+                ret_offsets,
+                is_kernel: fi == 0,
+            });
+            reg_next += nregs;
+            pred_next += npreds;
+            self.ctxs.push(FuncCtx { regs, locals, block_pc });
+        }
+        self.prog.nregs = reg_next;
+        self.prog.npreds = pred_next;
+        self.prog.reconv = vec![PC_NONE; pc as usize];
+        self.prog.divergent = vec![false; pc as usize];
+        // Pass 2: instructions.
+        for (fi, &fid) in order.iter().enumerate() {
+            let f = &self.m.functions[fid];
+            let mut inst_pc: HashMap<InstId, Pc> = HashMap::new();
+            let printer = reconverge_ir::InstPrinter::new(self.m, f);
+            for &b in &f.layout {
+                for (k, &i) in f.blocks[b].insts.iter().enumerate() {
+                    let pc = self.ctxs[fi].block_pc[b.index()] + k as u32;
+                    inst_pc.insert(i, pc);
+                    let op = match self.decode_inst(fi, f, i) {
+                        Ok(op) => op,
+                        Err(why) => Op::Unsupported(why.into()),
+                    };
+                    let inst = &f.insts[i];
+                    let guard = inst.guard.and_then(|g| {
+                        let (is_pred, idx) = self.ctxs[fi].regs[g.reg.index()];
+                        is_pred.then_some((idx, g.negated))
+                    });
+                    let text = printer.inst(i).replace(" \t", " ");
+                    let spans = f.spans.insts.get(i).cloned().unwrap_or_default();
+                    let (reads, writes) = reads_writes(&op);
+                    let (mut pred_reads, pred_writes) = pred_reads_writes(&op);
+                    if let Some((p, _)) = guard {
+                        pred_reads.push(p);
+                    }
+                    let inserted = self.opts_first_inserted.iter().any(|&(g, n)| g == fid && i.index() >= n);
+                    let class = if inserted { InstClass::Mechanism } else { classify(&op) };
+                    let branch = match (&op, guard) {
+                        _ if inserted => None,
+                        (Op::Bra { .. } | Op::Brk, Some(_)) | (Op::Brx { .. }, _) => {
+                            self.prog.branches.push(pc);
+                            Some(self.prog.branches.len() as u32 - 1)
+                        }
+                        _ => None,
+                    };
+                    self.prog.insts.push(DInst { guard, op });
+                    self.prog.info.push(InstInfo {
+                        func: fi as u32,
+                        ir_func: fid,
+                        ir_inst: Some(i),
+                        block: b.index() as u32,
+                        text,
+                        span: spans.whole,
+                        ptx_line: if spans.whole.is_empty() { 0 } else { self.line_of(spans.whole.start) },
+                        loc: inst.loc,
+                        class,
+                        branch,
+                        reads,
+                        writes,
+                        pred_reads,
+                        pred_writes,
+                    });
+                }
+            }
+            // Control that falls off the end of the body (no `ret`/`exit` there) traps here instead of
+            // running into the next function.
+            self.prog.insts.push(DInst { guard: None, op: Op::FellOff });
+            self.prog.info.push(InstInfo {
+                func: fi as u32,
+                ir_func: fid,
+                ir_inst: None,
+                block: f.layout.last().map(|b| b.index() as u32).unwrap_or(0),
+                text: format!("(end of `{}`)", f.name),
+                span: Default::default(),
+                ptx_line: 0,
+                loc: None,
+                class: InstClass::Control,
+                branch: None,
+                reads: SmallVec::new(),
+                writes: SmallVec::new(),
+                pred_reads: SmallVec::new(),
+                pred_writes: SmallVec::new(),
+            });
+            // Reconvergence points.
+            let exit_pc = if fi == 0 { PC_EXIT } else { PC_RET };
+            let points = reconv(f);
+            self.rank_blocks(fi, f, &points.frontier_order);
+            for &b in &points.divergent_blocks {
+                let pc0 = self.ctxs[fi].block_pc[b.index()];
+                for k in 0..f.blocks[b].insts.len() as u32 {
+                    if let Some(d) = self.prog.divergent.get_mut((pc0 + k) as usize) {
+                        *d = true;
+                    }
+                }
+            }
+            for bp in points.branches {
+                if let Some(&pc) = inst_pc.get(&bp.inst) {
+                    self.prog.reconv[pc as usize] = match bp.reconvergence {
+                        Some(b) => self.ctxs[fi].block_pc[b.index()],
+                        None => exit_pc,
+                    };
+                    if bp.leaves_loop {
+                        self.prog.leaves_loop.push(pc);
+                    }
+                    if let Some(b) = bp.likely {
+                        self.prog.likely.push((pc, self.ctxs[fi].block_pc[b.index()]));
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Gives the pcs of function `fi` their thread-frontier ranks: blocks in `order`, then the rest in
+    /// layout, each block's instructions in sequence, starting at the function's entry pc.
+    fn rank_blocks(&mut self, fi: usize, f: &Function, order: &[reconverge_ir::BlockId]) {
+        let entry = self.prog.functions[fi].entry;
+        let end = self.prog.functions[fi].end;
+        if self.prog.frontier_rank.len() < end as usize + 1 {
+            self.prog.frontier_rank.resize(end as usize + 1, u32::MAX);
+        }
+        let mut next = entry;
+        let listed: std::collections::HashSet<_> = order.iter().copied().collect();
+        let rest = f.layout.iter().copied().filter(|b| !listed.contains(b));
+        for b in order.iter().copied().chain(rest) {
+            let pc0 = self.ctxs[fi].block_pc[b.index()];
+            for k in 0..f.blocks[b].insts.len() as u32 {
+                self.prog.frontier_rank[(pc0 + k) as usize] = next;
+                next += 1;
+            }
+        }
+        // The pc past the body (the fall-off trap) ranks last.
+        self.prog.frontier_rank[end as usize] = end;
+    }
+
+    fn finish(mut self) -> Program {
+        self.prog.leaves_loop.sort_unstable();
+        self.prog.likely.sort_unstable();
+        self.prog.straight = straight_runs(&self.prog);
+        self.prog
+    }
+
+    // ----- operand helpers -----
+
+    fn reg(&self, fi: usize, op: &Operand) -> DResult<Reg> {
+        match op {
+            Operand::Reg(r) => match self.ctxs[fi].regs[r.index()] {
+                (false, idx) => Ok(idx),
+                (true, _) => Err("a predicate register where a value register is expected".into()),
+            },
+            other => Err(format!("expected a register, found {other:?}")),
+        }
+    }
+
+    fn opt_reg(&self, fi: usize, op: &Operand) -> DResult<Option<Reg>> {
+        match op {
+            Operand::Sink => Ok(None),
+            _ => self.reg(fi, op).map(Some),
+        }
+    }
+
+    fn pred(&self, fi: usize, op: &Operand) -> DResult<Pred> {
+        match op {
+            Operand::Reg(r) => match self.ctxs[fi].regs[r.index()] {
+                (true, idx) => Ok(idx),
+                (false, _) => Err("a value register where a predicate is expected".into()),
+            },
+            other => Err(format!("expected a predicate, found {other:?}")),
+        }
+    }
+
+    fn pred_src(&self, fi: usize, op: &Operand) -> DResult<PredSrc> {
+        match op {
+            Operand::Reg(r) => Ok(PredSrc::Reg(self.pred(fi, &Operand::Reg(*r))?, false)),
+            Operand::NotReg(r) => Ok(PredSrc::Reg(self.pred(fi, &Operand::Reg(*r))?, true)),
+            Operand::Imm(Imm::Int(v)) => Ok(PredSrc::Const(*v != 0)),
+            other => Err(format!("expected a predicate operand, found {other:?}")),
+        }
+    }
+
+    fn sym_value(&self, fi: usize, f: &Function, sym: Symbol) -> DResult<Src> {
+        Ok(match sym {
+            Symbol::Global(g) => match self.global_addr.get(&g) {
+                Some((_, a)) => Src::Imm(*a),
+                None => return Err("address of a variable in an unsupported state space".into()),
+            },
+            Symbol::Local(l) => match self.ctxs[fi].locals[l.index()] {
+                LocalPlace::Frame(off) => Src::LocalAddr(off),
+                LocalPlace::Shared(a) | LocalPlace::Const(a) => Src::Imm(a),
+            },
+            Symbol::Param(n) => {
+                if f.kind == FuncKind::Entry {
+                    Src::Imm(self.prog.params.get(n as usize).map(|p| p.offset).unwrap_or(0) as u64)
+                } else {
+                    Src::LocalAddr(self.prog.functions[fi].param_offsets[n as usize])
+                }
+            }
+            Symbol::Ret(n) => Src::LocalAddr(self.prog.functions[fi].ret_offsets[n as usize]),
+            Symbol::Func(id) => match self.func_index.get(&id) {
+                Some(i) => Src::Imm(FUNC_ADDR_BASE + *i as u64),
+                None => return Err(format!("address of function `{}` without a body", self.m.functions[id].name)),
+            },
+            other => return Err(format!("symbol {other:?} used as a value")),
+        })
+    }
+
+    fn src(&self, fi: usize, f: &Function, op: &Operand, ty: Option<ScalarType>) -> DResult<Src> {
+        Ok(match op {
+            Operand::Reg(r) => match self.ctxs[fi].regs[r.index()] {
+                (false, idx) => Src::Reg(idx),
+                (true, idx) => Src::Pred(idx),
+            },
+            Operand::Imm(i) => Src::Imm(imm_for(*i, ty)),
+            Operand::Special(s) => Src::Sreg(sreg(s.kind, s.dim)),
+            Operand::Sym(sym) => self.sym_value(fi, f, *sym)?,
+            other => return Err(format!("unsupported source operand {other:?}")),
+        })
+    }
+
+    /// Resolves an address operand and the access space.
+    fn addr(&self, fi: usize, f: &Function, op: &Operand, declared: Option<StateSpace>) -> DResult<(Space, Addr)> {
+        let Operand::Addr(a) = op else { return Err(format!("expected an address, found {op:?}")) };
+        let is_kernel = f.kind == FuncKind::Entry;
+        let space_of = |s: Option<StateSpace>| -> Space {
+            match s {
+                None => Space::Generic,
+                Some(StateSpace::Global) => Space::Global,
+                Some(StateSpace::Shared) => Space::Shared,
+                Some(StateSpace::Local) => Space::Local,
+                Some(StateSpace::Const) => Space::Const,
+                Some(StateSpace::Param) => {
+                    if is_kernel {
+                        Space::KernelParam
+                    } else {
+                        Space::Local
+                    }
+                }
+                Some(_) => Space::Generic,
+            }
+        };
+        Ok(match a.base {
+            IrBase::Reg(r) => {
+                let reg = self.reg(fi, &Operand::Reg(r))?;
+                (space_of(declared), Addr { base: AddrBase::Reg(reg), offset: a.offset })
+            }
+            IrBase::Abs => (space_of(declared), Addr { base: AddrBase::Const(a.offset as u64), offset: 0 }),
+            IrBase::Sym(sym) => {
+                let frame = |off: u32| (Space::Local, Addr { base: AddrBase::Frame, offset: off as i64 + a.offset });
+                match sym {
+                    Symbol::Global(g) => match self.global_addr.get(&g) {
+                        Some((sp, addr)) => {
+                            let space = match (declared, sp) {
+                                (None, StateSpace::Shared) => {
+                                    return Ok((
+                                        Space::Generic,
+                                        Addr { base: AddrBase::Const(SHARED_WINDOW + addr), offset: a.offset },
+                                    ))
+                                }
+                                (None, StateSpace::Const) => {
+                                    return Ok((
+                                        Space::Generic,
+                                        Addr { base: AddrBase::Const(CONST_WINDOW + addr), offset: a.offset },
+                                    ))
+                                }
+                                (_, StateSpace::Global) => Space::Global,
+                                (_, StateSpace::Shared) => Space::Shared,
+                                (_, StateSpace::Const) => Space::Const,
+                                _ => Space::Generic,
+                            };
+                            (space, Addr { base: AddrBase::Const(*addr), offset: a.offset })
+                        }
+                        None => return Err("address of a variable in an unsupported state space".into()),
+                    },
+                    Symbol::Local(l) => match self.ctxs[fi].locals[l.index()] {
+                        LocalPlace::Frame(off) => match declared {
+                            None => return Err("generic access to a frame variable by name is not supported".into()),
+                            _ => frame(off),
+                        },
+                        LocalPlace::Shared(s) => (Space::Shared, Addr { base: AddrBase::Const(s), offset: a.offset }),
+                        LocalPlace::Const(c) => (Space::Const, Addr { base: AddrBase::Const(c), offset: a.offset }),
+                    },
+                    Symbol::Param(n) if is_kernel => {
+                        let off = self.prog.params.get(n as usize).map(|p| p.offset).unwrap_or(0);
+                        if declared.is_none() {
+                            (
+                                Space::Generic,
+                                Addr { base: AddrBase::Const(PARAM_WINDOW + off as u64), offset: a.offset },
+                            )
+                        } else {
+                            (Space::KernelParam, Addr { base: AddrBase::Const(off as u64), offset: a.offset })
+                        }
+                    }
+                    Symbol::Param(n) => frame(self.prog.functions[fi].param_offsets[n as usize]),
+                    Symbol::Ret(n) => frame(self.prog.functions[fi].ret_offsets[n as usize]),
+                    other => return Err(format!("symbol {other:?} used as an address")),
+                }
+            }
+        })
+    }
+
+    fn vec_regs(&self, fi: usize, op: &Operand) -> DResult<VecRegs> {
+        match op {
+            Operand::Vector(items) => items.iter().map(|o| self.opt_reg(fi, o)).collect(),
+            other => Ok(SmallVec::from_elem(self.opt_reg(fi, other)?, 1)),
+        }
+    }
+
+    fn fmode(inst: &reconverge_ir::Inst) -> FMode {
+        let rnd = if inst.has(K::Rz) {
+            FRound::Rz
+        } else if inst.has(K::Rm) {
+            FRound::Rm
+        } else if inst.has(K::Rp) {
+            FRound::Rp
+        } else if inst.has(K::Approx) {
+            FRound::Approx
+        } else if inst.has(K::Full) {
+            FRound::Full
+        } else {
+            FRound::Rn
+        };
+        FMode { rnd, ftz: inst.has(K::Ftz), sat: inst.has(K::Sat), nan: inst.has(K::NaN) }
+    }
+
+    fn decode_inst(&self, fi: usize, f: &Function, id: InstId) -> DResult<Op> {
+        let inst = &f.insts[id];
+        let ops = &inst.operands;
+        let ty = inst.ty();
+        let t = || ty.ok_or_else(|| format!("`{}` needs a type", inst.opcode));
+        let is_float = ty.map(|t| t.is_float()).unwrap_or(false);
+        let is_pred = ty == Some(ScalarType::Pred);
+        let need = |n: usize| -> DResult<()> {
+            if ops.len() < n {
+                Err(format!("`{}` needs {n} operands", inst.opcode))
+            } else {
+                Ok(())
+            }
+        };
+        let s = |k: usize| self.src(fi, f, &ops[k], ty);
+        let dreg = |k: usize| self.reg(fi, &ops[k]);
+        Ok(match &inst.opcode {
+            Opcode::Abs | Opcode::Neg if is_float => {
+                need(2)?;
+                let op = if inst.opcode == Opcode::Abs { FloatUnOp::Abs } else { FloatUnOp::Neg };
+                Op::FloatUn { op, ty: t()?, mode: Self::fmode(inst), d: dreg(0)?, a: s(1)? }
+            }
+            Opcode::Not | Opcode::Cnot if is_pred => {
+                need(2)?;
+                Op::PredOp {
+                    op: None,
+                    not: true,
+                    d: self.pred(fi, &ops[0])?,
+                    a: self.pred_src(fi, &ops[1])?,
+                    b: PredSrc::Const(false),
+                }
+            }
+            Opcode::Abs
+            | Opcode::Neg
+            | Opcode::Not
+            | Opcode::Cnot
+            | Opcode::Popc
+            | Opcode::Clz
+            | Opcode::Brev
+            | Opcode::Bfind => {
+                need(2)?;
+                let op = match inst.opcode {
+                    Opcode::Abs => IntUnOp::Abs,
+                    Opcode::Neg => IntUnOp::Neg,
+                    Opcode::Not => IntUnOp::Not,
+                    Opcode::Cnot => IntUnOp::Cnot,
+                    Opcode::Popc => IntUnOp::Popc,
+                    Opcode::Clz => IntUnOp::Clz,
+                    Opcode::Brev => IntUnOp::Brev,
+                    _ if inst.has(K::Shiftamt) => IntUnOp::BfindShiftAmt,
+                    _ => IntUnOp::Bfind,
+                };
+                Op::IntUn { op, ty: t()?, d: dreg(0)?, a: s(1)? }
+            }
+            Opcode::Add | Opcode::Sub | Opcode::Mul | Opcode::Div | Opcode::Min | Opcode::Max | Opcode::Copysign
+                if is_float =>
+            {
+                need(3)?;
+                let op = match inst.opcode {
+                    Opcode::Add => FloatBinOp::Add,
+                    Opcode::Sub => FloatBinOp::Sub,
+                    Opcode::Mul => FloatBinOp::Mul,
+                    Opcode::Div => FloatBinOp::Div,
+                    Opcode::Min => FloatBinOp::Min,
+                    Opcode::Max => FloatBinOp::Max,
+                    _ => FloatBinOp::Copysign,
+                };
+                Op::FloatBin { op, ty: t()?, mode: Self::fmode(inst), d: dreg(0)?, a: s(1)?, b: s(2)? }
+            }
+            Opcode::And | Opcode::Or | Opcode::Xor if is_pred => {
+                need(3)?;
+                let op = match inst.opcode {
+                    Opcode::And => BoolOp::And,
+                    Opcode::Or => BoolOp::Or,
+                    _ => BoolOp::Xor,
+                };
+                Op::PredOp {
+                    op: Some(op),
+                    not: false,
+                    d: self.pred(fi, &ops[0])?,
+                    a: self.pred_src(fi, &ops[1])?,
+                    b: self.pred_src(fi, &ops[2])?,
+                }
+            }
+            Opcode::Add | Opcode::Sub if inst.has(K::Cc) => {
+                need(3)?;
+                let op = if inst.opcode == Opcode::Add { CarryOp::Add } else { CarryOp::Sub };
+                Op::Carry { op, ty: t()?, cin: false, cout: true, d: dreg(0)?, a: s(1)?, b: s(2)?, c: Src::Imm(0) }
+            }
+            Opcode::Addc | Opcode::Subc => {
+                need(3)?;
+                let op = if inst.opcode == Opcode::Addc { CarryOp::Add } else { CarryOp::Sub };
+                Op::Carry {
+                    op,
+                    ty: t()?,
+                    cin: true,
+                    cout: inst.has(K::Cc),
+                    d: dreg(0)?,
+                    a: s(1)?,
+                    b: s(2)?,
+                    c: Src::Imm(0),
+                }
+            }
+            Opcode::Mad if inst.has(K::Cc) => {
+                need(4)?;
+                let op = if inst.has(K::Hi) { CarryOp::MadHi } else { CarryOp::MadLo };
+                Op::Carry { op, ty: t()?, cin: false, cout: true, d: dreg(0)?, a: s(1)?, b: s(2)?, c: s(3)? }
+            }
+            Opcode::Madc => {
+                need(4)?;
+                let op = if inst.has(K::Hi) { CarryOp::MadHi } else { CarryOp::MadLo };
+                Op::Carry { op, ty: t()?, cin: true, cout: inst.has(K::Cc), d: dreg(0)?, a: s(1)?, b: s(2)?, c: s(3)? }
+            }
+            Opcode::Add
+            | Opcode::Sub
+            | Opcode::Mul
+            | Opcode::Mul24
+            | Opcode::Div
+            | Opcode::Rem
+            | Opcode::Min
+            | Opcode::Max
+            | Opcode::And
+            | Opcode::Or
+            | Opcode::Xor
+            | Opcode::Shl
+            | Opcode::Shr
+            | Opcode::Bmsk
+            | Opcode::Szext => {
+                need(3)?;
+                let sat = inst.has(K::Sat);
+                let op = match inst.opcode {
+                    Opcode::Add if sat => IntBinOp::AddSat,
+                    Opcode::Add => IntBinOp::Add,
+                    Opcode::Sub if sat => IntBinOp::SubSat,
+                    Opcode::Sub => IntBinOp::Sub,
+                    Opcode::Mul if inst.has(K::Hi) => IntBinOp::MulHi,
+                    Opcode::Mul if inst.has(K::Wide) => IntBinOp::MulWide,
+                    Opcode::Mul => IntBinOp::MulLo,
+                    Opcode::Mul24 if inst.has(K::Hi) => IntBinOp::Mul24Hi,
+                    Opcode::Mul24 => IntBinOp::Mul24Lo,
+                    Opcode::Div => IntBinOp::Div,
+                    Opcode::Rem => IntBinOp::Rem,
+                    Opcode::Min => IntBinOp::Min,
+                    Opcode::Max => IntBinOp::Max,
+                    Opcode::And => IntBinOp::And,
+                    Opcode::Or => IntBinOp::Or,
+                    Opcode::Xor => IntBinOp::Xor,
+                    Opcode::Shl => IntBinOp::Shl,
+                    Opcode::Shr => IntBinOp::Shr,
+                    Opcode::Bmsk if inst.has(K::Wrap) => IntBinOp::BmskWrap,
+                    Opcode::Bmsk => IntBinOp::BmskClamp,
+                    Opcode::Szext if inst.has(K::Wrap) => IntBinOp::SzextWrap,
+                    _ => IntBinOp::SzextClamp,
+                };
+                // Shift amounts are always .u32 operands.
+                let b = if matches!(op, IntBinOp::Shl | IntBinOp::Shr) {
+                    self.src(fi, f, &ops[2], Some(ScalarType::U32))?
+                } else {
+                    s(2)?
+                };
+                Op::IntBin { op, ty: t()?, d: dreg(0)?, a: s(1)?, b }
+            }
+            Opcode::Mad | Opcode::Fma if is_float => {
+                need(4)?;
+                Op::Fma { ty: t()?, mode: Self::fmode(inst), d: dreg(0)?, a: s(1)?, b: s(2)?, c: s(3)? }
+            }
+            Opcode::Mad | Opcode::Mad24 | Opcode::Bfe | Opcode::Sad | Opcode::Dp4a | Opcode::Dp2a => {
+                need(4)?;
+                let op = match inst.opcode {
+                    Opcode::Mad if inst.has(K::Hi) && inst.has(K::Sat) => IntTerOp::MadHiSat,
+                    Opcode::Mad if inst.has(K::Hi) => IntTerOp::MadHi,
+                    Opcode::Mad if inst.has(K::Wide) => IntTerOp::MadWide,
+                    Opcode::Mad => IntTerOp::MadLo,
+                    Opcode::Mad24 if inst.has(K::Hi) => IntTerOp::Mad24Hi,
+                    Opcode::Mad24 => IntTerOp::Mad24Lo,
+                    Opcode::Bfe => IntTerOp::Bfe,
+                    Opcode::Sad => IntTerOp::Sad,
+                    Opcode::Dp4a => {
+                        let a = inst.types.first().map(|t| t.is_signed()).unwrap_or(false);
+                        let b = inst.types.get(1).map(|t| t.is_signed()).unwrap_or(false);
+                        IntTerOp::Dp4a(a, b)
+                    }
+                    _ => {
+                        let a = inst.types.first().map(|t| t.is_signed()).unwrap_or(false);
+                        let b = inst.types.get(1).map(|t| t.is_signed()).unwrap_or(false);
+                        IntTerOp::Dp2a(a, b, inst.has(K::Hi))
+                    }
+                };
+                let (b, c) = if op == IntTerOp::Bfe {
+                    (self.src(fi, f, &ops[2], Some(ScalarType::U32))?, self.src(fi, f, &ops[3], Some(ScalarType::U32))?)
+                } else {
+                    (s(2)?, s(3)?)
+                };
+                Op::IntTer { op, ty: t()?, d: dreg(0)?, a: s(1)?, b, c }
+            }
+            Opcode::Bfi => {
+                need(5)?;
+                Op::Bfi {
+                    ty: t()?,
+                    d: dreg(0)?,
+                    a: s(1)?,
+                    b: s(2)?,
+                    c: self.src(fi, f, &ops[3], Some(ScalarType::U32))?,
+                    e: self.src(fi, f, &ops[4], Some(ScalarType::U32))?,
+                }
+            }
+            Opcode::Prmt => {
+                need(4)?;
+                let mode = inst.mods.iter().find_map(|m| match m {
+                    Modifier::Known(k @ (K::F4e | K::B4e | K::Rc8 | K::Ecl | K::Ecr | K::Rc16)) => Some(*k),
+                    _ => None,
+                });
+                Op::Prmt { mode, d: dreg(0)?, a: s(1)?, b: s(2)?, c: s(3)? }
+            }
+            Opcode::Lop3 => {
+                need(5)?;
+                let lut = match &ops[4] {
+                    Operand::Imm(Imm::Int(v)) => *v as u8,
+                    _ => return Err("lop3 needs an immediate lookup table".into()),
+                };
+                Op::Lop3 { d: dreg(0)?, a: s(1)?, b: s(2)?, c: s(3)?, lut }
+            }
+            Opcode::Shf => {
+                need(4)?;
+                Op::Shf {
+                    left: inst.has(K::L),
+                    clamp: inst.has(K::Clamp),
+                    d: dreg(0)?,
+                    a: s(1)?,
+                    b: s(2)?,
+                    c: self.src(fi, f, &ops[3], Some(ScalarType::U32))?,
+                }
+            }
+            Opcode::Sqrt
+            | Opcode::Rcp
+            | Opcode::Rsqrt
+            | Opcode::Sin
+            | Opcode::Cos
+            | Opcode::Ex2
+            | Opcode::Lg2
+            | Opcode::Tanh => {
+                need(2)?;
+                let op = match inst.opcode {
+                    Opcode::Sqrt => FloatUnOp::Sqrt,
+                    Opcode::Rcp => FloatUnOp::Rcp,
+                    Opcode::Rsqrt => FloatUnOp::Rsqrt,
+                    Opcode::Sin => FloatUnOp::Sin,
+                    Opcode::Cos => FloatUnOp::Cos,
+                    Opcode::Ex2 => FloatUnOp::Ex2,
+                    Opcode::Lg2 => FloatUnOp::Lg2,
+                    _ => FloatUnOp::Tanh,
+                };
+                Op::FloatUn { op, ty: t()?, mode: Self::fmode(inst), d: dreg(0)?, a: s(1)? }
+            }
+            Opcode::Testp => {
+                need(2)?;
+                let test = inst
+                    .mods
+                    .iter()
+                    .find(|m| {
+                        matches!(m.as_str(), "finite" | "infinite" | "number" | "notanumber" | "normal" | "subnormal")
+                    })
+                    .cloned()
+                    .ok_or("testp needs a test")?;
+                Op::Testp { op: K::Abs, test, ty: t()?, p: self.pred(fi, &ops[0])?, a: s(1)? }
+            }
+            Opcode::Cvt => {
+                need(2)?;
+                if ops.len() > 2 {
+                    return Err("packed cvt with two sources is not supported".into());
+                }
+                let dty = t()?;
+                let sty = *inst.types.get(1).ok_or("cvt needs a source type")?;
+                let rnd = inst.mods.iter().find_map(|m| match m {
+                    Modifier::Known(
+                        k @ (K::Rn | K::Rz | K::Rm | K::Rp | K::Rni | K::Rzi | K::Rmi | K::Rpi | K::Rna),
+                    ) => Some(*k),
+                    _ => None,
+                });
+                Op::Cvt {
+                    dty,
+                    sty,
+                    rnd,
+                    ftz: inst.has(K::Ftz),
+                    sat: inst.has(K::Sat),
+                    d: dreg(0)?,
+                    a: self.src(fi, f, &ops[1], Some(sty))?,
+                }
+            }
+            Opcode::Setp => {
+                need(3)?;
+                let cmp = inst.mods.iter().find_map(cmp_of).ok_or("setp needs a comparison")?;
+                let comb_op = inst.mods.iter().find_map(bool_of);
+                let (p, q) = match &ops[0] {
+                    Operand::Pair([a, b]) => (
+                        a.map(|r| self.pred(fi, &Operand::Reg(r))).transpose()?,
+                        b.map(|r| self.pred(fi, &Operand::Reg(r))).transpose()?,
+                    ),
+                    o => (Some(self.pred(fi, o)?), None),
+                };
+                let comb = match (comb_op, ops.get(3)) {
+                    (Some(b), Some(c)) => Some((b, self.pred_src(fi, c)?)),
+                    (None, None) => None,
+                    _ => return Err("setp combiner and fourth operand must go together".into()),
+                };
+                Op::Setp { cmp, ty: t()?, p, q, a: s(1)?, b: s(2)?, comb }
+            }
+            Opcode::Set => {
+                need(3)?;
+                let cmp = inst.mods.iter().find_map(cmp_of).ok_or("set needs a comparison")?;
+                let dty = t()?;
+                let sty = *inst.types.get(1).ok_or("set needs a source type")?;
+                let comb = match (inst.mods.iter().find_map(bool_of), ops.get(3)) {
+                    (Some(b), Some(c)) => Some((b, self.pred_src(fi, c)?)),
+                    _ => None,
+                };
+                Op::Set {
+                    cmp,
+                    dty,
+                    sty,
+                    d: dreg(0)?,
+                    a: self.src(fi, f, &ops[1], Some(sty))?,
+                    b: self.src(fi, f, &ops[2], Some(sty))?,
+                    comb,
+                }
+            }
+            Opcode::Selp => {
+                need(4)?;
+                Op::Selp { d: dreg(0)?, a: s(1)?, b: s(2)?, c: self.pred_src(fi, &ops[3])? }
+            }
+            Opcode::Slct => {
+                need(4)?;
+                let sty = *inst.types.get(1).ok_or("slct needs a comparison type")?;
+                Op::Slct { sty, d: dreg(0)?, a: s(1)?, b: s(2)?, c: self.src(fi, f, &ops[3], Some(sty))? }
+            }
+            Opcode::Mov if is_pred => {
+                need(2)?;
+                Op::PredOp {
+                    op: None,
+                    not: false,
+                    d: self.pred(fi, &ops[0])?,
+                    a: self.pred_src(fi, &ops[1])?,
+                    b: PredSrc::Const(false),
+                }
+            }
+            Opcode::Mov => {
+                need(2)?;
+                let ty = t()?;
+                match (&ops[0], &ops[1]) {
+                    (_, Operand::Vector(parts)) => {
+                        let n = parts.len() as u32;
+                        Op::Pack {
+                            d: dreg(0)?,
+                            parts: parts.iter().map(|p| self.src(fi, f, p, None)).collect::<DResult<_>>()?,
+                            elem_bits: ty.bits() / n.max(1),
+                        }
+                    }
+                    (Operand::Vector(parts), _) => {
+                        let n = parts.len() as u32;
+                        Op::Unpack {
+                            parts: parts.iter().map(|p| self.opt_reg(fi, p)).collect::<DResult<_>>()?,
+                            s: s(1)?,
+                            elem_bits: ty.bits() / n.max(1),
+                        }
+                    }
+                    _ => {
+                        let d = dreg(0)?;
+                        let bits = match &ops[0] {
+                            Operand::Reg(r) => reg_bits(f.regs[*r].ty).min(ty.bits().max(8)),
+                            _ => 64,
+                        };
+                        Op::Mov { d, a: s(1)?, bits: if bits >= 64 { 64 } else { bits } }
+                    }
+                }
+            }
+            Opcode::Ld | Opcode::Ldu => {
+                need(2)?;
+                let ty = t()?;
+                let d = self.vec_regs(fi, &ops[0])?;
+                let (space, addr) = self.addr(fi, f, &ops[1], inst.space())?;
+                let dst_bits = match &ops[0] {
+                    Operand::Reg(r) => reg_bits(f.regs[*r].ty),
+                    Operand::Vector(items) => items
+                        .iter()
+                        .find_map(|o| if let Operand::Reg(r) = o { Some(reg_bits(f.regs[*r].ty)) } else { None })
+                        .unwrap_or(ty.bits()),
+                    _ => ty.bits(),
+                };
+                if ty.bits() > 64 {
+                    return Err("128-bit loads are not supported".into());
+                }
+                Op::Ld { space, ty, d, addr, dst_bits, volatile: inst.has(K::Volatile) }
+            }
+            Opcode::St => {
+                need(2)?;
+                let ty = t()?;
+                if ty.bits() > 64 {
+                    return Err("128-bit stores are not supported".into());
+                }
+                let (space, addr) = self.addr(fi, f, &ops[0], inst.space())?;
+                let srcs: SmallVec<[Src; 4]> = match &ops[1] {
+                    Operand::Vector(items) => {
+                        items.iter().map(|o| self.src(fi, f, o, Some(ty))).collect::<DResult<_>>()?
+                    }
+                    o => SmallVec::from_elem(self.src(fi, f, o, Some(ty))?, 1),
+                };
+                Op::St { space, ty, s: srcs, addr }
+            }
+            Opcode::Atom | Opcode::Red => {
+                let ty = t()?;
+                let op = inst
+                    .mods
+                    .iter()
+                    .find_map(|m| match m {
+                        Modifier::Known(K::Add) => Some(AtomOp::Add),
+                        Modifier::Known(K::Min) => Some(AtomOp::Min),
+                        Modifier::Known(K::Max) => Some(AtomOp::Max),
+                        Modifier::Known(K::Inc) => Some(AtomOp::Inc),
+                        Modifier::Known(K::Dec) => Some(AtomOp::Dec),
+                        Modifier::Known(K::And) => Some(AtomOp::And),
+                        Modifier::Known(K::Or) => Some(AtomOp::Or),
+                        Modifier::Known(K::Xor) => Some(AtomOp::Xor),
+                        Modifier::Known(K::Exch) => Some(AtomOp::Exch),
+                        Modifier::Known(K::Cas) => Some(AtomOp::Cas),
+                        _ => None,
+                    })
+                    .ok_or("atom needs an operation")?;
+                if ty.bits() > 64 || (ty.is_float() && ty.bits() < 32) {
+                    return Err(format!("atom on .{} is not supported", ty.as_str()));
+                }
+                let (d, rest) = if inst.opcode == Opcode::Atom { (Some(dreg(0)?), 1) } else { (None, 0) };
+                need(rest + 2)?;
+                let space = inst.space();
+                let (space, addr) = self.addr(fi, f, &ops[rest], space)?;
+                let b = s(rest + 1)?;
+                let c = if op == AtomOp::Cas {
+                    need(rest + 3)?;
+                    s(rest + 2)?
+                } else {
+                    Src::Imm(0)
+                };
+                Op::Atom { space, op, ty, d, addr, b, c }
+            }
+            Opcode::Cvta => {
+                need(2)?;
+                let space = match inst.space() {
+                    Some(StateSpace::Global) => Space::Global,
+                    Some(StateSpace::Shared) => Space::Shared,
+                    Some(StateSpace::Local) => Space::Local,
+                    Some(StateSpace::Const) => Space::Const,
+                    Some(StateSpace::Param) => Space::KernelParam,
+                    _ => return Err("cvta needs a state space".into()),
+                };
+                Op::Cvta { to_generic: !inst.has(K::To), space, d: dreg(0)?, a: s(1)? }
+            }
+            Opcode::Isspacep => {
+                need(2)?;
+                let space = match inst.space() {
+                    Some(StateSpace::Global) => Space::Global,
+                    Some(StateSpace::Shared) => Space::Shared,
+                    Some(StateSpace::Local) => Space::Local,
+                    Some(StateSpace::Const) => Space::Const,
+                    Some(StateSpace::Param) => Space::KernelParam,
+                    _ => return Err("isspacep needs a state space".into()),
+                };
+                Op::Isspacep { space, p: self.pred(fi, &ops[0])?, a: self.src(fi, f, &ops[1], Some(ScalarType::U64))? }
+            }
+            Opcode::Bra => {
+                let target = inst.branch_target().ok_or("bra needs a label")?;
+                Op::Bra { target: self.ctxs[fi].block_pc[target.index()] }
+            }
+            Opcode::Brx => {
+                need(2)?;
+                let tid = inst.branch_targets().ok_or("brx.idx needs a .branchtargets list")?;
+                let targets =
+                    f.targets[tid].targets.iter().map(|b| self.ctxs[fi].block_pc[b.index()]).collect::<Vec<_>>();
+                Op::Brx { index: self.src(fi, f, &ops[0], Some(ScalarType::U32))?, targets: targets.into() }
+            }
+            Opcode::Call => self.decode_call(fi, f, inst)?,
+            Opcode::Ret => Op::Ret,
+            Opcode::Exit => Op::Exit,
+            Opcode::Trap => Op::Trap,
+            Opcode::Membar | Opcode::Fence => Op::Fence { scope: fence_scope(inst) },
+            Opcode::Brkpt | Opcode::Prefetch | Opcode::Prefetchu | Opcode::Nanosleep | Opcode::Pmevent => Op::Nop,
+            Opcode::Bar | Opcode::Barrier if inst.has(K::Warp) => {
+                need(1)?;
+                Op::WarpSync { mask: self.src(fi, f, &ops[0], Some(ScalarType::U32))? }
+            }
+            Opcode::Bar | Opcode::Barrier => {
+                let u32t = Some(ScalarType::U32);
+                if inst.has(K::Red) {
+                    need(3)?;
+                    let kind = if inst.has(K::Popc) {
+                        BarKind::RedPopc
+                    } else if inst.has(K::And) {
+                        BarKind::RedAnd
+                    } else {
+                        BarKind::RedOr
+                    };
+                    let (d, p) = if kind == BarKind::RedPopc {
+                        (Some(dreg(0)?), None)
+                    } else {
+                        (None, Some(self.pred(fi, &ops[0])?))
+                    };
+                    let count = if ops.len() >= 4 { Some(self.src(fi, f, &ops[2], u32t)?) } else { None };
+                    Op::Bar {
+                        kind,
+                        id: self.src(fi, f, &ops[1], u32t)?,
+                        count,
+                        d,
+                        p,
+                        c: self.pred_src(fi, &ops[ops.len() - 1])?,
+                    }
+                } else {
+                    let kind = if inst.has(K::Arrive) { BarKind::Arrive } else { BarKind::Sync };
+                    let id = match ops.first() {
+                        Some(o) => self.src(fi, f, o, u32t)?,
+                        None => Src::Imm(0),
+                    };
+                    let count = ops.get(1).map(|o| self.src(fi, f, o, u32t)).transpose()?;
+                    Op::Bar { kind, id, count, d: None, p: None, c: PredSrc::Const(true) }
+                }
+            }
+            Opcode::Shfl => {
+                need(4)?;
+                let mode = if inst.has(K::Up) {
+                    ShflMode::Up
+                } else if inst.has(K::Down) {
+                    ShflMode::Down
+                } else if inst.has(K::Bfly) {
+                    ShflMode::Bfly
+                } else {
+                    ShflMode::Idx
+                };
+                let (d, p) = match &ops[0] {
+                    Operand::Pair([a, b]) => (
+                        a.map(|r| self.reg(fi, &Operand::Reg(r))).transpose()?,
+                        b.map(|r| self.pred(fi, &Operand::Reg(r))).transpose()?,
+                    ),
+                    o => (Some(self.reg(fi, o)?), None),
+                };
+                let u32t = Some(ScalarType::U32);
+                let mask = match ops.get(4) {
+                    Some(o) => self.src(fi, f, o, u32t)?,
+                    None => Src::Imm(u64::MAX),
+                };
+                Op::Shfl {
+                    mode,
+                    d,
+                    p,
+                    a: s(1)?,
+                    b: self.src(fi, f, &ops[2], u32t)?,
+                    c: self.src(fi, f, &ops[3], u32t)?,
+                    mask,
+                }
+            }
+            Opcode::Vote => {
+                need(2)?;
+                let mode = if inst.has(K::All) {
+                    VoteMode::All
+                } else if inst.has(K::Any) {
+                    VoteMode::Any
+                } else if inst.has(K::Uni) {
+                    VoteMode::Uni
+                } else if inst.has(K::Ballot) {
+                    VoteMode::Ballot
+                } else {
+                    return Err("vote needs a mode".into());
+                };
+                let d = if mode == VoteMode::Ballot { Src::Reg(dreg(0)?) } else { Src::Pred(self.pred(fi, &ops[0])?) };
+                let mask = ops.get(2).map(|o| self.src(fi, f, o, Some(ScalarType::U32))).transpose()?;
+                Op::Vote { mode, d, a: self.pred_src(fi, &ops[1])?, mask }
+            }
+            Opcode::Activemask => {
+                need(1)?;
+                Op::Activemask { d: dreg(0)? }
+            }
+            Opcode::Match => {
+                need(3)?;
+                let (d, p) = match &ops[0] {
+                    Operand::Pair([a, b]) => (
+                        a.map(|r| self.reg(fi, &Operand::Reg(r))).transpose()?,
+                        b.map(|r| self.pred(fi, &Operand::Reg(r))).transpose()?,
+                    ),
+                    o => (Some(self.reg(fi, o)?), None),
+                };
+                Op::Match {
+                    all: inst.has(K::All),
+                    ty: t()?,
+                    d,
+                    p,
+                    a: s(1)?,
+                    mask: self.src(fi, f, &ops[2], Some(ScalarType::U32))?,
+                }
+            }
+            Opcode::Redux => {
+                need(3)?;
+                let op = inst
+                    .mods
+                    .iter()
+                    .find_map(|m| match m {
+                        Modifier::Known(K::Add) => Some(ReduxOp::Add),
+                        Modifier::Known(K::Min) => Some(ReduxOp::Min),
+                        Modifier::Known(K::Max) => Some(ReduxOp::Max),
+                        Modifier::Known(K::And) => Some(ReduxOp::And),
+                        Modifier::Known(K::Or) => Some(ReduxOp::Or),
+                        Modifier::Known(K::Xor) => Some(ReduxOp::Xor),
+                        _ => None,
+                    })
+                    .ok_or("redux needs an operation")?;
+                if ty.map(|t| t.is_float()).unwrap_or(false) {
+                    return Err("float redux is not supported".into());
+                }
+                Op::Redux {
+                    op,
+                    ty: t()?,
+                    d: dreg(0)?,
+                    a: s(1)?,
+                    mask: self.src(fi, f, &ops[2], Some(ScalarType::U32))?,
+                }
+            }
+            Opcode::Ssy | Opcode::Pbk => {
+                let target = match ops.first() {
+                    Some(Operand::Sym(Symbol::Label(b))) => self.ctxs[fi].block_pc[b.index()],
+                    _ => return Err("ssy/pbk need a label".into()),
+                };
+                if inst.opcode == Opcode::Ssy {
+                    Op::Ssy { target }
+                } else {
+                    Op::Pbk { target }
+                }
+            }
+            Opcode::Sync => Op::Sync,
+            Opcode::Brk => Op::Brk,
+            Opcode::Join => Op::Join,
+            Opcode::Yield => Op::Yield,
+            Opcode::Syncwarp => Op::Syncwarp,
+            Opcode::Bssy | Opcode::Bsync => {
+                let target = match ops.first() {
+                    Some(Operand::Sym(Symbol::Label(b))) => self.ctxs[fi].block_pc[b.index()],
+                    _ => return Err("bssy/bsync need a label".into()),
+                };
+                if inst.opcode == Opcode::Bssy {
+                    Op::Bssy { target }
+                } else {
+                    Op::Bsync { target }
+                }
+            }
+            Opcode::Unknown(name) => return Err(format!("unknown instruction `{name}`")),
+            other => return Err(format!("`{other}` with these modifiers/types is not supported")),
+        })
+    }
+
+    fn decode_call(&self, fi: usize, f: &Function, inst: &reconverge_ir::Inst) -> DResult<Op> {
+        let mut rets: &[Operand] = &[];
+        let mut args: &[Operand] = &[];
+        let mut callee = None;
+        let mut seen_callee = false;
+        for op in &inst.operands {
+            match op {
+                Operand::List(items) if !seen_callee => rets = items,
+                Operand::List(items) => args = items,
+                Operand::Sym(Symbol::Func(id)) => {
+                    callee = Some(*id);
+                    seen_callee = true;
+                }
+                Operand::Reg(_) => return Err("indirect calls are not supported yet".into()),
+                Operand::Sym(Symbol::Proto(_)) => {}
+                other => return Err(format!("unexpected call operand {other:?}")),
+            }
+        }
+        let callee = callee.ok_or("call without a callee")?;
+        let cf = &self.m.functions[callee];
+        let Some(&ci) = self.func_index.get(&callee) else {
+            return Err(format!("call to `{}`, which has no body (external functions are not supported)", cf.name));
+        };
+        let frame_off = |op: &Operand| -> DResult<(u32, u32)> {
+            match op {
+                Operand::Sym(Symbol::Local(l)) => match self.ctxs[fi].locals[l.index()] {
+                    LocalPlace::Frame(off) => Ok((off, var_size(&f.locals[*l]) as u32)),
+                    _ => Err("call argument must be a .param variable".into()),
+                },
+                Operand::Sym(Symbol::Param(n)) if f.kind == FuncKind::Func => {
+                    Ok((self.prog.functions[fi].param_offsets[*n as usize], var_size(&f.params[*n as usize]) as u32))
+                }
+                other => Err(format!("unsupported call argument {other:?}")),
+            }
+        };
+        let callee_info = &self.prog.functions[ci as usize];
+        if args.len() != callee_info.param_offsets.len() || rets.len() != callee_info.ret_offsets.len() {
+            return Err(format!(
+                "call to `{}` passes {} arguments and {} return values; it takes {} and {}",
+                cf.name,
+                args.len(),
+                rets.len(),
+                callee_info.param_offsets.len(),
+                callee_info.ret_offsets.len()
+            ));
+        }
+        let mut a = SmallVec::new();
+        for (i, op) in args.iter().enumerate() {
+            let (off, size) = frame_off(op)?;
+            let psize = var_size(&cf.params[i]) as u32;
+            a.push(ParamCopy { from: off, to: callee_info.param_offsets[i], size: size.min(psize) });
+        }
+        let mut r = SmallVec::new();
+        for (i, op) in rets.iter().enumerate() {
+            let (off, size) = frame_off(op)?;
+            let rsize = var_size(&cf.rets[i]) as u32;
+            r.push(ParamCopy { from: callee_info.ret_offsets[i], to: off, size: size.min(rsize) });
+        }
+        Ok(Op::Call { callee: ci, args: a, rets: r })
+    }
+}
+
+fn src_reg(s: &Src, out: &mut SmallVec<[Reg; 4]>) {
+    if let Src::Reg(r) = s {
+        out.push(*r);
+    }
+}
+
+fn addr_reg(a: &Addr, out: &mut SmallVec<[Reg; 4]>) {
+    if let AddrBase::Reg(r) = a.base {
+        out.push(r);
+    }
+}
+
+/// Value registers read and written by an operation (for the scoreboard and traces).
+pub fn reads_writes(op: &Op) -> (SmallVec<[Reg; 4]>, SmallVec<[Reg; 2]>) {
+    let mut r = SmallVec::new();
+    let mut w = SmallVec::new();
+    match op {
+        Op::IntUn { d, a, .. } | Op::FloatUn { d, a, .. } | Op::Cvt { d, a, .. } | Op::Mov { d, a, .. } => {
+            src_reg(a, &mut r);
+            w.push(*d);
+        }
+        Op::IntBin { d, a, b, .. } | Op::FloatBin { d, a, b, .. } | Op::Selp { d, a, b, .. } => {
+            src_reg(a, &mut r);
+            src_reg(b, &mut r);
+            w.push(*d);
+        }
+        Op::IntTer { d, a, b, c, .. }
+        | Op::Carry { d, a, b, c, .. }
+        | Op::Fma { d, a, b, c, .. }
+        | Op::Prmt { d, a, b, c, .. }
+        | Op::Lop3 { d, a, b, c, .. }
+        | Op::Shf { d, a, b, c, .. }
+        | Op::Slct { d, a, b, c, .. } => {
+            for s in [a, b, c] {
+                src_reg(s, &mut r);
+            }
+            w.push(*d);
+        }
+        Op::Bfi { d, a, b, c, e, .. } => {
+            for s in [a, b, c, e] {
+                src_reg(s, &mut r);
+            }
+            w.push(*d);
+        }
+        Op::Setp { a, b, .. } => {
+            src_reg(a, &mut r);
+            src_reg(b, &mut r);
+        }
+        Op::Testp { a, .. } | Op::Isspacep { a, .. } => src_reg(a, &mut r),
+        Op::Set { d, a, b, .. } => {
+            src_reg(a, &mut r);
+            src_reg(b, &mut r);
+            w.push(*d);
+        }
+        Op::Pack { d, parts, .. } => {
+            parts.iter().for_each(|p| src_reg(p, &mut r));
+            w.push(*d);
+        }
+        Op::Unpack { parts, s, .. } => {
+            src_reg(s, &mut r);
+            w.extend(parts.iter().flatten().copied());
+        }
+        Op::Ld { d, addr, .. } => {
+            addr_reg(addr, &mut r);
+            w.extend(d.iter().flatten().copied());
+        }
+        Op::St { s, addr, .. } => {
+            addr_reg(addr, &mut r);
+            s.iter().for_each(|x| src_reg(x, &mut r));
+        }
+        Op::Atom { d, addr, b, c, .. } => {
+            addr_reg(addr, &mut r);
+            src_reg(b, &mut r);
+            src_reg(c, &mut r);
+            w.extend(d.iter().copied());
+        }
+        Op::Cvta { d, a, .. } => {
+            src_reg(a, &mut r);
+            w.push(*d);
+        }
+        Op::Brx { index, .. } => src_reg(index, &mut r),
+        Op::Bar { id, count, d, .. } => {
+            src_reg(id, &mut r);
+            if let Some(c) = count {
+                src_reg(c, &mut r);
+            }
+            w.extend(d.iter().copied());
+        }
+        Op::Shfl { d, a, b, c, mask, .. } => {
+            for s in [a, b, c, mask] {
+                src_reg(s, &mut r);
+            }
+            w.extend(d.iter().copied());
+        }
+        Op::Vote { d, mask, .. } => {
+            if let Some(m) = mask {
+                src_reg(m, &mut r);
+            }
+            if let Src::Reg(x) = d {
+                w.push(*x);
+            }
+        }
+        Op::Activemask { d } => w.push(*d),
+        Op::Match { d, a, mask, .. } => {
+            src_reg(a, &mut r);
+            src_reg(mask, &mut r);
+            w.extend(d.iter().copied());
+        }
+        Op::Redux { d, a, mask, .. } => {
+            src_reg(a, &mut r);
+            src_reg(mask, &mut r);
+            w.push(*d);
+        }
+        Op::WarpSync { mask } => src_reg(mask, &mut r),
+        _ => {}
+    }
+    (r, w)
+}
+
+fn pred_src(p: &PredSrc, out: &mut SmallVec<[Pred; 2]>) {
+    if let PredSrc::Reg(r, _) = p {
+        out.push(*r);
+    }
+}
+
+/// Predicates read and written by an operation (the guard is added by the caller).
+pub fn pred_reads_writes(op: &Op) -> (SmallVec<[Pred; 2]>, SmallVec<[Pred; 2]>) {
+    let mut r = SmallVec::new();
+    let mut w = SmallVec::new();
+    let src = |s: &Src, r: &mut SmallVec<[Pred; 2]>| {
+        if let Src::Pred(p) = s {
+            r.push(*p);
+        }
+    };
+    match op {
+        Op::Setp { p, q, a, b, comb, .. } => {
+            src(a, &mut r);
+            src(b, &mut r);
+            if let Some((_, c)) = comb {
+                pred_src(c, &mut r);
+            }
+            w.extend(p.iter().copied());
+            w.extend(q.iter().copied());
+        }
+        Op::Set { comb: Some((_, c)), .. } => pred_src(c, &mut r),
+        Op::Selp { c, .. } => pred_src(c, &mut r),
+        Op::PredOp { d, a, b, .. } => {
+            pred_src(a, &mut r);
+            pred_src(b, &mut r);
+            w.push(*d);
+        }
+        Op::Testp { p, .. } | Op::Isspacep { p, .. } => w.push(*p),
+        Op::Vote { d, a, .. } => {
+            pred_src(a, &mut r);
+            if let Src::Pred(p) = d {
+                w.push(*p);
+            }
+        }
+        Op::Shfl { p, .. } | Op::Match { p, .. } => w.extend(p.iter().copied()),
+        Op::Bar { p, c, .. } => {
+            pred_src(c, &mut r);
+            w.extend(p.iter().copied());
+        }
+        Op::Mov { a, .. } | Op::Cvt { a, .. } => src(a, &mut r),
+        _ => {}
+    }
+    (r, w)
+}
+
+/// The scope of a `membar`/`fence` instruction (`membar.cta`, `fence.acq_rel.gpu`, ...).
+fn fence_scope(inst: &reconverge_ir::Inst) -> FenceScope {
+    if inst.has(K::Cta) {
+        FenceScope::Cta
+    } else if inst.has(K::Sys) {
+        FenceScope::Sys
+    } else {
+        FenceScope::Gpu
+    }
+}
+
+/// The class of an operation.
+pub fn classify(op: &Op) -> InstClass {
+    match op {
+        Op::IntUn { .. }
+        | Op::IntBin { .. }
+        | Op::IntTer { .. }
+        | Op::Carry { .. }
+        | Op::Bfi { .. }
+        | Op::Prmt { .. }
+        | Op::Lop3 { .. }
+        | Op::Shf { .. }
+        | Op::Setp { .. }
+        | Op::Set { .. }
+        | Op::Selp { .. }
+        | Op::Slct { .. }
+        | Op::Mov { .. }
+        | Op::PredOp { .. }
+        | Op::Pack { .. }
+        | Op::Unpack { .. }
+        | Op::Cvta { .. }
+        | Op::Isspacep { .. }
+        | Op::Testp { .. } => InstClass::Int,
+        Op::FloatUn { op, ty, .. } => match op {
+            FloatUnOp::Abs | FloatUnOp::Neg if *ty == ScalarType::F64 => InstClass::Double,
+            FloatUnOp::Abs | FloatUnOp::Neg => InstClass::Float,
+            _ => InstClass::Sfu,
+        },
+        Op::FloatBin { op: FloatBinOp::Div, .. } => InstClass::Sfu,
+        Op::FloatBin { ty, .. } | Op::Fma { ty, .. } if *ty == ScalarType::F64 => InstClass::Double,
+        Op::FloatBin { .. } | Op::Fma { .. } => InstClass::Float,
+        Op::Cvt { dty, sty, .. } if *dty == ScalarType::F64 || *sty == ScalarType::F64 => InstClass::Double,
+        Op::Cvt { .. } => InstClass::Float,
+        Op::Ld { .. } | Op::St { .. } | Op::Atom { .. } => InstClass::Mem,
+        Op::Bra { .. } | Op::Brx { .. } | Op::Call { .. } | Op::Ret | Op::Exit | Op::Trap | Op::FellOff => {
+            InstClass::Control
+        }
+        Op::Bar { .. }
+        | Op::Shfl { .. }
+        | Op::Vote { .. }
+        | Op::Activemask { .. }
+        | Op::Match { .. }
+        | Op::Redux { .. }
+        | Op::WarpSync { .. } => InstClass::Sync,
+        Op::Ssy { .. } | Op::Pbk { .. } | Op::Join | Op::Bssy { .. } | Op::Bsync { .. } | Op::Yield | Op::Syncwarp => {
+            InstClass::Mechanism
+        }
+        // A `sync`/`brk` the SSY pass wrote over the kernel's own jump or branch stays the kernel's
+        // instruction (the inserted ones are classed by `first_inserted`).
+        Op::Sync | Op::Brk => InstClass::Control,
+        Op::Fence { .. } => InstClass::Sync,
+        Op::Nop | Op::Unsupported(_) => InstClass::Nop,
+    }
+}
+
+/// [`Program::straight`]: counted backwards, a run continues into the next pc when that pc is in the same
+/// function and block.
+fn straight_runs(prog: &Program) -> Vec<u16> {
+    let n = prog.insts.len();
+    let mut out = vec![0u16; n];
+    for pc in (0..n).rev() {
+        // Computation and memory always continue at the next pc with the same lanes; control, barriers,
+        // warp-synchronous instructions and fences (class `Sync`) and mechanism instructions may not.
+        let plain = match prog.info[pc].class {
+            InstClass::Int | InstClass::Float | InstClass::Double | InstClass::Sfu | InstClass::Mem => true,
+            InstClass::Nop => matches!(prog.insts[pc].op, Op::Nop),
+            InstClass::Control | InstClass::Sync | InstClass::Mechanism => false,
+        };
+        if !plain {
+            continue;
+        }
+        let same_block =
+            |q: usize| q < n && prog.info[q].func == prog.info[pc].func && prog.info[q].block == prog.info[pc].block;
+        out[pc] = if same_block(pc + 1) { out[pc + 1].saturating_add(1).max(1) } else { 1 };
+    }
+    out
+}

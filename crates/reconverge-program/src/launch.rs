@@ -1,0 +1,443 @@
+//! Launch configuration and kernel arguments.
+
+use crate::error::{LaunchError, OutOfMemory, VariableUse};
+use crate::program::Program;
+use std::fmt;
+use std::str::FromStr;
+
+/// Element types of argument buffers (`.npy` dtypes).
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, serde::Serialize)]
+pub enum Dtype {
+    /// `i8`
+    I8,
+    /// `u8`
+    U8,
+    /// `i16`
+    I16,
+    /// `u16`
+    U16,
+    /// `i32`
+    I32,
+    /// `u32`
+    U32,
+    /// `i64`
+    I64,
+    /// `u64`
+    U64,
+    /// `f32`
+    F32,
+    /// `f64`
+    F64,
+}
+
+impl Dtype {
+    /// Every dtype.
+    pub const ALL: [Dtype; 10] = [
+        Dtype::I8,
+        Dtype::U8,
+        Dtype::I16,
+        Dtype::U16,
+        Dtype::I32,
+        Dtype::U32,
+        Dtype::I64,
+        Dtype::U64,
+        Dtype::F32,
+        Dtype::F64,
+    ];
+
+    /// Bytes per element.
+    pub fn size(self) -> usize {
+        match self {
+            Dtype::I8 | Dtype::U8 => 1,
+            Dtype::I16 | Dtype::U16 => 2,
+            Dtype::I32 | Dtype::U32 | Dtype::F32 => 4,
+            Dtype::I64 | Dtype::U64 | Dtype::F64 => 8,
+        }
+    }
+
+    /// The short name (`i32`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Dtype::I8 => "i8",
+            Dtype::U8 => "u8",
+            Dtype::I16 => "i16",
+            Dtype::U16 => "u16",
+            Dtype::I32 => "i32",
+            Dtype::U32 => "u32",
+            Dtype::I64 => "i64",
+            Dtype::U64 => "u64",
+            Dtype::F32 => "f32",
+            Dtype::F64 => "f64",
+        }
+    }
+
+    /// Whether the dtype is floating point.
+    pub fn is_float(self) -> bool {
+        matches!(self, Dtype::F32 | Dtype::F64)
+    }
+
+    /// Whether the dtype is a signed integer.
+    pub fn is_signed(self) -> bool {
+        matches!(self, Dtype::I8 | Dtype::I16 | Dtype::I32 | Dtype::I64)
+    }
+}
+
+impl fmt::Display for Dtype {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Dtype {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Dtype, String> {
+        Dtype::ALL
+            .into_iter()
+            .find(|d| d.name() == s)
+            .ok_or_else(|| format!("unknown dtype `{s}` (expected one of i8 u8 i16 u16 i32 u32 i64 u64 f32 f64)"))
+    }
+}
+
+/// A typed host buffer (the contents of a `.npy` file or a zero-filled argument).
+#[derive(Clone, PartialEq, Debug)]
+pub struct Buffer {
+    /// Element type.
+    pub dtype: Dtype,
+    /// Raw little-endian bytes.
+    pub bytes: Vec<u8>,
+}
+
+impl Buffer {
+    /// A zero-filled buffer of `len` elements.
+    pub fn zeros(dtype: Dtype, len: usize) -> Buffer {
+        Buffer { dtype, bytes: vec![0; len * dtype.size()] }
+    }
+
+    /// A zero-filled buffer of `len` elements, or [`OutOfMemory`] when the host cannot provide it (instead
+    /// of aborting the process).
+    pub fn try_zeros(dtype: Dtype, len: usize) -> Result<Buffer, OutOfMemory> {
+        let n = len
+            .checked_mul(dtype.size())
+            .ok_or(OutOfMemory { what: format!("a buffer of {len} {} elements", dtype.name()), bytes: u64::MAX })?;
+        let bytes = crate::error::try_zeros(n, || format!("a buffer of {len} {} elements", dtype.name()))?;
+        Ok(Buffer { dtype, bytes })
+    }
+
+    /// Number of elements.
+    pub fn len(&self) -> usize {
+        self.bytes.len() / self.dtype.size()
+    }
+
+    /// Whether the buffer has no elements.
+    pub fn is_empty(&self) -> bool {
+        self.bytes.is_empty()
+    }
+
+    /// Element `i` as raw bits.
+    pub fn bits(&self, i: usize) -> u64 {
+        let s = self.dtype.size();
+        crate::types::read_le(&self.bytes[i * s..(i + 1) * s])
+    }
+
+    /// Element `i` formatted for humans.
+    pub fn format(&self, i: usize) -> String {
+        let b = self.bits(i);
+        match self.dtype {
+            Dtype::I8 => (b as i8).to_string(),
+            Dtype::I16 => (b as i16).to_string(),
+            Dtype::I32 => (b as i32).to_string(),
+            Dtype::I64 => (b as i64).to_string(),
+            Dtype::F32 => format!("{:?}", f32::from_bits(b as u32)),
+            Dtype::F64 => format!("{:?}", f64::from_bits(b)),
+            _ => b.to_string(),
+        }
+    }
+}
+
+/// The arguments of a launch as a driver receives them: borrowed (the device copies every buffer, so the
+/// caller's stay as they were) or owned (the device takes the buffers over: no copy, so a launch with
+/// large buffers holds them once). `&args`, `&args[..]` and `args` all convert.
+#[derive(Debug)]
+pub enum LaunchArgs<'a> {
+    /// The caller keeps the arguments.
+    Borrowed(&'a [Arg]),
+    /// The launch takes them.
+    Owned(Vec<Arg>),
+}
+
+impl LaunchArgs<'_> {
+    /// The arguments.
+    pub fn as_slice(&self) -> &[Arg] {
+        match self {
+            LaunchArgs::Borrowed(a) => a,
+            LaunchArgs::Owned(a) => a,
+        }
+    }
+
+    /// Whether the buffers are copied (the caller keeps its own).
+    pub fn copies(&self) -> bool {
+        matches!(self, LaunchArgs::Borrowed(_))
+    }
+}
+
+impl<'a> From<&'a [Arg]> for LaunchArgs<'a> {
+    fn from(a: &'a [Arg]) -> Self {
+        LaunchArgs::Borrowed(a)
+    }
+}
+
+impl<'a> From<&'a Vec<Arg>> for LaunchArgs<'a> {
+    fn from(a: &'a Vec<Arg>) -> Self {
+        LaunchArgs::Borrowed(a)
+    }
+}
+
+impl From<Vec<Arg>> for LaunchArgs<'_> {
+    fn from(a: Vec<Arg>) -> Self {
+        LaunchArgs::Owned(a)
+    }
+}
+
+/// One kernel argument.
+#[derive(Clone, PartialEq, Debug)]
+pub enum Arg {
+    /// A scalar, as the bits of the parameter's type.
+    Scalar(u64),
+    /// A device buffer; its address is passed.
+    Buffer(Buffer),
+}
+
+/// Parses a scalar argument for a parameter of PTX type `ty` (decimal, hex, or float literal).
+pub fn parse_scalar(text: &str, ty: reconverge_ir::ScalarType) -> Result<u64, String> {
+    use reconverge_ir::ScalarType as T;
+    let int = |t: &str| -> Result<i128, String> {
+        let t = t.trim();
+        let (neg, body) = match t.strip_prefix('-') {
+            Some(b) => (true, b),
+            None => (false, t),
+        };
+        let v = if let Some(h) = body.strip_prefix("0x").or_else(|| body.strip_prefix("0X")) {
+            i128::from_str_radix(h, 16)
+        } else {
+            body.parse::<i128>()
+        }
+        .map_err(|_| format!("`{text}` is not an integer"))?;
+        Ok(if neg { -v } else { v })
+    };
+    let bits = ty.bits();
+    match ty {
+        T::F32 => {
+            text.trim().parse::<f32>().map(|f| f.to_bits() as u64).map_err(|_| format!("`{text}` is not a number"))
+        }
+        T::F64 => text.trim().parse::<f64>().map(|f| f.to_bits()).map_err(|_| format!("`{text}` is not a number")),
+        _ if ty.is_integer() || ty.is_bits() => {
+            let v = int(text)?;
+            let (lo, hi) = if ty.is_signed() {
+                (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1)
+            } else {
+                (-(1i128 << (bits - 1)), (1i128 << bits) - 1)
+            };
+            if v < lo || v > hi {
+                return Err(format!("`{text}` does not fit in .{}", ty.as_str()));
+            }
+            Ok((v as u64) & crate::types::full_mask(bits))
+        }
+        _ => Err(format!("scalar arguments of type .{} are not supported", ty.as_str())),
+    }
+}
+
+/// A module variable set before the launch (`--global NAME=VALUE` on the command line).
+#[derive(Clone, PartialEq, Debug)]
+pub struct GlobalInit {
+    /// The variable's name (as in the PTX, or its demangled name).
+    pub name: String,
+    /// A scalar (written into the variable) or a buffer: for a 64-bit scalar variable (a `__device__`
+    /// pointer) the buffer is allocated in device memory and its address stored; for any other variable the
+    /// buffer's bytes fill the variable.
+    pub value: Arg,
+}
+
+/// How a kernel is launched.
+#[derive(Clone, Debug)]
+pub struct LaunchConfig {
+    /// Grid dimensions (CTAs).
+    pub grid: [u32; 3],
+    /// CTA dimensions (threads).
+    pub block: [u32; 3],
+    /// Threads per warp (a power of two, 1..=64).
+    pub warp_size: u32,
+    /// Dynamic shared memory per CTA, in bytes.
+    pub dynamic_shared: u32,
+    /// Local memory per thread (the call stack), in bytes.
+    pub local_bytes: u32,
+    /// Stop after this many warp instructions (exit 4).
+    pub max_instructions: Option<u64>,
+    /// CTAs resident at once in functional mode (more start as others finish).
+    pub max_resident_ctas: u32,
+    /// Warp instructions without any change of register or memory before a livelock is declared (at
+    /// least [`MIN_LIVELOCK_WINDOW`]).
+    pub livelock_window: u64,
+    /// Module `.global`/`.const` variables set before the launch.
+    pub globals: Vec<GlobalInit>,
+    /// Module variables whose final contents the run returns (the run's `globals`).
+    pub dump_globals: Vec<String>,
+    /// The most memory the launch may use, in bytes (argument buffers and the device's copies of them,
+    /// module variables, resident CTAs, the timing model's own structures); a larger launch is rejected
+    /// before it allocates anything.
+    pub max_memory: u64,
+    /// Bytes the timing model's own structures need (caches, queues, per-thread scoreboards), counted
+    /// against [`LaunchConfig::max_memory`]; the timing model sets it, 0 for functional runs.
+    pub model_bytes: u64,
+    /// Set by another thread to stop the run (Ctrl-C in Python): the drivers look at it between rounds
+    /// of issue (functional) or epochs (timed) and stop as interrupted.
+    pub cancel: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
+    /// The geometry of DWF's PC-indexed look-up table (ignored by other mechanisms).
+    pub dwf_lut: LutGeometry,
+}
+
+/// The geometry of a set-associative look-up table: `entries` in sets of `ways`; 0 entries = a perfect
+/// table (every key has its own entry, nothing is ever evicted).
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default, serde::Serialize)]
+pub struct LutGeometry {
+    /// Entries in all (0 = perfect).
+    pub entries: u32,
+    /// Entries per set (associativity); `entries` must be a multiple of it.
+    pub ways: u32,
+}
+
+impl LutGeometry {
+    /// A perfect table.
+    pub const PERFECT: LutGeometry = LutGeometry { entries: 0, ways: 0 };
+
+    /// Parses `ENTRIES[:WAYS]` (`0` = perfect; without `:WAYS`, fully associative).
+    pub fn parse(s: &str) -> Result<LutGeometry, String> {
+        let (e, w) = match s.split_once(':') {
+            Some((e, w)) => (e, Some(w)),
+            None => (s, None),
+        };
+        let entries: u32 = e.trim().parse().map_err(|_| format!("`{s}`: expected ENTRIES[:WAYS], e.g. 64:4"))?;
+        let ways: u32 = match w {
+            Some(w) => w.trim().parse().map_err(|_| format!("`{s}`: the associativity must be a number"))?,
+            None => entries,
+        };
+        if entries == 0 {
+            return Ok(LutGeometry::PERFECT);
+        }
+        if ways == 0 || entries % ways != 0 {
+            return Err(format!("`{s}`: {entries} entries cannot be split into sets of {ways} ways"));
+        }
+        if entries > 1 << 20 {
+            return Err(format!("`{s}`: at most {} entries", 1 << 20));
+        }
+        Ok(LutGeometry { entries, ways })
+    }
+
+    /// Whether the table is perfect.
+    pub fn is_perfect(self) -> bool {
+        self.entries == 0
+    }
+}
+
+impl std::fmt::Display for LutGeometry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.is_perfect() {
+            f.write_str("perfect")
+        } else {
+            write!(f, "{}:{}", self.entries, self.ways)
+        }
+    }
+}
+
+/// The smallest livelock window: a correct kernel may well run a few thousand warp instructions that
+/// change nothing (a loop of uniform branches, a spin on a flag another CTA sets).
+pub const MIN_LIVELOCK_WINDOW: u64 = 1000;
+
+/// The default memory limit of a launch (the command line uses half the machine's memory instead).
+pub const DEFAULT_MAX_MEMORY: u64 = 8 << 30;
+
+/// The memory limit front ends use when none is given: half of the machine's memory, from the text of
+/// `/proc/meminfo` (which the caller reads), or [`DEFAULT_MAX_MEMORY`] without it.
+pub fn half_of_memory(meminfo: Option<&str>) -> u64 {
+    meminfo
+        .and_then(|m| {
+            let line = m.lines().find(|l| l.starts_with("MemTotal:"))?;
+            let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+            Some(kib.saturating_mul(1024) / 2)
+        })
+        .unwrap_or(DEFAULT_MAX_MEMORY)
+}
+
+/// CUDA's grid limits (x, y, z).
+pub const MAX_GRID: [u64; 3] = [(1 << 31) - 1, 65535, 65535];
+
+impl Default for LaunchConfig {
+    fn default() -> Self {
+        LaunchConfig {
+            grid: [1, 1, 1],
+            block: [32, 1, 1],
+            warp_size: 32,
+            dynamic_shared: 0,
+            local_bytes: 64 * 1024,
+            max_instructions: None,
+            max_resident_ctas: 64,
+            livelock_window: 100_000,
+            globals: Vec::new(),
+            dump_globals: Vec::new(),
+            max_memory: DEFAULT_MAX_MEMORY,
+            model_bytes: 0,
+            cancel: None,
+            dwf_lut: LutGeometry::PERFECT,
+        }
+    }
+}
+
+impl LaunchConfig {
+    /// Whether another thread asked the run to stop ([`LaunchConfig::cancel`]).
+    #[inline]
+    pub fn cancelled(&self) -> bool {
+        self.cancel.as_ref().is_some_and(|c| c.load(std::sync::atomic::Ordering::Relaxed))
+    }
+
+    /// Threads per CTA (valid after [`LaunchConfig::validate`]: at most 1024).
+    pub fn threads_per_cta(&self) -> u32 {
+        self.threads_per_cta_u64().min(u32::MAX as u64) as u32
+    }
+
+    /// Threads per CTA, without overflow for any block dimensions.
+    pub fn threads_per_cta_u64(&self) -> u64 {
+        self.block.iter().map(|&b| b as u64).product()
+    }
+
+    /// Number of CTAs (saturating; [`LaunchConfig::validate`] bounds it).
+    pub fn num_ctas(&self) -> u64 {
+        self.grid.iter().fold(1u64, |a, &g| a.saturating_mul(g as u64))
+    }
+
+    /// Checks the geometry, the warp size, the livelock window and the variables to read back.
+    pub fn validate(&self, prog: &Program) -> Result<(), LaunchError> {
+        if !(1..=64).contains(&self.warp_size) || !self.warp_size.is_power_of_two() {
+            return Err(LaunchError::WarpSize(self.warp_size));
+        }
+        if self.grid.contains(&0) || self.block.contains(&0) {
+            return Err(LaunchError::ZeroDimension);
+        }
+        if self.threads_per_cta_u64() > 1024 {
+            return Err(LaunchError::BlockTooLarge { block: self.block, threads: self.threads_per_cta_u64() });
+        }
+        for (d, (&g, max)) in self.grid.iter().zip(MAX_GRID).enumerate() {
+            if g as u64 > max {
+                return Err(LaunchError::GridTooLarge { axis: ["x", "y", "z"][d], size: g, max });
+            }
+        }
+        if self.livelock_window < MIN_LIVELOCK_WINDOW {
+            return Err(LaunchError::LivelockWindow(self.livelock_window));
+        }
+        for n in &self.dump_globals {
+            prog.find_variable(n, VariableUse::Dump)?;
+        }
+        if self.block[2] > 64 {
+            return Err(LaunchError::BlockDepth(self.block[2]));
+        }
+        Ok(())
+    }
+}
