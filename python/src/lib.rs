@@ -364,7 +364,7 @@ fn compare(
     let dir = std::path::PathBuf::from(kernels_dir);
     let text = std::fs::read_to_string(dir.join("manifest.toml"))
         .map_err(|e| invalid(format!("cannot read `{}`: {e}", dir.join("manifest.toml").display())))?;
-    let manifest = reconverge_suite::Manifest::parse(&text).map_err(invalid)?;
+    let manifest = reconverge_suite::Manifest::parse(&text).map_err(|e| invalid(e.to_string()))?;
     for k in &kernels {
         if !manifest.kernels.iter().any(|e| &e.name == k) {
             return Err(invalid(format!("no kernel `{k}` in the suite")));
@@ -378,7 +378,7 @@ fn compare(
     let gpus = configs.iter().map(|c| gpu_config(c)).collect::<PyResult<Vec<_>>>()?;
     let jobs =
         reconverge_suite::grid::jobs(&manifest, &kernels, if functional { 0 } else { gpus.len() }, &warp_sizes, &mechs);
-    let load = |p: &str| std::fs::read(dir.join(p)).map_err(|e| format!("cannot read `{p}`: {e}"));
+    let load = |p: &str| std::fs::read(dir.join(p));
     if threads > 1024 {
         return Err(invalid(format!("threads={threads}: at most 1024 (0 = one per core)")));
     }

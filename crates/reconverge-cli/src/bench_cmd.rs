@@ -99,7 +99,7 @@ pub fn run_bench(a: BenchArgs) -> Result<(), Failure> {
     check_kernel_names(&manifest, &a.only)?;
     check_warp_sizes(&[a.warp_size])?;
     let mech: Mechanism = mechanism(&a.mechanism)?;
-    let load = |p: &str| std::fs::read(dir.join(p)).map_err(|e| format!("cannot read `{p}`: {e}"));
+    let load = |p: &str| std::fs::read(dir.join(p));
     let gpu = if a.functional { None } else { Some(crate::launch_args::gpu_config(&a.config)?) };
     let mut rows: Vec<BenchRecord> = Vec::new();
     let base = BenchRecord {
@@ -128,8 +128,8 @@ pub fn run_bench(a: BenchArgs) -> Result<(), Failure> {
     let bar = crate::progress::bar(entries.len() as u64, a.csv || a.json);
     for e in entries {
         bar.inc(1);
-        let text =
-            String::from_utf8(load(&e.ptx).map_err(Failure::input)?).map_err(|e| Failure::input(e.to_string()))?;
+        let bytes = load(&e.ptx).map_err(|err| Failure::input(format!("cannot read `{}`: {err}", e.ptx)))?;
+        let text = String::from_utf8(bytes).map_err(|e| Failure::input(e.to_string()))?;
         let t0 = Instant::now();
         reconverge_ptx::parse(&text).map_err(|_| Failure::input(format!("{}: parse error", e.ptx)))?;
         parse_time += t0.elapsed();

@@ -100,7 +100,7 @@ impl NativeBench<'_> {
     /// Measures one entry.
     fn row(&self, work: &Workdir, label: &str, e: &KernelEntry, source: &str) -> Result<NativeRecord, Failure> {
         let a = self.args;
-        let load = |p: &str| std::fs::read(self.dir.join(p)).map_err(|err| format!("cannot read `{p}`: {err}"));
+        let load = |p: &str| std::fs::read(self.dir.join(p));
         let p = reconverge_suite::prepare_entry(e, self.mech, a.warp_size, &load, u64::MAX)
             .map_err(|err| Failure::input(format!("{}: {err}", e.name)))?;
         let cfg = LaunchConfig { max_instructions: None, ..p.cfg.clone() };

@@ -81,7 +81,7 @@ pub fn run(a: CompareArgs) -> Result<(), Failure> {
     check_kernel_names(&manifest, &a.only)?;
     let jobs =
         reconverge_suite::grid::jobs(&manifest, &a.only, if a.functional { 0 } else { configs.len() }, &warps, &mechs);
-    let load = |p: &str| std::fs::read(dir.join(p)).map_err(|e| format!("cannot read `{p}`: {e}"));
+    let load = |p: &str| std::fs::read(dir.join(p));
     let bar = crate::progress::bar(jobs.len() as u64, a.csv || a.json);
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let threads = if a.threads == 0 { cores } else { a.threads }.min(jobs.len().max(1));

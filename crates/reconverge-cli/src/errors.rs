@@ -4,6 +4,7 @@
 
 use reconverge_program::{LaunchError, VariableUse};
 use reconverge_sim::{RunLimit, SimError};
+use reconverge_suite::ArgError;
 
 /// The flag that names a module variable for `purpose`.
 fn variable_flag(purpose: VariableUse) -> &'static str {
@@ -31,6 +32,14 @@ fn launch(e: &LaunchError) -> String {
             format!("--global {name}: {bytes} bytes do not fit the {size}-byte variable")
         }
         LaunchError::MemoryLimit { .. } => format!("{e} (raise it with --max-memory)"),
+        _ => e.to_string(),
+    }
+}
+
+/// An argument error as the command line reports it: a buffer over the memory limit says how to raise it.
+pub fn render_arg(e: &ArgError) -> String {
+    match e.root() {
+        ArgError::MemoryLimit { .. } => format!("{e} (raise it with --max-memory)"),
         _ => e.to_string(),
     }
 }

@@ -184,8 +184,9 @@ pub fn default_max_memory() -> u64 {
 fn global_init(text: &str, load: &reconverge_suite::Loader<'_>, max_bytes: u64) -> Result<GlobalInit, Failure> {
     let bad = |why: String| Failure::input(format!("--global `{text}`: {why}"));
     let (name, value) = text.split_once('=').ok_or_else(|| bad("expected NAME=VALUE".into()))?;
-    let spec = ArgSpec::parse(value).map_err(bad)?;
-    reconverge_suite::args::resolve_global(name.trim(), &spec, load, max_bytes).map_err(bad)
+    let spec = ArgSpec::parse(value).map_err(|e| bad(crate::errors::render_arg(&e)))?;
+    reconverge_suite::args::resolve_global(name.trim(), &spec, load, max_bytes)
+        .map_err(|e| bad(crate::errors::render_arg(&e)))
 }
 
 /// The values `--mechanism` takes: every mechanism of the registry, with its aliases and its one-line
@@ -258,14 +259,15 @@ impl LaunchArgs {
             .args
             .iter()
             .map(|a| ArgSpec::parse(a))
-            .collect::<Result<Vec<_>, String>>()
-            .map_err(|e| Failure::input(format!("--arg: {e}")))?;
-        let load = |p: &str| std::fs::read(p).map_err(|e| format!("cannot read `{p}`: {e}"));
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| Failure::input(format!("--arg: {}", crate::errors::render_arg(&e))))?;
+        let load = |p: &str| std::fs::read(p);
         let max_memory = match &self.max_memory {
             Some(t) => bytes("max-memory", t)?,
             None => default_max_memory(),
         };
-        let args = resolve_args(&prog, &specs, &load, max_memory).map_err(|e| Failure::input(format!("--arg: {e}")))?;
+        let args = resolve_args(&prog, &specs, &load, max_memory)
+            .map_err(|e| Failure::input(format!("--arg: {}", crate::errors::render_arg(&e))))?;
         let globals = self.globals.iter().map(|g| global_init(g, &load, max_memory)).collect::<Result<Vec<_>, _>>()?;
         let warp_size = match self.warp_size {
             Some(w) => w,

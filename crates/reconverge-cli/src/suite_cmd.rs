@@ -170,7 +170,7 @@ pub fn run(a: SuiteArgs) -> Result<(), Failure> {
     check_warp_sizes(&a.warp_sizes)?;
     let warp_sizes = if a.warp_sizes.is_empty() { vec![32] } else { a.warp_sizes.clone() };
     check_kernel_names(&manifest, &a.only)?;
-    let load = |p: &str| std::fs::read(dir.join(p)).map_err(|e| format!("cannot read `{p}`: {e}"));
+    let load = |p: &str| std::fs::read(dir.join(p));
     let mut runs: Vec<RunRecord> = Vec::new();
     let mut branch_rows: Vec<Vec<BranchRecord>> = Vec::new();
     let mut skipped = Vec::new();

@@ -149,6 +149,55 @@ pub enum LaunchError {
     Machine(String),
 }
 
+/// A value given as text (an argument, a dtype, a table geometry) that does not parse.
+#[derive(Clone, PartialEq, Eq, Debug, thiserror::Error)]
+pub enum ValueError {
+    /// Not one of the buffer element types.
+    #[error("unknown dtype `{0}` (expected one of i8 u8 i16 u16 i32 u32 i64 u64 f32 f64)")]
+    UnknownDtype(String),
+    /// Not an integer.
+    #[error("`{0}` is not an integer")]
+    NotAnInteger(String),
+    /// Not a floating-point number.
+    #[error("`{0}` is not a number")]
+    NotANumber(String),
+    /// An integer outside the parameter type's range.
+    #[error("`{text}` does not fit in .{ty}")]
+    OutOfRange {
+        /// The text.
+        text: String,
+        /// The PTX type.
+        ty: &'static str,
+    },
+    /// A parameter type scalars cannot be given for.
+    #[error("scalar arguments of type .{0} are not supported")]
+    UnsupportedType(&'static str),
+    /// A look-up table geometry that is not `ENTRIES[:WAYS]`.
+    #[error("`{0}`: expected ENTRIES[:WAYS], e.g. 64:4")]
+    TableSyntax(String),
+    /// A look-up table associativity that is not a number.
+    #[error("`{0}`: the associativity must be a number")]
+    TableWays(String),
+    /// Entries that do not split into sets of the ways.
+    #[error("`{text}`: {entries} entries cannot be split into sets of {ways} ways")]
+    TableSets {
+        /// The text.
+        text: String,
+        /// Entries.
+        entries: u32,
+        /// Ways.
+        ways: u32,
+    },
+    /// More entries than the model keeps.
+    #[error("`{text}`: at most {max} entries")]
+    TableSize {
+        /// The text.
+        text: String,
+        /// The most entries.
+        max: u32,
+    },
+}
+
 /// An empty vector with room for `n` bytes, or [`OutOfMemory`].
 pub fn try_with_capacity(n: usize, what: impl FnOnce() -> String) -> Result<Vec<u8>, OutOfMemory> {
     let mut v = Vec::new();

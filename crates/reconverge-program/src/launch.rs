@@ -1,6 +1,6 @@
 //! Launch configuration and kernel arguments.
 
-use crate::error::{LaunchError, OutOfMemory, VariableUse};
+use crate::error::{LaunchError, OutOfMemory, ValueError, VariableUse};
 use crate::program::Program;
 use std::fmt;
 use std::str::FromStr;
@@ -89,12 +89,9 @@ impl fmt::Display for Dtype {
 }
 
 impl FromStr for Dtype {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Dtype, String> {
-        Dtype::ALL
-            .into_iter()
-            .find(|d| d.name() == s)
-            .ok_or_else(|| format!("unknown dtype `{s}` (expected one of i8 u8 i16 u16 i32 u32 i64 u64 f32 f64)"))
+    type Err = ValueError;
+    fn from_str(s: &str) -> Result<Dtype, ValueError> {
+        Dtype::ALL.into_iter().find(|d| d.name() == s).ok_or_else(|| ValueError::UnknownDtype(s.to_string()))
     }
 }
 
@@ -208,9 +205,9 @@ pub enum Arg {
 }
 
 /// Parses a scalar argument for a parameter of PTX type `ty` (decimal, hex, or float literal).
-pub fn parse_scalar(text: &str, ty: reconverge_ir::ScalarType) -> Result<u64, String> {
+pub fn parse_scalar(text: &str, ty: reconverge_ir::ScalarType) -> Result<u64, ValueError> {
     use reconverge_ir::ScalarType as T;
-    let int = |t: &str| -> Result<i128, String> {
+    let int = |t: &str| -> Result<i128, ValueError> {
         let t = t.trim();
         let (neg, body) = match t.strip_prefix('-') {
             Some(b) => (true, b),
@@ -221,15 +218,15 @@ pub fn parse_scalar(text: &str, ty: reconverge_ir::ScalarType) -> Result<u64, St
         } else {
             body.parse::<i128>()
         }
-        .map_err(|_| format!("`{text}` is not an integer"))?;
+        .map_err(|_| ValueError::NotAnInteger(text.to_string()))?;
         Ok(if neg { -v } else { v })
     };
     let bits = ty.bits();
     match ty {
         T::F32 => {
-            text.trim().parse::<f32>().map(|f| f.to_bits() as u64).map_err(|_| format!("`{text}` is not a number"))
+            text.trim().parse::<f32>().map(|f| f.to_bits() as u64).map_err(|_| ValueError::NotANumber(text.to_string()))
         }
-        T::F64 => text.trim().parse::<f64>().map(|f| f.to_bits()).map_err(|_| format!("`{text}` is not a number")),
+        T::F64 => text.trim().parse::<f64>().map(|f| f.to_bits()).map_err(|_| ValueError::NotANumber(text.to_string())),
         _ if ty.is_integer() || ty.is_bits() => {
             let v = int(text)?;
             let (lo, hi) = if ty.is_signed() {
@@ -238,11 +235,11 @@ pub fn parse_scalar(text: &str, ty: reconverge_ir::ScalarType) -> Result<u64, St
                 (-(1i128 << (bits - 1)), (1i128 << bits) - 1)
             };
             if v < lo || v > hi {
-                return Err(format!("`{text}` does not fit in .{}", ty.as_str()));
+                return Err(ValueError::OutOfRange { text: text.to_string(), ty: ty.as_str() });
             }
             Ok((v as u64) & crate::types::full_mask(bits))
         }
-        _ => Err(format!("scalar arguments of type .{} are not supported", ty.as_str())),
+        _ => Err(ValueError::UnsupportedType(ty.as_str())),
     }
 }
 
@@ -310,24 +307,24 @@ impl LutGeometry {
     pub const PERFECT: LutGeometry = LutGeometry { entries: 0, ways: 0 };
 
     /// Parses `ENTRIES[:WAYS]` (`0` = perfect; without `:WAYS`, fully associative).
-    pub fn parse(s: &str) -> Result<LutGeometry, String> {
+    pub fn parse(s: &str) -> Result<LutGeometry, ValueError> {
         let (e, w) = match s.split_once(':') {
             Some((e, w)) => (e, Some(w)),
             None => (s, None),
         };
-        let entries: u32 = e.trim().parse().map_err(|_| format!("`{s}`: expected ENTRIES[:WAYS], e.g. 64:4"))?;
+        let entries: u32 = e.trim().parse().map_err(|_| ValueError::TableSyntax(s.to_string()))?;
         let ways: u32 = match w {
-            Some(w) => w.trim().parse().map_err(|_| format!("`{s}`: the associativity must be a number"))?,
+            Some(w) => w.trim().parse().map_err(|_| ValueError::TableWays(s.to_string()))?,
             None => entries,
         };
         if entries == 0 {
             return Ok(LutGeometry::PERFECT);
         }
         if ways == 0 || entries % ways != 0 {
-            return Err(format!("`{s}`: {entries} entries cannot be split into sets of {ways} ways"));
+            return Err(ValueError::TableSets { text: s.to_string(), entries, ways });
         }
         if entries > 1 << 20 {
-            return Err(format!("`{s}`: at most {} entries", 1 << 20));
+            return Err(ValueError::TableSize { text: s.to_string(), max: 1 << 20 });
         }
         Ok(LutGeometry { entries, ways })
     }

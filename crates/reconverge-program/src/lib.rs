@@ -20,7 +20,7 @@ pub mod scalar_plan;
 pub mod types;
 
 pub use decode::{decode, select_kernel, BranchPoint, DecodeError, DecodeOptions, FunctionPoints};
-pub use error::{LaunchError, OutOfMemory, VariableUse};
+pub use error::{LaunchError, OutOfMemory, ValueError, VariableUse};
 pub use launch::{parse_scalar, Arg, Buffer, Dtype, GlobalInit, LaunchArgs, LaunchConfig, LutGeometry};
 pub use program::Program;
 pub use scalar_plan::ScalarPlan;

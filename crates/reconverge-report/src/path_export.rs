@@ -46,7 +46,21 @@ pub struct PathRecorder {
     /// Whether `limit` cut the trace.
     pub truncated: bool,
     /// Why recording stopped early, if it did (an outcome the path-list units cannot represent).
-    pub error: Option<String>,
+    pub error: Option<PathExportError>,
+}
+
+/// An outcome the path-list units of `hw/` cannot represent, which stops the recording.
+#[derive(Clone, PartialEq, Eq, Debug, thiserror::Error)]
+pub enum PathExportError {
+    /// A group with no lanes issued.
+    #[error("an empty group issued")]
+    EmptyGroup,
+    /// The issued threads of a warp are at different call depths.
+    #[error("warp {0}: the issued threads are at different call depths")]
+    MixedDepths(usize),
+    /// The successor paths cannot be formed.
+    #[error(transparent)]
+    Successors(#[from] reconverge_mechanism::MechError),
 }
 
 impl PathRecorder {
@@ -79,7 +93,7 @@ impl PathRecorder {
         let _ = writeln!(self.body, "{tag} {} {} {:x}", p.pc, p.depth, p.mask);
     }
 
-    fn record(&mut self, ev: &IssueEvent<'_>) -> Result<(), String> {
+    fn record(&mut self, ev: &IssueEvent<'_>) -> Result<(), PathExportError> {
         let w = ev.ctx as usize;
         if w >= self.depth.len() {
             self.depth.resize(w + 1, [0; 64]);
@@ -98,16 +112,16 @@ impl PathRecorder {
                 let _ = writeln!(self.body, "# the path chosen was held at a barrier; another issued");
             }
         }
-        let first = lanes(ev.mask).next().ok_or("an empty group issued")?;
+        let first = lanes(ev.mask).next().ok_or(PathExportError::EmptyGroup)?;
         let depth = self.depth[w][first];
         if lanes(ev.mask).any(|l| self.depth[w][l] != depth) {
-            return Err(format!("warp {w}: the issued threads are at different call depths"));
+            return Err(PathExportError::MixedDepths(w));
         }
         let issued = Path { pc: ev.pc, mask: ev.mask, depth };
         if let Flow::Exit { lanes } = ev.flow {
             self.live[w] &= !lanes;
         }
-        let next = successors(&issued, ev.mask, ev.flow, self.live[w]).map_err(|e| e.to_string())?;
+        let next = successors(&issued, ev.mask, ev.flow, self.live[w])?;
         let _ = writeln!(self.body, "s {w} {} {depth} {:x}", ev.pc, ev.mask);
         for p in &next {
             for l in lanes(p.mask) {

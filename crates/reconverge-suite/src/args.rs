@@ -1,7 +1,8 @@
 //! Kernel argument specifications (`--arg` on the command line, `args` in the manifest).
 
+use crate::error::ArgError;
 use crate::{npy, Loader};
-use reconverge_program::{parse_scalar, Arg, Buffer, Dtype, GlobalInit, Program};
+use reconverge_program::{parse_scalar, Arg, Buffer, Dtype, GlobalInit, Program, ValueError};
 
 /// A parsed argument specification.
 #[derive(Clone, Debug, PartialEq)]
@@ -38,8 +39,8 @@ pub fn splitmix64(seed: u64, i: u64) -> u64 {
 /// The buffer of `rand:DTYPE:LEN:SEED[:BOUND]`: element `i` comes from `x = splitmix64(SEED, i)`; an
 /// integer is `x % BOUND` (or `x`'s low bytes without a bound), an `f32` is `(x >> 40) / 2^24 × BOUND`
 /// and an `f64` `(x >> 11) / 2^53 × BOUND` (BOUND 1 when absent).
-pub fn random_buffer(dtype: Dtype, len: usize, seed: u64, bound: Option<u64>) -> Result<Buffer, String> {
-    let mut b = Buffer::try_zeros(dtype, len).map_err(|e| e.to_string())?;
+pub fn random_buffer(dtype: Dtype, len: usize, seed: u64, bound: Option<u64>) -> Result<Buffer, ArgError> {
+    let mut b = Buffer::try_zeros(dtype, len)?;
     let size = dtype.size();
     for (i, chunk) in b.bytes.chunks_exact_mut(size).enumerate() {
         let x = splitmix64(seed, i as u64);
@@ -57,31 +58,32 @@ pub fn random_buffer(dtype: Dtype, len: usize, seed: u64, bound: Option<u64>) ->
 
 impl ArgSpec {
     /// Parses `text`.
-    pub fn parse(text: &str) -> Result<ArgSpec, String> {
+    pub fn parse(text: &str) -> Result<ArgSpec, ArgError> {
         if let Some(f) = text.strip_prefix('@') {
             if f.is_empty() {
-                return Err("`@` must be followed by a .npy file name".into());
+                return Err(ArgError::EmptyFile);
             }
             return Ok(ArgSpec::File(f.to_string()));
         }
         if let Some(rest) = text.strip_prefix("zeros:") {
             let mut parts = rest.split(':');
             let (Some(d), Some(n), None) = (parts.next(), parts.next(), parts.next()) else {
-                return Err(format!("`{text}`: expected zeros:DTYPE:LEN"));
+                return Err(ArgError::ZerosSyntax(text.to_string()));
             };
             let dtype: Dtype = d.parse()?;
             let len: u64 = n.parse().map_err(|_| {
+                let (text, len) = (text.to_string(), n.to_string());
                 if !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) {
-                    format!("`{text}`: the length `{n}` is too large")
+                    ArgError::LengthTooLarge { text, len }
                 } else {
-                    format!("`{text}`: `{n}` is not a length")
+                    ArgError::NotALength { text, len }
                 }
             })?;
             return Ok(ArgSpec::Zeros(dtype, len));
         }
         if let Some(rest) = text.strip_prefix("rand:") {
             let parts: Vec<&str> = rest.split(':').collect();
-            let bad = || format!("`{text}`: expected rand:DTYPE:LEN:SEED[:BOUND] (whole numbers)");
+            let bad = || ArgError::RandSyntax(text.to_string());
             if !(3..=4).contains(&parts.len()) {
                 return Err(bad());
             }
@@ -96,34 +98,32 @@ impl ArgSpec {
 
 /// Turns argument specs into launch arguments for `prog`'s parameters, reading files through `load`.
 /// Buffers together may take at most `max_bytes` (the launch's memory limit).
-pub fn resolve_args(prog: &Program, specs: &[ArgSpec], load: &Loader<'_>, max_bytes: u64) -> Result<Vec<Arg>, String> {
+pub fn resolve_args(
+    prog: &Program,
+    specs: &[ArgSpec],
+    load: &Loader<'_>,
+    max_bytes: u64,
+) -> Result<Vec<Arg>, ArgError> {
     if specs.len() != prog.params.len() {
-        let names: Vec<String> = prog.params.iter().map(|p| format!("{}: .{}", p.name, p.ty.as_str())).collect();
-        return Err(format!(
-            "kernel `{}` takes {} arguments ({}); {} given",
-            prog.kernel_name(),
-            prog.params.len(),
-            names.join(", "),
-            specs.len()
-        ));
+        let params = prog.params.iter().map(|p| format!("{}: .{}", p.name, p.ty.as_str())).collect();
+        return Err(ArgError::Count { kernel: prog.kernel_name().to_string(), params, given: specs.len() });
     }
     let mut total = 0u64;
     let mut out = Vec::with_capacity(specs.len());
     for (i, (s, p)) in specs.iter().zip(&prog.params).enumerate() {
         let what = || format!("argument {i} ({})", p.name);
-        let too_big = |bytes: Option<u64>| match bytes {
-            None => format!("{}: the buffer is too large", what()),
-            Some(b) => format!(
-                "{}: the buffers need {b} bytes together, more than the memory limit of {max_bytes} bytes \
-                 (raise it with --max-memory)",
-                what()
-            ),
+        let within = |error: ArgError| ArgError::In { what: what(), error: Box::new(error) };
+        let too_big = |bytes: Option<u64>| {
+            within(match bytes {
+                None => ArgError::Overflow,
+                Some(bytes) => ArgError::MemoryLimit { bytes, limit: max_bytes },
+            })
         };
         let arg = match s {
-            ArgSpec::Scalar(t) => parse_scalar(t, p.ty).map(Arg::Scalar).map_err(|e| format!("{}: {e}", what()))?,
+            ArgSpec::Scalar(t) => parse_scalar(t, p.ty).map(Arg::Scalar).map_err(|e| within(e.into()))?,
             ArgSpec::File(f) => {
-                let bytes = load(f).map_err(|e| format!("{}: {e}", what()))?;
-                let b = npy::read_owned(bytes).map_err(|e| format!("{}: {f}: {e}", what()))?;
+                let bytes = load(f).map_err(|error| within(ArgError::Read { file: f.clone(), error }))?;
+                let b = npy::read_owned(bytes).map_err(|error| within(ArgError::Npy { file: f.clone(), error }))?;
                 total = total.saturating_add(b.bytes.len() as u64);
                 if total > max_bytes {
                     return Err(too_big(Some(total)));
@@ -136,7 +136,7 @@ pub fn resolve_args(prog: &Program, specs: &[ArgSpec], load: &Loader<'_>, max_by
                 if total > max_bytes {
                     return Err(too_big(Some(total)));
                 }
-                Arg::Buffer(Buffer::try_zeros(*d, *n as usize).map_err(|e| format!("{}: {e}", what()))?)
+                Arg::Buffer(Buffer::try_zeros(*d, *n as usize).map_err(|e| within(e.into()))?)
             }
             ArgSpec::Random { dtype, len, seed, bound } => {
                 let bytes = len.checked_mul(dtype.size() as u64).ok_or_else(|| too_big(None))?;
@@ -144,9 +144,7 @@ pub fn resolve_args(prog: &Program, specs: &[ArgSpec], load: &Loader<'_>, max_by
                 if total > max_bytes {
                     return Err(too_big(Some(total)));
                 }
-                Arg::Buffer(
-                    random_buffer(*dtype, *len as usize, *seed, *bound).map_err(|e| format!("{}: {e}", what()))?,
-                )
+                Arg::Buffer(random_buffer(*dtype, *len as usize, *seed, *bound).map_err(within)?)
             }
         };
         out.push(arg);
@@ -157,12 +155,13 @@ pub fn resolve_args(prog: &Program, specs: &[ArgSpec], load: &Loader<'_>, max_by
 /// The value of a module variable (`--global NAME=SPEC`, `globals` in the manifest). A number is stored
 /// as 64-bit two's complement (a float literal as an f64) and the variable keeps its low bytes; a buffer
 /// fills the variable, or for a 64-bit scalar variable (a device pointer) is allocated and pointed to.
-pub fn resolve_global(name: &str, spec: &ArgSpec, load: &Loader<'_>, max_bytes: u64) -> Result<GlobalInit, String> {
+pub fn resolve_global(name: &str, spec: &ArgSpec, load: &Loader<'_>, max_bytes: u64) -> Result<GlobalInit, ArgError> {
+    let too_big = |bytes: u64| ArgError::MemoryLimit { bytes, limit: max_bytes };
     let value = match spec {
         ArgSpec::Scalar(t) => {
             let t = t.trim();
             let v = if t.contains(['.', 'e', 'E']) && !t.starts_with("0x") {
-                t.parse::<f64>().map(f64::to_bits).map_err(|_| format!("`{t}` is not a number"))?
+                t.parse::<f64>().map(f64::to_bits).map_err(|_| ValueError::NotANumber(t.to_string()))?
             } else {
                 parse_scalar(t, reconverge_ir::ScalarType::S64)
                     .or_else(|_| parse_scalar(t, reconverge_ir::ScalarType::U64))?
@@ -170,23 +169,25 @@ pub fn resolve_global(name: &str, spec: &ArgSpec, load: &Loader<'_>, max_bytes: 
             Arg::Scalar(v)
         }
         ArgSpec::File(f) => {
-            let b = load(f)?;
-            let b = npy::read_owned(b).map_err(|e| format!("{f}: {e}"))?;
+            let b = load(f).map_err(|error| ArgError::Read { file: f.clone(), error })?;
+            let b = npy::read_owned(b).map_err(|error| ArgError::Npy { file: f.clone(), error })?;
             if b.bytes.len() as u64 > max_bytes {
-                return Err(format!("{f} is larger than the memory limit of {max_bytes} bytes (--max-memory)"));
+                return Err(ArgError::In { what: f.clone(), error: Box::new(too_big(b.bytes.len() as u64)) });
             }
             Arg::Buffer(b)
         }
         ArgSpec::Zeros(d, n) => {
-            let bytes = n.checked_mul(d.size() as u64).filter(|&b| b <= max_bytes).ok_or_else(|| {
-                format!("the buffer is larger than the memory limit of {max_bytes} bytes (--max-memory)")
-            })?;
-            Arg::Buffer(Buffer::try_zeros(*d, (bytes / d.size() as u64) as usize).map_err(|e| e.to_string())?)
+            let bytes = n.checked_mul(d.size() as u64).ok_or(ArgError::Overflow)?;
+            if bytes > max_bytes {
+                return Err(too_big(bytes));
+            }
+            Arg::Buffer(Buffer::try_zeros(*d, (bytes / d.size() as u64) as usize)?)
         }
         ArgSpec::Random { dtype, len, seed, bound } => {
-            let bytes = len.checked_mul(dtype.size() as u64).filter(|&b| b <= max_bytes).ok_or_else(|| {
-                format!("the buffer is larger than the memory limit of {max_bytes} bytes (--max-memory)")
-            })?;
+            let bytes = len.checked_mul(dtype.size() as u64).ok_or(ArgError::Overflow)?;
+            if bytes > max_bytes {
+                return Err(too_big(bytes));
+            }
             Arg::Buffer(random_buffer(*dtype, (bytes / dtype.size() as u64) as usize, *seed, *bound)?)
         }
     };
@@ -221,7 +222,10 @@ mod tests {
         assert!(ArgSpec::parse("zeros:f33:8").is_err());
         assert!(ArgSpec::parse("zeros:f32").is_err());
         assert!(ArgSpec::parse("@").is_err());
-        assert!(ArgSpec::parse("zeros:f64:18446744073709551616").unwrap_err().contains("too large"));
+        assert!(matches!(
+            ArgSpec::parse("zeros:f64:18446744073709551616").unwrap_err(),
+            ArgError::LengthTooLarge { .. }
+        ));
         assert_eq!(ArgSpec::parse("zeros:f64:18446744073709551615").unwrap(), ArgSpec::Zeros(Dtype::F64, u64::MAX));
     }
 }

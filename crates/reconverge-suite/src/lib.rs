@@ -4,16 +4,18 @@
 #![deny(missing_docs)]
 
 pub mod args;
+pub mod error;
 pub mod grid;
 pub mod manifest;
 pub mod npy;
 pub mod runner;
 
 pub use args::{resolve_args, ArgSpec};
+pub use error::{ArgError, Mismatch, NpyError, SuiteError};
 pub use manifest::{KernelEntry, Manifest};
 pub use runner::{
     judge, prepare_entry, prepare_entry_with, run_entry, run_prepared, EntryOutcome, Mode, PreparedEntry, Verdict,
 };
 
 /// Reads a file named relative to some base (the kernels directory, or the current directory).
-pub type Loader<'a> = dyn Fn(&str) -> Result<Vec<u8>, String> + 'a;
+pub type Loader<'a> = dyn Fn(&str) -> std::io::Result<Vec<u8>> + 'a;

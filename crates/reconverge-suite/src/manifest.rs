@@ -98,7 +98,7 @@ pub struct Manifest {
 
 impl Manifest {
     /// Parses the manifest text.
-    pub fn parse(text: &str) -> Result<Manifest, String> {
-        toml::from_str(text).map_err(|e| format!("invalid kernel manifest: {e}"))
+    pub fn parse(text: &str) -> Result<Manifest, crate::SuiteError> {
+        toml::from_str(text).map_err(crate::SuiteError::Manifest)
     }
 }

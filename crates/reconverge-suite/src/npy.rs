@@ -1,5 +1,6 @@
 //! `.npy` files as [`Buffer`]s.
 
+use crate::error::NpyError;
 use reconverge_program::{Buffer, Dtype};
 
 fn dtype_of(descr: &str) -> Option<Dtype> {
@@ -21,58 +22,56 @@ fn dtype_of(descr: &str) -> Option<Dtype> {
 
 /// The number of elements the header's `shape` claims, checked for overflow before the `.npy` reader sees
 /// it (the reader multiplies without checking).
-fn header_elements(bytes: &[u8]) -> Result<u64, String> {
+fn header_elements(bytes: &[u8]) -> Result<u64, NpyError> {
+    let invalid = |why: &str| NpyError::Invalid(why.to_string());
     let (len_at, len_bytes) = match bytes.get(6) {
         Some(1) => (8, 2),
         Some(2 | 3) => (8, 4),
-        _ => return Err("not a valid .npy file: unknown format version".into()),
+        _ => return Err(invalid("unknown format version")),
     };
     let len = bytes
         .get(len_at..len_at + len_bytes)
         .map(|b| b.iter().rev().fold(0usize, |a, &x| a << 8 | x as usize))
-        .ok_or("not a valid .npy file: truncated header")?;
+        .ok_or_else(|| invalid("truncated header"))?;
     let start = len_at + len_bytes;
-    let header = bytes.get(start..start.saturating_add(len)).ok_or("not a valid .npy file: truncated header")?;
+    let header = bytes.get(start..start.saturating_add(len)).ok_or_else(|| invalid("truncated header"))?;
     let header = String::from_utf8_lossy(header);
     let shape = header
         .split("'shape'")
         .nth(1)
         .and_then(|r| r.split_once('(').map(|x| x.1))
         .and_then(|r| r.split_once(')').map(|x| x.0))
-        .ok_or("not a valid .npy file: no shape in the header")?;
+        .ok_or_else(|| invalid("no shape in the header"))?;
     shape.split(',').map(str::trim).filter(|d| !d.is_empty()).try_fold(1u64, |a, d| {
-        let d: u64 =
-            d.trim_end_matches('L').parse().map_err(|_| format!("the shape ({shape}) is not a list of sizes"))?;
-        a.checked_mul(d).ok_or_else(|| format!("the shape ({shape}) has more elements than can exist"))
+        let d: u64 = d.trim_end_matches('L').parse().map_err(|_| NpyError::Shape(shape.to_string()))?;
+        a.checked_mul(d).ok_or_else(|| NpyError::ShapeOverflow(shape.to_string()))
     })
 }
 
 /// Checks a `.npy` file (little-endian numeric dtypes, any shape, C order, a shape that describes exactly
 /// the data that follows) and returns its dtype and where its data starts.
-fn read_header(bytes: &[u8]) -> Result<(Dtype, usize), String> {
+fn read_header(bytes: &[u8]) -> Result<(Dtype, usize), NpyError> {
     if !bytes.starts_with(b"\x93NUMPY") {
-        return Err("not a valid .npy file: no NUMPY magic".into());
+        return Err(NpyError::Invalid("no NUMPY magic".into()));
     }
     let elements = header_elements(bytes)?;
-    let f = npyz::NpyFile::new(bytes).map_err(|e| format!("not a valid .npy file: {e}"))?;
+    let f = npyz::NpyFile::new(bytes).map_err(|e| NpyError::Invalid(e.to_string()))?;
     let descr = match f.dtype() {
         npyz::DType::Plain(t) => t.to_string(),
-        other => return Err(format!("unsupported .npy dtype {other:?} (structured arrays are not supported)")),
+        other => return Err(NpyError::Structured(format!("{other:?}"))),
     };
     if descr.starts_with('>') {
-        return Err(format!("big-endian .npy data ({descr}) is not supported"));
+        return Err(NpyError::BigEndian(descr));
     }
     if f.order() == npyz::Order::Fortran && f.shape().len() > 1 {
-        return Err("Fortran-ordered .npy arrays are not supported".into());
+        return Err(NpyError::Fortran);
     }
-    let dtype = dtype_of(&descr).ok_or_else(|| format!("unsupported .npy dtype `{descr}`"))?;
+    let dtype = dtype_of(&descr).ok_or_else(|| NpyError::Dtype(descr.clone()))?;
     let shape = f.shape().to_vec();
     let data_bytes = f.into_inner().len() as u64;
     if elements.checked_mul(dtype.size() as u64) != Some(data_bytes) {
-        return Err(format!(
-            "the shape {shape:?} ({elements} elements of {} bytes) does not match the {data_bytes} data bytes of the file",
-            dtype.size()
-        ));
+        let shape = format!("{shape:?}");
+        return Err(NpyError::Size { shape, elements, size: dtype.size(), data: data_bytes });
     }
     // Every supported dtype is little-endian (or one byte), as a buffer holds it: the data is the bytes
     // after the header, as they are.
@@ -80,13 +79,13 @@ fn read_header(bytes: &[u8]) -> Result<(Dtype, usize), String> {
 }
 
 /// Parses a `.npy` file (little-endian numeric dtypes, any shape, C order) into a flat buffer.
-pub fn read(bytes: &[u8]) -> Result<Buffer, String> {
+pub fn read(bytes: &[u8]) -> Result<Buffer, NpyError> {
     let (dtype, start) = read_header(bytes)?;
     Ok(Buffer { dtype, bytes: bytes[start..].to_vec() })
 }
 
 /// [`read`], taking the file's bytes over: the header is cut off in place, so a large file is held once.
-pub fn read_owned(mut bytes: Vec<u8>) -> Result<Buffer, String> {
+pub fn read_owned(mut bytes: Vec<u8>) -> Result<Buffer, NpyError> {
     let (dtype, start) = read_header(&bytes)?;
     bytes.drain(..start);
     Ok(Buffer { dtype, bytes })

@@ -1,5 +1,6 @@
 //! Running one suite kernel under one mechanism and warp size, and judging the result.
 
+use crate::error::{ArgError, Mismatch, SuiteError};
 use crate::{args, manifest::KernelEntry, npy, Loader};
 use reconverge_mechanism::Mechanism;
 use reconverge_program::{Buffer, DecodeOptions, LaunchConfig};
@@ -62,14 +63,16 @@ pub struct EntryOutcome {
 }
 
 /// Compares `got` with `want` element by element; describes the first difference.
-pub fn compare(arg: usize, got: &Buffer, want: &Buffer) -> Result<(), String> {
+pub fn compare(arg: usize, got: &Buffer, want: &Buffer) -> Result<(), Mismatch> {
     compare_named(&format!("argument {arg}"), got, want)
 }
 
 /// [`compare`] for any named buffer.
-pub fn compare_named(what: &str, got: &Buffer, want: &Buffer) -> Result<(), String> {
+pub fn compare_named(what: &str, got: &Buffer, want: &Buffer) -> Result<(), Mismatch> {
     if got.dtype != want.dtype || got.len() != want.len() {
-        return Err(format!("{what}: expected {} × {}, got {} × {}", want.len(), want.dtype, got.len(), got.dtype));
+        let what = what.to_string();
+        let (want_len, want_dtype, got_len, got_dtype) = (want.len(), want.dtype, got.len(), got.dtype);
+        return Err(Mismatch::Shape { what, want_len, want_dtype, got_len, got_dtype });
     }
     let size = got.dtype.size();
     if let Some(i) =
@@ -78,12 +81,8 @@ pub fn compare_named(what: &str, got: &Buffer, want: &Buffer) -> Result<(), Stri
         let n = (0..got.len())
             .filter(|&j| got.bytes[j * size..(j + 1) * size] != want.bytes[j * size..(j + 1) * size])
             .count();
-        return Err(format!(
-            "{what}: {n} of {} elements differ; first at [{i}]: expected {}, got {}",
-            got.len(),
-            want.format(i),
-            got.format(i)
-        ));
+        let (what, len, want, got) = (what.to_string(), got.len(), want.format(i), got.format(i));
+        return Err(Mismatch::Values { what, differ: n, len, first: i, want, got });
     }
     Ok(())
 }
@@ -106,7 +105,7 @@ pub fn prepare_entry(
     warp_size: u32,
     load: &Loader<'_>,
     max_instructions: u64,
-) -> Result<PreparedEntry, String> {
+) -> Result<PreparedEntry, SuiteError> {
     prepare_entry_with(entry, mechanism, warp_size, load, max_instructions, false)
 }
 
@@ -119,26 +118,28 @@ pub fn prepare_entry_with(
     load: &Loader<'_>,
     max_instructions: u64,
     scalarize: bool,
-) -> Result<PreparedEntry, String> {
-    let ptx = load(&entry.ptx)
-        .and_then(|b| String::from_utf8(b).map_err(|e| e.to_string()))
-        .map_err(|e| format!("{}: {e}", entry.ptx))?;
-    let module = reconverge_ptx::parse(&ptx)
-        .map_err(|e| reconverge_ptx::SourceError::new(entry.ptx.clone(), ptx.clone(), e).render_plain())?;
+) -> Result<PreparedEntry, SuiteError> {
+    let bytes = load(&entry.ptx).map_err(|error| SuiteError::Read { file: entry.ptx.clone(), error })?;
+    let ptx = String::from_utf8(bytes).map_err(|_| SuiteError::NotText(entry.ptx.clone()))?;
+    let module = reconverge_ptx::parse(&ptx).map_err(|e| {
+        SuiteError::Parse(reconverge_ptx::SourceError::new(entry.ptx.clone(), ptx.clone(), e).render_plain())
+    })?;
     let opts = DecodeOptions { file: entry.ptx.clone(), source: Some(ptx.clone()), scalarize, ..Default::default() };
-    let prog = reconverge_sim::load(&module, Some(&entry.name), mechanism, &opts).map_err(|e| e.to_string())?;
+    let prog = reconverge_sim::load(&module, Some(&entry.name), mechanism, &opts)
+        .map_err(|error| SuiteError::Decode { file: entry.ptx.clone(), error })?;
     let specs: Vec<args::ArgSpec> =
-        entry.args.iter().map(|a| args::ArgSpec::parse(&a.text())).collect::<Result<_, String>>()?;
+        entry.args.iter().map(|a| args::ArgSpec::parse(&a.text())).collect::<Result<_, ArgError>>()?;
     let max = reconverge_program::launch::DEFAULT_MAX_MEMORY;
     let launch_args = args::resolve_args(&prog, &specs, load, max)?;
     let globals = entry
         .globals
         .iter()
         .map(|(name, v)| {
-            args::resolve_global(name, &args::ArgSpec::parse(&v.text())?, load, max)
-                .map_err(|e| format!("global `{name}`: {e}"))
+            args::ArgSpec::parse(&v.text())
+                .and_then(|spec| args::resolve_global(name, &spec, load, max))
+                .map_err(|error| SuiteError::Global { name: name.clone(), error })
         })
-        .collect::<Result<Vec<_>, String>>()?;
+        .collect::<Result<Vec<_>, SuiteError>>()?;
     let cfg = LaunchConfig {
         globals,
         dump_globals: entry.expected_globals.keys().cloned().collect(),
@@ -186,28 +187,34 @@ pub fn judge(entry: &KernelEntry, mechanism: Mechanism, result: &RunResult, load
         let Ok(i) = k.parse::<usize>() else {
             return Verdict::Broken(format!("expected key `{k}` is not an argument index"));
         };
-        let want = match load(file).and_then(|b| npy::read(&b)) {
-            Ok(b) => b,
-            Err(e) => return Verdict::Broken(format!("{file}: {e}")),
+        let want = match load(file) {
+            Ok(b) => match npy::read(&b) {
+                Ok(b) => b,
+                Err(e) => return Verdict::Broken(format!("{file}: {e}")),
+            },
+            Err(e) => return Verdict::Broken(format!("cannot read `{file}`: {e}")),
         };
         match result.buffers.get(i).and_then(|b| b.as_ref()) {
             Some(got) => {
                 if let Err(e) = compare(i, got, &want) {
-                    return Verdict::Mismatch(e);
+                    return Verdict::Mismatch(e.to_string());
                 }
             }
             None => return Verdict::Broken(format!("argument {i} is not a buffer")),
         }
     }
     for (name, file) in &entry.expected_globals {
-        let want = match load(file).and_then(|b| npy::read(&b)) {
-            Ok(b) => b,
-            Err(e) => return Verdict::Broken(format!("{file}: {e}")),
+        let want = match load(file) {
+            Ok(b) => match npy::read(&b) {
+                Ok(b) => b,
+                Err(e) => return Verdict::Broken(format!("{file}: {e}")),
+            },
+            Err(e) => return Verdict::Broken(format!("cannot read `{file}`: {e}")),
         };
         match result.globals.iter().find(|(n, _)| n == name) {
             Some((_, got)) => {
                 if let Err(e) = compare_named(&format!("global `{name}`"), got, &want) {
-                    return Verdict::Mismatch(e);
+                    return Verdict::Mismatch(e.to_string());
                 }
             }
             None => return Verdict::Broken(format!("global `{name}` was not read back")),
@@ -235,7 +242,7 @@ pub fn run_entry(
                 kernel: entry.name.clone(),
                 mechanism,
                 warp_size,
-                verdict: Verdict::Broken(why),
+                verdict: Verdict::Broken(why.to_string()),
                 result: None,
                 timing: None,
             }

@@ -16,7 +16,7 @@ fn manifest() -> (Manifest, std::path::PathBuf) {
 fn prepared(kernel: &str, mech: Mechanism, w: u32) -> PreparedEntry {
     let (manifest, dir) = manifest();
     let entry = manifest.kernels.iter().find(|e| e.name == kernel).expect("kernel");
-    let load = |p: &str| std::fs::read(dir.join(p)).map_err(|e| format!("{p}: {e}"));
+    let load = |p: &str| std::fs::read(dir.join(p));
     prepare_entry(entry, mech, w, &load, 2_000_000).expect("loads")
 }
 

@@ -4,6 +4,7 @@
 //! `base` it starts from `gtx480`. Unknown keys are errors. The effective configuration is printed in
 //! `--json` output, so a run is reproducible from its statistics alone.
 
+use crate::error::ConfigError;
 use serde::{Deserialize, Serialize};
 
 /// Warp scheduling policies.
@@ -653,24 +654,23 @@ impl GpuConfig {
     }
 
     /// Parses a TOML configuration: `base = "PRESET"` (default `gtx480`) plus overrides.
-    pub fn from_toml(text: &str) -> Result<GpuConfig, String> {
-        let mut value: toml::Table = text.parse().map_err(|e| format!("invalid TOML: {e}"))?;
+    pub fn from_toml(text: &str) -> Result<GpuConfig, ConfigError> {
+        let mut value: toml::Table = text.parse().map_err(ConfigError::Toml)?;
         let base = match value.remove("base") {
             Some(toml::Value::String(b)) => b,
-            Some(other) => return Err(format!("`base` must be a preset name, found {other}")),
+            Some(other) => return Err(ConfigError::Base(other.to_string())),
             None => "gtx480".into(),
         };
-        let preset = GpuConfig::preset(&base)
-            .ok_or_else(|| format!("unknown base preset `{base}` (presets: {})", PRESETS.join(", ")))?;
-        let mut merged = toml::Table::try_from(&preset).map_err(|e| e.to_string())?;
+        let preset = GpuConfig::preset(&base).ok_or(ConfigError::UnknownPreset(base))?;
+        let mut merged = toml::Table::try_from(&preset).map_err(ConfigError::Serialize)?;
         merge(&mut merged, value);
-        let cfg: GpuConfig = merged.try_into().map_err(|e: toml::de::Error| format!("invalid configuration: {e}"))?;
+        let cfg: GpuConfig = merged.try_into().map_err(ConfigError::Invalid)?;
         cfg.validate()?;
         Ok(cfg)
     }
 
     /// Resolves `--config`: a preset name or a TOML file's contents (read by the caller).
-    pub fn resolve(name_or_toml: &str) -> Result<GpuConfig, String> {
+    pub fn resolve(name_or_toml: &str) -> Result<GpuConfig, ConfigError> {
         match GpuConfig::preset(name_or_toml) {
             Some(c) => Ok(c),
             None => GpuConfig::from_toml(name_or_toml),
@@ -751,46 +751,41 @@ impl GpuConfig {
 
     /// Checks that every parameter is usable: each within its range ([`GpuConfig::ranges`]) and the
     /// combinations the model needs (power-of-two warp size, cache geometries). The message names the key.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), ConfigError> {
         for (key, v, lo, hi) in self.ranges() {
             if v < lo || v > hi {
-                return Err(format!("`{key}` = {v} is outside its range {lo}..={hi}"));
+                return Err(ConfigError::OutOfRange { key, value: v, least: lo, most: hi });
             }
         }
         if !self.sm.units.is_empty() && (self.sm.units.len() != 5 || self.sm.units[4] == 0) {
-            return Err(
-                "`sm.units` lists 5 counts (int, float, double, sfu, load/store), with a load/store unit".into()
-            );
+            return Err(ConfigError::Units);
         }
         if !self.warp_size.is_power_of_two() {
-            return Err(format!("`warp_size` = {} is not a power of two in 1..=64", self.warp_size));
+            return Err(ConfigError::WarpSize(self.warp_size));
         }
         if self.l1.line % self.l1.sector != 0 || self.l1.line / self.l1.sector > 32 {
-            return Err(format!(
-                "`l1.sector` = {} must divide `l1.line` = {} into at most 32 sectors",
-                self.l1.sector, self.l1.line
-            ));
+            return Err(ConfigError::L1Sectors { sector: self.l1.sector, line: self.l1.line });
         }
-        crate::memsys::Cache::new(self.l1_geometry()).map_err(|e| format!("`l1` geometry: {e}"))?;
-        crate::memsys::Cache::new(self.l2_geometry()).map_err(|e| format!("`l2` geometry: {e}"))?;
+        let geometry = |part: &'static str| move |error| ConfigError::Geometry { part, error };
+        crate::memsys::Cache::new(self.l1_geometry()).map_err(geometry("l1"))?;
+        crate::memsys::Cache::new(self.l2_geometry()).map_err(geometry("l2"))?;
         if self.frontend.enabled() {
-            crate::memsys::Cache::new(self.icache_geometry())
-                .map_err(|e| format!("`frontend` icache geometry: {e}"))?;
+            crate::memsys::Cache::new(self.icache_geometry()).map_err(geometry("frontend"))?;
             if self.frontend.icache_line % self.frontend.inst_bytes != 0 {
-                return Err("`frontend.inst_bytes` must divide `frontend.icache_line`".into());
+                return Err(ConfigError::InstBytes);
             }
         }
         if self.constant_cache.size > 0 {
-            crate::memsys::Cache::new(self.const_geometry()).map_err(|e| format!("`constant_cache` geometry: {e}"))?;
+            crate::memsys::Cache::new(self.const_geometry()).map_err(geometry("constant_cache"))?;
         }
         if let Some(o) = &self.opcode {
             let all = o.int_initiation.iter().chain(&o.fp_initiation).chain(&o.dp_initiation);
             if all.chain([&o.sfu_initiation, &o.other_initiation]).any(|&x| x == 0 || x > 1_000_000) {
-                return Err("`opcode` initiation intervals must lie in 1..=1000000".into());
+                return Err(ConfigError::OpcodeInitiation);
             }
             let lats = o.int_latency.iter().chain(&o.fp_latency).chain(&o.dp_latency);
             if lats.chain([&o.sfu_latency, &o.other_latency]).any(|&x| x > 1_000_000) {
-                return Err("`opcode` latencies must lie in 0..=1000000".into());
+                return Err(ConfigError::OpcodeLatency);
             }
         }
         Ok(())
@@ -894,10 +889,15 @@ mod tests {
         assert_eq!(c.num_sms, 4);
         assert_eq!(c.sm.scheduler, SchedulerPolicy::TwoLevel);
         assert_eq!(c.sm.max_threads, 2048);
-        assert!(GpuConfig::from_toml("num_smz = 4").unwrap_err().contains("num_smz"));
-        assert!(GpuConfig::from_toml("base = \"nope\"").unwrap_err().contains("nope"));
+        assert!(GpuConfig::from_toml("num_smz = 4").unwrap_err().to_string().contains("num_smz"));
+        assert!(
+            matches!(GpuConfig::from_toml("base = \"nope\"").unwrap_err(), ConfigError::UnknownPreset(p) if p == "nope")
+        );
         assert!(GpuConfig::from_toml("[l1]\nways = 3").is_err());
-        assert!(GpuConfig::from_toml("num_sms = 0").unwrap_err().contains("num_sms"));
+        assert!(matches!(
+            GpuConfig::from_toml("num_sms = 0").unwrap_err(),
+            ConfigError::OutOfRange { key: "num_sms", value: 0, .. }
+        ));
     }
 }
 
@@ -920,9 +920,9 @@ mod range_tests {
 
     #[test]
     fn a_value_outside_its_range_names_the_key() {
-        let e = GpuConfig::from_toml("num_sms = 2147483647\n").unwrap_err();
+        let e = GpuConfig::from_toml("num_sms = 2147483647\n").unwrap_err().to_string();
         assert!(e.contains("`num_sms`") && e.contains("1..=1024"), "{e}");
-        let e = GpuConfig::from_toml("[l2]\nline = 16\n").unwrap_err();
+        let e = GpuConfig::from_toml("[l2]\nline = 16\n").unwrap_err().to_string();
         assert!(e.contains("`l2.line`"), "{e}");
     }
 }

@@ -109,7 +109,8 @@ fn run_with<T: Tracker>(
         };
         (r, Timeline { spec: trace, ..Timeline::default() })
     };
-    if let Err(e) = launch.validate(prog).and_then(|_| gpu.validate().map_err(LaunchError::Machine)) {
+    if let Err(e) = launch.validate(prog).and_then(|_| gpu.validate().map_err(|e| LaunchError::Machine(e.to_string())))
+    {
         return empty(e.into());
     }
     let resident = gpu.num_sms as u64 * gpu.sm.max_ctas as u64;
@@ -124,7 +125,7 @@ fn run_with<T: Tracker>(
     };
     let mut sms: Vec<Sm<'_, T>> = match (0..gpu.num_sms).map(|i| Sm::new(i, gpu, prog, tracker, launch)).collect() {
         Ok(v) => v,
-        Err(e) => return empty(LaunchError::Machine(e).into()),
+        Err(e) => return empty(LaunchError::Machine(e.to_string()).into()),
     };
     if let Some(spec) = trace {
         for sm in sms.iter_mut() {

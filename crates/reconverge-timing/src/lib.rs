@@ -20,6 +20,7 @@
 #![deny(missing_docs)]
 
 pub mod config;
+pub mod error;
 pub mod gmem;
 pub mod gpu;
 pub mod memsys;

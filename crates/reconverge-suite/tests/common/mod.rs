@@ -22,7 +22,7 @@ impl Suite {
     }
 
     /// Reads a file named relative to `kernels/` (the suite's loader).
-    pub fn read(&self, p: &str) -> Result<Vec<u8>, String> {
-        std::fs::read(self.dir.join(p)).map_err(|e| format!("{p}: {e}"))
+    pub fn read(&self, p: &str) -> std::io::Result<Vec<u8>> {
+        std::fs::read(self.dir.join(p))
     }
 }

@@ -29,9 +29,9 @@ fn gcd(mut a: u64, mut b: u64) -> u64 {
 
 impl Bandwidth {
     /// `units_per_cycle` given as a rational num/den (e.g. 177 GB/s at 1.4 GHz = 126/1 bytes per cycle), both > 0.
-    pub fn new(num: u64, den: u64) -> Result<Bandwidth, String> {
+    pub fn new(num: u64, den: u64) -> Result<Bandwidth, crate::error::StructureError> {
         if num == 0 || den == 0 {
-            return Err(format!("bandwidth {num}/{den} units per cycle: numerator and denominator must be > 0"));
+            return Err(crate::error::StructureError::Bandwidth { num, den });
         }
         let g = gcd(num, den);
         Ok(Bandwidth { num: u128::from(num / g), den: u128::from(den / g), free: 0, busy: 0 })

@@ -11,6 +11,8 @@
 //! [`Cache::fill_sectors`] and [`Cache::add_sectors`] set chosen ones) and a *ready cycle* (the `now` given to
 //! the fill: when the line's data is there). [`Cache::probe`] reads them without touching LRU.
 
+use crate::error::StructureError;
+
 /// Size and shape of a cache.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct CacheGeometry {
@@ -89,41 +91,33 @@ impl Cache {
     /// Builds an empty cache. Errors unless `line_bytes` is a power of two, `ways` ≥ 1, `size_bytes` is a
     /// multiple of `line_bytes × ways`, and the resulting number of sets is ≥ 1 and a power of two (and at most
     /// 2^22 lines in all).
-    pub fn new(g: CacheGeometry) -> Result<Cache, String> {
+    pub fn new(g: CacheGeometry) -> Result<Cache, StructureError> {
         if g.line_bytes == 0 || !g.line_bytes.is_power_of_two() {
-            return Err(format!("cache line size {} bytes is not a power of two", g.line_bytes));
+            return Err(StructureError::LineSize(g.line_bytes));
         }
         if g.ways == 0 {
-            return Err("cache associativity (ways) must be at least 1".to_string());
+            return Err(StructureError::NoWays);
         }
         let set_bytes = u64::from(g.line_bytes) * u64::from(g.ways);
         if g.size_bytes < set_bytes {
-            return Err(format!(
-                "cache of {} bytes has no set: it is smaller than one set ({} ways × {} bytes)",
-                g.size_bytes, g.ways, g.line_bytes
-            ));
+            return Err(StructureError::NoSet { size: g.size_bytes, ways: g.ways, line: g.line_bytes });
         }
         let remainder = g.size_bytes % set_bytes;
         if remainder != 0 {
-            return Err(format!(
-                "cache size {} bytes is not a multiple of ways × line size ({} × {} bytes)",
-                g.size_bytes, g.ways, g.line_bytes
-            ));
+            return Err(StructureError::PartialSet { size: g.size_bytes, ways: g.ways, line: g.line_bytes });
         }
         let sets = g.size_bytes / set_bytes;
         if !sets.is_power_of_two() {
-            return Err(format!(
-                "cache of {} bytes with {} ways of {}-byte lines has {} sets, not a power of two",
-                g.size_bytes, g.ways, g.line_bytes, sets
-            ));
+            return Err(StructureError::Sets { size: g.size_bytes, ways: g.ways, line: g.line_bytes, sets });
         }
         if sets.saturating_mul(u64::from(g.ways)) > MAX_LINES {
-            return Err(format!("cache of {} lines is too large (at most {MAX_LINES})", sets * u64::from(g.ways)));
+            return Err(StructureError::TooManyLines { lines: sets.saturating_mul(u64::from(g.ways)), max: MAX_LINES });
         }
         // Both fit: sets × ways ≤ 2^22.
-        let sets_u32 = u32::try_from(sets).map_err(|_| "cache has too many sets".to_string())?;
-        let ways = usize::try_from(g.ways).map_err(|_| "cache has too many ways".to_string())?;
-        let lines = usize::try_from(sets * u64::from(g.ways)).map_err(|_| "cache is too large".to_string())?;
+        let too_large = |_| StructureError::TooManyLines { lines: sets * u64::from(g.ways), max: MAX_LINES };
+        let sets_u32 = u32::try_from(sets).map_err(too_large)?;
+        let ways = usize::try_from(g.ways).map_err(too_large)?;
+        let lines = usize::try_from(sets * u64::from(g.ways)).map_err(too_large)?;
         Ok(Cache { geometry: g, sets: sets_u32, ways, entries: vec![Way::default(); lines], clock: 0 })
     }
 
@@ -378,6 +372,7 @@ mod tests {
         let err = |size_bytes, line_bytes, ways| {
             Cache::new(CacheGeometry { size_bytes, line_bytes, ways, index: SetIndex::Linear })
                 .err()
+                .map(|e| e.to_string())
                 .unwrap_or_default()
         };
         assert!(err(512, 96, 2).contains("line size 96 bytes is not a power of two"));

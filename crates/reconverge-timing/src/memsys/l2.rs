@@ -35,6 +35,7 @@ use super::bandwidth::Bandwidth;
 #[cfg(test)]
 use super::cache::SetIndex;
 use super::cache::{Cache, CacheGeometry, Evicted};
+use crate::error::StructureError;
 
 /// Configuration of the L2 and DRAM.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -159,29 +160,22 @@ fn bump(counter: &mut u64, by: u64) {
 impl L2Dram {
     /// Builds an empty L2. Errors on an invalid cache geometry (see [`Cache::new`]), a sector size that is not
     /// a power of two dividing the line into at most 32 sectors, or a zero bandwidth numerator or denominator.
-    pub fn new(c: L2Config) -> Result<L2Dram, String> {
-        let cache = Cache::new(c.geometry).map_err(|e| format!("L2: {e}"))?;
+    pub fn new(c: L2Config) -> Result<L2Dram, StructureError> {
+        let cache = Cache::new(c.geometry).map_err(|e| e.in_part("L2"))?;
         let line = c.geometry.line_bytes;
         if c.sector_bytes == 0 || !c.sector_bytes.is_power_of_two() || c.sector_bytes > line {
-            return Err(format!(
-                "L2: sector size {} bytes must be a power of two no larger than the {line}-byte line",
-                c.sector_bytes
-            ));
+            return Err(StructureError::SectorSize { sector: c.sector_bytes, line }.in_part("L2"));
         }
         let sectors = line / c.sector_bytes;
         if sectors > 32 {
-            return Err(format!(
-                "L2: {line}-byte lines of {}-byte sectors have {sectors} sectors, more than 32",
-                c.sector_bytes
-            ));
+            return Err(StructureError::TooManySectors { line, sector: c.sector_bytes, sectors }.in_part("L2"));
         }
         let full_mask = if sectors == 32 { u32::MAX } else { (1u32 << sectors) - 1 };
         let n = c.slices.count() as u64;
         let pipe = Bandwidth::new(c.sectors_per_cycle.0, c.sectors_per_cycle.1.saturating_mul(n))
-            .map_err(|e| format!("L2 pipe: {e}"))?;
+            .map_err(|e| e.in_part("L2 pipe"))?;
         let pipes = vec![pipe; n as usize];
-        let dram =
-            Bandwidth::new(c.dram_bytes_per_cycle.0, c.dram_bytes_per_cycle.1).map_err(|e| format!("DRAM: {e}"))?;
+        let dram = Bandwidth::new(c.dram_bytes_per_cycle.0, c.dram_bytes_per_cycle.1).map_err(|e| e.in_part("DRAM"))?;
         Ok(L2Dram { config: c, cache, pipes, dram, full_mask, stats: L2Stats::default() })
     }
 
@@ -496,7 +490,7 @@ mod tests {
         let bad = |f: fn(&mut L2Config)| {
             let mut c = config(64 << 10, 8);
             f(&mut c);
-            L2Dram::new(c).err().unwrap_or_default()
+            L2Dram::new(c).err().map(|e| e.to_string()).unwrap_or_default()
         };
         assert!(bad(|c| c.geometry.ways = 3).contains("L2: "));
         assert!(bad(|c| c.sector_bytes = 0).contains("sector size"));

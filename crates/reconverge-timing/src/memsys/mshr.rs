@@ -38,16 +38,18 @@ pub struct Mshr {
 impl Mshr {
     /// Builds an empty MSHR file. Errors unless `capacity` ≥ 1 and `max_merge` ≥ 1 (and their product is at
     /// most 2^24).
-    pub fn new(capacity: usize, max_merge: usize) -> Result<Mshr, String> {
+    pub fn new(capacity: usize, max_merge: usize) -> Result<Mshr, crate::error::StructureError> {
+        use crate::error::StructureError;
         if capacity == 0 {
-            return Err("MSHR capacity must be at least 1".to_string());
+            return Err(StructureError::MshrCapacity);
         }
         if max_merge == 0 {
-            return Err("MSHR max_merge must be at least 1 (the allocating request itself)".to_string());
+            return Err(StructureError::MshrMerge);
         }
-        let slots = capacity.checked_mul(max_merge).filter(|&s| s <= MAX_SLOTS).ok_or_else(|| {
-            format!("MSHR of {capacity} entries × {max_merge} waiters is too large (at most {MAX_SLOTS})")
-        })?;
+        let slots = capacity
+            .checked_mul(max_merge)
+            .filter(|&s| s <= MAX_SLOTS)
+            .ok_or(StructureError::MshrTooLarge { capacity, max_merge, max: MAX_SLOTS })?;
         Ok(Mshr {
             capacity,
             max_merge,

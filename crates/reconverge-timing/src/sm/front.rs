@@ -57,7 +57,7 @@ pub(crate) struct Front {
 
 impl Front {
     /// The front end `gpu` describes (inactive with a perfect instruction cache).
-    pub fn new(gpu: &GpuConfig) -> Result<Front, String> {
+    pub fn new(gpu: &GpuConfig) -> Result<Front, crate::error::StructureError> {
         let f = &gpu.frontend;
         let icache = if f.enabled() { Some(Cache::new(gpu.icache_geometry())?) } else { None };
         Ok(Front {

@@ -101,7 +101,7 @@ pub(crate) struct MemorySide {
 
 impl MemorySide {
     /// The memory side of an SM of `gpu`.
-    pub fn new(gpu: &GpuConfig) -> Result<MemorySide, String> {
+    pub fn new(gpu: &GpuConfig) -> Result<MemorySide, crate::error::StructureError> {
         Ok(MemorySide {
             l1: Cache::new(gpu.l1_geometry())?,
             mshr: Mshr::new(gpu.l1.mshrs as usize, gpu.l1.mshr_merge as usize)?,

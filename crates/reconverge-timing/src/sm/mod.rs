@@ -176,7 +176,7 @@ impl<'a, T: Tracker> Sm<'a, T> {
         prog: &'a Program,
         tracker: &'a T,
         launch: &'a LaunchConfig,
-    ) -> Result<Sm<'a, T>, String> {
+    ) -> Result<Sm<'a, T>, crate::error::StructureError> {
         let nsched = gpu.sm.schedulers as usize;
         let est = prog.functions[0].reg_words.clamp(1, gpu.sm.max_regs_per_thread);
         let regs_per_thread = if gpu.sm.regs_per_thread > 0 { gpu.sm.regs_per_thread } else { est };
