@@ -397,7 +397,7 @@ fn compare(
         .zip(&outcomes)
         .map(|(j, o)| reconverge_suite::grid::record_of(o, j.config.map(|c| gpus[c].name.as_str())))
         .collect();
-    reconverge_report::records::fill_speedups(&mut runs);
+    reconverge_report::records::fill_speedups(&mut runs, reconverge_report::records::BASELINE);
     Ok(reconverge_report::records::to_csv(&runs))
 }
 

@@ -99,7 +99,7 @@ pub fn run(a: CompareArgs) -> Result<(), Failure> {
     bar.finish_and_clear();
     let config_name = |j: &Job| j.config.map(|c| configs[c].name.as_str());
     let mut runs: Vec<RunRecord> = jobs.iter().zip(&results).map(|(j, o)| record_of(o, config_name(j))).collect();
-    fill_speedups(&mut runs);
+    fill_speedups(&mut runs, records::BASELINE);
     let branch_rows: Vec<Vec<BranchRecord>> = jobs
         .iter()
         .zip(&results)

@@ -177,7 +177,12 @@ mod tests {
             mask,
             lanes: map,
             flow,
-            entries: vec![reconverge_mechanism::EntryView::warp("hct x", next.1, next.0, reconverge_program::PC_NONE)],
+            entries: vec![reconverge_mechanism::EntryView::warp(
+                reconverge_mechanism::EntryKind::HctX,
+                next.1,
+                next.0,
+                reconverge_program::PC_NONE,
+            )],
             structure: 1,
             seq: 0,
             whole_warp: true,

@@ -6,6 +6,7 @@
 
 use crate::run::{branches_by_pc, BranchEntry};
 use crate::table::Table;
+use reconverge_mechanism::Mechanism;
 use reconverge_sim::RunResult;
 use reconverge_timing::TimingStats;
 use serde::Serialize;
@@ -180,12 +181,17 @@ impl RunRecord {
     }
 }
 
-/// Fills `speedup_over_pdom` of every completed timed record from the completed `pdom` record of the same
-/// kernel, configuration and warp size.
-pub fn fill_speedups(records: &mut [RunRecord]) {
+/// The mechanism speedups are measured against: the per-warp post-dominator stack every paper of the
+/// seeds compares with (the `speedup_over_pdom` column).
+pub const BASELINE: Mechanism = Mechanism::Pdom;
+
+/// Fills `speedup_over_pdom` of every completed timed record from the completed record of `baseline` for
+/// the same kernel, configuration and warp size (the command line and the Python package pass
+/// [`BASELINE`]; the column is named after it).
+pub fn fill_speedups(records: &mut [RunRecord], baseline: Mechanism) {
     let base: Vec<(String, Option<String>, u32, u64)> = records
         .iter()
-        .filter(|r| r.mechanism == "pdom" && r.completed())
+        .filter(|r| r.mechanism == baseline.name() && r.completed())
         .filter_map(|r| Some((r.kernel.clone(), r.config.clone(), r.warp_size, r.cycles?)))
         .collect();
     for r in records.iter_mut() {

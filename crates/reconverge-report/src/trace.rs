@@ -79,7 +79,7 @@ impl<'p> TraceRecorder<'p> {
         let mut active_seen = false;
         for e in ev.entries.iter().rev() {
             let m = e.lanes.first().copied().unwrap_or(0);
-            let sync = matches!(e.kind, "sync" | "join" | "region" | "ssy" | "pbk" | "barrier" | "rt");
+            let sync = e.kind.waits();
             if !sync && !active_seen && m & ev.mask == ev.mask {
                 active_seen = true;
                 continue;
@@ -132,7 +132,7 @@ impl<'p> TraceRecorder<'p> {
     fn entries(&self, es: &[EntryView]) -> String {
         let mut s = String::new();
         for e in es {
-            let kind = if e.kind == "div" || e.kind == "group" { String::new() } else { format!("{} ", e.kind) };
+            let kind = if e.kind.unlabelled() { String::new() } else { format!("{} ", e.kind.label()) };
             let masks: Vec<String> = e.lanes.iter().map(|m| mask_string(*m, self.width)).collect();
             let note = if e.note.is_empty() { String::new() } else { format!(" {}", e.note) };
             let _ = write!(s, "[{kind}{} {} {}{note}] ", masks.join("|"), pc_string(e.pc), pc_string(e.rpc));

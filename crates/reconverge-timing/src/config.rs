@@ -5,6 +5,7 @@
 //! `--json` output, so a run is reproducible from its statistics alone.
 
 use crate::error::ConfigError;
+use reconverge_mechanism::MechanismLatencies;
 use serde::{Deserialize, Serialize};
 
 /// Warp scheduling policies.
@@ -220,26 +221,6 @@ pub struct SharedConfig {
     pub bank_bytes: u32,
 }
 
-/// Latencies of the divergence mechanisms' own hardware.
-#[derive(Clone, PartialEq, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct MechanismConfig {
-    /// Cycles the warp compaction unit of TBC and CAPRI takes to form new warps; the threads of the new
-    /// warps wait this long before they issue.
-    pub compaction_latency: u64,
-    /// Cycles from writeback until threads re-inserted into DWF's warp pool (look-up table, merge) may
-    /// issue again.
-    pub pool_latency: u64,
-    /// Cycles per step a `simty` warp waits for its context table's sorter (`sort_stall_steps`).
-    pub sort_step_latency: u64,
-}
-
-impl Default for MechanismConfig {
-    fn default() -> Self {
-        MechanismConfig { compaction_latency: 4, pool_latency: 2, sort_step_latency: 1 }
-    }
-}
-
 /// Per-opcode result latencies and initiation intervals, as GPGPU-Sim's `-ptx_opcode_latency_{int,fp,dp,sfu}`
 /// and `-ptx_opcode_initiation_*` give them. The arithmetic slots are, in order, ADD/SUB, MAX/MIN, MUL, MAD,
 /// DIV (and SHFL for `int`); an operation of none of these kinds (moves, logic, shifts, comparisons,
@@ -381,7 +362,7 @@ pub struct GpuConfig {
     pub shared: SharedConfig,
     /// The divergence mechanisms' own latencies.
     #[serde(default)]
-    pub mechanism: MechanismConfig,
+    pub mechanism: MechanismLatencies,
     /// Per-opcode latencies (absent: per class).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub opcode: Option<OpcodeConfig>,
@@ -472,7 +453,7 @@ impl GpuConfig {
             },
             dram: DramConfig { latency: 180, bytes_per_cycle: 253 },
             shared: SharedConfig { banks: 32, bank_bytes: 4 },
-            mechanism: MechanismConfig::default(),
+            mechanism: MechanismLatencies::default(),
             opcode: Some(OpcodeConfig {
                 int_latency: [4, 13, 4, 5, 145, 32],
                 int_initiation: [1, 2, 2, 1, 8, 4],
@@ -572,7 +553,7 @@ impl GpuConfig {
             },
             dram: DramConfig { latency: 180, bytes_per_cycle: 795 },
             shared: SharedConfig { banks: 32, bank_bytes: 4 },
-            mechanism: MechanismConfig::default(),
+            mechanism: MechanismLatencies::default(),
             opcode: Some(OpcodeConfig {
                 int_latency: [4, 13, 4, 5, 145, 21],
                 int_initiation: [2, 2, 2, 2, 8, 4],

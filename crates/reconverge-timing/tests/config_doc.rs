@@ -1,12 +1,15 @@
 //! `docs/configuration.md`'s parameter and range tables are generated from the code: each parameter's
-//! meaning is its doc comment in `src/config.rs`, each value the preset's own (serialised as `--json`
+//! meaning is its doc comment in `src/config.rs` (or, for `[mechanism]`, in the mechanism crate), each value the preset's own (serialised as `--json`
 //! prints it), each range `GpuConfig::ranges`. The test fails when the document differs from a fresh
 //! rendering; `UPDATE_EXPECT=1 cargo test -p reconverge-timing --test config_doc` rewrites it.
 
 use reconverge_timing::config::GpuConfig;
 
 const DOC: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/configuration.md");
-const SOURCE: &str = include_str!("../src/config.rs");
+/// The sources the configuration's structs are defined in (the mechanisms' latencies live beside the
+/// delays they price, in the mechanism crate).
+const SOURCES: [&str; 2] =
+    [include_str!("../src/config.rs"), include_str!("../../reconverge-mechanism/src/interface/tracker.rs")];
 
 /// The presets with a column, in order.
 const COLUMNS: [&str; 3] = ["gtx480", "volta", "tiny"];
@@ -22,7 +25,7 @@ const SECTIONS: [(&str, &str, &str); 13] = [
     ("l2", "L2Config", ""),
     ("dram", "DramConfig", ""),
     ("shared", "SharedConfig", ""),
-    ("mechanism", "MechanismConfig", "The divergence mechanisms' own hardware (optional section; the defaults apply when it is absent)."),
+    ("mechanism", "MechanismLatencies", "The divergence mechanisms' own hardware (optional section; the defaults apply when it is absent)."),
     ("opcode", "OpcodeConfig", "Optional section: without it every operation takes its class's `[latency]` and `[interval]`."),
     ("frontend", "FrontendConfig", "Optional section; its defaults are a perfect instruction supply."),
     ("constant_cache", "ConstCacheConfig", "Optional section; without it (size 0) a constant or parameter load costs `latency.constant` per distinct address."),
@@ -31,8 +34,9 @@ const SECTIONS: [(&str, &str, &str); 13] = [
 
 /// The doc comment of every field of `struct name` in the source, joined into one line per field.
 fn field_docs(name: &str) -> Vec<(String, String)> {
-    let start = SOURCE.find(&format!("pub struct {name} {{")).unwrap_or_else(|| panic!("struct {name}"));
-    let body = &SOURCE[start..];
+    let head = format!("pub struct {name} {{");
+    let source = SOURCES.iter().find(|s| s.contains(&head)).unwrap_or_else(|| panic!("struct {name}"));
+    let body = &source[source.find(&head).expect("found")..];
     let body = &body[..body.find("\n}").expect("end of struct")];
     let (mut out, mut doc) = (Vec::new(), Vec::new());
     for line in body.lines().skip(1).map(str::trim) {

@@ -42,6 +42,7 @@ use crate::pdom::{self, EntryThreads, PdomEntry};
 use crate::program::{Op, Program};
 use crate::tracker::{Blocked, Counter, CtaView, Delay, Group, LaneMap, Peek, Position, Ratio, Tracker, UpdateCtx};
 use crate::types::{lanes, LaneMask, Pc, PC_NONE, PC_RET};
+use crate::EntryKind;
 use crate::Structure;
 use crate::{BarrierMode, EntryView, Flow, MechError};
 use smallvec::SmallVec;
@@ -940,7 +941,7 @@ impl CtaState {
                 note.push_str(" (to compact)");
             }
             out.push(EntryView {
-                kind: if e.call { "call" } else { "cta" },
+                kind: if e.call { EntryKind::Call } else { EntryKind::Cta },
                 lanes: e.mask.threads.0.clone(),
                 pc: e.pc,
                 rpc: e.rpc,
@@ -953,7 +954,13 @@ impl CtaState {
             for &(sw, m) in w.lanes.parts() {
                 lanes[sw as usize] |= m;
             }
-            out.push(EntryView { kind: "warp", lanes, pc: w.pc, rpc: PC_NONE, note: format!("#{i} {}", w.describe()) });
+            out.push(EntryView {
+                kind: EntryKind::Warp,
+                lanes,
+                pc: w.pc,
+                rpc: PC_NONE,
+                note: format!("#{i} {}", w.describe()),
+            });
         }
         out
     }

@@ -7,6 +7,7 @@
 //! a path after an instruction, the issued path's lookup, and equality for merging.
 
 use crate::types::{LaneMask, Pc, PC_NONE};
+use crate::EntryKind;
 use crate::{EntryView, Flow, MechError};
 use smallvec::SmallVec;
 
@@ -29,7 +30,7 @@ impl Path {
     }
 
     /// The path for a trace.
-    pub fn view(&self, kind: &'static str) -> EntryView {
+    pub fn view(&self, kind: EntryKind) -> EntryView {
         let mut e = EntryView::warp(kind, self.mask, self.pc, PC_NONE);
         if self.depth != 0 {
             e.note = format!("depth={}", self.depth);

@@ -5,7 +5,8 @@
 pub mod tracker;
 
 pub use tracker::{
-    by_pc, Agg, Blocked, Counter, CtaView, Delay, Group, LaneMap, Peek, Position, Ratio, Tracker, UpdateCtx,
+    by_pc, Agg, Blocked, Counter, CtaView, Delay, Group, LaneMap, MechanismLatencies, Peek, Position, Ratio, Tracker,
+    UpdateCtx,
 };
 
 use crate::types::{LaneMask, Pc};
@@ -209,11 +210,128 @@ pub enum MechError {
     NoAwait,
 }
 
+/// What an entry of a mechanism's structure is, for traces: each mechanism names its entries, and the
+/// trace asks the kind what it needs ([`EntryKind::label`], [`EntryKind::waits`]).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum EntryKind {
+    /// a divergence entry of a reconvergence stack.
+    Div,
+    /// a call entry of a reconvergence stack.
+    Call,
+    /// an `ssy` entry of seed 001's explicit stack (a synchronisation point).
+    Ssy,
+    /// a `pbk` entry of seed 001's explicit stack (a loop's break point).
+    Pbk,
+    /// a call entry of seed 001's explicit stack.
+    Cal,
+    /// a group of threads at one pc.
+    Group,
+    /// threads waiting at a synchronisation point.
+    Sync,
+    /// threads waiting at a convergence barrier.
+    Barrier,
+    /// threads waiting at a fork/join region's join.
+    Join,
+    /// a reconvergence-table entry waiting for its paths (multi-path).
+    Rt,
+    /// a split of the split table (multi-path).
+    Split,
+    /// the first path slot (dual-path).
+    SlotA,
+    /// the second path slot (dual-path).
+    SlotB,
+    /// a dynamic warp (DWF's pool, a CTA-wide stack's warps).
+    Warp,
+    /// an entry of a CTA-wide stack (TBC, CAPRI).
+    Cta,
+    /// an entry of Simty's cold context table.
+    Cct,
+    /// Simty's hot context X.
+    HctX,
+    /// Simty's hot context Y.
+    HctY,
+    /// threads at one place of a per-thread-pc mechanism.
+    Threads,
+    /// a thread group of the stackless mechanisms.
+    ThreadGroup,
+    /// the running path of thread frontiers.
+    Running,
+    /// a path on the thread frontier.
+    Frontier,
+    /// the front (running) path of the breadth-first queue.
+    Front,
+    /// a queued path of the breadth-first queue.
+    Queued,
+    /// the active path of a depth-first list.
+    Active,
+    /// a saved path of a depth-first list.
+    Saved,
+    /// the head (running) path of a sorted list.
+    Head,
+    /// a path of a sorted list.
+    Path,
+}
+
+impl EntryKind {
+    /// The name a trace prints.
+    pub fn label(self) -> &'static str {
+        match self {
+            EntryKind::Div => "div",
+            EntryKind::Call => "call",
+            EntryKind::Ssy => "ssy",
+            EntryKind::Pbk => "pbk",
+            EntryKind::Cal => "cal",
+            EntryKind::Group => "group",
+            EntryKind::Sync => "sync",
+            EntryKind::Barrier => "barrier",
+            EntryKind::Join => "join",
+            EntryKind::Rt => "rt",
+            EntryKind::Split => "split",
+            EntryKind::SlotA => "A",
+            EntryKind::SlotB => "B",
+            EntryKind::Warp => "warp",
+            EntryKind::Cta => "cta",
+            EntryKind::Cct => "cct",
+            EntryKind::HctX => "hct x",
+            EntryKind::HctY => "hct y",
+            EntryKind::Threads => "threads",
+            EntryKind::ThreadGroup => "thread group",
+            EntryKind::Running => "running",
+            EntryKind::Frontier => "frontier",
+            EntryKind::Front => "front",
+            EntryKind::Queued => "queued",
+            EntryKind::Active => "active",
+            EntryKind::Saved => "saved",
+            EntryKind::Head => "head",
+            EntryKind::Path => "path",
+        }
+    }
+
+    /// Whether the entry holds threads waiting at a synchronisation point (not a path that can run).
+    pub fn waits(self) -> bool {
+        matches!(
+            self,
+            EntryKind::Sync | EntryKind::Join | EntryKind::Ssy | EntryKind::Pbk | EntryKind::Barrier | EntryKind::Rt
+        )
+    }
+
+    /// Whether a trace leaves the label out (the plain entries of a stack or group list).
+    pub fn unlabelled(self) -> bool {
+        matches!(self, EntryKind::Div | EntryKind::Group)
+    }
+}
+
+impl serde::Serialize for EntryKind {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.label())
+    }
+}
+
 /// One entry of a mechanism's structure, for traces and teaching.
 #[derive(Clone, PartialEq, Eq, Debug, serde::Serialize)]
 pub struct EntryView {
-    /// Entry kind (`div`, `ssy`, `pbk`, `cal`, `call`, `group`, `path`, `warp`, ...).
-    pub kind: &'static str,
+    /// What the entry is.
+    pub kind: EntryKind,
     /// Lanes of the entry: one mask for a per-warp structure, one per static warp of the CTA for a
     /// CTA-wide one.
     pub lanes: Vec<LaneMask>,
@@ -227,7 +345,7 @@ pub struct EntryView {
 
 impl EntryView {
     /// An entry of a per-warp structure.
-    pub fn warp(kind: &'static str, mask: LaneMask, pc: Pc, rpc: Pc) -> EntryView {
+    pub fn warp(kind: EntryKind, mask: LaneMask, pc: Pc, rpc: Pc) -> EntryView {
         EntryView { kind, lanes: vec![mask], pc, rpc, note: String::new() }
     }
 }

@@ -184,8 +184,7 @@ pub struct Ratio {
     pub doc: &'static str,
 }
 
-/// A delay the mechanism's own hardware adds; the timing model turns it into cycles from its
-/// configuration (`[mechanism]` in the GPU config).
+/// A delay the mechanism's own hardware adds; [`MechanismLatencies`] says how many cycles it takes.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum Delay {
     /// The warp compaction unit forms new warps (TBC, CAPRI): `compaction_latency`.
@@ -197,6 +196,38 @@ pub enum Delay {
         /// Sorter steps.
         steps: u32,
     },
+}
+
+/// The cycles of each [`Delay`]: the latencies of the divergence mechanisms' own hardware (the
+/// `[mechanism]` table of a GPU configuration). The timing model asks [`MechanismLatencies::cycles`].
+#[derive(Clone, PartialEq, Debug, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct MechanismLatencies {
+    /// Cycles the warp compaction unit of TBC and CAPRI takes to form new warps; the threads of the new
+    /// warps wait this long before they issue.
+    pub compaction_latency: u64,
+    /// Cycles from writeback until threads re-inserted into DWF's warp pool (look-up table, merge) may
+    /// issue again.
+    pub pool_latency: u64,
+    /// Cycles per step a `simty` warp waits for its context table's sorter (`sort_stall_steps`).
+    pub sort_step_latency: u64,
+}
+
+impl Default for MechanismLatencies {
+    fn default() -> Self {
+        MechanismLatencies { compaction_latency: 4, pool_latency: 2, sort_step_latency: 1 }
+    }
+}
+
+impl MechanismLatencies {
+    /// The cycles `delay` takes.
+    pub fn cycles(&self, delay: Delay) -> u64 {
+        match delay {
+            Delay::Compaction => self.compaction_latency,
+            Delay::PoolInsert => self.pool_latency,
+            Delay::SortStall { steps } => u64::from(steps).saturating_mul(self.sort_step_latency),
+        }
+    }
 }
 
 /// What the core hands a mechanism after a group issued, and what the mechanism hands back.

@@ -11,6 +11,7 @@
 
 use crate::paths::{successors, Path};
 use crate::types::{lanes, LaneMask, Pc};
+use crate::EntryKind;
 use crate::Structure;
 use crate::{BarrierMode, Counter, EntryView, Flow, MechError, Ratio, WarpCtx, WarpTracker};
 
@@ -119,7 +120,7 @@ impl WarpTracker for Arbiter {
     }
 
     fn entries(&self, st: &ThreadPcs) -> Vec<EntryView> {
-        st.paths(st.live).iter().rev().map(|p| p.view("threads")).collect()
+        st.paths(st.live).iter().rev().map(|p| p.view(EntryKind::Threads)).collect()
     }
 }
 

@@ -17,6 +17,7 @@
 
 use crate::paths::{first_ready, issued, retain_live, successors, Path};
 use crate::types::{is_pseudo, LaneMask, Pc};
+use crate::EntryKind;
 use crate::Structure;
 use crate::{splits, BarrierMode, Counter, EntryView, Flow, MechError, WarpCtx, WarpTracker};
 
@@ -208,13 +209,19 @@ impl WarpTracker for Breadth {
             .syncs
             .iter()
             .map(|s| {
-                let mut e = EntryView::warp("sync", s.arrived, s.pc, s.pc);
+                let mut e = EntryView::warp(EntryKind::Sync, s.arrived, s.pc, s.pc);
                 e.note = format!("waits for {:#x}", s.expected & !s.arrived);
                 e
             })
             .collect();
         // The tail first, the front (running) path last, like a stack's top.
-        v.extend(st.queue.iter().enumerate().rev().map(|(k, p)| p.view(if k == 0 { "front" } else { "queued" })));
+        v.extend(
+            st.queue
+                .iter()
+                .enumerate()
+                .rev()
+                .map(|(k, p)| p.view(if k == 0 { EntryKind::Front } else { EntryKind::Queued })),
+        );
         v
     }
 }

@@ -19,6 +19,7 @@
 use crate::paths::Path;
 use crate::pdom::successors;
 use crate::types::{LaneMask, Pc, PC_NONE, PC_RET};
+use crate::EntryKind;
 use crate::Structure;
 use crate::{Counter, EntryView, Flow, MechError, SlotTracker, WarpCtx};
 
@@ -158,7 +159,8 @@ impl SlotTracker for DualPath {
         for e in st {
             for (k, p) in e.paths.iter().enumerate() {
                 if let Some(p) = p {
-                    let mut x = EntryView::warp(if k == 0 { "A" } else { "B" }, p.mask, p.pc, e.rpc);
+                    let mut x =
+                        EntryView::warp(if k == 0 { EntryKind::SlotA } else { EntryKind::SlotB }, p.mask, p.pc, e.rpc);
                     if e.call {
                         x.note = "call".into();
                     }

@@ -26,6 +26,7 @@ use crate::launch::{LaunchConfig, LutGeometry};
 use crate::program::Program;
 use crate::tracker::{Blocked, Counter, CtaView, Delay, Group, LaneMap, Peek, Position, Tracker, UpdateCtx};
 use crate::types::{LaneMask, Pc, PC_NONE};
+use crate::EntryKind;
 use crate::Structure;
 use crate::{next_groups, BarrierMode, EntryView, Flow, MechError};
 use std::collections::{BTreeMap, HashMap};
@@ -672,7 +673,7 @@ impl<const SM_POOL: bool> Tracker for Dwf<SM_POOL> {
             } else if sm.drain == Some(w.pc) {
                 note.push_str(" draining");
             }
-            out.push(EntryView { kind: "warp", lanes, pc: w.pc, rpc: PC_NONE, note });
+            out.push(EntryView { kind: EntryKind::Warp, lanes, pc: w.pc, rpc: PC_NONE, note });
         }
         out
     }

@@ -22,6 +22,7 @@
 
 use crate::paths::{first_ready, issued, successors, Path};
 use crate::types::{is_pseudo, LaneMask, Pc, PC_NONE};
+use crate::EntryKind;
 use crate::Structure;
 use crate::{BarrierMode, Counter, EntryView, Flow, MechError, WarpCtx, WarpTracker};
 
@@ -181,13 +182,18 @@ impl WarpTracker for ForkJoin {
             .regions
             .iter()
             .map(|g| {
-                let mut e = EntryView::warp("join", g.lanes, g.join, g.join);
+                let mut e = EntryView::warp(EntryKind::Join, g.lanes, g.join, g.join);
                 e.note = format!("csp={}", g.saved);
                 e
             })
             .collect();
         let n = st.stack.len();
-        v.extend(st.stack.iter().enumerate().map(|(k, p)| p.view(if k + 1 == n { "active" } else { "saved" })));
+        v.extend(
+            st.stack
+                .iter()
+                .enumerate()
+                .map(|(k, p)| p.view(if k + 1 == n { EntryKind::Active } else { EntryKind::Saved })),
+        );
         v
     }
 }

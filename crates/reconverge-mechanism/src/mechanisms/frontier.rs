@@ -15,6 +15,7 @@
 use crate::paths::{first_ready, retain_live, start, take, Path, Taken};
 use crate::program::Program;
 use crate::types::{LaneMask, Pc};
+use crate::EntryKind;
 use crate::Structure;
 use crate::{BarrierMode, Counter, EntryView, Flow, MechError, WarpCtx, WarpTracker};
 
@@ -90,7 +91,11 @@ impl WarpTracker for ThreadFrontiers {
     }
 
     fn entries(&self, st: &Vec<Path>) -> Vec<EntryView> {
-        st.iter().enumerate().rev().map(|(k, p)| p.view(if k == 0 { "running" } else { "frontier" })).collect()
+        st.iter()
+            .enumerate()
+            .rev()
+            .map(|(k, p)| p.view(if k == 0 { EntryKind::Running } else { EntryKind::Frontier }))
+            .collect()
     }
 }
 

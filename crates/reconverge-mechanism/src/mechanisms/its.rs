@@ -32,6 +32,7 @@
 
 use crate::paths::{successors, Path};
 use crate::types::{lanes, LaneMask, Pc};
+use crate::EntryKind;
 use crate::Structure;
 use crate::{BarrierMode, Counter, EntryView, Flow, MechError, WarpCtx, WarpTracker};
 
@@ -300,7 +301,7 @@ impl WarpTracker for Its {
             .barriers
             .iter()
             .map(|b| {
-                let mut e = EntryView::warp("barrier", b.blocked, b.target, b.target);
+                let mut e = EntryView::warp(EntryKind::Barrier, b.blocked, b.target, b.target);
                 e.note = format!("participants {:#x}", b.participants);
                 e
             })
@@ -310,7 +311,7 @@ impl WarpTracker for Its {
             if done >> l & 1 == 0 {
                 let m = st.at_place(st.live, l);
                 done |= m;
-                v.push(Path { pc: st.pc[l], mask: m, depth: st.depth[l] }.view("threads"));
+                v.push(Path { pc: st.pc[l], mask: m, depth: st.depth[l] }.view(EntryKind::Threads));
             }
         }
         v

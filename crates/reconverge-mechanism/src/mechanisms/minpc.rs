@@ -18,6 +18,7 @@
 
 use crate::paths::{first_ready, retain_live, start, take, Path, Taken};
 use crate::types::{LaneMask, Pc};
+use crate::EntryKind;
 use crate::Structure;
 use crate::{BarrierMode, EntryView, Flow, MechError, WarpCtx, WarpTracker};
 
@@ -128,7 +129,10 @@ impl WarpTracker for MinPc {
 
     fn entries(&self, st: &Vec<Path>) -> Vec<EntryView> {
         let n = st.len();
-        st.iter().enumerate().map(|(k, p)| p.view(if k + 1 == n { "active" } else { "saved" })).collect()
+        st.iter()
+            .enumerate()
+            .map(|(k, p)| p.view(if k + 1 == n { EntryKind::Active } else { EntryKind::Saved }))
+            .collect()
     }
 }
 

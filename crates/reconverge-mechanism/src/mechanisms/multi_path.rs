@@ -20,6 +20,7 @@
 //! Any number of splits interleave; reconvergence is the immediate post-dominator's.
 
 use crate::types::{is_pseudo, LaneMask, Pc, PC_NONE};
+use crate::EntryKind;
 use crate::Structure;
 use crate::{next_groups, Counter, EntryView, Flow, MechError, SlotTracker, WarpCtx};
 
@@ -227,12 +228,12 @@ impl SlotTracker for MultiPath {
             .iter()
             .flatten()
             .map(|e| {
-                let mut x = EntryView::warp("rt", e.mask & !e.pending, e.pc, e.rpc);
+                let mut x = EntryView::warp(EntryKind::Rt, e.mask & !e.pending, e.pc, e.rpc);
                 x.note = format!("pending {:#x}", e.pending);
                 x
             })
             .collect();
-        v.extend(st.splits.iter().flatten().map(|s| EntryView::warp("split", s.mask, s.pc, s.rpc)));
+        v.extend(st.splits.iter().flatten().map(|s| EntryView::warp(EntryKind::Split, s.mask, s.pc, s.rpc)));
         v
     }
 }

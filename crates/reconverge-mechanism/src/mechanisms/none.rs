@@ -7,6 +7,7 @@
 //! return pcs the core reports are uniform within a group (and split it if not).
 
 use crate::types::{LaneMask, Pc, PC_NONE};
+use crate::EntryKind;
 use crate::{next_groups, BarrierMode, EntryView, Flow, MechError, WarpCtx, WarpTracker};
 
 /// One group of lanes at one pc.
@@ -99,7 +100,7 @@ impl WarpTracker for NoReconvergence {
     }
 
     fn entries(&self, st: &Self::State) -> Vec<EntryView> {
-        st.groups.iter().map(|g| EntryView::warp("group", g.mask, g.pc, PC_NONE)).collect()
+        st.groups.iter().map(|g| EntryView::warp(EntryKind::Group, g.mask, g.pc, PC_NONE)).collect()
     }
 }
 

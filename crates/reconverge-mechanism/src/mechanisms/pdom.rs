@@ -8,6 +8,7 @@
 //! the caller's entry resumes after the call.
 
 use crate::types::{LaneMask, Pc, PC_EXIT, PC_NONE, PC_RET};
+use crate::EntryKind;
 use crate::{next_groups, EntryView, Flow, MechError, WarpCtx, WarpTracker};
 
 /// One stack entry. `M` is what the entry holds: a lane mask for the per-warp stack, a CTA-wide thread
@@ -204,7 +205,9 @@ impl WarpTracker for PdomStack {
     }
 
     fn entries(&self, st: &Self::State) -> Vec<EntryView> {
-        st.iter().map(|e| EntryView::warp(if e.call { "call" } else { "div" }, e.mask, e.pc, e.rpc)).collect()
+        st.iter()
+            .map(|e| EntryView::warp(if e.call { EntryKind::Call } else { EntryKind::Div }, e.mask, e.pc, e.rpc))
+            .collect()
     }
 }
 

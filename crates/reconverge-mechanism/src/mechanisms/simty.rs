@@ -24,6 +24,7 @@
 use crate::paths::{successors, Path};
 use crate::sorted::Priority;
 use crate::types::{LaneMask, Pc};
+use crate::EntryKind;
 use crate::Structure;
 use crate::{BarrierMode, Counter, EntryView, Flow, MechError, WarpCtx, WarpTracker};
 use smallvec::SmallVec;
@@ -279,10 +280,10 @@ impl WarpTracker for Simty {
     }
 
     fn entries(&self, st: &SimtyState) -> Vec<EntryView> {
-        let mut v: Vec<EntryView> = st.cct.iter().map(|e| e.0.view("cct")).collect();
-        v.extend(st.y.map(|y| y.view("hct y")));
+        let mut v: Vec<EntryView> = st.cct.iter().map(|e| e.0.view(EntryKind::Cct)).collect();
+        v.extend(st.y.map(|y| y.view(EntryKind::HctY)));
         if st.x.mask != 0 {
-            v.push(st.x.view("hct x"));
+            v.push(st.x.view(EntryKind::HctX));
         }
         v
     }

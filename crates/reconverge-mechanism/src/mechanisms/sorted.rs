@@ -16,6 +16,7 @@
 
 use crate::paths::{first_ready, retain_live, start, take, Path, Taken};
 use crate::types::{LaneMask, Pc};
+use crate::EntryKind;
 use crate::Structure;
 use crate::{BarrierMode, EntryView, Flow, MechError, WarpCtx, WarpTracker};
 use std::cmp::Ordering;
@@ -151,7 +152,11 @@ impl WarpTracker for Sorted {
 
     fn entries(&self, st: &Vec<Path>) -> Vec<EntryView> {
         // Bottom first: the head (the running path) is shown last, like a stack's top.
-        st.iter().enumerate().rev().map(|(k, p)| p.view(if k == 0 { "head" } else { "path" })).collect()
+        st.iter()
+            .enumerate()
+            .rev()
+            .map(|(k, p)| p.view(if k == 0 { EntryKind::Head } else { EntryKind::Path }))
+            .collect()
     }
 }
 

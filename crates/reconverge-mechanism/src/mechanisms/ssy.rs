@@ -15,6 +15,7 @@
 //! There is no implicit reconvergence: threads meet only where the SSY pass put `SYNC`/`BRK`.
 
 use crate::types::{LaneMask, Pc, PC_NONE};
+use crate::EntryKind;
 use crate::{EntryView, Flow, MechError, WarpCtx, WarpTracker};
 
 /// The kind of an entry.
@@ -214,10 +215,10 @@ impl WarpTracker for SsyStack {
         st.iter()
             .map(|e| {
                 let kind = match e.kind {
-                    SsyKind::Div => "div",
-                    SsyKind::Ssy => "ssy",
-                    SsyKind::Pbk => "pbk",
-                    SsyKind::Cal => "cal",
+                    SsyKind::Div => EntryKind::Div,
+                    SsyKind::Ssy => EntryKind::Ssy,
+                    SsyKind::Pbk => EntryKind::Pbk,
+                    SsyKind::Cal => EntryKind::Cal,
                 };
                 EntryView::warp(kind, e.mask, e.npc, e.rpc)
             })

@@ -16,6 +16,7 @@
 
 use crate::paths::{successors, Path};
 use crate::types::{lanes, LaneMask, Pc};
+use crate::EntryKind;
 use crate::Structure;
 use crate::{BarrierMode, Counter, EntryView, Flow, MechError, WarpCtx, WarpTracker};
 
@@ -171,8 +172,8 @@ impl WarpTracker for Stackless {
 
     fn entries(&self, st: &StacklessState) -> Vec<EntryView> {
         let mut v = Vec::new();
-        v.extend(st.waiting.iter().map(|w| EntryView::warp("sync", w.mask, w.pc, w.pc)));
-        v.extend(st.groups.iter().map(|g| g.view("thread group")));
+        v.extend(st.waiting.iter().map(|w| EntryView::warp(EntryKind::Sync, w.mask, w.pc, w.pc)));
+        v.extend(st.groups.iter().map(|g| g.view(EntryKind::ThreadGroup)));
         v
     }
 }

@@ -14,7 +14,7 @@ use crate::gmem::{SmMemView, SmMemory};
 use crate::opcode::{op_timings, OpTiming};
 use crate::stats::{MemoryCounters, StallCounts};
 use memory::{Issuer, LoadTrack, MemorySide};
-use reconverge_mechanism::{Blocked, Delay, Group, Peek, Tracker};
+use reconverge_mechanism::{Blocked, Group, Peek, Tracker};
 use reconverge_program::program::{InstClass, Op};
 use reconverge_program::{LaneMask, LaunchConfig, Program};
 use reconverge_sim::core::{IssueEnv, NoObserver, SmCore};
@@ -906,11 +906,7 @@ impl<'a, T: Tracker> Sm<'a, T> {
         let parts = grp.lanes.parts();
         t.threads.raise(row::READY, parts, grp.hold, next);
         if let Some(d) = issued.delay {
-            let cycles = match d {
-                Delay::Compaction => gpu.mechanism.compaction_latency,
-                Delay::PoolInsert => gpu.mechanism.pool_latency,
-                Delay::SortStall { steps } => u64::from(steps) * gpu.mechanism.sort_step_latency,
-            };
+            let cycles = gpu.mechanism.cycles(d);
             t.threads.raise(row::MECH, self.core.delayed(), u64::MAX, now + 1 + cycles);
         }
         order_memory(t, &exec_parts, grp.mask, wrote, &prog.insts[grp.pc as usize].op, &released, ctx.epoch_end);
