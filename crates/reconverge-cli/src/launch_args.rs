@@ -2,7 +2,7 @@
 
 use crate::{source, Failure};
 use clap::Args;
-use reconverge_mechanism::Mechanism;
+use reconverge_mechanism::{LutGeometry, Mechanism};
 use reconverge_program::{Arg, DecodeOptions, GlobalInit, LaunchConfig, Program};
 use reconverge_suite::{resolve_args, ArgSpec};
 
@@ -238,6 +238,8 @@ impl LaunchArgs {
 
     /// [`LaunchArgs::prepare`] for mechanism `mech`.
     pub fn prepare_for(&self, mech: Mechanism, dump_globals: &[String]) -> Result<Prepared, Failure> {
+        let lut = LutGeometry::parse(&self.dwf_lut).map_err(|e| Failure::input(format!("--dwf-lut {e}")))?;
+        let mech = mech.with_lut(lut);
         let grid = dims("grid", &self.grid)?;
         let block = dims("block", &self.block)?;
         let loaded = source::load(&self.file, &self.nvrtc_opts)?;
@@ -284,11 +286,9 @@ impl LaunchArgs {
             globals,
             dump_globals: dump_globals.to_vec(),
             max_memory,
-            dwf_lut: reconverge_program::LutGeometry::parse(&self.dwf_lut)
-                .map_err(|e| Failure::input(format!("--dwf-lut {e}")))?,
             ..LaunchConfig::default()
         };
-        cfg.validate(&prog).map_err(|e| Failure::input(e.to_string()))?;
+        cfg.validate(&prog).map_err(|e| Failure::input(crate::errors::render(&e.into())))?;
         Ok(Prepared { prog, mechanism: mech, cfg, args })
     }
 }

@@ -46,13 +46,13 @@ pub fn run_cmd(a: ReportArgs) -> Result<(), Failure> {
     for &m in &mechs {
         let p = a.launch.prepare_for(m, &[])?;
         let mut rec = TimelineRecorder::new(&p.prog);
-        let result = run(&p.prog, m, &p.cfg, &p.args, &mut rec);
+        let result = run(&p.prog, p.mechanism, &p.cfg, &p.args, &mut rec);
         let (timed, trace_file) = match &gpu {
             Some(g) => {
                 let spec = reconverge_timing::TraceSpec { max_events: TRACE_EVENTS, ..Default::default() };
                 let (t, timeline) = reconverge_timing::run_timed_traced(
                     &p.prog,
-                    m,
+                    p.mechanism,
                     &p.cfg,
                     g,
                     &p.args,

@@ -304,7 +304,7 @@ fn guarded<T>(stage: &'static str, f: impl FnOnce() -> Result<T, String>) -> Res
 struct Plan {
     warp_size: u32,
     scalarize: bool,
-    lut: reconverge_program::LutGeometry,
+    lut: reconverge_mechanism::LutGeometry,
 }
 
 impl Plan {
@@ -312,10 +312,10 @@ impl Plan {
         let warp_size = 1 << rng.u32(0..=6);
         let scalarize = rng.u32(0..5) == 0;
         let lut = if rng.bool() {
-            reconverge_program::LutGeometry::PERFECT
+            reconverge_mechanism::LutGeometry::PERFECT
         } else {
             let ways = 1 << rng.u32(0..=3);
-            reconverge_program::LutGeometry { entries: ways << rng.u32(0..=4), ways }
+            reconverge_mechanism::LutGeometry { entries: ways << rng.u32(0..=4), ways }
         };
         Plan { warp_size, scalarize, lut }
     }
@@ -327,7 +327,7 @@ impl Reached {
         self.per_mechanism[mechanism] += 1;
         self.per_warp_size[plan.warp_size.trailing_zeros() as usize] += 1;
         self.scalarized += u32::from(plan.scalarize);
-        self.finite_lut += u32::from(plan.lut != reconverge_program::LutGeometry::PERFECT);
+        self.finite_lut += u32::from(plan.lut != reconverge_mechanism::LutGeometry::PERFECT);
     }
 }
 
@@ -437,11 +437,10 @@ pub fn check(src: &str, opts: &CheckOptions, seed: u64) -> Result<Reached, Findi
                 max_memory: opts.max_memory,
                 livelock_window: 2_000,
                 local_bytes: 4096,
-                dwf_lut: plan.lut,
                 ..LaunchConfig::default()
             };
             guarded("run", || {
-                let _ = run(&prog, mech, &cfg, &args, &mut NoObserver);
+                let _ = run(&prog, mech.with_lut(plan.lut), &cfg, &args, &mut NoObserver);
                 Ok(())
             })?;
             reached.count(mi, &plan);
@@ -449,6 +448,7 @@ pub fn check(src: &str, opts: &CheckOptions, seed: u64) -> Result<Reached, Findi
                 let (kind, gpu) = random_gpu(&mut rng);
                 guarded("timed", || {
                     // An invalid configuration must be refused with an error, never run or crash.
+                    let mech = mech.with_lut(plan.lut);
                     let r = reconverge_timing::run_timed(&prog, mech, &cfg, &gpu, &args, Some(opts.max_cycles), 1);
                     if kind == reconverge_timing::PRESETS.len() + 1 && r.run.error.is_none() {
                         return Err(format!("an invalid configuration ran: {}", gpu.to_toml()));

@@ -67,7 +67,7 @@ pub use breadth::{Breadth, BreadthState, SyncPoint};
 pub use capri::{Capri, Capt};
 pub use cta_stack::{CompactionPolicy, CtaMask, CtaStack, Decision};
 pub use dual_path::{DualEntry, DualPath};
-pub use dwf::{Dwf, Heuristic, PoolCta, PoolSm};
+pub use dwf::{Dwf, Heuristic, LutGeometry, PoolCta, PoolSm};
 pub use forkjoin::{ForkJoin, ForkJoinState, Region};
 pub use frontier::ThreadFrontiers;
 pub use interface::*;

@@ -8,7 +8,7 @@
 //! and one arm of [`with_tracker!`](crate::with_tracker).
 
 use crate::{arbiter, breadth, capri, dual_path, dwf, forkjoin, frontier, its, minpc, multi_path, none, pdom};
-use crate::{simty, sorted, ssy, stackless, tbc, Heuristic, Pass, Priority, Scope};
+use crate::{simty, sorted, ssy, stackless, tbc, Heuristic, LutGeometry, Pass, Priority, Scope};
 use std::fmt;
 
 /// What a mechanism is, as the rest of the program needs to know it.
@@ -97,12 +97,12 @@ pub const REGISTRY: [Entry; 28] = [
     Entry { mechanism: Mechanism::Pdom, info: &pdom::INFO },
     Entry { mechanism: Mechanism::Ssy, info: &ssy::INFO },
     Entry { mechanism: Mechanism::None, info: &none::INFO },
-    Entry { mechanism: Mechanism::Dwf(Heuristic::Majority), info: &dwf::MAJORITY },
-    Entry { mechanism: Mechanism::Dwf(Heuristic::Minority), info: &dwf::MINORITY },
-    Entry { mechanism: Mechanism::Dwf(Heuristic::Pc), info: &dwf::PC },
-    Entry { mechanism: Mechanism::Dwf(Heuristic::Pdom), info: &dwf::PDOM },
-    Entry { mechanism: Mechanism::Dwf(Heuristic::Fifo), info: &dwf::FIFO },
-    Entry { mechanism: Mechanism::DwfSm, info: &dwf::SM_POOL_INFO },
+    Entry { mechanism: Mechanism::Dwf(Heuristic::Majority, LutGeometry::PERFECT), info: &dwf::MAJORITY },
+    Entry { mechanism: Mechanism::Dwf(Heuristic::Minority, LutGeometry::PERFECT), info: &dwf::MINORITY },
+    Entry { mechanism: Mechanism::Dwf(Heuristic::Pc, LutGeometry::PERFECT), info: &dwf::PC },
+    Entry { mechanism: Mechanism::Dwf(Heuristic::Pdom, LutGeometry::PERFECT), info: &dwf::PDOM },
+    Entry { mechanism: Mechanism::Dwf(Heuristic::Fifo, LutGeometry::PERFECT), info: &dwf::FIFO },
+    Entry { mechanism: Mechanism::DwfSm(LutGeometry::PERFECT), info: &dwf::SM_POOL_INFO },
     Entry { mechanism: Mechanism::Tbc, info: &tbc::INFO },
     Entry { mechanism: Mechanism::Capri, info: &capri::INFO },
     Entry { mechanism: Mechanism::TbcLpc, info: &tbc::LIKELY_INFO },
@@ -156,7 +156,8 @@ impl Mechanism {
 
     /// Its facts.
     pub fn info(self) -> &'static Info {
-        match REGISTRY.iter().find(|e| e.mechanism == self) {
+        let base = self.with_lut(LutGeometry::PERFECT);
+        match REGISTRY.iter().find(|e| e.mechanism == base) {
             Some(e) => e.info,
             None => unreachable!("every mechanism has a registry line (checked by a test)"),
         }
@@ -170,6 +171,24 @@ impl Mechanism {
     /// Parses a command-line name or alias.
     pub fn from_name(s: &str) -> Option<Mechanism> {
         REGISTRY.iter().find(|e| e.info.name == s || e.info.aliases.contains(&s)).map(|e| e.mechanism)
+    }
+
+    /// This mechanism with its look-up table of `lut` (DWF's variants; every other mechanism has none and
+    /// is returned as it is). The registry lists each mechanism with a perfect table.
+    pub const fn with_lut(self, lut: LutGeometry) -> Mechanism {
+        match self {
+            Mechanism::Dwf(h, _) => Mechanism::Dwf(h, lut),
+            Mechanism::DwfSm(_) => Mechanism::DwfSm(lut),
+            m => m,
+        }
+    }
+
+    /// The geometry of the mechanism's look-up table, if it has one.
+    pub fn lut(self) -> Option<LutGeometry> {
+        match self {
+            Mechanism::Dwf(_, lut) | Mechanism::DwfSm(lut) => Some(lut),
+            _ => None,
+        }
     }
 
     /// Where the mechanism keeps its state: per static warp, per CTA, or per SM.
@@ -191,6 +210,15 @@ impl Mechanism {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_look_up_table_is_a_parameter_of_dwf_only() {
+        let lut = LutGeometry { entries: 64, ways: 4 };
+        let dwf = Mechanism::from_name("dwf:sm").expect("registered").with_lut(lut);
+        assert_eq!((dwf.lut(), dwf.name()), (Some(lut), "dwf:sm"));
+        assert_eq!(Mechanism::Tbc.with_lut(lut), Mechanism::Tbc);
+        assert_eq!(Mechanism::Tbc.lut(), None);
+    }
 
     #[test]
     fn every_mechanism_has_one_line_and_every_name_is_unique() {
@@ -228,11 +256,12 @@ pub enum Mechanism {
     Ssy,
     /// No reconvergence: split groups take turns until they exit.
     None,
-    /// Dynamic warp formation: threads regrouped by pc in a warp pool, issued by a heuristic.
-    Dwf(Heuristic),
+    /// Dynamic warp formation: threads regrouped by pc in a warp pool, issued by a heuristic; the pool's
+    /// look-up table has the geometry given (perfect unless set: [`Mechanism::with_lut`]).
+    Dwf(Heuristic, LutGeometry),
     /// Dynamic warp formation with one warp pool for every CTA of the SM (Fung et al., MICRO'07): threads
-    /// of different CTAs at one pc share warps; the majority heuristic.
-    DwfSm,
+    /// of different CTAs at one pc share warps; the majority heuristic; a look-up table of the geometry given.
+    DwfSm(LutGeometry),
     /// Thread block compaction: a CTA-wide stack; warps wait at every sync point and are compacted.
     Tbc,
     /// CAPRI: thread block compaction where divergent warps wait only when compaction is predicted
@@ -298,12 +327,12 @@ macro_rules! with_tracker {
                 let $t = &PerWarp(NoReconvergence);
                 $body
             }
-            M::Dwf(h) => {
-                let $t = &Dwf::<false>(h);
+            M::Dwf(heuristic, lut) => {
+                let $t = &Dwf::<false> { heuristic, lut };
                 $body
             }
-            M::DwfSm => {
-                let $t = &Dwf::<true>($crate::Heuristic::Majority);
+            M::DwfSm(lut) => {
+                let $t = &Dwf::<true> { heuristic: $crate::Heuristic::Majority, lut };
                 $body
             }
             M::Tbc => {

@@ -288,61 +288,6 @@ pub struct LaunchConfig {
     /// Set by another thread to stop the run (Ctrl-C in Python): the drivers look at it between rounds
     /// of issue (functional) or epochs (timed) and stop as interrupted.
     pub cancel: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
-    /// The geometry of DWF's PC-indexed look-up table (ignored by other mechanisms).
-    pub dwf_lut: LutGeometry,
-}
-
-/// The geometry of a set-associative look-up table: `entries` in sets of `ways`; 0 entries = a perfect
-/// table (every key has its own entry, nothing is ever evicted).
-#[derive(Clone, Copy, PartialEq, Eq, Debug, Default, serde::Serialize)]
-pub struct LutGeometry {
-    /// Entries in all (0 = perfect).
-    pub entries: u32,
-    /// Entries per set (associativity); `entries` must be a multiple of it.
-    pub ways: u32,
-}
-
-impl LutGeometry {
-    /// A perfect table.
-    pub const PERFECT: LutGeometry = LutGeometry { entries: 0, ways: 0 };
-
-    /// Parses `ENTRIES[:WAYS]` (`0` = perfect; without `:WAYS`, fully associative).
-    pub fn parse(s: &str) -> Result<LutGeometry, ValueError> {
-        let (e, w) = match s.split_once(':') {
-            Some((e, w)) => (e, Some(w)),
-            None => (s, None),
-        };
-        let entries: u32 = e.trim().parse().map_err(|_| ValueError::TableSyntax(s.to_string()))?;
-        let ways: u32 = match w {
-            Some(w) => w.trim().parse().map_err(|_| ValueError::TableWays(s.to_string()))?,
-            None => entries,
-        };
-        if entries == 0 {
-            return Ok(LutGeometry::PERFECT);
-        }
-        if ways == 0 || entries % ways != 0 {
-            return Err(ValueError::TableSets { text: s.to_string(), entries, ways });
-        }
-        if entries > 1 << 20 {
-            return Err(ValueError::TableSize { text: s.to_string(), max: 1 << 20 });
-        }
-        Ok(LutGeometry { entries, ways })
-    }
-
-    /// Whether the table is perfect.
-    pub fn is_perfect(self) -> bool {
-        self.entries == 0
-    }
-}
-
-impl std::fmt::Display for LutGeometry {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        if self.is_perfect() {
-            f.write_str("perfect")
-        } else {
-            write!(f, "{}:{}", self.entries, self.ways)
-        }
-    }
 }
 
 /// The smallest livelock window: a correct kernel may well run a few thousand warp instructions that
@@ -383,7 +328,6 @@ impl Default for LaunchConfig {
             max_memory: DEFAULT_MAX_MEMORY,
             model_bytes: 0,
             cancel: None,
-            dwf_lut: LutGeometry::PERFECT,
         }
     }
 }

@@ -21,7 +21,7 @@ pub mod types;
 
 pub use decode::{decode, select_kernel, BranchPoint, DecodeError, DecodeOptions, FunctionPoints};
 pub use error::{LaunchError, OutOfMemory, ValueError, VariableUse};
-pub use launch::{parse_scalar, Arg, Buffer, Dtype, GlobalInit, LaunchArgs, LaunchConfig, LutGeometry};
+pub use launch::{parse_scalar, Arg, Buffer, Dtype, GlobalInit, LaunchArgs, LaunchConfig};
 pub use program::Program;
 pub use scalar_plan::ScalarPlan;
 pub use types::*;

@@ -3,8 +3,7 @@
 
 mod common;
 
-use reconverge_mechanism::{Heuristic, Mechanism};
-use reconverge_program::LutGeometry;
+use reconverge_mechanism::{Heuristic, LutGeometry, Mechanism};
 use reconverge_sim::RunResult;
 use reconverge_suite::{prepare_entry, run_prepared, Mode, PreparedEntry};
 
@@ -23,7 +22,7 @@ fn counter(r: &RunResult, name: &str) -> u64 {
     r.stats.mechanism_counter(name).unwrap_or_else(|| panic!("no counter {name}"))
 }
 
-const DWF: Mechanism = Mechanism::Dwf(Heuristic::Majority);
+const DWF: Mechanism = Mechanism::Dwf(Heuristic::Majority, LutGeometry::PERFECT);
 
 #[test]
 fn dwf_merges_threads_of_different_warps_and_raises_simd_efficiency() {
@@ -40,7 +39,7 @@ fn dwf_merges_threads_of_different_warps_and_raises_simd_efficiency() {
 fn an_sm_wide_pool_forms_warps_of_threads_from_several_ctas() {
     let pdom = functional("bitonic_sort", Mechanism::Pdom);
     let per_cta = functional("bitonic_sort", DWF);
-    let sm_wide = functional("bitonic_sort", Mechanism::DwfSm);
+    let sm_wide = functional("bitonic_sort", Mechanism::DwfSm(LutGeometry::PERFECT));
     assert!(sm_wide.error.is_none(), "{:?}", sm_wide.error);
     assert_eq!(sm_wide.buffers, pdom.buffers, "same memory");
     assert_eq!(counter(&per_cta, "multi_cta_warps"), 0, "a per-CTA pool never mixes CTAs");
@@ -50,22 +49,21 @@ fn an_sm_wide_pool_forms_warps_of_threads_from_several_ctas() {
     // One SM, so that the timing model keeps several CTAs resident together.
     let mut gpu = reconverge_timing::GpuConfig::gtx480();
     gpu.num_sms = 1;
-    let p = prepared("bitonic_sort", Mechanism::DwfSm);
-    let (timed, t1) = run_prepared(&p, Mechanism::DwfSm, Mode::Timed { gpu: &gpu, threads: 1 });
+    let p = prepared("bitonic_sort", Mechanism::DwfSm(LutGeometry::PERFECT));
+    let (timed, t1) = run_prepared(&p, Mechanism::DwfSm(LutGeometry::PERFECT), Mode::Timed { gpu: &gpu, threads: 1 });
     assert!(timed.error.is_none(), "{:?}", timed.error);
     assert_eq!(timed.buffers, pdom.buffers, "timed runs compute the same");
     assert!(counter(&timed, "multi_cta_warps") > 0, "the timing model's SM mixes CTAs too");
-    let (again, t2) = run_prepared(&p, Mechanism::DwfSm, Mode::Timed { gpu: &gpu, threads: 2 });
+    let (again, t2) = run_prepared(&p, Mechanism::DwfSm(LutGeometry::PERFECT), Mode::Timed { gpu: &gpu, threads: 2 });
     assert_eq!(timed.stats, again.stats);
     assert_eq!(t1.expect("timing").cycles, t2.expect("timing").cycles);
 }
 
 #[test]
 fn a_finite_lut_loses_merges_a_perfect_one_keeps() {
-    let mut p = prepared("bfs", DWF);
+    let p = prepared("bfs", DWF);
     let perfect = run_prepared(&p, DWF, Mode::Functional).0;
-    p.cfg.dwf_lut = LutGeometry::parse("4:1").expect("geometry");
-    let tiny = run_prepared(&p, DWF, Mode::Functional).0;
+    let tiny = run_prepared(&p, DWF.with_lut(LutGeometry::parse("4:1").expect("geometry")), Mode::Functional).0;
     assert_eq!(counter(&perfect, "lut_evictions"), 0);
     assert!(counter(&tiny, "lut_evictions") > 0, "a 4-entry direct-mapped LUT aliases");
     assert!(counter(&tiny, "lut_real_misses") > counter(&perfect, "lut_real_misses"));
@@ -77,7 +75,7 @@ fn every_dwf_heuristic_gives_the_same_memory_in_a_different_order() {
     let pdom = functional("nested_loops", Mechanism::Pdom);
     let mut issued = Vec::new();
     for h in Heuristic::ALL {
-        let r = functional("nested_loops", Mechanism::Dwf(h));
+        let r = functional("nested_loops", Mechanism::Dwf(h, LutGeometry::PERFECT));
         assert!(r.error.is_none(), "{h:?}: {:?}", r.error);
         assert_eq!(r.buffers, pdom.buffers, "{h:?}");
         issued.push(r.stats.warp_instructions);
@@ -110,7 +108,7 @@ fn capri_stalls_fewer_warps_than_tbc_for_the_same_compaction_benefit() {
 #[test]
 fn timed_regrouping_runs_do_not_depend_on_host_threads() {
     let gpu = reconverge_timing::GpuConfig::gtx480();
-    for mech in [DWF, Mechanism::DwfSm, Mechanism::Tbc, Mechanism::Capri] {
+    for mech in [DWF, Mechanism::DwfSm(LutGeometry::PERFECT), Mechanism::Tbc, Mechanism::Capri] {
         let p = prepared("bfs_large", mech);
         let (a, ta) = run_prepared(&p, mech, Mode::Timed { gpu: &gpu, threads: 1 });
         let (b, tb) = run_prepared(&p, mech, Mode::Timed { gpu: &gpu, threads: 2 });
@@ -118,7 +116,7 @@ fn timed_regrouping_runs_do_not_depend_on_host_threads() {
         assert_eq!(a.buffers, b.buffers, "{mech}");
         let (ta, tb) = (ta.expect("timing"), tb.expect("timing"));
         assert_eq!((ta.cycles, ta.stalls.mechanism), (tb.cycles, tb.stalls.mechanism), "{mech}");
-        if mech != DWF && mech != Mechanism::DwfSm {
+        if mech != DWF && mech != Mechanism::DwfSm(LutGeometry::PERFECT) {
             assert!(counter(&a, "sync_stall_cycles") > 0, "{mech}: warps wait for their block");
         }
     }

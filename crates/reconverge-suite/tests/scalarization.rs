@@ -55,9 +55,7 @@ fn the_metrics_keep_their_definitions_on_every_kernel() {
                 continue;
             }
             let mut oracles = Vec::new();
-            for mech in
-                [Mechanism::Pdom, Mechanism::StacklessDcp, Mechanism::Dwf(reconverge_mechanism::Heuristic::Majority)]
-            {
+            for mech in [Mechanism::Pdom, Mechanism::StacklessDcp, Mechanism::from_name("dwf").expect("registered")] {
                 let o = run_entry(entry, mech, ws, &load, 50_000_000, Mode::Functional, true);
                 let what = format!("{} / {mech} / warp {ws}", entry.name);
                 let Some(r) = o.result.as_ref().filter(|r| r.error.is_none()) else { continue };

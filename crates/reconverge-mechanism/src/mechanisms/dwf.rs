@@ -22,13 +22,14 @@
 //!   so a CTA whose threads all exited owns no pool warp and retires. The core executes a warp that draws
 //!   from several CTAs once per CTA, each part with its CTA's shared memory, barriers and `%ctaid`.
 
-use crate::launch::{LaunchConfig, LutGeometry};
+use crate::launch::LaunchConfig;
 use crate::program::Program;
 use crate::tracker::{Blocked, Counter, CtaView, Delay, Group, LaneMap, Peek, Position, Tracker, UpdateCtx};
 use crate::types::{LaneMask, Pc, PC_NONE};
 use crate::EntryKind;
 use crate::Structure;
 use crate::{next_groups, BarrierMode, EntryView, Flow, MechError};
+use reconverge_program::ValueError;
 use std::collections::{BTreeMap, HashMap};
 
 /// Which pool warp DWF issues next.
@@ -66,10 +67,68 @@ impl Heuristic {
     }
 }
 
-/// Dynamic warp formation under a heuristic; `SM_POOL`: one warp pool for every CTA of the SM
-/// (`dwf:sm`) instead of one per CTA.
+/// The geometry of a set-associative look-up table: `entries` in sets of `ways`; 0 entries = a perfect
+/// table (every key has its own entry, nothing is ever evicted).
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, Default, serde::Serialize)]
+pub struct LutGeometry {
+    /// Entries in all (0 = perfect).
+    pub entries: u32,
+    /// Entries per set (associativity); `entries` must be a multiple of it.
+    pub ways: u32,
+}
+
+impl LutGeometry {
+    /// A perfect table.
+    pub const PERFECT: LutGeometry = LutGeometry { entries: 0, ways: 0 };
+
+    /// Parses `ENTRIES[:WAYS]` (`0` = perfect; without `:WAYS`, fully associative).
+    pub fn parse(s: &str) -> Result<LutGeometry, ValueError> {
+        let (e, w) = match s.split_once(':') {
+            Some((e, w)) => (e, Some(w)),
+            None => (s, None),
+        };
+        let entries: u32 = e.trim().parse().map_err(|_| ValueError::TableSyntax(s.to_string()))?;
+        let ways: u32 = match w {
+            Some(w) => w.trim().parse().map_err(|_| ValueError::TableWays(s.to_string()))?,
+            None => entries,
+        };
+        if entries == 0 {
+            return Ok(LutGeometry::PERFECT);
+        }
+        if ways == 0 || entries % ways != 0 {
+            return Err(ValueError::TableSets { text: s.to_string(), entries, ways });
+        }
+        if entries > 1 << 20 {
+            return Err(ValueError::TableSize { text: s.to_string(), max: 1 << 20 });
+        }
+        Ok(LutGeometry { entries, ways })
+    }
+
+    /// Whether the table is perfect.
+    pub fn is_perfect(self) -> bool {
+        self.entries == 0
+    }
+}
+
+impl std::fmt::Display for LutGeometry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.is_perfect() {
+            f.write_str("perfect")
+        } else {
+            write!(f, "{}:{}", self.entries, self.ways)
+        }
+    }
+}
+
+/// Dynamic warp formation under a heuristic with a PC-indexed look-up table of a geometry; `SM_POOL`: one
+/// warp pool for every CTA of the SM (`dwf:sm`) instead of one per CTA.
 #[derive(Clone, Copy, Debug)]
-pub struct Dwf<const SM_POOL: bool>(pub Heuristic);
+pub struct Dwf<const SM_POOL: bool> {
+    /// Which pool warp issues next.
+    pub heuristic: Heuristic,
+    /// The geometry of the look-up table that finds a pool warp for a pc.
+    pub lut: LutGeometry,
+}
 
 /// A pool warp: the CTA slot whose issue contexts hold it, and the context.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -285,7 +344,7 @@ impl<const SM_POOL: bool> Dwf<SM_POOL> {
             return pack(0, 0, w.pc);
         }
         let count = || sm.counts.get(&w.pc).copied().unwrap_or(0);
-        match self.0 {
+        match self.heuristic {
             Heuristic::Majority | Heuristic::Minority if sm.drain == Some(w.pc) => pack(1, 0, w.pc),
             Heuristic::Majority => pack(2, u32::MAX as u64 - count().min(u32::MAX as u64), w.pc),
             Heuristic::Minority => pack(2, count(), w.pc),
@@ -304,7 +363,7 @@ impl<const SM_POOL: bool> Dwf<SM_POOL> {
         if sm.drain.is_some_and(|p| sm.counts.contains_key(&p)) {
             return;
         }
-        let pick = match self.0 {
+        let pick = match self.heuristic {
             // Ties go to the lower pc: iteration is in pc order and only a strictly better count wins.
             Heuristic::Majority => sm.counts.iter().fold(None, |best: Option<(Pc, u64)>, (&p, &n)| match best {
                 Some((_, b)) if b >= n => best,
@@ -513,7 +572,7 @@ impl<const SM_POOL: bool> Tracker for Dwf<SM_POOL> {
         if SM_POOL {
             SM_POOL_INFO.name
         } else {
-            self.0.info().name
+            self.heuristic.info().name
         }
     }
 
@@ -528,7 +587,7 @@ impl<const SM_POOL: bool> Tracker for Dwf<SM_POOL> {
             w: launch.warp_size,
             wpc: launch.threads_per_cta().div_ceil(launch.warp_size.max(1)),
             sm_pool: SM_POOL,
-            lut: Lut::new(launch.dwf_lut),
+            lut: Lut::new(self.lut),
             pools: Vec::new(),
             counts: BTreeMap::new(),
             drain: None,
