@@ -255,7 +255,133 @@ fn bool_of(m: &Modifier) -> Option<BoolOp> {
     }
 }
 
-type DResult<T> = Result<T, String>;
+/// Why one instruction cannot be decoded. It is not an error of the load: the instruction decodes to
+/// [`Op::Unsupported`] with this message, which traps only if a thread executes it.
+#[derive(Clone, PartialEq, Eq, Debug, thiserror::Error)]
+pub enum Unsupported {
+    /// A form the decoder rejects, described in a fixed phrase ("setp needs a comparison").
+    #[error("{0}")]
+    Form(&'static str),
+    /// An operand of the wrong kind.
+    #[error("expected {expected}, found {found}")]
+    Operand {
+        /// What the instruction needs there.
+        expected: &'static str,
+        /// What it has (the IR operand).
+        found: String,
+    },
+    /// An instruction without the type it needs.
+    #[error("`{0}` needs a type")]
+    NeedsType(String),
+    /// An instruction with too few operands.
+    #[error("`{opcode}` needs {n} operands")]
+    NeedsOperands {
+        /// The opcode.
+        opcode: String,
+        /// Operands it needs.
+        n: usize,
+    },
+    /// A symbol used where it cannot be.
+    #[error("symbol {symbol} used as {role}")]
+    Symbol {
+        /// The symbol (IR form).
+        symbol: String,
+        /// `a value`, `an address`.
+        role: &'static str,
+    },
+    /// The address of a function without a body.
+    #[error("address of function `{0}` without a body")]
+    BodilessAddress(String),
+    /// An atomic operation on a type the executor does not have.
+    #[error("atom on .{0} is not supported")]
+    AtomType(&'static str),
+    /// An opcode the IR does not know.
+    #[error("unknown instruction `{0}`")]
+    UnknownOpcode(String),
+    /// A known opcode with modifiers or types the executor does not implement.
+    #[error("`{0}` with these modifiers/types is not supported")]
+    Modifiers(String),
+    /// A call to a function without a body.
+    #[error("call to `{0}`, which has no body (external functions are not supported)")]
+    ExternalCall(String),
+    /// A call whose arguments or return values do not match the callee.
+    #[error("call to `{callee}` passes {args} arguments and {rets} return values; it takes {params} and {returns}")]
+    CallArity {
+        /// The callee.
+        callee: String,
+        /// Arguments passed.
+        args: usize,
+        /// Return values received.
+        rets: usize,
+        /// Parameters it takes.
+        params: usize,
+        /// Values it returns.
+        returns: usize,
+    },
+}
+
+impl From<&'static str> for Unsupported {
+    fn from(s: &'static str) -> Unsupported {
+        Unsupported::Form(s)
+    }
+}
+
+type DResult<T> = Result<T, Unsupported>;
+
+/// The function pass 2 of the decoder is in: its index in decoding order, its IR id and body, and the
+/// printer of its instructions' text.
+struct InFunction<'a> {
+    fi: usize,
+    fid: FuncId,
+    f: &'a Function,
+    printer: reconverge_ir::InstPrinter<'a>,
+}
+
+/// One family of opcodes: the instruction decoded, or `None` when the family has no arm for it.
+type Family<'m> = fn(&Decoder<'m>, &At<'_>) -> DResult<Option<Op>>;
+
+/// The instruction being decoded: its function (index in decoding order and body), the instruction, and
+/// its data type.
+struct At<'a> {
+    fi: usize,
+    f: &'a Function,
+    inst: &'a reconverge_ir::Inst,
+    ty: Option<ScalarType>,
+}
+
+impl At<'_> {
+    /// The instruction's type, which it needs.
+    fn t(&self) -> DResult<ScalarType> {
+        self.ty.ok_or_else(|| Unsupported::NeedsType(self.inst.opcode.to_string()))
+    }
+
+    /// At least `n` operands.
+    fn need(&self, n: usize) -> DResult<()> {
+        if self.inst.operands.len() < n {
+            Err(Unsupported::NeedsOperands { opcode: self.inst.opcode.to_string(), n })
+        } else {
+            Ok(())
+        }
+    }
+
+    /// Whether the instruction is of a floating-point type.
+    fn is_float(&self) -> bool {
+        self.ty.is_some_and(|t| t.is_float())
+    }
+
+    /// Whether the instruction is of the predicate type.
+    fn is_pred(&self) -> bool {
+        self.ty == Some(ScalarType::Pred)
+    }
+}
+
+/// Where pass 1 of the decoder stands: the next pc, value register and predicate register.
+#[derive(Default)]
+struct Cursor {
+    pc: Pc,
+    reg: u32,
+    pred: u32,
+}
 
 impl<'m> Decoder<'m> {
     fn new(m: &'m Module, kernel: FuncId, opts: &DecodeOptions) -> Result<Self, DecodeError> {
@@ -467,228 +593,253 @@ impl<'m> Decoder<'m> {
 
     fn run(&mut self, reconv: &ReconvergenceFn<'_>) -> Result<(), DecodeError> {
         // Pass 1: register windows, frames, pcs of blocks.
-        let mut pc: Pc = 0;
-        let mut reg_next = 0u32;
-        let mut pred_next = 0u32;
         let order = self.order.clone();
+        let mut cursor = Cursor::default();
         for (fi, &fid) in order.iter().enumerate() {
-            let f = &self.m.functions[fid];
-            let mut regs = Vec::with_capacity(f.regs.len());
-            let (mut nregs, mut npreds, mut reg_words) = (0u32, 0u32, 0u32);
-            for (_, r) in f.regs.iter() {
-                reg_words += if r.ty == ScalarType::Pred {
-                    0
-                } else {
-                    r.ty.bits().div_ceil(32).max(1) * r.vector.unwrap_or(1) as u32
-                };
-                if r.ty == ScalarType::Pred {
-                    regs.push((true, pred_next + npreds));
-                    npreds += 1;
-                } else {
-                    regs.push((false, reg_next + nregs));
-                    nregs += 1;
-                }
-            }
-            // Frame: locals (.local, .param staging), own params, own rets.
-            let mut frame = 0u64;
-            let mut locals = Vec::with_capacity(f.locals.len());
-            let mut shared_i = self.prog.shared.iter().position(|s| s.name.starts_with(&format!("{}::", f.name)));
-            let mut const_i = self.prog.consts.iter().position(|s| s.name.starts_with(&format!("{}::", f.name)));
-            for (_, v) in f.locals.iter() {
-                match v.space {
-                    StateSpace::Shared => {
-                        let addr = if v.dims.iter().any(|d| d.is_none()) {
-                            self.prog.uses_dynamic_shared = true;
-                            self.prog.static_shared as u64
-                        } else {
-                            let a = shared_i.map(|i| self.prog.shared[i].addr).unwrap_or(0);
-                            shared_i = shared_i.map(|i| i + 1);
-                            a
-                        };
-                        locals.push(LocalPlace::Shared(addr));
-                    }
-                    StateSpace::Const => {
-                        let a = const_i.map(|i| self.prog.consts[i].addr).unwrap_or(0);
-                        const_i = const_i.map(|i| i + 1);
-                        locals.push(LocalPlace::Const(a));
-                    }
-                    _ => {
-                        let off = align_up(frame, v.alignment().max(1));
-                        frame = off + var_size(v).max(1);
-                        locals.push(LocalPlace::Frame(off as u32));
-                    }
-                }
-            }
-            let mut param_offsets = Vec::new();
-            let mut ret_offsets = Vec::new();
-            if f.kind == FuncKind::Func {
-                for p in &f.params {
-                    let off = align_up(frame, p.alignment().max(1));
-                    frame = off + var_size(p).max(1);
-                    param_offsets.push(off as u32);
-                }
-                for r in &f.rets {
-                    let off = align_up(frame, r.alignment().max(1));
-                    frame = off + var_size(r).max(1);
-                    ret_offsets.push(off as u32);
-                }
-            } else {
-                // Kernel parameters live in the parameter buffer.
-                let mut off = 0u64;
-                for p in &f.params {
-                    let o = align_up(off, p.alignment().max(1));
-                    off = o + var_size(p);
-                    self.prog.params.push(KernelParam {
-                        name: p.name.clone(),
-                        ty: p.ty,
-                        size: var_size(p) as u32,
-                        offset: o as u32,
-                        is_pointer_like: p.ptr.is_some() || (p.ty.bits() == 64 && p.dims.is_empty()),
-                    });
-                }
-                self.prog.param_size = u32::try_from(off).map_err(|_| DecodeError::BadVariable {
-                    name: format!("the parameters of `{}`", f.name),
-                    why: format!("{off} bytes of kernel parameters (at most 4 GiB)"),
-                })?;
-            }
-            let frame_size = u32::try_from(align_up(frame, 16)).map_err(|_| DecodeError::BadVariable {
-                name: format!("the local frame of `{}`", f.name),
-                why: format!("{frame} bytes of local and .param variables (at most 4 GiB)"),
-            })?;
-            // Block pcs.
-            let entry = pc;
-            let mut block_pc = vec![0; f.blocks.len()];
-            let mut p = pc;
-            for &b in &f.layout {
-                block_pc[b.index()] = p;
-                p += f.blocks[b].insts.len() as u32;
-            }
-            // One more pc: the guard that traps when control falls off the end of the body.
-            pc = p + 1;
-            self.prog.functions.push(FuncInfo {
-                name: f.name.clone(),
-                ir: fid,
-                entry,
-                end: pc,
-                reg_base: reg_next,
-                nregs,
-                reg_words,
-                pred_base: pred_next,
-                npreds,
-                frame_size,
-                param_offsets,
-                ret_offsets,
-                is_kernel: fi == 0,
-            });
-            reg_next += nregs;
-            pred_next += npreds;
-            self.ctxs.push(FuncCtx { regs, locals, block_pc });
+            self.lay_out_function(fi, fid, &mut cursor)?;
         }
-        self.prog.nregs = reg_next;
-        self.prog.npreds = pred_next;
+        let pc = cursor.pc;
+        self.prog.nregs = cursor.reg;
+        self.prog.npreds = cursor.pred;
         self.prog.reconv = vec![PC_NONE; pc as usize];
         self.prog.divergent = vec![false; pc as usize];
         // Pass 2: instructions.
         for (fi, &fid) in order.iter().enumerate() {
-            let f = &self.m.functions[fid];
-            let mut inst_pc: HashMap<InstId, Pc> = HashMap::new();
-            let printer = reconverge_ir::InstPrinter::new(self.m, f);
-            for &b in &f.layout {
-                for (k, &i) in f.blocks[b].insts.iter().enumerate() {
-                    let pc = self.ctxs[fi].block_pc[b.index()] + k as u32;
-                    inst_pc.insert(i, pc);
-                    let op = match self.decode_inst(fi, f, i) {
-                        Ok(op) => op,
-                        Err(why) => Op::Unsupported(why.into()),
-                    };
-                    let inst = &f.insts[i];
-                    let guard = inst.guard.and_then(|g| {
-                        let (is_pred, idx) = self.ctxs[fi].regs[g.reg.index()];
-                        is_pred.then_some((idx, g.negated))
-                    });
-                    let text = printer.inst(i).replace(" \t", " ");
-                    let spans = f.spans.insts.get(i).cloned().unwrap_or_default();
-                    let (reads, writes) = reads_writes(&op);
-                    let (mut pred_reads, pred_writes) = pred_reads_writes(&op);
-                    if let Some((p, _)) = guard {
-                        pred_reads.push(p);
-                    }
-                    let inserted = self.opts_first_inserted.iter().any(|&(g, n)| g == fid && i.index() >= n);
-                    let class = if inserted { InstClass::Mechanism } else { classify(&op) };
-                    let branch = match (&op, guard) {
-                        _ if inserted => None,
-                        (Op::Bra { .. } | Op::Brk, Some(_)) | (Op::Brx { .. }, _) => {
-                            self.prog.branches.push(pc);
-                            Some(self.prog.branches.len() as u32 - 1)
-                        }
-                        _ => None,
-                    };
-                    self.prog.insts.push(DInst { guard, op });
-                    self.prog.info.push(InstInfo {
-                        func: fi as u32,
-                        ir_func: fid,
-                        ir_inst: Some(i),
-                        block: b.index() as u32,
-                        text,
-                        span: spans.whole,
-                        ptx_line: if spans.whole.is_empty() { 0 } else { self.line_of(spans.whole.start) },
-                        loc: inst.loc,
-                        class,
-                        branch,
-                        reads,
-                        writes,
-                        pred_reads,
-                        pred_writes,
-                    });
-                }
+            self.decode_function(fi, fid, reconv);
+        }
+        Ok(())
+    }
+
+    /// Pass 1 for function `fi`: its register window, frame layout and block pcs, from `cursor` on.
+    fn lay_out_function(&mut self, fi: usize, fid: FuncId, cursor: &mut Cursor) -> Result<(), DecodeError> {
+        let (mut pc, reg_next, pred_next) = (cursor.pc, cursor.reg, cursor.pred);
+        let f = &self.m.functions[fid];
+        let mut regs = Vec::with_capacity(f.regs.len());
+        let (mut nregs, mut npreds, mut reg_words) = (0u32, 0u32, 0u32);
+        for (_, r) in f.regs.iter() {
+            reg_words += if r.ty == ScalarType::Pred {
+                0
+            } else {
+                r.ty.bits().div_ceil(32).max(1) * r.vector.unwrap_or(1) as u32
+            };
+            if r.ty == ScalarType::Pred {
+                regs.push((true, pred_next + npreds));
+                npreds += 1;
+            } else {
+                regs.push((false, reg_next + nregs));
+                nregs += 1;
             }
-            // Control that falls off the end of the body (no `ret`/`exit` there) traps here instead of
-            // running into the next function.
-            self.prog.insts.push(DInst { guard: None, op: Op::FellOff });
-            self.prog.info.push(InstInfo {
-                func: fi as u32,
-                ir_func: fid,
-                ir_inst: None,
-                block: f.layout.last().map(|b| b.index() as u32).unwrap_or(0),
-                text: format!("(end of `{}`)", f.name),
-                span: Default::default(),
-                ptx_line: 0,
-                loc: None,
-                class: InstClass::Control,
-                branch: None,
-                reads: SmallVec::new(),
-                writes: SmallVec::new(),
-                pred_reads: SmallVec::new(),
-                pred_writes: SmallVec::new(),
-            });
-            // Reconvergence points.
-            let exit_pc = if fi == 0 { PC_EXIT } else { PC_RET };
-            let points = reconv(f);
-            self.rank_blocks(fi, f, &points.frontier_order);
-            for &b in &points.divergent_blocks {
-                let pc0 = self.ctxs[fi].block_pc[b.index()];
-                for k in 0..f.blocks[b].insts.len() as u32 {
-                    if let Some(d) = self.prog.divergent.get_mut((pc0 + k) as usize) {
-                        *d = true;
-                    }
-                }
-            }
-            for bp in points.branches {
-                if let Some(&pc) = inst_pc.get(&bp.inst) {
-                    self.prog.reconv[pc as usize] = match bp.reconvergence {
-                        Some(b) => self.ctxs[fi].block_pc[b.index()],
-                        None => exit_pc,
+        }
+        // Frame: locals (.local, .param staging), own params, own rets.
+        let mut frame = 0u64;
+        let mut locals = Vec::with_capacity(f.locals.len());
+        let mut shared_i = self.prog.shared.iter().position(|s| s.name.starts_with(&format!("{}::", f.name)));
+        let mut const_i = self.prog.consts.iter().position(|s| s.name.starts_with(&format!("{}::", f.name)));
+        for (_, v) in f.locals.iter() {
+            match v.space {
+                StateSpace::Shared => {
+                    let addr = if v.dims.iter().any(|d| d.is_none()) {
+                        self.prog.uses_dynamic_shared = true;
+                        self.prog.static_shared as u64
+                    } else {
+                        let a = shared_i.map(|i| self.prog.shared[i].addr).unwrap_or(0);
+                        shared_i = shared_i.map(|i| i + 1);
+                        a
                     };
-                    if bp.leaves_loop {
-                        self.prog.leaves_loop.push(pc);
-                    }
-                    if let Some(b) = bp.likely {
-                        self.prog.likely.push((pc, self.ctxs[fi].block_pc[b.index()]));
-                    }
+                    locals.push(LocalPlace::Shared(addr));
+                }
+                StateSpace::Const => {
+                    let a = const_i.map(|i| self.prog.consts[i].addr).unwrap_or(0);
+                    const_i = const_i.map(|i| i + 1);
+                    locals.push(LocalPlace::Const(a));
+                }
+                _ => {
+                    let off = align_up(frame, v.alignment().max(1));
+                    frame = off + var_size(v).max(1);
+                    locals.push(LocalPlace::Frame(off as u32));
                 }
             }
         }
+        let mut param_offsets = Vec::new();
+        let mut ret_offsets = Vec::new();
+        if f.kind == FuncKind::Func {
+            for p in &f.params {
+                let off = align_up(frame, p.alignment().max(1));
+                frame = off + var_size(p).max(1);
+                param_offsets.push(off as u32);
+            }
+            for r in &f.rets {
+                let off = align_up(frame, r.alignment().max(1));
+                frame = off + var_size(r).max(1);
+                ret_offsets.push(off as u32);
+            }
+        } else {
+            // Kernel parameters live in the parameter buffer.
+            let mut off = 0u64;
+            for p in &f.params {
+                let o = align_up(off, p.alignment().max(1));
+                off = o + var_size(p);
+                self.prog.params.push(KernelParam {
+                    name: p.name.clone(),
+                    ty: p.ty,
+                    size: var_size(p) as u32,
+                    offset: o as u32,
+                    is_pointer_like: p.ptr.is_some() || (p.ty.bits() == 64 && p.dims.is_empty()),
+                });
+            }
+            self.prog.param_size = u32::try_from(off).map_err(|_| DecodeError::BadVariable {
+                name: format!("the parameters of `{}`", f.name),
+                why: format!("{off} bytes of kernel parameters (at most 4 GiB)"),
+            })?;
+        }
+        let frame_size = u32::try_from(align_up(frame, 16)).map_err(|_| DecodeError::BadVariable {
+            name: format!("the local frame of `{}`", f.name),
+            why: format!("{frame} bytes of local and .param variables (at most 4 GiB)"),
+        })?;
+        // Block pcs.
+        let entry = pc;
+        let mut block_pc = vec![0; f.blocks.len()];
+        let mut p = pc;
+        for &b in &f.layout {
+            block_pc[b.index()] = p;
+            p += f.blocks[b].insts.len() as u32;
+        }
+        // One more pc: the guard that traps when control falls off the end of the body.
+        pc = p + 1;
+        self.prog.functions.push(FuncInfo {
+            name: f.name.clone(),
+            ir: fid,
+            entry,
+            end: pc,
+            reg_base: reg_next,
+            nregs,
+            reg_words,
+            pred_base: pred_next,
+            npreds,
+            frame_size,
+            param_offsets,
+            ret_offsets,
+            is_kernel: fi == 0,
+        });
+        cursor.reg = reg_next + nregs;
+        cursor.pred = pred_next + npreds;
+        cursor.pc = pc;
+        self.ctxs.push(FuncCtx { regs, locals, block_pc });
         Ok(())
+    }
+
+    /// Pass 2 for function `fi`: its instructions, the trap after its body, its reconvergence points.
+    fn decode_function(&mut self, fi: usize, fid: FuncId, reconv: &ReconvergenceFn<'_>) {
+        let m = self.m;
+        let f = &m.functions[fid];
+        let mut inst_pc: HashMap<InstId, Pc> = HashMap::new();
+        let at = InFunction { fi, fid, f, printer: reconverge_ir::InstPrinter::new(m, f) };
+        for &b in &f.layout {
+            for (k, &i) in f.blocks[b].insts.iter().enumerate() {
+                let pc = self.ctxs[fi].block_pc[b.index()] + k as u32;
+                inst_pc.insert(i, pc);
+                self.decode_one(&at, b, i, pc);
+            }
+        }
+        // Control that falls off the end of the body (no `ret`/`exit` there) traps here instead of
+        // running into the next function.
+        self.prog.insts.push(DInst { guard: None, op: Op::FellOff });
+        self.prog.info.push(InstInfo {
+            func: fi as u32,
+            ir_func: fid,
+            ir_inst: None,
+            block: f.layout.last().map(|b| b.index() as u32).unwrap_or(0),
+            text: format!("(end of `{}`)", f.name),
+            span: Default::default(),
+            ptx_line: 0,
+            loc: None,
+            class: InstClass::Control,
+            branch: None,
+            reads: SmallVec::new(),
+            writes: SmallVec::new(),
+            pred_reads: SmallVec::new(),
+            pred_writes: SmallVec::new(),
+        });
+        self.mark_points(fi, f, reconv, &inst_pc);
+    }
+
+    /// Decodes instruction `i` of block `b` of the function `at` at `pc`.
+    fn decode_one(&mut self, at: &InFunction<'_>, b: reconverge_ir::BlockId, i: InstId, pc: Pc) {
+        let (fi, fid, f, printer) = (at.fi, at.fid, at.f, &at.printer);
+        let op = match self.decode_inst(fi, f, i) {
+            Ok(op) => op,
+            Err(why) => Op::Unsupported(why.to_string().into()),
+        };
+        let inst = &f.insts[i];
+        let guard = inst.guard.and_then(|g| {
+            let (is_pred, idx) = self.ctxs[fi].regs[g.reg.index()];
+            is_pred.then_some((idx, g.negated))
+        });
+        let text = printer.inst(i).replace(" \t", " ");
+        let spans = f.spans.insts.get(i).cloned().unwrap_or_default();
+        let (reads, writes) = reads_writes(&op);
+        let (mut pred_reads, pred_writes) = pred_reads_writes(&op);
+        if let Some((p, _)) = guard {
+            pred_reads.push(p);
+        }
+        let inserted = self.opts_first_inserted.iter().any(|&(g, n)| g == fid && i.index() >= n);
+        let class = if inserted { InstClass::Mechanism } else { classify(&op) };
+        let branch = match (&op, guard) {
+            _ if inserted => None,
+            (Op::Bra { .. } | Op::Brk, Some(_)) | (Op::Brx { .. }, _) => {
+                self.prog.branches.push(pc);
+                Some(self.prog.branches.len() as u32 - 1)
+            }
+            _ => None,
+        };
+        self.prog.insts.push(DInst { guard, op });
+        self.prog.info.push(InstInfo {
+            func: fi as u32,
+            ir_func: fid,
+            ir_inst: Some(i),
+            block: b.index() as u32,
+            text,
+            span: spans.whole,
+            ptx_line: if spans.whole.is_empty() { 0 } else { self.line_of(spans.whole.start) },
+            loc: inst.loc,
+            class,
+            branch,
+            reads,
+            writes,
+            pred_reads,
+            pred_writes,
+        });
+    }
+
+    /// The reconvergence point of every branch of function `fi`, its thread-frontier ranks and its
+    /// divergent blocks.
+    fn mark_points(&mut self, fi: usize, f: &Function, reconv: &ReconvergenceFn<'_>, inst_pc: &HashMap<InstId, Pc>) {
+        // Reconvergence points.
+        let exit_pc = if fi == 0 { PC_EXIT } else { PC_RET };
+        let points = reconv(f);
+        self.rank_blocks(fi, f, &points.frontier_order);
+        for &b in &points.divergent_blocks {
+            let pc0 = self.ctxs[fi].block_pc[b.index()];
+            for k in 0..f.blocks[b].insts.len() as u32 {
+                if let Some(d) = self.prog.divergent.get_mut((pc0 + k) as usize) {
+                    *d = true;
+                }
+            }
+        }
+        for bp in points.branches {
+            if let Some(&pc) = inst_pc.get(&bp.inst) {
+                self.prog.reconv[pc as usize] = match bp.reconvergence {
+                    Some(b) => self.ctxs[fi].block_pc[b.index()],
+                    None => exit_pc,
+                };
+                if bp.leaves_loop {
+                    self.prog.leaves_loop.push(pc);
+                }
+                if let Some(b) = bp.likely {
+                    self.prog.likely.push((pc, self.ctxs[fi].block_pc[b.index()]));
+                }
+            }
+        }
     }
 
     /// Gives the pcs of function `fi` their thread-frontier ranks: blocks in `order`, then the rest in
@@ -728,7 +879,7 @@ impl<'m> Decoder<'m> {
                 (false, idx) => Ok(idx),
                 (true, _) => Err("a predicate register where a value register is expected".into()),
             },
-            other => Err(format!("expected a register, found {other:?}")),
+            other => Err(Unsupported::Operand { expected: "a register", found: format!("{other:?}") }),
         }
     }
 
@@ -745,7 +896,7 @@ impl<'m> Decoder<'m> {
                 (true, idx) => Ok(idx),
                 (false, _) => Err("a value register where a predicate is expected".into()),
             },
-            other => Err(format!("expected a predicate, found {other:?}")),
+            other => Err(Unsupported::Operand { expected: "a predicate", found: format!("{other:?}") }),
         }
     }
 
@@ -754,7 +905,7 @@ impl<'m> Decoder<'m> {
             Operand::Reg(r) => Ok(PredSrc::Reg(self.pred(fi, &Operand::Reg(*r))?, false)),
             Operand::NotReg(r) => Ok(PredSrc::Reg(self.pred(fi, &Operand::Reg(*r))?, true)),
             Operand::Imm(Imm::Int(v)) => Ok(PredSrc::Const(*v != 0)),
-            other => Err(format!("expected a predicate operand, found {other:?}")),
+            other => Err(Unsupported::Operand { expected: "a predicate operand", found: format!("{other:?}") }),
         }
     }
 
@@ -778,9 +929,9 @@ impl<'m> Decoder<'m> {
             Symbol::Ret(n) => Src::LocalAddr(self.prog.functions[fi].ret_offsets[n as usize]),
             Symbol::Func(id) => match self.func_index.get(&id) {
                 Some(i) => Src::Imm(FUNC_ADDR_BASE + *i as u64),
-                None => return Err(format!("address of function `{}` without a body", self.m.functions[id].name)),
+                None => return Err(Unsupported::BodilessAddress(self.m.functions[id].name.clone())),
             },
-            other => return Err(format!("symbol {other:?} used as a value")),
+            other => return Err(Unsupported::Symbol { symbol: format!("{other:?}"), role: "a value" }),
         })
     }
 
@@ -793,13 +944,15 @@ impl<'m> Decoder<'m> {
             Operand::Imm(i) => Src::Imm(imm_for(*i, ty)),
             Operand::Special(s) => Src::Sreg(sreg(s.kind, s.dim)),
             Operand::Sym(sym) => self.sym_value(fi, f, *sym)?,
-            other => return Err(format!("unsupported source operand {other:?}")),
+            other => return Err(Unsupported::Operand { expected: "a source operand", found: format!("{other:?}") }),
         })
     }
 
     /// Resolves an address operand and the access space.
     fn addr(&self, fi: usize, f: &Function, op: &Operand, declared: Option<StateSpace>) -> DResult<(Space, Addr)> {
-        let Operand::Addr(a) = op else { return Err(format!("expected an address, found {op:?}")) };
+        let Operand::Addr(a) = op else {
+            return Err(Unsupported::Operand { expected: "an address", found: format!("{op:?}") });
+        };
         let is_kernel = f.kind == FuncKind::Entry;
         let space_of = |s: Option<StateSpace>| -> Space {
             match s {
@@ -872,7 +1025,7 @@ impl<'m> Decoder<'m> {
                     }
                     Symbol::Param(n) => frame(self.prog.functions[fi].param_offsets[n as usize]),
                     Symbol::Ret(n) => frame(self.prog.functions[fi].ret_offsets[n as usize]),
-                    other => return Err(format!("symbol {other:?} used as an address")),
+                    other => return Err(Unsupported::Symbol { symbol: format!("{other:?}"), role: "an address" }),
                 }
             }
         })
@@ -904,28 +1057,47 @@ impl<'m> Decoder<'m> {
 
     fn decode_inst(&self, fi: usize, f: &Function, id: InstId) -> DResult<Op> {
         let inst = &f.insts[id];
-        let ops = &inst.operands;
-        let ty = inst.ty();
-        let t = || ty.ok_or_else(|| format!("`{}` needs a type", inst.opcode));
-        let is_float = ty.map(|t| t.is_float()).unwrap_or(false);
-        let is_pred = ty == Some(ScalarType::Pred);
-        let need = |n: usize| -> DResult<()> {
-            if ops.len() < n {
-                Err(format!("`{}` needs {n} operands", inst.opcode))
-            } else {
-                Ok(())
+        let at = At { fi, f, inst, ty: inst.ty() };
+        // The families in order: an opcode goes to the first family with an arm for it (the arms' guards
+        // are tried in this order, as in one match).
+        let families: [Family<'m>; 7] = [
+            Self::decode_unary_binary,
+            Self::decode_integer,
+            Self::decode_fused_and_bits,
+            Self::decode_compare_and_move,
+            Self::decode_memory_and_control,
+            Self::decode_sync_and_warp,
+            Self::decode_mechanism,
+        ];
+        for family in families {
+            if let Some(op) = family(self, &at)? {
+                return Ok(op);
             }
-        };
-        let s = |k: usize| self.src(fi, f, &ops[k], ty);
-        let dreg = |k: usize| self.reg(fi, &ops[k]);
-        Ok(match &inst.opcode {
-            Opcode::Abs | Opcode::Neg if is_float => {
-                need(2)?;
+        }
+        unreachable!("decode_mechanism decodes or rejects every opcode")
+    }
+
+    /// Operand `k` as a source of the instruction's type.
+    fn s(&self, at: &At<'_>, k: usize) -> DResult<Src> {
+        self.src(at.fi, at.f, &at.inst.operands[k], at.ty)
+    }
+
+    /// Operand `k` as a destination value register.
+    fn dreg(&self, at: &At<'_>, k: usize) -> DResult<Reg> {
+        self.reg(at.fi, &at.inst.operands[k])
+    }
+
+    /// Unary and binary arithmetic: integer unary operations, floating-point binary operations, predicate logic.
+    fn decode_unary_binary(&self, at: &At<'_>) -> DResult<Option<Op>> {
+        let (inst, ops, fi) = (at.inst, &at.inst.operands, at.fi);
+        Ok(Some(match &at.inst.opcode {
+            Opcode::Abs | Opcode::Neg if at.is_float() => {
+                at.need(2)?;
                 let op = if inst.opcode == Opcode::Abs { FloatUnOp::Abs } else { FloatUnOp::Neg };
-                Op::FloatUn { op, ty: t()?, mode: Self::fmode(inst), d: dreg(0)?, a: s(1)? }
+                Op::FloatUn { op, ty: at.t()?, mode: Self::fmode(inst), d: self.dreg(at, 0)?, a: self.s(at, 1)? }
             }
-            Opcode::Not | Opcode::Cnot if is_pred => {
-                need(2)?;
+            Opcode::Not | Opcode::Cnot if at.is_pred() => {
+                at.need(2)?;
                 Op::PredOp {
                     op: None,
                     not: true,
@@ -942,7 +1114,7 @@ impl<'m> Decoder<'m> {
             | Opcode::Clz
             | Opcode::Brev
             | Opcode::Bfind => {
-                need(2)?;
+                at.need(2)?;
                 let op = match inst.opcode {
                     Opcode::Abs => IntUnOp::Abs,
                     Opcode::Neg => IntUnOp::Neg,
@@ -954,12 +1126,12 @@ impl<'m> Decoder<'m> {
                     _ if inst.has(K::Shiftamt) => IntUnOp::BfindShiftAmt,
                     _ => IntUnOp::Bfind,
                 };
-                Op::IntUn { op, ty: t()?, d: dreg(0)?, a: s(1)? }
+                Op::IntUn { op, ty: at.t()?, d: self.dreg(at, 0)?, a: self.s(at, 1)? }
             }
             Opcode::Add | Opcode::Sub | Opcode::Mul | Opcode::Div | Opcode::Min | Opcode::Max | Opcode::Copysign
-                if is_float =>
+                if at.is_float() =>
             {
-                need(3)?;
+                at.need(3)?;
                 let op = match inst.opcode {
                     Opcode::Add => FloatBinOp::Add,
                     Opcode::Sub => FloatBinOp::Sub,
@@ -969,10 +1141,17 @@ impl<'m> Decoder<'m> {
                     Opcode::Max => FloatBinOp::Max,
                     _ => FloatBinOp::Copysign,
                 };
-                Op::FloatBin { op, ty: t()?, mode: Self::fmode(inst), d: dreg(0)?, a: s(1)?, b: s(2)? }
+                Op::FloatBin {
+                    op,
+                    ty: at.t()?,
+                    mode: Self::fmode(inst),
+                    d: self.dreg(at, 0)?,
+                    a: self.s(at, 1)?,
+                    b: self.s(at, 2)?,
+                }
             }
-            Opcode::And | Opcode::Or | Opcode::Xor if is_pred => {
-                need(3)?;
+            Opcode::And | Opcode::Or | Opcode::Xor if at.is_pred() => {
+                at.need(3)?;
                 let op = match inst.opcode {
                     Opcode::And => BoolOp::And,
                     Opcode::Or => BoolOp::Or,
@@ -986,34 +1165,69 @@ impl<'m> Decoder<'m> {
                     b: self.pred_src(fi, &ops[2])?,
                 }
             }
+            _ => return Ok(None),
+        }))
+    }
+
+    /// Integer arithmetic with carries and the integer binary operations.
+    fn decode_integer(&self, at: &At<'_>) -> DResult<Option<Op>> {
+        let (inst, ops, fi, f) = (at.inst, &at.inst.operands, at.fi, at.f);
+        Ok(Some(match &at.inst.opcode {
             Opcode::Add | Opcode::Sub if inst.has(K::Cc) => {
-                need(3)?;
+                at.need(3)?;
                 let op = if inst.opcode == Opcode::Add { CarryOp::Add } else { CarryOp::Sub };
-                Op::Carry { op, ty: t()?, cin: false, cout: true, d: dreg(0)?, a: s(1)?, b: s(2)?, c: Src::Imm(0) }
+                Op::Carry {
+                    op,
+                    ty: at.t()?,
+                    cin: false,
+                    cout: true,
+                    d: self.dreg(at, 0)?,
+                    a: self.s(at, 1)?,
+                    b: self.s(at, 2)?,
+                    c: Src::Imm(0),
+                }
             }
             Opcode::Addc | Opcode::Subc => {
-                need(3)?;
+                at.need(3)?;
                 let op = if inst.opcode == Opcode::Addc { CarryOp::Add } else { CarryOp::Sub };
                 Op::Carry {
                     op,
-                    ty: t()?,
+                    ty: at.t()?,
                     cin: true,
                     cout: inst.has(K::Cc),
-                    d: dreg(0)?,
-                    a: s(1)?,
-                    b: s(2)?,
+                    d: self.dreg(at, 0)?,
+                    a: self.s(at, 1)?,
+                    b: self.s(at, 2)?,
                     c: Src::Imm(0),
                 }
             }
             Opcode::Mad if inst.has(K::Cc) => {
-                need(4)?;
+                at.need(4)?;
                 let op = if inst.has(K::Hi) { CarryOp::MadHi } else { CarryOp::MadLo };
-                Op::Carry { op, ty: t()?, cin: false, cout: true, d: dreg(0)?, a: s(1)?, b: s(2)?, c: s(3)? }
+                Op::Carry {
+                    op,
+                    ty: at.t()?,
+                    cin: false,
+                    cout: true,
+                    d: self.dreg(at, 0)?,
+                    a: self.s(at, 1)?,
+                    b: self.s(at, 2)?,
+                    c: self.s(at, 3)?,
+                }
             }
             Opcode::Madc => {
-                need(4)?;
+                at.need(4)?;
                 let op = if inst.has(K::Hi) { CarryOp::MadHi } else { CarryOp::MadLo };
-                Op::Carry { op, ty: t()?, cin: true, cout: inst.has(K::Cc), d: dreg(0)?, a: s(1)?, b: s(2)?, c: s(3)? }
+                Op::Carry {
+                    op,
+                    ty: at.t()?,
+                    cin: true,
+                    cout: inst.has(K::Cc),
+                    d: self.dreg(at, 0)?,
+                    a: self.s(at, 1)?,
+                    b: self.s(at, 2)?,
+                    c: self.s(at, 3)?,
+                }
             }
             Opcode::Add
             | Opcode::Sub
@@ -1030,7 +1244,7 @@ impl<'m> Decoder<'m> {
             | Opcode::Shr
             | Opcode::Bmsk
             | Opcode::Szext => {
-                need(3)?;
+                at.need(3)?;
                 let sat = inst.has(K::Sat);
                 let op = match inst.opcode {
                     Opcode::Add if sat => IntBinOp::AddSat,
@@ -1060,16 +1274,31 @@ impl<'m> Decoder<'m> {
                 let b = if matches!(op, IntBinOp::Shl | IntBinOp::Shr) {
                     self.src(fi, f, &ops[2], Some(ScalarType::U32))?
                 } else {
-                    s(2)?
+                    self.s(at, 2)?
                 };
-                Op::IntBin { op, ty: t()?, d: dreg(0)?, a: s(1)?, b }
+                Op::IntBin { op, ty: at.t()?, d: self.dreg(at, 0)?, a: self.s(at, 1)?, b }
             }
-            Opcode::Mad | Opcode::Fma if is_float => {
-                need(4)?;
-                Op::Fma { ty: t()?, mode: Self::fmode(inst), d: dreg(0)?, a: s(1)?, b: s(2)?, c: s(3)? }
+            _ => return Ok(None),
+        }))
+    }
+
+    /// Fused multiply-adds, bit-field and permutation operations, special functions, `testp`.
+    fn decode_fused_and_bits(&self, at: &At<'_>) -> DResult<Option<Op>> {
+        let (inst, ops, fi, f) = (at.inst, &at.inst.operands, at.fi, at.f);
+        Ok(Some(match &at.inst.opcode {
+            Opcode::Mad | Opcode::Fma if at.is_float() => {
+                at.need(4)?;
+                Op::Fma {
+                    ty: at.t()?,
+                    mode: Self::fmode(inst),
+                    d: self.dreg(at, 0)?,
+                    a: self.s(at, 1)?,
+                    b: self.s(at, 2)?,
+                    c: self.s(at, 3)?,
+                }
             }
             Opcode::Mad | Opcode::Mad24 | Opcode::Bfe | Opcode::Sad | Opcode::Dp4a | Opcode::Dp2a => {
-                need(4)?;
+                at.need(4)?;
                 let op = match inst.opcode {
                     Opcode::Mad if inst.has(K::Hi) && inst.has(K::Sat) => IntTerOp::MadHiSat,
                     Opcode::Mad if inst.has(K::Hi) => IntTerOp::MadHi,
@@ -1093,45 +1322,45 @@ impl<'m> Decoder<'m> {
                 let (b, c) = if op == IntTerOp::Bfe {
                     (self.src(fi, f, &ops[2], Some(ScalarType::U32))?, self.src(fi, f, &ops[3], Some(ScalarType::U32))?)
                 } else {
-                    (s(2)?, s(3)?)
+                    (self.s(at, 2)?, self.s(at, 3)?)
                 };
-                Op::IntTer { op, ty: t()?, d: dreg(0)?, a: s(1)?, b, c }
+                Op::IntTer { op, ty: at.t()?, d: self.dreg(at, 0)?, a: self.s(at, 1)?, b, c }
             }
             Opcode::Bfi => {
-                need(5)?;
+                at.need(5)?;
                 Op::Bfi {
-                    ty: t()?,
-                    d: dreg(0)?,
-                    a: s(1)?,
-                    b: s(2)?,
+                    ty: at.t()?,
+                    d: self.dreg(at, 0)?,
+                    a: self.s(at, 1)?,
+                    b: self.s(at, 2)?,
                     c: self.src(fi, f, &ops[3], Some(ScalarType::U32))?,
                     e: self.src(fi, f, &ops[4], Some(ScalarType::U32))?,
                 }
             }
             Opcode::Prmt => {
-                need(4)?;
+                at.need(4)?;
                 let mode = inst.mods.iter().find_map(|m| match m {
                     Modifier::Known(k @ (K::F4e | K::B4e | K::Rc8 | K::Ecl | K::Ecr | K::Rc16)) => Some(*k),
                     _ => None,
                 });
-                Op::Prmt { mode, d: dreg(0)?, a: s(1)?, b: s(2)?, c: s(3)? }
+                Op::Prmt { mode, d: self.dreg(at, 0)?, a: self.s(at, 1)?, b: self.s(at, 2)?, c: self.s(at, 3)? }
             }
             Opcode::Lop3 => {
-                need(5)?;
+                at.need(5)?;
                 let lut = match &ops[4] {
                     Operand::Imm(Imm::Int(v)) => *v as u8,
                     _ => return Err("lop3 needs an immediate lookup table".into()),
                 };
-                Op::Lop3 { d: dreg(0)?, a: s(1)?, b: s(2)?, c: s(3)?, lut }
+                Op::Lop3 { d: self.dreg(at, 0)?, a: self.s(at, 1)?, b: self.s(at, 2)?, c: self.s(at, 3)?, lut }
             }
             Opcode::Shf => {
-                need(4)?;
+                at.need(4)?;
                 Op::Shf {
                     left: inst.has(K::L),
                     clamp: inst.has(K::Clamp),
-                    d: dreg(0)?,
-                    a: s(1)?,
-                    b: s(2)?,
+                    d: self.dreg(at, 0)?,
+                    a: self.s(at, 1)?,
+                    b: self.s(at, 2)?,
                     c: self.src(fi, f, &ops[3], Some(ScalarType::U32))?,
                 }
             }
@@ -1143,7 +1372,7 @@ impl<'m> Decoder<'m> {
             | Opcode::Ex2
             | Opcode::Lg2
             | Opcode::Tanh => {
-                need(2)?;
+                at.need(2)?;
                 let op = match inst.opcode {
                     Opcode::Sqrt => FloatUnOp::Sqrt,
                     Opcode::Rcp => FloatUnOp::Rcp,
@@ -1154,10 +1383,10 @@ impl<'m> Decoder<'m> {
                     Opcode::Lg2 => FloatUnOp::Lg2,
                     _ => FloatUnOp::Tanh,
                 };
-                Op::FloatUn { op, ty: t()?, mode: Self::fmode(inst), d: dreg(0)?, a: s(1)? }
+                Op::FloatUn { op, ty: at.t()?, mode: Self::fmode(inst), d: self.dreg(at, 0)?, a: self.s(at, 1)? }
             }
             Opcode::Testp => {
-                need(2)?;
+                at.need(2)?;
                 let test = inst
                     .mods
                     .iter()
@@ -1166,14 +1395,22 @@ impl<'m> Decoder<'m> {
                     })
                     .cloned()
                     .ok_or("testp needs a test")?;
-                Op::Testp { op: K::Abs, test, ty: t()?, p: self.pred(fi, &ops[0])?, a: s(1)? }
+                Op::Testp { op: K::Abs, test, ty: at.t()?, p: self.pred(fi, &ops[0])?, a: self.s(at, 1)? }
             }
+            _ => return Ok(None),
+        }))
+    }
+
+    /// Conversions, comparisons, selections and moves.
+    fn decode_compare_and_move(&self, at: &At<'_>) -> DResult<Option<Op>> {
+        let (inst, ops, fi, f) = (at.inst, &at.inst.operands, at.fi, at.f);
+        Ok(Some(match &at.inst.opcode {
             Opcode::Cvt => {
-                need(2)?;
+                at.need(2)?;
                 if ops.len() > 2 {
                     return Err("packed cvt with two sources is not supported".into());
                 }
-                let dty = t()?;
+                let dty = at.t()?;
                 let sty = *inst.types.get(1).ok_or("cvt needs a source type")?;
                 let rnd = inst.mods.iter().find_map(|m| match m {
                     Modifier::Known(
@@ -1187,12 +1424,12 @@ impl<'m> Decoder<'m> {
                     rnd,
                     ftz: inst.has(K::Ftz),
                     sat: inst.has(K::Sat),
-                    d: dreg(0)?,
+                    d: self.dreg(at, 0)?,
                     a: self.src(fi, f, &ops[1], Some(sty))?,
                 }
             }
             Opcode::Setp => {
-                need(3)?;
+                at.need(3)?;
                 let cmp = inst.mods.iter().find_map(cmp_of).ok_or("setp needs a comparison")?;
                 let comb_op = inst.mods.iter().find_map(bool_of);
                 let (p, q) = match &ops[0] {
@@ -1207,12 +1444,12 @@ impl<'m> Decoder<'m> {
                     (None, None) => None,
                     _ => return Err("setp combiner and fourth operand must go together".into()),
                 };
-                Op::Setp { cmp, ty: t()?, p, q, a: s(1)?, b: s(2)?, comb }
+                Op::Setp { cmp, ty: at.t()?, p, q, a: self.s(at, 1)?, b: self.s(at, 2)?, comb }
             }
             Opcode::Set => {
-                need(3)?;
+                at.need(3)?;
                 let cmp = inst.mods.iter().find_map(cmp_of).ok_or("set needs a comparison")?;
-                let dty = t()?;
+                let dty = at.t()?;
                 let sty = *inst.types.get(1).ok_or("set needs a source type")?;
                 let comb = match (inst.mods.iter().find_map(bool_of), ops.get(3)) {
                     (Some(b), Some(c)) => Some((b, self.pred_src(fi, c)?)),
@@ -1222,23 +1459,29 @@ impl<'m> Decoder<'m> {
                     cmp,
                     dty,
                     sty,
-                    d: dreg(0)?,
+                    d: self.dreg(at, 0)?,
                     a: self.src(fi, f, &ops[1], Some(sty))?,
                     b: self.src(fi, f, &ops[2], Some(sty))?,
                     comb,
                 }
             }
             Opcode::Selp => {
-                need(4)?;
-                Op::Selp { d: dreg(0)?, a: s(1)?, b: s(2)?, c: self.pred_src(fi, &ops[3])? }
+                at.need(4)?;
+                Op::Selp { d: self.dreg(at, 0)?, a: self.s(at, 1)?, b: self.s(at, 2)?, c: self.pred_src(fi, &ops[3])? }
             }
             Opcode::Slct => {
-                need(4)?;
+                at.need(4)?;
                 let sty = *inst.types.get(1).ok_or("slct needs a comparison type")?;
-                Op::Slct { sty, d: dreg(0)?, a: s(1)?, b: s(2)?, c: self.src(fi, f, &ops[3], Some(sty))? }
+                Op::Slct {
+                    sty,
+                    d: self.dreg(at, 0)?,
+                    a: self.s(at, 1)?,
+                    b: self.s(at, 2)?,
+                    c: self.src(fi, f, &ops[3], Some(sty))?,
+                }
             }
-            Opcode::Mov if is_pred => {
-                need(2)?;
+            Opcode::Mov if at.is_pred() => {
+                at.need(2)?;
                 Op::PredOp {
                     op: None,
                     not: false,
@@ -1248,13 +1491,13 @@ impl<'m> Decoder<'m> {
                 }
             }
             Opcode::Mov => {
-                need(2)?;
-                let ty = t()?;
+                at.need(2)?;
+                let ty = at.t()?;
                 match (&ops[0], &ops[1]) {
                     (_, Operand::Vector(parts)) => {
                         let n = parts.len() as u32;
                         Op::Pack {
-                            d: dreg(0)?,
+                            d: self.dreg(at, 0)?,
                             parts: parts.iter().map(|p| self.src(fi, f, p, None)).collect::<DResult<_>>()?,
                             elem_bits: ty.bits() / n.max(1),
                         }
@@ -1263,23 +1506,31 @@ impl<'m> Decoder<'m> {
                         let n = parts.len() as u32;
                         Op::Unpack {
                             parts: parts.iter().map(|p| self.opt_reg(fi, p)).collect::<DResult<_>>()?,
-                            s: s(1)?,
+                            s: self.s(at, 1)?,
                             elem_bits: ty.bits() / n.max(1),
                         }
                     }
                     _ => {
-                        let d = dreg(0)?;
+                        let d = self.dreg(at, 0)?;
                         let bits = match &ops[0] {
                             Operand::Reg(r) => reg_bits(f.regs[*r].ty).min(ty.bits().max(8)),
                             _ => 64,
                         };
-                        Op::Mov { d, a: s(1)?, bits: if bits >= 64 { 64 } else { bits } }
+                        Op::Mov { d, a: self.s(at, 1)?, bits: if bits >= 64 { 64 } else { bits } }
                     }
                 }
             }
+            _ => return Ok(None),
+        }))
+    }
+
+    /// Loads, stores, atomics, address-space queries, branches, calls, returns, fences.
+    fn decode_memory_and_control(&self, at: &At<'_>) -> DResult<Option<Op>> {
+        let (inst, ops, fi, f) = (at.inst, &at.inst.operands, at.fi, at.f);
+        Ok(Some(match &at.inst.opcode {
             Opcode::Ld | Opcode::Ldu => {
-                need(2)?;
-                let ty = t()?;
+                at.need(2)?;
+                let ty = at.t()?;
                 let d = self.vec_regs(fi, &ops[0])?;
                 let (space, addr) = self.addr(fi, f, &ops[1], inst.space())?;
                 let dst_bits = match &ops[0] {
@@ -1296,8 +1547,8 @@ impl<'m> Decoder<'m> {
                 Op::Ld { space, ty, d, addr, dst_bits, volatile: inst.has(K::Volatile) }
             }
             Opcode::St => {
-                need(2)?;
-                let ty = t()?;
+                at.need(2)?;
+                let ty = at.t()?;
                 if ty.bits() > 64 {
                     return Err("128-bit stores are not supported".into());
                 }
@@ -1311,7 +1562,7 @@ impl<'m> Decoder<'m> {
                 Op::St { space, ty, s: srcs, addr }
             }
             Opcode::Atom | Opcode::Red => {
-                let ty = t()?;
+                let ty = at.t()?;
                 let op = inst
                     .mods
                     .iter()
@@ -1330,23 +1581,23 @@ impl<'m> Decoder<'m> {
                     })
                     .ok_or("atom needs an operation")?;
                 if ty.bits() > 64 || (ty.is_float() && ty.bits() < 32) {
-                    return Err(format!("atom on .{} is not supported", ty.as_str()));
+                    return Err(Unsupported::AtomType(ty.as_str()));
                 }
-                let (d, rest) = if inst.opcode == Opcode::Atom { (Some(dreg(0)?), 1) } else { (None, 0) };
-                need(rest + 2)?;
+                let (d, rest) = if inst.opcode == Opcode::Atom { (Some(self.dreg(at, 0)?), 1) } else { (None, 0) };
+                at.need(rest + 2)?;
                 let space = inst.space();
                 let (space, addr) = self.addr(fi, f, &ops[rest], space)?;
-                let b = s(rest + 1)?;
+                let b = self.s(at, rest + 1)?;
                 let c = if op == AtomOp::Cas {
-                    need(rest + 3)?;
-                    s(rest + 2)?
+                    at.need(rest + 3)?;
+                    self.s(at, rest + 2)?
                 } else {
                     Src::Imm(0)
                 };
                 Op::Atom { space, op, ty, d, addr, b, c }
             }
             Opcode::Cvta => {
-                need(2)?;
+                at.need(2)?;
                 let space = match inst.space() {
                     Some(StateSpace::Global) => Space::Global,
                     Some(StateSpace::Shared) => Space::Shared,
@@ -1355,10 +1606,10 @@ impl<'m> Decoder<'m> {
                     Some(StateSpace::Param) => Space::KernelParam,
                     _ => return Err("cvta needs a state space".into()),
                 };
-                Op::Cvta { to_generic: !inst.has(K::To), space, d: dreg(0)?, a: s(1)? }
+                Op::Cvta { to_generic: !inst.has(K::To), space, d: self.dreg(at, 0)?, a: self.s(at, 1)? }
             }
             Opcode::Isspacep => {
-                need(2)?;
+                at.need(2)?;
                 let space = match inst.space() {
                     Some(StateSpace::Global) => Space::Global,
                     Some(StateSpace::Shared) => Space::Shared,
@@ -1374,7 +1625,7 @@ impl<'m> Decoder<'m> {
                 Op::Bra { target: self.ctxs[fi].block_pc[target.index()] }
             }
             Opcode::Brx => {
-                need(2)?;
+                at.need(2)?;
                 let tid = inst.branch_targets().ok_or("brx.idx needs a .branchtargets list")?;
                 let targets =
                     f.targets[tid].targets.iter().map(|b| self.ctxs[fi].block_pc[b.index()]).collect::<Vec<_>>();
@@ -1386,14 +1637,22 @@ impl<'m> Decoder<'m> {
             Opcode::Trap => Op::Trap,
             Opcode::Membar | Opcode::Fence => Op::Fence { scope: fence_scope(inst) },
             Opcode::Brkpt | Opcode::Prefetch | Opcode::Prefetchu | Opcode::Nanosleep | Opcode::Pmevent => Op::Nop,
+            _ => return Ok(None),
+        }))
+    }
+
+    /// Barriers and warp-level collectives (`shfl`, `vote`, `match`, `redux`).
+    fn decode_sync_and_warp(&self, at: &At<'_>) -> DResult<Option<Op>> {
+        let (inst, ops, ty, fi, f) = (at.inst, &at.inst.operands, at.ty, at.fi, at.f);
+        Ok(Some(match &at.inst.opcode {
             Opcode::Bar | Opcode::Barrier if inst.has(K::Warp) => {
-                need(1)?;
+                at.need(1)?;
                 Op::WarpSync { mask: self.src(fi, f, &ops[0], Some(ScalarType::U32))? }
             }
             Opcode::Bar | Opcode::Barrier => {
                 let u32t = Some(ScalarType::U32);
                 if inst.has(K::Red) {
-                    need(3)?;
+                    at.need(3)?;
                     let kind = if inst.has(K::Popc) {
                         BarKind::RedPopc
                     } else if inst.has(K::And) {
@@ -1402,7 +1661,7 @@ impl<'m> Decoder<'m> {
                         BarKind::RedOr
                     };
                     let (d, p) = if kind == BarKind::RedPopc {
-                        (Some(dreg(0)?), None)
+                        (Some(self.dreg(at, 0)?), None)
                     } else {
                         (None, Some(self.pred(fi, &ops[0])?))
                     };
@@ -1426,7 +1685,7 @@ impl<'m> Decoder<'m> {
                 }
             }
             Opcode::Shfl => {
-                need(4)?;
+                at.need(4)?;
                 let mode = if inst.has(K::Up) {
                     ShflMode::Up
                 } else if inst.has(K::Down) {
@@ -1452,14 +1711,14 @@ impl<'m> Decoder<'m> {
                     mode,
                     d,
                     p,
-                    a: s(1)?,
+                    a: self.s(at, 1)?,
                     b: self.src(fi, f, &ops[2], u32t)?,
                     c: self.src(fi, f, &ops[3], u32t)?,
                     mask,
                 }
             }
             Opcode::Vote => {
-                need(2)?;
+                at.need(2)?;
                 let mode = if inst.has(K::All) {
                     VoteMode::All
                 } else if inst.has(K::Any) {
@@ -1471,16 +1730,20 @@ impl<'m> Decoder<'m> {
                 } else {
                     return Err("vote needs a mode".into());
                 };
-                let d = if mode == VoteMode::Ballot { Src::Reg(dreg(0)?) } else { Src::Pred(self.pred(fi, &ops[0])?) };
+                let d = if mode == VoteMode::Ballot {
+                    Src::Reg(self.dreg(at, 0)?)
+                } else {
+                    Src::Pred(self.pred(fi, &ops[0])?)
+                };
                 let mask = ops.get(2).map(|o| self.src(fi, f, o, Some(ScalarType::U32))).transpose()?;
                 Op::Vote { mode, d, a: self.pred_src(fi, &ops[1])?, mask }
             }
             Opcode::Activemask => {
-                need(1)?;
-                Op::Activemask { d: dreg(0)? }
+                at.need(1)?;
+                Op::Activemask { d: self.dreg(at, 0)? }
             }
             Opcode::Match => {
-                need(3)?;
+                at.need(3)?;
                 let (d, p) = match &ops[0] {
                     Operand::Pair([a, b]) => (
                         a.map(|r| self.reg(fi, &Operand::Reg(r))).transpose()?,
@@ -1490,15 +1753,15 @@ impl<'m> Decoder<'m> {
                 };
                 Op::Match {
                     all: inst.has(K::All),
-                    ty: t()?,
+                    ty: at.t()?,
                     d,
                     p,
-                    a: s(1)?,
+                    a: self.s(at, 1)?,
                     mask: self.src(fi, f, &ops[2], Some(ScalarType::U32))?,
                 }
             }
             Opcode::Redux => {
-                need(3)?;
+                at.need(3)?;
                 let op = inst
                     .mods
                     .iter()
@@ -1517,12 +1780,20 @@ impl<'m> Decoder<'m> {
                 }
                 Op::Redux {
                     op,
-                    ty: t()?,
-                    d: dreg(0)?,
-                    a: s(1)?,
+                    ty: at.t()?,
+                    d: self.dreg(at, 0)?,
+                    a: self.s(at, 1)?,
                     mask: self.src(fi, f, &ops[2], Some(ScalarType::U32))?,
                 }
             }
+            _ => return Ok(None),
+        }))
+    }
+
+    /// The instructions a mechanism's compiler pass inserts; anything else is unsupported.
+    fn decode_mechanism(&self, at: &At<'_>) -> DResult<Option<Op>> {
+        let (inst, ops, fi) = (at.inst, &at.inst.operands, at.fi);
+        Ok(Some(match &at.inst.opcode {
             Opcode::Ssy | Opcode::Pbk => {
                 let target = match ops.first() {
                     Some(Operand::Sym(Symbol::Label(b))) => self.ctxs[fi].block_pc[b.index()],
@@ -1550,9 +1821,9 @@ impl<'m> Decoder<'m> {
                     Op::Bsync { target }
                 }
             }
-            Opcode::Unknown(name) => return Err(format!("unknown instruction `{name}`")),
-            other => return Err(format!("`{other}` with these modifiers/types is not supported")),
-        })
+            Opcode::Unknown(name) => return Err(Unsupported::UnknownOpcode(name.to_string())),
+            other => return Err(Unsupported::Modifiers(other.to_string())),
+        }))
     }
 
     fn decode_call(&self, fi: usize, f: &Function, inst: &reconverge_ir::Inst) -> DResult<Op> {
@@ -1570,13 +1841,13 @@ impl<'m> Decoder<'m> {
                 }
                 Operand::Reg(_) => return Err("indirect calls are not supported yet".into()),
                 Operand::Sym(Symbol::Proto(_)) => {}
-                other => return Err(format!("unexpected call operand {other:?}")),
+                other => return Err(Unsupported::Operand { expected: "a call target", found: format!("{other:?}") }),
             }
         }
         let callee = callee.ok_or("call without a callee")?;
         let cf = &self.m.functions[callee];
         let Some(&ci) = self.func_index.get(&callee) else {
-            return Err(format!("call to `{}`, which has no body (external functions are not supported)", cf.name));
+            return Err(Unsupported::ExternalCall(cf.name.clone()));
         };
         let frame_off = |op: &Operand| -> DResult<(u32, u32)> {
             match op {
@@ -1587,19 +1858,18 @@ impl<'m> Decoder<'m> {
                 Operand::Sym(Symbol::Param(n)) if f.kind == FuncKind::Func => {
                     Ok((self.prog.functions[fi].param_offsets[*n as usize], var_size(&f.params[*n as usize]) as u32))
                 }
-                other => Err(format!("unsupported call argument {other:?}")),
+                other => Err(Unsupported::Operand { expected: "a call argument", found: format!("{other:?}") }),
             }
         };
         let callee_info = &self.prog.functions[ci as usize];
         if args.len() != callee_info.param_offsets.len() || rets.len() != callee_info.ret_offsets.len() {
-            return Err(format!(
-                "call to `{}` passes {} arguments and {} return values; it takes {} and {}",
-                cf.name,
-                args.len(),
-                rets.len(),
-                callee_info.param_offsets.len(),
-                callee_info.ret_offsets.len()
-            ));
+            return Err(Unsupported::CallArity {
+                callee: cf.name.clone(),
+                args: args.len(),
+                rets: rets.len(),
+                params: callee_info.param_offsets.len(),
+                returns: callee_info.ret_offsets.len(),
+            });
         }
         let mut a = SmallVec::new();
         for (i, op) in args.iter().enumerate() {

@@ -19,7 +19,7 @@ pub mod program;
 pub mod scalar_plan;
 pub mod types;
 
-pub use decode::{decode, select_kernel, BranchPoint, DecodeError, DecodeOptions, FunctionPoints};
+pub use decode::{decode, select_kernel, BranchPoint, DecodeError, DecodeOptions, FunctionPoints, Unsupported};
 pub use error::{LaunchError, OutOfMemory, ValueError, VariableUse};
 pub use launch::{parse_scalar, Arg, Buffer, Dtype, GlobalInit, LaunchArgs, LaunchConfig};
 pub use program::Program;

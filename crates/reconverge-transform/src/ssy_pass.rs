@@ -16,7 +16,8 @@
 //! sit on the stack with the enclosing reconvergence pc and each pops itself at the enclosing `sync`,
 //! `brk`, `ret` or `exit` — they simply reconverge later. The report lists them.
 
-use reconverge_analysis::{BitSet, FunctionAnalysis, PostDom};
+use reconverge_analysis::loops::Loop;
+use reconverge_analysis::{BitSet, Cfg, FunctionAnalysis, PostDom};
 use reconverge_ir::{
     Block, BlockId, EntityRef, FuncId, Function, Guard, Inst, InstId, Module, Opcode, Operand, Symbol,
 };
@@ -61,6 +62,7 @@ pub fn insert_ssy(module: &Module) -> (Module, SsyReport) {
     (m, report)
 }
 
+#[derive(Clone, Copy)]
 enum Action {
     Sync,
     Brk,
@@ -146,11 +148,50 @@ fn retarget(f: &mut Function, inst: InstId, from: BlockId, to: BlockId) {
 fn transform(f: &mut Function) -> SsyFunctionReport {
     let fa = FunctionAnalysis::compute(f);
     let cfg = &fa.cfg;
-    let n = cfg.num_blocks();
+    let loops = fa.loops.loops();
     let mut rep = SsyFunctionReport { function: f.name.clone(), ..Default::default() };
-    let term_op = |b: u32| cfg.terminator(b).map(|i| f.insts[i].opcode.clone());
+    let chosen = candidates(f, &fa, &mut rep);
+    let pbk_loops = pbk_loops(f, &fa, &mut rep);
+    let (actions, landings) = plan(cfg, loops, &chosen, &pbk_loops);
+    // 4. Apply: labels first (they are looked up by block).
+    let mut labels = Labels::of(f);
+    for c in &chosen {
+        label_of(f, &mut labels, c.r, "rcv");
+    }
+    for &(_, e) in &pbk_loops {
+        label_of(f, &mut labels, e, "exit");
+    }
+    // ssy before the branch.
+    for c in &chosen {
+        let b = BlockId::new(c.block as usize);
+        let term = cfg.terminator(c.block);
+        let i = new_inst(f, Opcode::Ssy, None, Some(BlockId::new(c.r as usize)), term);
+        let insts = &mut f.blocks[b].insts;
+        let at = insts.len().saturating_sub(1);
+        insts.insert(at, i);
+        rep.ssy += 1;
+    }
+    // Edge actions.
+    let placed = Placement::default();
+    let targets: Vec<u32> = actions.keys().map(|&(_, x)| x).collect();
+    for x in targets {
+        label_of(f, &mut labels, x, "rcv");
+    }
+    let mut w = Rewrite { labels, placed, rep };
+    for (&(u, x), action) in &actions {
+        apply_edge(f, cfg, &actions, (u, x), *action, &mut w);
+    }
+    let preheaders = insert_preheaders(f, loops, &pbk_loops, &landings, &mut w);
+    retarget_loop_entries(f, loops, &preheaders, &w.placed);
+    relayout(f, w.placed);
+    w.rep
+}
 
-    // 1. Candidate branches and their regions.
+/// Step 1: the branches that get an `ssy` (outermost first), with their regions; the others are reported.
+fn candidates(f: &Function, fa: &FunctionAnalysis, rep: &mut SsyFunctionReport) -> Vec<Candidate> {
+    let cfg = &fa.cfg;
+    let n = cfg.num_blocks();
+    let term_op = |b: u32| cfg.terminator(b).map(|i| f.insts[i].opcode.clone());
     let mut cands = Vec::new();
     for br in fa.reconvergence.branches() {
         if br.uniform || br.trivial || !cfg.is_reachable(br.block) {
@@ -198,7 +239,13 @@ fn transform(f: &mut Function) -> SsyFunctionReport {
         chosen.push(c);
     }
 
-    // 2. Qualifying loops (single exit block, not an exit of an enclosing loop, clean preheader spot).
+    chosen
+}
+
+/// Step 2: the loops that get a `pbk` preheader: (loop index, exit block). Single exit block, not an exit
+/// of an enclosing loop, a clean place for the preheader; the others are reported.
+fn pbk_loops(f: &Function, fa: &FunctionAnalysis, rep: &mut SsyFunctionReport) -> Vec<(usize, u32)> {
+    let cfg = &fa.cfg;
     let loops = fa.loops.loops();
     let mut pbk_loops: Vec<(usize, u32)> = Vec::new(); // (loop index, exit block)
     for (li, l) in loops.iter().enumerate() {
@@ -233,16 +280,26 @@ fn transform(f: &mut Function) -> SsyFunctionReport {
         pbk_loops.push((li, e));
     }
 
-    // 3. Plan edge actions.
+    pbk_loops
+}
+
+/// Step 3: what happens on each edge (`sync` into a reconvergence point, `brk` out of a loop), and which
+/// loops need a landing block (their exit is an enclosing `ssy`'s target).
+fn plan(
+    cfg: &Cfg,
+    loops: &[Loop],
+    chosen: &[Candidate],
+    pbk_loops: &[(usize, u32)],
+) -> (BTreeMap<(u32, u32), Action>, HashMap<usize, bool>) {
     let mut actions: BTreeMap<(u32, u32), Action> = BTreeMap::new();
     let mut loop_exit_edges = std::collections::HashSet::new();
-    for &(li, _) in &pbk_loops {
+    for &(li, _) in pbk_loops {
         for &(u, x) in &loops[li].exits {
             loop_exit_edges.insert((u, x));
             actions.insert((u, x), Action::Brk);
         }
     }
-    for c in &chosen {
+    for c in chosen {
         let mut srcs: Vec<u32> = c.region.iter().collect();
         srcs.push(c.block);
         for u in srcs {
@@ -253,155 +310,170 @@ fn transform(f: &mut Function) -> SsyFunctionReport {
     }
     // Landing blocks for loops whose exit is an enclosing ssy's target.
     let mut landings: HashMap<usize, bool> = HashMap::new();
-    for &(li, e) in &pbk_loops {
+    for &(li, e) in pbk_loops {
         let h = loops[li].header;
         let needs_sync = chosen.iter().any(|c| c.r == e && c.region.contains(h));
         landings.insert(li, needs_sync);
     }
+    (actions, landings)
+}
 
-    // 4. Apply: labels first (they are looked up by block).
-    let mut labels = Labels::of(f);
-    for c in &chosen {
-        label_of(f, &mut labels, c.r, "rcv");
+/// What step 4 changes besides the function: fresh labels, new blocks' places, the report.
+struct Rewrite {
+    labels: Labels,
+    placed: Placement,
+    rep: SsyFunctionReport,
+}
+
+/// New blocks and where they go in the layout.
+#[derive(Default)]
+struct Placement {
+    /// Blocks to insert right after a block.
+    after: Vec<(u32, BlockId)>,
+    /// Blocks to insert right before a block (preheaders).
+    before: Vec<(u32, BlockId)>,
+    /// Blocks to append.
+    at_end: Vec<BlockId>,
+    /// Each new block and the original block it belongs with (for "inside a loop" questions).
+    assoc: HashMap<BlockId, u32>,
+}
+
+/// Step 4b: the `sync` or `brk` on edge `(u, x)`.
+fn apply_edge(
+    f: &mut Function,
+    cfg: &Cfg,
+    actions: &BTreeMap<(u32, u32), Action>,
+    (u, x): (u32, u32),
+    action: Action,
+    w: &mut Rewrite,
+) {
+    let (opcode, prefix) = match action {
+        Action::Sync => (Opcode::Sync, "sync"),
+        Action::Brk => (Opcode::Brk, "brk"),
+    };
+    match action {
+        Action::Sync => w.rep.sync += 1,
+        Action::Brk => w.rep.brk += 1,
     }
-    for &(_, e) in &pbk_loops {
-        label_of(f, &mut labels, e, "exit");
-    }
-    // ssy before the branch.
-    for c in &chosen {
-        let b = BlockId::new(c.block as usize);
-        let term = cfg.terminator(c.block);
-        let i = new_inst(f, Opcode::Ssy, None, Some(BlockId::new(c.r as usize)), term);
-        let insts = &mut f.blocks[b].insts;
-        let at = insts.len().saturating_sub(1);
-        insts.insert(at, i);
-        rep.ssy += 1;
-    }
-    // Edge actions.
-    let mut after: Vec<(u32, BlockId)> = Vec::new(); // blocks to insert right after a block in layout
-    let mut at_end: Vec<BlockId> = Vec::new();
-    // New blocks and the original block they belong with (for "inside a loop" questions).
-    let mut assoc: HashMap<BlockId, u32> = HashMap::new();
-    let targets: Vec<u32> = actions.keys().map(|&(_, x)| x).collect();
-    for x in targets {
-        label_of(f, &mut labels, x, "rcv");
-    }
-    for (&(u, x), action) in &actions {
-        let (opcode, prefix) = match action {
-            Action::Sync => (Opcode::Sync, "sync"),
-            Action::Brk => (Opcode::Brk, "brk"),
-        };
-        match action {
-            Action::Sync => rep.sync += 1,
-            Action::Brk => rep.brk += 1,
+    let ub = BlockId::new(u as usize);
+    let xb = BlockId::new(x as usize);
+    let term = cfg.terminator(u);
+    let term_inst = term.map(|t| f.insts[t].clone());
+    let single_succ = cfg.succs(u).len() == 1 && !cfg.leaves_function(u);
+    match term_inst {
+        // Unconditional jump to x, or a block that only falls into x: the action ends the block.
+        Some(t) if t.opcode == Opcode::Bra && t.guard.is_none() && single_succ => {
+            let ti = term.unwrap_or_else(|| unreachable!());
+            rewrite(f, ti, opcode, None, xb);
         }
-        let ub = BlockId::new(u as usize);
-        let xb = BlockId::new(x as usize);
-        let term = cfg.terminator(u);
-        let term_inst = term.map(|t| f.insts[t].clone());
-        let single_succ = cfg.succs(u).len() == 1 && !cfg.leaves_function(u);
-        match term_inst {
-            // Unconditional jump to x, or a block that only falls into x: the action ends the block.
-            Some(t) if t.opcode == Opcode::Bra && t.guard.is_none() && single_succ => {
-                let ti = term.unwrap_or_else(|| unreachable!());
-                rewrite(f, ti, opcode, None, xb);
-            }
-            // Taken side of a guarded bra.
-            Some(t) if t.opcode == Opcode::Bra && t.guard.is_some() && t.branch_target() == Some(xb) => {
-                let ti = term.unwrap_or_else(|| unreachable!());
-                match action {
-                    Action::Brk if cfg.fallthrough(u) != Some(x) => rewrite(f, ti, Opcode::Brk, t.guard, xb),
-                    _ => {
-                        let i = new_inst(f, opcode, None, Some(xb), Some(ti));
-                        let nb = new_block(f, &mut labels, prefix, vec![i]);
-                        retarget(f, ti, xb, nb);
-                        assoc.insert(nb, u);
-                        at_end.push(nb);
-                    }
-                }
-            }
-            Some(t) if t.opcode == Opcode::Brx => {
-                let ti = term.unwrap_or_else(|| unreachable!());
-                let i = new_inst(f, opcode, None, Some(xb), Some(ti));
-                let nb = new_block(f, &mut labels, prefix, vec![i]);
-                if let Some(tid) = t.branch_targets() {
-                    for tb in f.targets[tid].targets.iter_mut() {
-                        if *tb == xb {
-                            *tb = nb;
-                        }
-                    }
-                }
-                assoc.insert(nb, u);
-                at_end.push(nb);
-            }
-            // A loop exit on the fall-through side of a guarded bra: the lanes leaving break right there
-            // (`@!p brk`), the others take the branch (`bra T` in a new block), so no stack entry is pushed
-            // for the exit.
-            Some(t)
-                if matches!(action, Action::Brk)
-                    && t.opcode == Opcode::Bra
-                    && t.guard.is_some()
-                    && cfg.fallthrough(u) == Some(x)
-                    && t.branch_target().is_some_and(|tb| !actions.contains_key(&(u, tb.index() as u32))) =>
-            {
-                let ti = term.unwrap_or_else(|| unreachable!());
-                let g = t.guard.map(|g| Guard { reg: g.reg, negated: !g.negated });
-                let jump = new_inst(f, Opcode::Bra, None, t.branch_target(), Some(ti));
-                rewrite(f, ti, Opcode::Brk, g, xb);
-                let nb = new_block(f, &mut labels, "cont", vec![jump]);
-                assoc.insert(nb, u);
-                after.push((u, nb));
-            }
-            // Fall-through edge.
-            _ if cfg.fallthrough(u) == Some(x) => {
-                let near = term.or_else(|| f.blocks[ub].insts.last().copied());
-                let i = new_inst(f, opcode, None, Some(xb), near);
-                let conditional = term.is_some_and(|t| f.insts[t].guard.is_some() || f.insts[t].opcode == Opcode::Brx);
-                if conditional {
-                    let nb = new_block(f, &mut labels, prefix, vec![i]);
-                    assoc.insert(nb, u);
-                    after.push((u, nb));
-                } else {
-                    f.blocks[ub].insts.push(i);
-                }
-            }
-            _ => {
-                // Not reachable for the edge kinds the CFG builds; keep the program unchanged.
-                match action {
-                    Action::Sync => rep.sync -= 1,
-                    Action::Brk => rep.brk -= 1,
+        // Taken side of a guarded bra.
+        Some(t) if t.opcode == Opcode::Bra && t.guard.is_some() && t.branch_target() == Some(xb) => {
+            let ti = term.unwrap_or_else(|| unreachable!());
+            match action {
+                Action::Brk if cfg.fallthrough(u) != Some(x) => rewrite(f, ti, Opcode::Brk, t.guard, xb),
+                _ => {
+                    let i = new_inst(f, opcode, None, Some(xb), Some(ti));
+                    let nb = new_block(f, &mut w.labels, prefix, vec![i]);
+                    retarget(f, ti, xb, nb);
+                    w.placed.assoc.insert(nb, u);
+                    w.placed.at_end.push(nb);
                 }
             }
         }
+        Some(t) if t.opcode == Opcode::Brx => {
+            let ti = term.unwrap_or_else(|| unreachable!());
+            let i = new_inst(f, opcode, None, Some(xb), Some(ti));
+            let nb = new_block(f, &mut w.labels, prefix, vec![i]);
+            if let Some(tid) = t.branch_targets() {
+                for tb in f.targets[tid].targets.iter_mut() {
+                    if *tb == xb {
+                        *tb = nb;
+                    }
+                }
+            }
+            w.placed.assoc.insert(nb, u);
+            w.placed.at_end.push(nb);
+        }
+        // A loop exit on the fall-through side of a guarded bra: the lanes leaving break right there
+        // (`@!p brk`), the others take the branch (`bra T` in a new block), so no stack entry is pushed
+        // for the exit.
+        Some(t)
+            if matches!(action, Action::Brk)
+                && t.opcode == Opcode::Bra
+                && t.guard.is_some()
+                && cfg.fallthrough(u) == Some(x)
+                && t.branch_target().is_some_and(|tb| !actions.contains_key(&(u, tb.index() as u32))) =>
+        {
+            let ti = term.unwrap_or_else(|| unreachable!());
+            let g = t.guard.map(|g| Guard { reg: g.reg, negated: !g.negated });
+            let jump = new_inst(f, Opcode::Bra, None, t.branch_target(), Some(ti));
+            rewrite(f, ti, Opcode::Brk, g, xb);
+            let nb = new_block(f, &mut w.labels, "cont", vec![jump]);
+            w.placed.assoc.insert(nb, u);
+            w.placed.after.push((u, nb));
+        }
+        // Fall-through edge.
+        _ if cfg.fallthrough(u) == Some(x) => {
+            let near = term.or_else(|| f.blocks[ub].insts.last().copied());
+            let i = new_inst(f, opcode, None, Some(xb), near);
+            let conditional = term.is_some_and(|t| f.insts[t].guard.is_some() || f.insts[t].opcode == Opcode::Brx);
+            if conditional {
+                let nb = new_block(f, &mut w.labels, prefix, vec![i]);
+                w.placed.assoc.insert(nb, u);
+                w.placed.after.push((u, nb));
+            } else {
+                f.blocks[ub].insts.push(i);
+            }
+        }
+        _ => {
+            // Not reachable for the edge kinds the CFG builds; keep the program unchanged.
+            match action {
+                Action::Sync => w.rep.sync -= 1,
+                Action::Brk => w.rep.brk -= 1,
+            }
+        }
     }
-    // pbk preheaders and landings.
-    let mut before: Vec<(u32, BlockId)> = Vec::new();
+}
+
+/// Step 4c: a `pbk` preheader before every qualifying loop (and a landing block with the enclosing
+/// region's `sync` where the loop exits to an `ssy` target): (loop index, preheader).
+fn insert_preheaders(
+    f: &mut Function,
+    loops: &[Loop],
+    pbk_loops: &[(usize, u32)],
+    landings: &HashMap<usize, bool>,
+    w: &mut Rewrite,
+) -> Vec<(usize, BlockId)> {
     let mut preheaders: Vec<(usize, BlockId)> = Vec::new();
-    for &(li, e) in &pbk_loops {
+    for &(li, e) in pbk_loops {
         let h = loops[li].header;
         let hb = BlockId::new(h as usize);
         let target = if landings.get(&li).copied().unwrap_or(false) {
             let near = f.blocks[BlockId::new(e as usize)].insts.first().copied();
             let s = new_inst(f, Opcode::Sync, None, Some(BlockId::new(e as usize)), near);
-            rep.sync += 1;
-            let lb = new_block(f, &mut labels, "land", vec![s]);
-            assoc.insert(lb, e);
-            at_end.push(lb);
+            w.rep.sync += 1;
+            let lb = new_block(f, &mut w.labels, "land", vec![s]);
+            w.placed.assoc.insert(lb, e);
+            w.placed.at_end.push(lb);
             lb
         } else {
             BlockId::new(e as usize)
         };
         let near = f.blocks[hb].insts.first().copied();
         let p = new_inst(f, Opcode::Pbk, None, Some(target), near);
-        let pb = new_block(f, &mut labels, "pbk", vec![p]);
-        assoc.insert(pb, h);
-        rep.pbk += 1;
-        before.push((h, pb));
+        let pb = new_block(f, &mut w.labels, "pbk", vec![p]);
+        w.placed.assoc.insert(pb, h);
+        w.rep.pbk += 1;
+        w.placed.before.push((h, pb));
         preheaders.push((li, pb));
     }
-    // Everything outside a loop that named its header now names its preheader (branches, brx lists,
-    // ssy and pbk targets), so entering the loop always executes the pbk.
-    for &(li, pb) in &preheaders {
+    preheaders
+}
+
+/// Step 4d: everything outside a loop that named its header now names its preheader (branches, brx
+/// lists, ssy and pbk targets), so entering the loop always executes the pbk.
+fn retarget_loop_entries(f: &mut Function, loops: &[Loop], preheaders: &[(usize, BlockId)], placed: &Placement) {
+    for &(li, pb) in preheaders {
         let l = &loops[li];
         let hb = BlockId::new(l.header as usize);
         let blocks: Vec<BlockId> = f.blocks.keys().collect();
@@ -409,7 +481,7 @@ fn transform(f: &mut Function) -> SsyFunctionReport {
             if b == pb {
                 continue;
             }
-            let a = assoc.get(&b).copied().unwrap_or(b.index() as u32);
+            let a = placed.assoc.get(&b).copied().unwrap_or(b.index() as u32);
             if l.contains(a) {
                 continue;
             }
@@ -426,23 +498,26 @@ fn transform(f: &mut Function) -> SsyFunctionReport {
             }
         }
     }
-    // Layout.
-    let mut layout = Vec::with_capacity(f.layout.len() + after.len() + before.len() + at_end.len());
+}
+
+/// Step 4e: the layout with the new blocks in their places.
+fn relayout(f: &mut Function, placed: Placement) {
+    let mut layout =
+        Vec::with_capacity(f.layout.len() + placed.after.len() + placed.before.len() + placed.at_end.len());
     for &b in &f.layout {
         let bi = b.index() as u32;
-        for (h, pb) in &before {
+        for (h, pb) in &placed.before {
             if *h == bi {
                 layout.push(*pb);
             }
         }
         layout.push(b);
-        for (u, nb) in &after {
+        for (u, nb) in &placed.after {
             if *u == bi {
                 layout.push(*nb);
             }
         }
     }
-    layout.extend(at_end);
+    layout.extend(placed.at_end);
     f.layout = layout;
-    rep
 }
