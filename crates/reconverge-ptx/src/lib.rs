@@ -48,6 +48,7 @@ pub mod diag;
 mod fxhash;
 pub mod lexer;
 pub mod lower;
+pub mod mutate;
 pub mod parser;
 
 pub use diag::{codes, Diagnostic, LineIndex, ParseErrors, SourceError};

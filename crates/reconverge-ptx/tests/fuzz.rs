@@ -5,8 +5,8 @@
 //! Bounded to about 2000 cases in all so that the suite stays fast.
 
 use proptest::prelude::*;
-use reconverge_fuzz::{apply, Mutation};
 use reconverge_ir::{print_module, Module};
+use reconverge_ptx::mutate::{apply, Mutation};
 use reconverge_ptx::{parse, SourceError};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};

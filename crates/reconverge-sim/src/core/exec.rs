@@ -633,6 +633,59 @@ fn fast_compare(
     })
 }
 
+// The whole-warp arithmetic of the ALU families: `un!`, `bin!`, `ter!` apply `f` to the lanes `eff` of
+// group `g` (straight into the destination row when `direct` says a whole warp issues) and write `d`;
+// the first argument names the caller's context variables.
+macro_rules! un {
+    (($env:ident, $sc:ident, $cta:ident, $g:ident, $eff:ident, $w:ident, $direct:ident), $d:expr, $a:expr, $f:expr) => {{
+        let f = $f;
+        if let Some(base) = $direct {
+            if direct1($cta, base, $d, $a, &f) {
+                return Ok(Effects::next());
+            }
+        }
+        let a = fetch($cta, $env, $g, $a, &mut $sc.a);
+        map1($w, a, &mut $sc.out, &f);
+        write_reg($cta, $env, $g, $d, $eff, &$sc.out);
+    }};
+}
+macro_rules! bin {
+    (($env:ident, $sc:ident, $cta:ident, $g:ident, $eff:ident, $w:ident, $direct:ident), $d:expr, $a:expr, $b:expr, $f:expr) => {{
+        let f = $f;
+        if let Some(base) = $direct {
+            if direct2($cta, base, $d, $a, $b, &f) {
+                return Ok(Effects::next());
+            }
+        }
+        let a = fetch($cta, $env, $g, $a, &mut $sc.a);
+        let b = fetch($cta, $env, $g, $b, &mut $sc.b);
+        map2($w, a, b, &mut $sc.out, &f);
+        write_reg($cta, $env, $g, $d, $eff, &$sc.out);
+    }};
+}
+macro_rules! ter {
+    (($env:ident, $sc:ident, $cta:ident, $g:ident, $eff:ident, $w:ident, $direct:ident), $d:expr, $a:expr, $b:expr, $c:expr, $f:expr) => {{
+        let a = fetch($cta, $env, $g, $a, &mut $sc.a);
+        let b = fetch($cta, $env, $g, $b, &mut $sc.b);
+        let c = fetch($cta, $env, $g, $c, &mut $sc.c);
+        map3($w, a, b, c, &mut $sc.out, $f);
+        write_reg($cta, $env, $g, $d, $eff, &$sc.out);
+    }};
+}
+/// The issue an instruction family of [`execute`] runs: the group's threads, its pc, the lanes whose
+/// guard holds, and the base thread slot when a whole warp with every lane active computes directly
+/// into its registers.
+#[derive(Clone, Copy)]
+struct At<L> {
+    g: L,
+    pc: Pc,
+    /// The lanes of the issue group.
+    mask: LaneMask,
+    /// Those whose guard holds.
+    eff: LaneMask,
+    direct: Option<usize>,
+}
+
 /// Executes the instruction at `pc` for the lanes `mask` of an issue group whose threads `lanes` names.
 pub(crate) fn execute<G: GlobalMemory, L: Lanes>(
     env: &mut Env<G>,
@@ -652,49 +705,12 @@ pub(crate) fn execute<G: GlobalMemory, L: Lanes>(
         }
     };
     let w = cta.w;
-    let nw = cta.nwarps as usize;
     // A whole warp with every lane active, not watched for changes: computed straight into the
     // destination register's row.
     let direct = match g.base() {
         Some(base) if eff == full_mask(w as u32) && !env.track => Some(base),
         _ => None,
     };
-    macro_rules! un {
-        ($d:expr, $a:expr, $f:expr) => {{
-            let f = $f;
-            if let Some(base) = direct {
-                if direct1(cta, base, $d, $a, &f) {
-                    return Ok(Effects::next());
-                }
-            }
-            let a = fetch(cta, env, g, $a, &mut sc.a);
-            map1(w, a, &mut sc.out, &f);
-            write_reg(cta, env, g, $d, eff, &sc.out);
-        }};
-    }
-    macro_rules! bin {
-        ($d:expr, $a:expr, $b:expr, $f:expr) => {{
-            let f = $f;
-            if let Some(base) = direct {
-                if direct2(cta, base, $d, $a, $b, &f) {
-                    return Ok(Effects::next());
-                }
-            }
-            let a = fetch(cta, env, g, $a, &mut sc.a);
-            let b = fetch(cta, env, g, $b, &mut sc.b);
-            map2(w, a, b, &mut sc.out, &f);
-            write_reg(cta, env, g, $d, eff, &sc.out);
-        }};
-    }
-    macro_rules! ter {
-        ($d:expr, $a:expr, $b:expr, $c:expr, $f:expr) => {{
-            let a = fetch(cta, env, g, $a, &mut sc.a);
-            let b = fetch(cta, env, g, $b, &mut sc.b);
-            let c = fetch(cta, env, g, $c, &mut sc.c);
-            map3(w, a, b, c, &mut sc.out, $f);
-            write_reg(cta, env, g, $d, eff, &sc.out);
-        }};
-    }
     env.access.mask = 0;
     if eff == 0 && !matches!(inst.op, Op::Bra { .. } | Op::Brx { .. }) {
         return Ok(Effects::next());
@@ -704,10 +720,71 @@ pub(crate) fn execute<G: GlobalMemory, L: Lanes>(
             return Ok(fx);
         }
     }
+    let at = At { g, pc, mask, eff, direct };
     match &inst.op {
+        op @ (Op::IntUn { .. }
+        | Op::IntBin { .. }
+        | Op::IntTer { .. }
+        | Op::Carry { .. }
+        | Op::Bfi { .. }
+        | Op::Prmt { .. }
+        | Op::Lop3 { .. }
+        | Op::Shf { .. }) => integer(env, sc, cta, at, op),
+        op @ (Op::FloatUn { .. } | Op::FloatBin { .. } | Op::Fma { .. } | Op::Testp { .. } | Op::Cvt { .. }) => {
+            float(env, sc, cta, at, op)
+        }
+        op @ (Op::Setp { .. }
+        | Op::Set { .. }
+        | Op::Selp { .. }
+        | Op::Slct { .. }
+        | Op::Mov { .. }
+        | Op::PredOp { .. }
+        | Op::Pack { .. }
+        | Op::Unpack { .. }) => compare_move(env, sc, cta, at, op),
+        op @ (Op::Ld { .. } | Op::St { .. } | Op::Atom { .. } | Op::Cvta { .. } | Op::Isspacep { .. }) => {
+            memory(env, sc, cta, at, op)
+        }
+        op @ (Op::Bra { .. } | Op::Brx { .. } | Op::Call { .. } | Op::Ret | Op::Exit | Op::FellOff | Op::Trap) => {
+            control(env, sc, cta, at, op)
+        }
+        op @ (Op::Bar { .. }
+        | Op::WarpSync { .. }
+        | Op::Shfl { .. }
+        | Op::Vote { .. }
+        | Op::Activemask { .. }
+        | Op::Match { .. }
+        | Op::Redux { .. }) => collective(env, sc, cta, at, op),
+        Op::Ssy { target } => Ok(Effects { flow: Flow::Ssy { target: *target }, barrier: None }),
+        Op::Pbk { target } => Ok(Effects { flow: Flow::Pbk { target: *target }, barrier: None }),
+        Op::Sync => Ok(Effects { flow: Flow::Sync, barrier: None }),
+        Op::Brk => Ok(Effects { flow: Flow::Brk { lanes: eff }, barrier: None }),
+        Op::Join => Ok(Effects { flow: Flow::Join, barrier: None }),
+        Op::Bssy { target } => Ok(Effects { flow: Flow::Bssy { target: *target }, barrier: None }),
+        Op::Bsync { target } => Ok(Effects { flow: Flow::Bsync { target: *target }, barrier: None }),
+        Op::Yield => Ok(Effects { flow: Flow::Yield, barrier: None }),
+        Op::Syncwarp => Ok(Effects { flow: Flow::SyncWarp, barrier: None }),
+        Op::Nop | Op::Fence { .. } => Ok(Effects::next()),
+        Op::Unsupported(what) => {
+            Err(SimError::Unsupported { what: what.to_string(), at: Box::new(location(prog, cta, pc, None)) })
+        }
+    }
+}
+
+/// Integer arithmetic, carries, bit fields, permutations, `lop3`, funnel shifts.
+#[inline(always)]
+fn integer<G: GlobalMemory, L: Lanes>(
+    env: &mut Env<G>,
+    sc: &mut Scratch,
+    cta: &mut Cta,
+    At { g, eff, direct, .. }: At<L>,
+    op: &Op,
+) -> Result<Effects, SimError> {
+    let w = cta.w;
+    let nw = cta.nwarps as usize;
+    match op {
         Op::IntUn { op, ty, d, a } => {
             let f = alu::int_un(*op, *ty);
-            un!(*d, *a, f)
+            un!((env, sc, cta, g, eff, w, direct), *d, *a, f)
         }
         Op::IntBin { op, ty, d, a, b } => match (op, ty) {
             // The hottest cases inline; the rest go through a function pointer.
@@ -715,22 +792,23 @@ pub(crate) fn execute<G: GlobalMemory, L: Lanes>(
                 IntBinOp::Add,
                 reconverge_ir::ScalarType::S32 | reconverge_ir::ScalarType::U32 | reconverge_ir::ScalarType::B32,
             ) => {
-                bin!(*d, *a, *b, |x: u64, y: u64| (x as u32).wrapping_add(y as u32) as u64)
+                bin!((env, sc, cta, g, eff, w, direct), *d, *a, *b, |x: u64, y: u64| (x as u32).wrapping_add(y as u32)
+                    as u64)
             }
             (
                 IntBinOp::Add,
                 reconverge_ir::ScalarType::S64 | reconverge_ir::ScalarType::U64 | reconverge_ir::ScalarType::B64,
             ) => {
-                bin!(*d, *a, *b, |x: u64, y: u64| x.wrapping_add(y))
+                bin!((env, sc, cta, g, eff, w, direct), *d, *a, *b, |x: u64, y: u64| x.wrapping_add(y))
             }
             _ => {
                 let f = alu::int_bin(*op, *ty);
-                bin!(*d, *a, *b, f)
+                bin!((env, sc, cta, g, eff, w, direct), *d, *a, *b, f)
             }
         },
         Op::IntTer { op, ty, d, a, b, c } => {
             let f = alu::int_ter(*op, *ty);
-            ter!(*d, *a, *b, *c, f)
+            ter!((env, sc, cta, g, eff, w, direct), *d, *a, *b, *c, f)
         }
         Op::Carry { op, ty, cin, cout, d, a, b, c } => {
             let av = fetch(cta, env, g, *a, &mut sc.a);
@@ -762,19 +840,35 @@ pub(crate) fn execute<G: GlobalMemory, L: Lanes>(
         }
         Op::Prmt { mode, d, a, b, c } => {
             let f = alu::prmt(*mode);
-            ter!(*d, *a, *b, *c, f)
+            ter!((env, sc, cta, g, eff, w, direct), *d, *a, *b, *c, f)
         }
         Op::Lop3 { d, a, b, c, lut } => {
             let lut = *lut;
-            ter!(*d, *a, *b, *c, move |x, y, z| alu::lop3(x, y, z, lut))
+            ter!((env, sc, cta, g, eff, w, direct), *d, *a, *b, *c, move |x, y, z| alu::lop3(x, y, z, lut))
         }
         Op::Shf { left, clamp, d, a, b, c } => {
             let f = alu::shf(*left, *clamp);
-            ter!(*d, *a, *b, *c, f)
+            ter!((env, sc, cta, g, eff, w, direct), *d, *a, *b, *c, f)
         }
+        _ => unreachable!("execute dispatches only these instructions to `integer`"),
+    }
+    Ok(Effects::next())
+}
+
+/// Floating-point arithmetic (the hottest `f32` operations natively), `testp`, conversions.
+#[inline(always)]
+fn float<G: GlobalMemory, L: Lanes>(
+    env: &mut Env<G>,
+    sc: &mut Scratch,
+    cta: &mut Cta,
+    At { g, eff, direct, .. }: At<L>,
+    op: &Op,
+) -> Result<Effects, SimError> {
+    let w = cta.w;
+    match op {
         Op::FloatUn { op, ty, mode, d, a } => {
             let f = alu::float_un(*op, *ty, *mode);
-            un!(*d, *a, f)
+            un!((env, sc, cta, g, eff, w, direct), *d, *a, f)
         }
         Op::FloatBin { op, ty: reconverge_ir::ScalarType::F32, mode, d, a, b }
             if mode.rnd == FRound::Rn
@@ -786,7 +880,7 @@ pub(crate) fn execute<G: GlobalMemory, L: Lanes>(
             macro_rules! f32_op {
                 ($ftz:expr, $e:expr) => {{
                     let flush = move |x: u32| if $ftz && x & 0x7F80_0000 == 0 { x & 0x8000_0000 } else { x };
-                    bin!(*d, *a, *b, |x: u64, y: u64| {
+                    bin!((env, sc, cta, g, eff, w, direct), *d, *a, *b, |x: u64, y: u64| {
                         let (x, y) = (f32::from_bits(flush(x as u32)), f32::from_bits(flush(y as u32)));
                         let r: f32 = $e(x, y);
                         if r.is_nan() {
@@ -808,11 +902,11 @@ pub(crate) fn execute<G: GlobalMemory, L: Lanes>(
         }
         Op::FloatBin { op, ty, mode, d, a, b } => {
             let f = alu::float_bin(*op, *ty, *mode);
-            bin!(*d, *a, *b, f)
+            bin!((env, sc, cta, g, eff, w, direct), *d, *a, *b, f)
         }
         Op::Fma { ty, mode, d, a, b, c } => {
             let f = alu::fma(*ty, *mode);
-            ter!(*d, *a, *b, *c, f)
+            ter!((env, sc, cta, g, eff, w, direct), *d, *a, *b, *c, f)
         }
         Op::Testp { test, ty, p, a, .. } => {
             let f = alu::testp(test.as_str(), *ty);
@@ -825,8 +919,24 @@ pub(crate) fn execute<G: GlobalMemory, L: Lanes>(
         }
         Op::Cvt { dty, sty, rnd, ftz, sat, d, a } => {
             let f = alu::cvt(*dty, *sty, *rnd, *ftz, *sat);
-            un!(*d, *a, f)
+            un!((env, sc, cta, g, eff, w, direct), *d, *a, f)
         }
+        _ => unreachable!("execute dispatches only these instructions to `float`"),
+    }
+    Ok(Effects::next())
+}
+
+/// Comparisons, selections, moves, predicate logic, packing and unpacking.
+#[inline(always)]
+fn compare_move<G: GlobalMemory, L: Lanes>(
+    env: &mut Env<G>,
+    sc: &mut Scratch,
+    cta: &mut Cta,
+    At { g, eff, direct, .. }: At<L>,
+    op: &Op,
+) -> Result<Effects, SimError> {
+    let w = cta.w;
+    match op {
         Op::Setp { cmp, ty, p, q, a, b, comb } => {
             let av = fetch(cta, env, g, *a, &mut sc.a);
             let bv = fetch(cta, env, g, *b, &mut sc.b);
@@ -881,11 +991,11 @@ pub(crate) fn execute<G: GlobalMemory, L: Lanes>(
         }
         Op::Slct { sty, d, a, b, c } => {
             let f = alu::slct_cond(*sty);
-            ter!(*d, *a, *b, *c, move |x, y, z| if f(z) { x } else { y })
+            ter!((env, sc, cta, g, eff, w, direct), *d, *a, *b, *c, move |x, y, z| if f(z) { x } else { y })
         }
         Op::Mov { d, a, bits } => {
             let m = full_mask(*bits);
-            un!(*d, *a, move |x: u64| x & m)
+            un!((env, sc, cta, g, eff, w, direct), *d, *a, move |x: u64| x & m)
         }
         Op::PredOp { op, not, d, a, b } => {
             let am = pred_src_mask(cta, g, *a);
@@ -919,6 +1029,22 @@ pub(crate) fn execute<G: GlobalMemory, L: Lanes>(
                 }
             }
         }
+        _ => unreachable!("execute dispatches only these instructions to `compare_move`"),
+    }
+    Ok(Effects::next())
+}
+
+/// Loads, stores, atomics and address-space conversions and queries.
+#[inline(always)]
+fn memory<G: GlobalMemory, L: Lanes>(
+    env: &mut Env<G>,
+    sc: &mut Scratch,
+    cta: &mut Cta,
+    At { g, pc, eff, direct, .. }: At<L>,
+    op: &Op,
+) -> Result<Effects, SimError> {
+    let w = cta.w;
+    match op {
         Op::Ld { space: space @ (Space::KernelParam | Space::Const), ty, d, addr, dst_bits, .. }
             if matches!(addr.base, AddrBase::Const(_)) && d.len() == 1 =>
         {
@@ -1029,9 +1155,9 @@ pub(crate) fn execute<G: GlobalMemory, L: Lanes>(
                 _ => 0,
             };
             if *to_generic {
-                un!(*d, *a, move |x: u64| x.wrapping_add(window))
+                un!((env, sc, cta, g, eff, w, direct), *d, *a, move |x: u64| x.wrapping_add(window))
             } else {
-                un!(*d, *a, move |x: u64| x.wrapping_sub(window))
+                un!((env, sc, cta, g, eff, w, direct), *d, *a, move |x: u64| x.wrapping_sub(window))
             }
         }
         Op::Isspacep { space, p, a } => {
@@ -1043,9 +1169,24 @@ pub(crate) fn execute<G: GlobalMemory, L: Lanes>(
             }
             write_pred(cta, env, g, *p, eff, m);
         }
-        Op::Bra { target } => {
-            return Ok(Effects { flow: Flow::Branch { target: *target, taken: eff }, barrier: None });
-        }
+        _ => unreachable!("execute dispatches only these instructions to `memory`"),
+    }
+    Ok(Effects::next())
+}
+
+/// Branches, calls, returns, exits and traps: the instructions that change where threads go.
+#[inline(always)]
+fn control<G: GlobalMemory, L: Lanes>(
+    env: &mut Env<G>,
+    sc: &mut Scratch,
+    cta: &mut Cta,
+    At { g, pc, eff, .. }: At<L>,
+    op: &Op,
+) -> Result<Effects, SimError> {
+    let prog = env.prog;
+    let nw = cta.nwarps as usize;
+    match op {
+        Op::Bra { target } => Ok(Effects { flow: Flow::Branch { target: *target, taken: eff }, barrier: None }),
         Op::Brx { index, targets } => {
             let iv = fetch(cta, env, g, *index, &mut sc.a);
             let mut groups: SmallVec<[(Pc, LaneMask); 4]> = SmallVec::new();
@@ -1062,7 +1203,7 @@ pub(crate) fn execute<G: GlobalMemory, L: Lanes>(
                     None => groups.push((t, 1 << l)),
                 }
             }
-            return Ok(Effects { flow: Flow::Multi(groups.into_vec().into_boxed_slice()), barrier: None });
+            Ok(Effects { flow: Flow::Multi(groups.into_vec().into_boxed_slice()), barrier: None })
         }
         Op::Call { callee, args, .. } => {
             let cf = &prog.functions[*callee as usize];
@@ -1099,12 +1240,12 @@ pub(crate) fn execute<G: GlobalMemory, L: Lanes>(
                 cta.frame_base[t] = new_base;
             }
             env.changed = true;
-            return Ok(Effects { flow: Flow::Call { target: cf.entry, callers: eff }, barrier: None });
+            Ok(Effects { flow: Flow::Call { target: cf.entry, callers: eff }, barrier: None })
         }
         Op::Ret if prog.info[pc as usize].func == 0 => {
             g.scatter(&mut cta.live, 0, nw, eff, 0);
             env.changed = true;
-            return Ok(Effects { flow: Flow::Exit { lanes: eff }, barrier: None });
+            Ok(Effects { flow: Flow::Exit { lanes: eff }, barrier: None })
         }
         Op::Ret => {
             let fi = prog.info[pc as usize].func as usize;
@@ -1140,29 +1281,40 @@ pub(crate) fn execute<G: GlobalMemory, L: Lanes>(
                 }
             }
             env.changed = true;
-            return Ok(Effects {
-                flow: Flow::Return { lanes: eff, to: to.into_vec().into_boxed_slice() },
-                barrier: None,
-            });
+            Ok(Effects { flow: Flow::Return { lanes: eff, to: to.into_vec().into_boxed_slice() }, barrier: None })
         }
         Op::Exit => {
             g.scatter(&mut cta.live, 0, nw, eff, 0);
             env.changed = true;
-            return Ok(Effects { flow: Flow::Exit { lanes: eff }, barrier: None });
+            Ok(Effects { flow: Flow::Exit { lanes: eff }, barrier: None })
         }
         Op::FellOff => {
             let name = &prog.functions[prog.info[pc as usize].func as usize].name;
-            return Err(SimError::Trap {
+            Err(SimError::Trap {
                 what: format!("control fell off the end of `{name}` (its last instruction is not ret, exit or a jump)"),
-                at: Box::new(location(prog, cta, pc, Some(g.slot(eff.trailing_zeros() as usize)))),
-            });
-        }
-        Op::Trap => {
-            return Err(SimError::Trap {
-                what: "trap".into(),
                 at: Box::new(location(prog, cta, pc, Some(g.slot(eff.trailing_zeros() as usize)))),
             })
         }
+        Op::Trap => Err(SimError::Trap {
+            what: "trap".into(),
+            at: Box::new(location(prog, cta, pc, Some(g.slot(eff.trailing_zeros() as usize)))),
+        }),
+        _ => unreachable!("execute dispatches only these instructions to `control`"),
+    }
+}
+
+/// Barriers and warp-level collectives.
+#[inline(always)]
+fn collective<G: GlobalMemory, L: Lanes>(
+    env: &mut Env<G>,
+    sc: &mut Scratch,
+    cta: &mut Cta,
+    At { g, pc, eff, mask, .. }: At<L>,
+    op: &Op,
+) -> Result<Effects, SimError> {
+    let prog = env.prog;
+    let w = cta.w;
+    match op {
         Op::Bar { kind, id, count, d, p, c } => {
             let idv = fetch(cta, env, g, *id, &mut sc.a)[eff.trailing_zeros() as usize] as u32;
             if idv >= 16 {
@@ -1278,19 +1430,7 @@ pub(crate) fn execute<G: GlobalMemory, L: Lanes>(
             sc.out[..w].fill(r);
             write_reg(cta, env, g, *d, eff, &sc.out);
         }
-        Op::Ssy { target } => return Ok(Effects { flow: Flow::Ssy { target: *target }, barrier: None }),
-        Op::Pbk { target } => return Ok(Effects { flow: Flow::Pbk { target: *target }, barrier: None }),
-        Op::Sync => return Ok(Effects { flow: Flow::Sync, barrier: None }),
-        Op::Brk => return Ok(Effects { flow: Flow::Brk { lanes: eff }, barrier: None }),
-        Op::Join => return Ok(Effects { flow: Flow::Join, barrier: None }),
-        Op::Bssy { target } => return Ok(Effects { flow: Flow::Bssy { target: *target }, barrier: None }),
-        Op::Bsync { target } => return Ok(Effects { flow: Flow::Bsync { target: *target }, barrier: None }),
-        Op::Yield => return Ok(Effects { flow: Flow::Yield, barrier: None }),
-        Op::Syncwarp => return Ok(Effects { flow: Flow::SyncWarp, barrier: None }),
-        Op::Nop | Op::Fence { .. } => {}
-        Op::Unsupported(what) => {
-            return Err(SimError::Unsupported { what: what.to_string(), at: Box::new(location(prog, cta, pc, None)) })
-        }
+        _ => unreachable!("execute dispatches only these instructions to `collective`"),
     }
     Ok(Effects::next())
 }
