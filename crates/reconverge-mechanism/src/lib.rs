@@ -28,6 +28,8 @@
 
 pub mod interface;
 pub mod registry;
+#[cfg(test)]
+mod testing;
 
 mod adapters {
     pub mod cta_stack;

@@ -232,3 +232,17 @@ pub const INFO: crate::Info = crate::Info::new(
     crate::Scope::Warp,
     "breadth-first path traversal with synchronisation at safe points (seed 003, section 2.3)",
 );
+
+#[cfg(test)]
+mod diamond {
+    use super::*;
+    use crate::testing::{at_join, issues, program, DIAMOND};
+
+    #[test]
+    fn the_diamond_example() {
+        let t = issues(&Breadth, &program(DIAMOND), 0b1111, 0b0001, 64);
+        // Both paths are in the queue; the join is a synchronisation point both wait at.
+        assert!(t.contains(&(2, 0b1110)) && t.contains(&(4, 0b0001)));
+        assert_eq!(at_join(&t), vec![0b1111]);
+    }
+}

@@ -110,3 +110,17 @@ pub const INFO: crate::Info = crate::Info::new(
     crate::Scope::Warp,
     "no reconvergence (GPGPU-Sim 2.x NO_RECONVERGE): split groups take turns until they exit",
 );
+
+#[cfg(test)]
+mod diamond {
+    use super::*;
+    use crate::testing::{at_join, issues, program, DIAMOND};
+
+    #[test]
+    fn the_diamond_example() {
+        let t = issues(&NoReconvergence, &program(DIAMOND), 0b1111, 0b0001, 64);
+        // The split groups take turns and never merge: the join and the exit issue once per group.
+        assert_eq!(at_join(&t), vec![0b0001, 0b1110]);
+        assert_eq!(t.iter().filter(|(pc, _)| *pc == 6).count(), 2);
+    }
+}

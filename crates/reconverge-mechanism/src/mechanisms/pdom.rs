@@ -213,3 +213,17 @@ impl WarpTracker for PdomStack {
 
 /// The registry's facts of `pdom`.
 pub const INFO: crate::Info = crate::Info::new("pdom", crate::Scope::Warp, "the implicit per-warp reconvergence stack of GPGPU-Sim: reconverge at the immediate post-dominator of each divergent branch");
+
+#[cfg(test)]
+mod diamond {
+    use super::*;
+    use crate::testing::{at_join, issues, program, DIAMOND};
+
+    #[test]
+    fn both_sides_run_then_the_warp_reconverges_at_the_join() {
+        let t = issues(&PdomStack, &program(DIAMOND), 0b1111, 0b0001, 64);
+        // GPGPU-Sim's order: the taken side (pushed last) first, then the fall-through side.
+        assert_eq!(&t[2..5], &[(4, 0b0001), (2, 0b1110), (3, 0b1110)]);
+        assert_eq!(at_join(&t), vec![0b1111]);
+    }
+}
