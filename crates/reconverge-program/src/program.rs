@@ -543,6 +543,7 @@ pub enum Op {
 impl Op {
     /// The member-mask operand of a warp-synchronous instruction (`shfl.sync`, `vote.sync`,
     /// `match.sync`, `redux.sync`, `bar.warp.sync`): the lanes that must execute it together.
+    #[inline]
     pub fn member_mask(&self) -> Option<Src> {
         match self {
             Op::Shfl { mask, .. } | Op::Match { mask, .. } | Op::Redux { mask, .. } | Op::WarpSync { mask } => {
@@ -765,11 +766,13 @@ impl Program {
     }
 
     /// Whether the conditional branch at `pc` reconverges outside a loop that holds it.
+    #[inline]
     pub fn leaves_loop(&self, pc: Pc) -> bool {
         self.leaves_loop.binary_search(&pc).is_ok()
     }
 
     /// The likely-convergence pc of the conditional branch at `pc`, if it has one.
+    #[inline]
     pub fn likely_convergence(&self, pc: Pc) -> Option<Pc> {
         self.likely.binary_search_by_key(&pc, |&(b, _)| b).ok().map(|i| self.likely[i].1)
     }

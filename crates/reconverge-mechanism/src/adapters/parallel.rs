@@ -68,20 +68,25 @@ impl<T: SlotTracker> Tracker for Slots<T> {
     const BARRIER: BarrierMode = BarrierMode::Thread;
     const COUNTERS: &'static [Counter] = T::COUNTERS;
 
+    #[inline]
     fn name(&self) -> &'static str {
         self.0.name()
     }
 
+    #[inline]
     fn new_sm(&self, _prog: &Program, _launch: &crate::launch::LaunchConfig) {}
 
+    #[inline]
     fn contexts(&self, nwarps: u32, _nthreads: u32) -> u32 {
         nwarps * self.0.slots(64)
     }
 
+    #[inline]
     fn hw_warp(&self, st: &SlotCta<T::State>, ctx: u32) -> u32 {
         ctx / st.slots
     }
 
+    #[inline]
     fn occupied(&self, _sm: &(), st: &SlotCta<T::State>, _contexts: u32, out: &mut Vec<u32>) {
         for (w, s) in st.warps.iter().enumerate() {
             for k in 0..st.slots {
@@ -92,10 +97,12 @@ impl<T: SlotTracker> Tracker for Slots<T> {
         }
     }
 
+    #[inline]
     fn launch(&self, _sm: &mut (), _cta: u32, view: &CtaView<'_>, entry: Pc) -> SlotCta<T::State> {
         SlotCta { warps: view.live.iter().map(|&m| self.0.init(entry, m, view.w)).collect(), slots: self.0.slots(64) }
     }
 
+    #[inline]
     fn peek(&self, _sm: &(), st: &SlotCta<T::State>, view: &CtaView<'_>, ctx: u32) -> Peek {
         let (w, k) = ((ctx / st.slots) as usize, ctx % st.slots);
         let Some(s) = st.warps.get(w) else { return Peek::Empty };
@@ -122,6 +129,7 @@ impl<T: SlotTracker> Tracker for Slots<T> {
         }
     }
 
+    #[inline]
     fn update(
         &self,
         _sm: &mut (),
@@ -138,10 +146,12 @@ impl<T: SlotTracker> Tracker for Slots<T> {
         Ok(())
     }
 
+    #[inline]
     fn entries(&self, _sm: &(), st: &SlotCta<T::State>, ctx: u32) -> Vec<EntryView> {
         st.warps.get((ctx / st.slots.max(1)) as usize).map(|s| self.0.entries(s)).unwrap_or_default()
     }
 
+    #[inline]
     fn positions(&self, _sm: &(), st: &SlotCta<T::State>, view: &CtaView<'_>) -> Vec<Position> {
         let mut out = Vec::new();
         for (w, s) in st.warps.iter().enumerate() {

@@ -30,6 +30,7 @@ impl Path {
     }
 
     /// The path for a trace.
+    #[inline]
     pub fn view(&self, kind: EntryKind) -> EntryView {
         let mut e = EntryView::warp(kind, self.mask, self.pc, PC_NONE);
         if self.depth != 0 {
@@ -43,6 +44,7 @@ impl Path {
 /// only `live` lanes: fall-through first, then the taken side (or the callee, or each return pc). Calls
 /// deepen the callers' depth, returns lessen it. Explicit-stack outcomes are an error: those
 /// instructions only exist in programs prepared for another mechanism.
+#[inline]
 pub fn successors(p: &Path, mask: LaneMask, flow: &Flow, live: LaneMask) -> Result<SmallVec<[Path; 4]>, MechError> {
     let mut out: SmallVec<[Path; 4]> = SmallVec::new();
     let mut push = |pc: Pc, m: LaneMask, depth: u32| {
@@ -93,6 +95,7 @@ pub fn successors(p: &Path, mask: LaneMask, flow: &Flow, live: LaneMask) -> Resu
 }
 
 /// A list holding one path: the warp's `live` lanes at `entry` (the start of every path list).
+#[inline]
 pub fn start(entry: Pc, live: LaneMask) -> Vec<Path> {
     let mut v = Vec::with_capacity(8);
     v.push(Path { pc: entry, mask: live, depth: 0 });
@@ -111,6 +114,7 @@ pub struct Taken {
 
 /// Removes the path that issued (`pc`, `mask`) from `list` and works out where its lanes go after
 /// `flow`; every list traversal starts its update with this.
+#[inline]
 pub fn take(list: &mut Vec<Path>, pc: Pc, mask: LaneMask, flow: &Flow, live: LaneMask) -> Result<Taken, MechError> {
     let index = issued(list, pc, mask)?;
     let path = list.remove(index);
@@ -121,11 +125,13 @@ pub fn take(list: &mut Vec<Path>, pc: Pc, mask: LaneMask, flow: &Flow, live: Lan
 
 /// The index of the path that issued (`pc`, `mask`) in `paths`: the last path at `pc` holding every
 /// issued lane (the active end of a stack).
+#[inline]
 pub fn issued(paths: &[Path], pc: Pc, mask: LaneMask) -> Result<usize, MechError> {
     paths.iter().rposition(|p| p.pc == pc && p.mask & mask == mask).ok_or(MechError::NotHeld("the path list"))
 }
 
 /// Removes the lanes not in `live` from every path and drops the paths left empty.
+#[inline]
 pub fn retain_live(paths: &mut Vec<Path>, live: LaneMask) {
     paths.retain_mut(|p| {
         p.mask &= live;

@@ -29,6 +29,7 @@ pub struct WarpCtx<'a> {
 
 impl<'a> WarpCtx<'a> {
     /// The context of static warp `w` for an update `u`.
+    #[inline]
     pub fn of(u: &'a mut crate::tracker::UpdateCtx<'_>, w: usize) -> WarpCtx<'a> {
         WarpCtx {
             prog: u.prog,
@@ -93,12 +94,14 @@ pub trait WarpTracker: Sync {
     /// How many straight-line instructions from `pc` (at most `max`) the warp may issue back to back with
     /// the same lanes, one [`WarpTracker::advance`] standing for their updates (see
     /// [`crate::Tracker::straight_run`]). The default, 1, updates after every instruction. Pure.
+    #[inline]
     fn straight_run(&self, _st: &Self::State, _pc: Pc, _max: u32) -> u32 {
         1
     }
 
     /// The group (`pc`, `mask`) issued the `n` straight-line instructions that
     /// [`WarpTracker::straight_run`] allowed: update as `n` updates with [`Flow::Next`] would.
+    #[inline]
     fn advance(
         &self,
         st: &mut Self::State,
@@ -115,6 +118,7 @@ pub trait WarpTracker: Sync {
 
     /// The group (`pc`, `mask`) did not execute its warp-synchronous instruction: its member lanes
     /// `missing` are elsewhere. Only called when [`WarpTracker::AWAITS_MEMBERS`].
+    #[inline]
     fn await_members(&self, _st: &mut Self::State, _pc: Pc, _mask: LaneMask, _missing: LaneMask) {}
 
     /// The current size of the structure (stack depth, number of paths).
@@ -139,16 +143,20 @@ impl<T: WarpTracker> Tracker for PerWarp<T> {
     const RATIOS: &'static [Ratio] = T::RATIOS;
     const AWAITS_MEMBERS: bool = T::AWAITS_MEMBERS;
 
+    #[inline]
     fn name(&self) -> &'static str {
         self.0.name()
     }
 
+    #[inline]
     fn new_sm(&self, _prog: &Program, _launch: &crate::launch::LaunchConfig) {}
 
+    #[inline]
     fn contexts(&self, nwarps: u32, _nthreads: u32) -> u32 {
         nwarps
     }
 
+    #[inline]
     fn launch(&self, _sm: &mut (), _cta: u32, view: &CtaView<'_>, entry: Pc) -> Vec<T::State> {
         view.live.iter().map(|&m| self.0.init(entry, m)).collect()
     }
@@ -215,16 +223,19 @@ impl<T: WarpTracker> Tracker for PerWarp<T> {
         Ok(())
     }
 
+    #[inline]
     fn await_members(&self, _sm: &mut (), st: &mut Vec<T::State>, group: &Group, lanes: LaneMask) {
         if let Some(warp) = st.get_mut(group.ctx as usize) {
             self.0.await_members(warp, group.pc, group.mask, lanes);
         }
     }
 
+    #[inline]
     fn entries(&self, _sm: &(), st: &Vec<T::State>, ctx: u32) -> Vec<EntryView> {
         st.get(ctx as usize).map(|s| self.0.entries(s)).unwrap_or_default()
     }
 
+    #[inline]
     fn positions(&self, _sm: &(), st: &Vec<T::State>, view: &CtaView<'_>) -> Vec<Position> {
         let mut out = Vec::new();
         for (w, s) in st.iter().enumerate() {

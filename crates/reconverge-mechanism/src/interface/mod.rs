@@ -95,6 +95,7 @@ pub enum Flow {
 
 impl Flow {
     /// The mnemonic of a mechanism instruction's outcome, for messages.
+    #[inline]
     pub fn mnemonic(&self) -> &'static str {
         match self {
             Flow::Ssy { .. } => "ssy",
@@ -113,7 +114,9 @@ impl Flow {
     /// The outcome of one instruction executed on two disjoint sets of lanes (a group that draws threads
     /// from several CTAs executes once per CTA, [`Tracker::SM_POOL`]): lanes named by neither outcome go
     /// to `pc + 1`, so [`Flow::Next`] is the identity, and outcomes of one kind combine their lanes.
+    #[inline]
     pub fn merge(self, other: Flow) -> Flow {
+        #[inline]
         fn union(a: &[(Pc, LaneMask)], b: &[(Pc, LaneMask)]) -> Box<[(Pc, LaneMask)]> {
             let mut out: Vec<(Pc, LaneMask)> = a.to_vec();
             for &(pc, m) in b {
@@ -153,6 +156,7 @@ pub enum Pass {
 
 impl Pass {
     /// The transformed module.
+    #[inline]
     pub fn apply(self, module: &reconverge_ir::Module) -> reconverge_ir::Module {
         match self {
             Pass::Ssy => reconverge_transform::insert_ssy(module).0,
@@ -274,6 +278,7 @@ pub enum EntryKind {
 
 impl EntryKind {
     /// The name a trace prints.
+    #[inline]
     pub fn label(self) -> &'static str {
         match self {
             EntryKind::Div => "div",
@@ -308,6 +313,7 @@ impl EntryKind {
     }
 
     /// Whether the entry holds threads waiting at a synchronisation point (not a path that can run).
+    #[inline]
     pub fn waits(self) -> bool {
         matches!(
             self,
@@ -316,12 +322,14 @@ impl EntryKind {
     }
 
     /// Whether a trace leaves the label out (the plain entries of a stack or group list).
+    #[inline]
     pub fn unlabelled(self) -> bool {
         matches!(self, EntryKind::Div | EntryKind::Group)
     }
 }
 
 impl serde::Serialize for EntryKind {
+    #[inline]
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         s.serialize_str(self.label())
     }
@@ -345,6 +353,7 @@ pub struct EntryView {
 
 impl EntryView {
     /// An entry of a per-warp structure.
+    #[inline]
     pub fn warp(kind: EntryKind, mask: LaneMask, pc: Pc, rpc: Pc) -> EntryView {
         EntryView { kind, lanes: vec![mask], pc, rpc, note: String::new() }
     }
@@ -363,6 +372,7 @@ pub enum Scope {
 }
 
 /// Whether the active lanes of a branch went to more than one place.
+#[inline]
 pub fn splits(mask: LaneMask, flow: &Flow) -> bool {
     match flow {
         Flow::Branch { taken, .. } => *taken != 0 && *taken != mask,
@@ -378,6 +388,7 @@ pub fn splits(mask: LaneMask, flow: &Flow) -> bool {
 
 /// Splits `mask` by the lanes' next pcs after `flow`, fall-through group first (the order GPGPU-Sim
 /// pushes them, so the last group ends on top of a stack).
+#[inline]
 pub fn next_groups(pc: Pc, mask: LaneMask, flow: &Flow) -> SmallVec<[(Pc, LaneMask); 4]> {
     let mut out: SmallVec<[(Pc, LaneMask); 4]> = SmallVec::new();
     let mut push = |p: Pc, m: LaneMask| {

@@ -31,6 +31,7 @@ impl LaneMap {
     }
 
     /// A map from parts; empty parts are dropped.
+    #[inline]
     pub fn from_parts(parts: impl IntoIterator<Item = (u32, LaneMask)>) -> LaneMap {
         LaneMap(parts.into_iter().filter(|p| p.1 != 0).collect())
     }
@@ -55,21 +56,25 @@ impl LaneMap {
     }
 
     /// The lanes that hold a thread.
+    #[inline]
     pub fn lanes(&self) -> LaneMask {
         self.0.iter().fold(0, |a, p| a | p.1)
     }
 
     /// The static warp of lane `l`, if the lane holds a thread.
+    #[inline]
     pub fn warp_of(&self, l: usize) -> Option<u32> {
         self.0.iter().find(|p| p.1 >> l & 1 == 1).map(|p| p.0)
     }
 
     /// The CTA thread slot of lane `l`, if the lane holds a thread.
+    #[inline]
     pub fn slot_of(&self, l: usize, w: u32) -> Option<usize> {
         self.warp_of(l).map(|warp| warp as usize * w as usize + l)
     }
 
     /// Per static warp, the lanes of `mask` it contributes (for barrier and liveness bookkeeping).
+    #[inline]
     pub fn split(&self, mask: LaneMask) -> impl Iterator<Item = (u32, LaneMask)> + '_ {
         self.0.iter().map(move |&(w, m)| (w, m & mask)).filter(|p| p.1 != 0)
     }
@@ -127,6 +132,7 @@ pub struct CtaView<'a> {
 
 impl CtaView<'_> {
     /// Static warps.
+    #[inline]
     pub fn nwarps(&self) -> u32 {
         self.live.len() as u32
     }
@@ -214,6 +220,7 @@ pub struct MechanismLatencies {
 }
 
 impl Default for MechanismLatencies {
+    #[inline]
     fn default() -> Self {
         MechanismLatencies { compaction_latency: 4, pool_latency: 2, sort_step_latency: 1 }
     }
@@ -221,6 +228,7 @@ impl Default for MechanismLatencies {
 
 impl MechanismLatencies {
     /// The cycles `delay` takes.
+    #[inline]
     pub fn cycles(&self, delay: Delay) -> u64 {
         match delay {
             Delay::Compaction => self.compaction_latency,
@@ -284,6 +292,7 @@ impl UpdateCtx<'_> {
     }
 
     /// Adds `n` to per-branch counter `i` of kernel branch `b` (an index into [`Program::branches`]).
+    #[inline]
     pub fn count_branch_at(&mut self, b: u32, i: usize, n: u64) {
         let k = self.per_branch;
         if i < k {
@@ -294,6 +303,7 @@ impl UpdateCtx<'_> {
     }
 
     /// Asks the timing model to delay the threads `parts` by `delay`.
+    #[inline]
     pub fn delay(&mut self, delay: Delay, parts: impl IntoIterator<Item = (u32, LaneMask)>) {
         self.delay = Some(delay);
         self.delayed.extend(parts.into_iter().filter(|p| p.1 != 0));
@@ -360,6 +370,7 @@ pub trait Tracker: Sync {
 
     /// The contexts of a CTA that may hold a group now, in increasing order (all of them unless the
     /// mechanism knows better: a warp pool or a set of dynamic warps uses few of its many contexts).
+    #[inline]
     fn occupied(&self, _sm: &Self::Sm, _st: &Self::Cta, contexts: u32, out: &mut Vec<u32>) {
         out.extend(0..contexts);
     }
@@ -368,10 +379,12 @@ pub trait Tracker: Sync {
     fn launch(&self, sm: &mut Self::Sm, cta: u32, view: &CtaView<'_>, entry: Pc) -> Self::Cta;
 
     /// CTA `cta` finished (every thread exited).
+    #[inline]
     fn retire(&self, _sm: &mut Self::Sm, _cta: u32) {}
 
     /// The hardware warp slot (within the CTA's slots) whose scheduler issues context `ctx`: the
     /// context itself, unless several contexts are paths of one warp (parallel traversals).
+    #[inline]
     fn hw_warp(&self, _st: &Self::Cta, ctx: u32) -> u32 {
         ctx
     }
@@ -380,6 +393,7 @@ pub trait Tracker: Sync {
     fn peek(&self, sm: &Self::Sm, st: &Self::Cta, view: &CtaView<'_>, ctx: u32) -> Peek;
 
     /// For mechanisms with [`Tracker::ORDERED`]: the ready group of the CTA the mechanism issues next.
+    #[inline]
     fn choose(&self, _sm: &Self::Sm, _st: &Self::Cta, _view: &CtaView<'_>) -> Option<Group> {
         None
     }
@@ -401,12 +415,14 @@ pub trait Tracker: Sync {
     /// default, 1, consults the mechanism after every instruction; a mechanism returns more only where
     /// issuing one instruction at a time would pick the same context's next pc with the same lanes and
     /// change nothing else (no counter, delay or other context). Pure.
+    #[inline]
     fn straight_run(&self, _sm: &Self::Sm, _st: &Self::Cta, _group: &Group, _max: u32) -> u32 {
         1
     }
 
     /// The group issued the `n` straight-line instructions from `group.pc` that
     /// [`Tracker::straight_run`] allowed: update as `n` updates with [`Flow::Next`] would.
+    #[inline]
     fn advance(
         &self,
         sm: &mut Self::Sm,
@@ -426,6 +442,7 @@ pub trait Tracker: Sync {
     /// For mechanisms with [`Tracker::AWAITS_MEMBERS`]: `group` did not execute its warp-synchronous
     /// instruction because the live member `lanes` of its static warp are elsewhere; hold it until they
     /// join.
+    #[inline]
     fn await_members(&self, _sm: &mut Self::Sm, _st: &mut Self::Cta, _group: &Group, _lanes: LaneMask) {}
 
     /// The structure for traces, bottom first: the stack of context `ctx` for per-warp mechanisms, the
@@ -437,6 +454,7 @@ pub trait Tracker: Sync {
 }
 
 /// Splits `mask` by per-lane next pcs: `(pc, lanes)` for each distinct pc in `next`.
+#[inline]
 pub fn by_pc(mask: LaneMask, next: &[Pc; 64]) -> SmallVec<[(Pc, LaneMask); 4]> {
     let mut out: SmallVec<[(Pc, LaneMask); 4]> = SmallVec::new();
     for l in lanes(mask) {

@@ -35,6 +35,7 @@ pub(crate) trait EntryThreads {
 
 impl EntryThreads for LaneMask {
     type Live = LaneMask;
+    #[inline]
     fn none_live(&self, live: &LaneMask) -> bool {
         self & live == 0
     }
@@ -46,6 +47,7 @@ pub struct PdomStack;
 
 /// Pops finished entries off the top: no live thread, reconverged (`pc == rpc`), or a call entry whose
 /// threads all returned. Returns how many were popped.
+#[inline]
 pub(crate) fn normalize<M: EntryThreads>(st: &mut Vec<PdomEntry<M>>, live: &M::Live) -> usize {
     let mut popped = 0;
     while let Some(top) = st.last() {
@@ -66,6 +68,7 @@ pub(crate) fn normalize<M: EntryThreads>(st: &mut Vec<PdomEntry<M>>, live: &M::L
 /// (`pc = r`), or is popped when it already reconverges at `r` (its parent waits there); then one entry
 /// per group whose pc is not `r` is pushed, in order, so the last group runs first. Returns whether the
 /// top entry was popped.
+#[inline]
 pub(crate) fn diverge<M>(st: &mut Vec<PdomEntry<M>>, r: Pc, groups: impl IntoIterator<Item = (Pc, M)>) -> bool {
     let top = st.last_mut().expect("diverge on an empty stack");
     let popped = if r != top.rpc || top.call {
@@ -85,6 +88,7 @@ pub(crate) fn diverge<M>(st: &mut Vec<PdomEntry<M>>, r: Pc, groups: impl IntoIte
 
 /// The PDOM rule at a call: the caller's entry resumes at `ret` (non-calling threads wait there) and a
 /// call entry for `callers` starts at `target`.
+#[inline]
 pub(crate) fn call<M>(st: &mut Vec<PdomEntry<M>>, ret: Pc, target: Pc, callers: M) {
     if let Some(top) = st.last_mut() {
         top.pc = ret;
@@ -95,6 +99,7 @@ pub(crate) fn call<M>(st: &mut Vec<PdomEntry<M>>, ret: Pc, target: Pc, callers: 
 /// The lanes' next pcs after `flow`, grouped as [`next_groups`] does, except that returning lanes go to
 /// the function's virtual exit [`PC_RET`]: in a reconvergence stack they wait there for the call entry to
 /// pop.
+#[inline]
 pub(crate) fn successors(pc: Pc, mask: LaneMask, flow: &Flow) -> smallvec::SmallVec<[(Pc, LaneMask); 4]> {
     let mut groups = next_groups(pc, mask, flow);
     if let Flow::Return { lanes, .. } = flow {
@@ -105,6 +110,7 @@ pub(crate) fn successors(pc: Pc, mask: LaneMask, flow: &Flow) -> smallvec::Small
 }
 
 /// The reconvergence point of the divergent instruction at `pc`, or an error naming it.
+#[inline]
 pub(crate) fn reconvergence_point(prog: &crate::program::Program, pc: Pc) -> Result<Pc, MechError> {
     match prog.reconv.get(pc as usize) {
         Some(&r) if r != PC_NONE => Ok(r),
@@ -115,16 +121,19 @@ pub(crate) fn reconvergence_point(prog: &crate::program::Program, pc: Pc) -> Res
 impl WarpTracker for PdomStack {
     type State = Vec<PdomEntry>;
 
+    #[inline]
     fn name(&self) -> &'static str {
         INFO.name
     }
 
+    #[inline]
     fn init(&self, entry: Pc, live: LaneMask) -> Self::State {
         let mut v = Vec::with_capacity(8);
         v.push(PdomEntry { pc: entry, rpc: PC_NONE, mask: live, call: false });
         v
     }
 
+    #[inline]
     fn select(&self, st: &Self::State, live: LaneMask, blocked: LaneMask) -> Option<(Pc, LaneMask)> {
         // `update` leaves the stack normalized for the warp's live lanes.
         let top = st.last()?;
@@ -132,6 +141,7 @@ impl WarpTracker for PdomStack {
         (mask != 0).then_some((top.pc, mask))
     }
 
+    #[inline]
     fn straight_run(&self, st: &Self::State, pc: Pc, max: u32) -> u32 {
         // Straight-line code changes only the top entry's pc, until it reaches the entry's reconvergence
         // point (a block start, or the return point of a call entry's caller).
@@ -141,6 +151,7 @@ impl WarpTracker for PdomStack {
         }
     }
 
+    #[inline]
     fn advance(
         &self,
         st: &mut Self::State,
@@ -159,6 +170,7 @@ impl WarpTracker for PdomStack {
         Ok(())
     }
 
+    #[inline]
     fn update(
         &self,
         st: &mut Self::State,
@@ -200,10 +212,12 @@ impl WarpTracker for PdomStack {
         Ok(())
     }
 
+    #[inline]
     fn depth(&self, st: &Self::State) -> usize {
         st.len()
     }
 
+    #[inline]
     fn entries(&self, st: &Self::State) -> Vec<EntryView> {
         st.iter()
             .map(|e| EntryView::warp(if e.call { EntryKind::Call } else { EntryKind::Div }, e.mask, e.pc, e.rpc))

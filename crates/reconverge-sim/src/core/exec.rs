@@ -476,17 +476,22 @@ fn sign_extend(v: u64, from_bits: u32, to_bits: u32) -> u64 {
     s & full_mask(to_bits)
 }
 
+/// A member set of a warp-synchronous instruction: its member mask, the lanes of it in the issue group,
+/// and its live member lanes that are not.
+struct MemberSet {
+    members: u64,
+    present: LaneMask,
+    missing: LaneMask,
+}
+
 /// The outcome of a member set whose live member lanes `missing` are not in the group: a wait for them
 /// when the mechanism gathers members (and the group is one static warp's), else a SIMT deadlock.
-#[allow(clippy::too_many_arguments)]
 fn members_missing<G: GlobalMemory>(
     env: &Env<G>,
     cta: &Cta,
     pc: Pc,
     sw: u32,
-    members: u64,
-    present: LaneMask,
-    missing: LaneMask,
+    MemberSet { members, present, missing }: MemberSet,
     whole: bool,
 ) -> Result<Option<Effects>, SimError> {
     if env.await_members && whole {
@@ -508,15 +513,11 @@ fn members_missing<G: GlobalMemory>(
 /// the same instruction with the same mask before any proceeds). When the group holds several sets,
 /// each is executed by itself and `Some` is returned. A set whose live member lanes are not all in the
 /// group waits for them ([`Flow::Await`], when the mechanism gathers them) or is a SIMT deadlock.
-#[allow(clippy::too_many_arguments)]
 fn split_by_members<G: GlobalMemory, L: Lanes>(
     env: &mut Env<G>,
     sc: &mut Scratch,
     cta: &mut Cta,
-    g: L,
-    pc: Pc,
-    mask: LaneMask,
-    eff: LaneMask,
+    At { g, pc, mask, eff, .. }: At<L>,
     member: Src,
 ) -> Result<Option<Effects>, SimError> {
     let w = cta.w;
@@ -530,7 +531,14 @@ fn split_by_members<G: GlobalMemory, L: Lanes>(
         if missing == 0 {
             return Ok(None);
         }
-        return members_missing(env, cta, pc, sw, first, mask, missing, g.base().is_some());
+        return members_missing(
+            env,
+            cta,
+            pc,
+            sw,
+            MemberSet { members: first, present: mask, missing },
+            g.base().is_some(),
+        );
     }
     let mut sets: SmallVec<[(u32, u64, LaneMask); 2]> = SmallVec::new();
     for l in lanes(eff) {
@@ -547,7 +555,8 @@ fn split_by_members<G: GlobalMemory, L: Lanes>(
         if missing == 0 {
             continue;
         }
-        return members_missing(env, cta, pc, sw, members, present(sw), missing, g.base().is_some());
+        let set = MemberSet { members, present: present(sw), missing };
+        return members_missing(env, cta, pc, sw, set, g.base().is_some());
     }
     if sets.len() <= 1 {
         return Ok(None);
@@ -715,12 +724,12 @@ pub(crate) fn execute<G: GlobalMemory, L: Lanes>(
     if eff == 0 && !matches!(inst.op, Op::Bra { .. } | Op::Brx { .. }) {
         return Ok(Effects::next());
     }
+    let at = At { g, pc, mask, eff, direct };
     if let Some(m) = inst.op.member_mask() {
-        if let Some(fx) = split_by_members(env, sc, cta, g, pc, mask, eff, m)? {
+        if let Some(fx) = split_by_members(env, sc, cta, at, m)? {
             return Ok(fx);
         }
     }
-    let at = At { g, pc, mask, eff, direct };
     match &inst.op {
         op @ (Op::IntUn { .. }
         | Op::IntBin { .. }
