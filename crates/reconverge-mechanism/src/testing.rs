@@ -69,6 +69,14 @@ pub(crate) fn issues<T: WarpTracker>(
     out
 }
 
+/// Asserts the order of the lowest-pc mechanisms on [`DIAMOND`] with lane 0 taking the branch: the
+/// fall-through side (pcs 2-3, lanes 1-3) before the taken side (pc 4, lane 0), then every lane at the join
+/// together.
+pub(crate) fn assert_lower_pc_first_then_meet(t: &[(Pc, LaneMask)]) {
+    assert_eq!(&t[2..5], &[(2, 0b1110), (3, 0b1110), (4, 0b0001)], "{t:?}");
+    assert_eq!(at_join(t), vec![0b1111], "{t:?}");
+}
+
 /// The masks the join pc issued with, in order.
 pub(crate) fn at_join(trace: &[(Pc, LaneMask)]) -> Vec<LaneMask> {
     trace.iter().filter(|(pc, _)| *pc == DIAMOND_JOIN).map(|&(_, m)| m).collect()

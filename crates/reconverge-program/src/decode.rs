@@ -1059,22 +1059,21 @@ impl<'m> Decoder<'m> {
         let inst = &f.insts[id];
         let at = At { fi, f, inst, ty: inst.ty() };
         // The families in order: an opcode goes to the first family with an arm for it (the arms' guards
-        // are tried in this order, as in one match).
-        let families: [Family<'m>; 7] = [
+        // are tried in this order, as in one match); the last decodes or rejects whatever is left.
+        let families: [Family<'m>; 6] = [
             Self::decode_unary_binary,
             Self::decode_integer,
             Self::decode_fused_and_bits,
             Self::decode_compare_and_move,
             Self::decode_memory_and_control,
             Self::decode_sync_and_warp,
-            Self::decode_mechanism,
         ];
         for family in families {
             if let Some(op) = family(self, &at)? {
                 return Ok(op);
             }
         }
-        unreachable!("decode_mechanism decodes or rejects every opcode")
+        self.decode_mechanism(&at)
     }
 
     /// Operand `k` as a source of the instruction's type.
@@ -1791,9 +1790,9 @@ impl<'m> Decoder<'m> {
     }
 
     /// The instructions a mechanism's compiler pass inserts; anything else is unsupported.
-    fn decode_mechanism(&self, at: &At<'_>) -> DResult<Option<Op>> {
+    fn decode_mechanism(&self, at: &At<'_>) -> DResult<Op> {
         let (inst, ops, fi) = (at.inst, &at.inst.operands, at.fi);
-        Ok(Some(match &at.inst.opcode {
+        Ok(match &at.inst.opcode {
             Opcode::Ssy | Opcode::Pbk => {
                 let target = match ops.first() {
                     Some(Operand::Sym(Symbol::Label(b))) => self.ctxs[fi].block_pc[b.index()],
@@ -1823,7 +1822,7 @@ impl<'m> Decoder<'m> {
             }
             Opcode::Unknown(name) => return Err(Unsupported::UnknownOpcode(name.to_string())),
             other => return Err(Unsupported::Modifiers(other.to_string())),
-        }))
+        })
     }
 
     fn decode_call(&self, fi: usize, f: &Function, inst: &reconverge_ir::Inst) -> DResult<Op> {
