@@ -352,12 +352,12 @@ class Kernel:
             raise InvalidInput(f"device must be a reconverge.Device, not {type(device).__name__}")
         if not isinstance(args, (list, tuple)):
             raise InvalidInput(f"args must be a tuple or list of arguments, not {type(args).__name__}")
-        stats_json, buffers, dumped, record = self.module._m.launch(
-            self.name, _dim3(grid, "grid"), _dim3(block, "block"), wire, mechanism=device.mechanism,
+        stats_json, buffers, dumped, record = self.module._m.launch(self.name, dict(
+            grid=_dim3(grid, "grid"), block=_dim3(block, "block"), args=wire, mechanism=device.mechanism,
             config=device.config, functional=device.functional, warp_size=device.warp_size, globals=globals_,
             dump=[device._vars[k][0] for k in mine], max_instructions=device.max_instructions,
             dynamic_shared=_count("shared_mem", shared_mem, most=2**32 - 1), scalarize=bool(scalarize),
-            raise_errors=raise_errors, max_memory=device.max_memory)
+            raise_errors=raise_errors, max_memory=device.max_memory))
         for a, out in zip(args, buffers):
             if isinstance(a, DeviceArray) and out is not None:
                 a._data.reshape(-1).view(np.uint8)[:] = out
@@ -394,9 +394,9 @@ def compare(kernels: Iterable[str] = (), mechanisms: Iterable[str] = (), warp_si
     the columns of ``reconverge compare --csv`` (one row per run)."""
     import pandas as pd
 
-    csv = _core.compare(_kernels_dir(kernels_dir), kernels=list(kernels), mechanisms=list(mechanisms),
-                        warp_sizes=[int(w) for w in warp_sizes], configs=list(configs), functional=functional,
-                        scalarize=scalarize, threads=threads)
+    csv = _core.compare(_kernels_dir(kernels_dir), dict(
+        kernels=list(kernels), mechanisms=list(mechanisms), warp_sizes=[int(w) for w in warp_sizes],
+        configs=list(configs), functional=functional, scalarize=scalarize, threads=threads))
     return pd.read_csv(io.StringIO(csv))
 
 

@@ -89,8 +89,8 @@ def _row(job: Job, kernels: Optional[Dict[str, bytes]], kernels_dir: Optional[st
         name = kernel.name
     else:
         d = kernels_dir if kernels_dir is not None else _materialise(kernels)
-        record = _core.compare(d, kernels=[kernel], mechanisms=[mech], warp_sizes=[warp],
-                               configs=[] if functional else [config], functional=functional, threads=1)
+        record = _core.compare(d, dict(kernels=[kernel], mechanisms=[mech], warp_sizes=[warp],
+                                       configs=[] if functional else [config], functional=functional, threads=1))
         name = kernel
     rows = pd.read_csv(io.StringIO(record)).to_dict("records")
     row = rows[0] if rows else {"outcome": "broken"}

@@ -102,7 +102,7 @@ fn mechanism(name: &str) -> PyResult<Mechanism> {
 }
 
 impl PyModuleHandle {
-    fn program(&self, kernel: Option<&str>, mech: Mechanism, scalarize: bool) -> PyResult<reconverge_program::Program> {
+    fn program(&self, kernel: Option<&str>, mech: Mechanism, scalarize: bool) -> PyResult<reconverge_sim::Loaded> {
         let opts =
             DecodeOptions { file: self.name.clone(), source: Some(self.ptx.clone()), scalarize, ..Default::default() };
         reconverge_sim::load(&self.module, kernel, mech, &opts).map_err(|e| invalid(format!("{}: {e}", self.name)))
@@ -155,7 +155,7 @@ impl PyModuleHandle {
     /// The parameters of `kernel`: `(name, PTX type, bytes, pointer-like)`.
     #[pyo3(signature = (kernel=None))]
     fn params(&self, kernel: Option<&str>) -> PyResult<Vec<(String, String, u32, bool)>> {
-        let p = self.program(kernel, Mechanism::Pdom, false)?;
+        let p = self.program(kernel, Mechanism::Pdom, false)?.into_program();
         Ok(p.params
             .iter()
             .map(|x| (x.name.clone(), format!("{:?}", x.ty).to_lowercase(), x.size, x.is_pointer_like))
@@ -165,13 +165,8 @@ impl PyModuleHandle {
     /// The module variables `kernel` can use (`__device__` and `__constant__`): `(name, element type,
     /// bytes, scalar, initial contents)`.
     #[pyo3(signature = (kernel=None))]
-    #[allow(clippy::type_complexity)]
-    fn variables<'py>(
-        &self,
-        py: Python<'py>,
-        kernel: Option<&str>,
-    ) -> PyResult<Vec<(String, String, u64, bool, Bound<'py, PyArray1<u8>>)>> {
-        let p = self.program(kernel, Mechanism::Pdom, false)?;
+    fn variables<'py>(&self, py: Python<'py>, kernel: Option<&str>) -> PyResult<Vec<VariableRow<'py>>> {
+        let p = self.program(kernel, Mechanism::Pdom, false)?.into_program();
         Ok(p.globals
             .iter()
             .chain(&p.consts)
@@ -183,38 +178,39 @@ impl PyModuleHandle {
             .collect())
     }
 
-    /// Runs one launch of `kernel`: see the Python package's `Kernel.__call__`. `args` are
-    /// `("buffer", dtype, bytes)`, `("bits", decimal u64, None)` or `("text", literal, None)`; `globals`
-    /// are `(name, dtype, bytes, scalar)` written before the launch; `dump` names the variables read back.
-    /// Returns the statistics (JSON), the buffers' final bytes, the dumped variables' bytes and the run's
-    /// record as CSV (the columns of `reconverge compare --csv`). A run that stops early raises, unless
-    /// `raise_errors` is false (the statistics then say what happened).
-    #[pyo3(signature = (kernel, grid, block, args, mechanism="pdom", config="gtx480", functional=false, warp_size=None, globals=Vec::new(), dump=Vec::new(), max_instructions=None, dynamic_shared=0, scalarize=false, raise_errors=true, max_memory=None))]
-    #[allow(clippy::too_many_arguments, clippy::type_complexity)]
+    /// Runs one launch of `kernel` as `request` describes it (see [`LaunchRequest`] and the Python
+    /// package's `Kernel.__call__`). Returns the statistics (JSON), the buffers' final bytes, the dumped
+    /// variables' bytes and the run's record as CSV (the columns of `reconverge compare --csv`). A run that
+    /// stops early raises, unless `raise_errors` is false (the statistics then say what happened).
     fn launch<'py>(
         &self,
         py: Python<'py>,
         kernel: Option<&str>,
-        grid: [u32; 3],
-        block: [u32; 3],
-        args: Vec<(String, String, Option<PyReadonlyArray1<'py, u8>>)>,
-        mechanism: &str,
-        config: &str,
-        functional: bool,
-        warp_size: Option<u32>,
-        globals: Vec<(String, String, PyReadonlyArray1<'py, u8>, bool)>,
-        dump: Vec<String>,
-        max_instructions: Option<u64>,
-        dynamic_shared: u32,
-        scalarize: bool,
-        raise_errors: bool,
-        max_memory: Option<u64>,
+        request: LaunchRequest<'py>,
     ) -> PyResult<LaunchOutput<'py>> {
+        let LaunchRequest {
+            grid,
+            block,
+            args,
+            mechanism,
+            config,
+            functional,
+            warp_size,
+            globals,
+            dump,
+            max_instructions,
+            dynamic_shared,
+            scalarize,
+            raise_errors,
+            max_memory,
+        } = request;
+        let (mechanism, config) = (mechanism.as_str(), config.as_str());
         let mech = self::mechanism(mechanism)?;
         let gpu = if functional { None } else { Some(gpu_config(config)?) };
         let scalarize = scalarize || gpu.as_ref().is_some_and(|g| g.sm.dispatch.needs_scalar_plan());
-        let prog = self.program(kernel, mech, scalarize)?;
-        let launch_args = resolve_args(&prog, &args)?;
+        let loaded = self.program(kernel, mech, scalarize)?;
+        let prog = loaded.program();
+        let launch_args = resolve_args(prog, &args)?;
         let mut inits = Vec::new();
         for (name, dtype, bytes, scalar) in &globals {
             let bytes = bytes.as_slice().map_err(|e| invalid(e.to_string()))?;
@@ -242,12 +238,18 @@ impl PyModuleHandle {
             cancel: Some(cancel.clone()),
             ..LaunchConfig::default()
         };
-        cfg.validate(&prog).map_err(|e| invalid(e.to_string()))?;
+        cfg.validate(prog).map_err(|e| invalid(e.to_string()))?;
         // The launch takes the argument buffers over (no second copy of a large array).
         let (r, timing) = interruptible(py, &cancel, || match &gpu {
-            None => (reconverge_sim::run(&prog, mech, &cfg, launch_args, &mut NoObserver), None),
+            None => (reconverge_sim::run(&loaded, &cfg, launch_args, &mut NoObserver), None),
             Some(g) => {
-                let t = reconverge_timing::run_timed(&prog, mech, &cfg, g, launch_args, None, 1);
+                let t = reconverge_timing::run_timed(
+                    &loaded,
+                    &cfg,
+                    g,
+                    launch_args,
+                    reconverge_timing::TimedOptions { max_cycles: None, threads: 1 },
+                );
                 (t.run, Some(t.timing))
             }
         })?;
@@ -282,6 +284,49 @@ impl PyModuleHandle {
         Ok((stats.to_string(), buffers, vars, record))
     }
 }
+
+/// One launch as the Python package describes it: a dict with exactly these keys (`Kernel._launch`).
+#[derive(FromPyObject)]
+#[pyo3(from_item_all)]
+struct LaunchRequest<'py> {
+    /// CTAs per grid dimension.
+    grid: [u32; 3],
+    /// Threads per CTA dimension.
+    block: [u32; 3],
+    /// `("buffer", dtype, bytes)`, `("bits", decimal u64, None)` or `("text", literal, None)`.
+    args: Vec<WireArg<'py>>,
+    /// The mechanism's name.
+    mechanism: String,
+    /// A preset or a TOML file (ignored when `functional`).
+    config: String,
+    /// Functional simulation only.
+    functional: bool,
+    /// Threads per warp (`None`: the configuration's).
+    warp_size: Option<u32>,
+    /// `(name, dtype, bytes, scalar)`: module variables written before the launch.
+    globals: Vec<WireGlobal<'py>>,
+    /// The module variables read back after it.
+    dump: Vec<String>,
+    /// The warp-instruction limit.
+    max_instructions: Option<u64>,
+    /// Dynamic shared memory in bytes.
+    dynamic_shared: u32,
+    /// Count seed 004's scalarization metrics.
+    scalarize: bool,
+    /// Raise when the run stops early.
+    raise_errors: bool,
+    /// The memory limit in bytes (`None`: half of this machine's).
+    max_memory: Option<u64>,
+}
+
+/// A launch argument on its way from Python: kind, type or text, and the bytes of a buffer.
+type WireArg<'py> = (String, String, Option<PyReadonlyArray1<'py, u8>>);
+
+/// A module variable's initial value from Python: name, dtype, bytes, and whether it is a scalar.
+type WireGlobal<'py> = (String, String, PyReadonlyArray1<'py, u8>, bool);
+
+/// A module variable as `Module.variables` lists it: name, element type, bytes, scalar, initial contents.
+type VariableRow<'py> = (String, String, u64, bool, Bound<'py, PyArray1<u8>>);
 
 /// What a launch returns: statistics (JSON), buffers, dumped variables, the record (CSV).
 type LaunchOutput<'py> =
@@ -346,21 +391,10 @@ fn resolve_args(
 /// Runs the built-in kernels of `kernels_dir` (its `manifest.toml`) under every combination and returns
 /// the runs as CSV (the columns of `reconverge compare --csv`).
 #[pyfunction]
-#[pyo3(signature = (kernels_dir, kernels=Vec::new(), mechanisms=Vec::new(), warp_sizes=vec![32], configs=vec!["gtx480".to_string()], functional=false, scalarize=false, max_instructions=50_000_000, threads=0))]
-#[allow(clippy::too_many_arguments)]
-fn compare(
-    py: Python<'_>,
-    kernels_dir: &str,
-    kernels: Vec<String>,
-    mechanisms: Vec<String>,
-    warp_sizes: Vec<u32>,
-    configs: Vec<String>,
-    functional: bool,
-    scalarize: bool,
-    max_instructions: u64,
-    threads: usize,
-) -> PyResult<String> {
+fn compare(py: Python<'_>, kernels_dir: &str, request: CompareRequest) -> PyResult<String> {
     use rayon::prelude::*;
+    let CompareRequest { kernels, mechanisms, warp_sizes, configs, functional, scalarize, max_instructions, threads } =
+        request;
     let dir = std::path::PathBuf::from(kernels_dir);
     let text = std::fs::read_to_string(dir.join("manifest.toml"))
         .map_err(|e| invalid(format!("cannot read `{}`: {e}", dir.join("manifest.toml").display())))?;
@@ -399,6 +433,36 @@ fn compare(
         .collect();
     reconverge_report::records::fill_speedups(&mut runs, reconverge_report::records::BASELINE);
     Ok(reconverge_report::records::to_csv(&runs))
+}
+
+/// A grid of runs as the Python package describes it (`rc.compare`, `rc.sweep`): a dict with these keys,
+/// all but `kernels` optional.
+#[derive(FromPyObject)]
+#[pyo3(from_item_all)]
+struct CompareRequest {
+    /// Kernels of the suite (empty: all); the one key a request must have.
+    kernels: Vec<String>,
+    /// Mechanisms (empty: the registry's default set).
+    #[pyo3(default)]
+    mechanisms: Vec<String>,
+    /// Warp sizes (default: 32).
+    #[pyo3(default = vec![32])]
+    warp_sizes: Vec<u32>,
+    /// Presets or TOML files (default: gtx480).
+    #[pyo3(default = vec!["gtx480".to_string()])]
+    configs: Vec<String>,
+    /// Functional runs only.
+    #[pyo3(default)]
+    functional: bool,
+    /// Count seed 004's scalarization metrics.
+    #[pyo3(default)]
+    scalarize: bool,
+    /// The warp-instruction limit of every run.
+    #[pyo3(default = 50_000_000)]
+    max_instructions: u64,
+    /// Host threads (0: one per core).
+    #[pyo3(default)]
+    threads: usize,
 }
 
 /// Every mechanism's name, in the registry's order.

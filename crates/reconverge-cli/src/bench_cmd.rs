@@ -9,6 +9,7 @@ use reconverge_program::LaunchConfig;
 use reconverge_report::records;
 use reconverge_report::table::Table;
 use reconverge_sim::{run, NoObserver};
+use reconverge_timing::TimedOptions;
 use serde::Serialize;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -136,13 +137,13 @@ pub fn run_bench(a: BenchArgs) -> Result<(), Failure> {
         ptx_bytes += text.len();
         let p = reconverge_suite::prepare_entry(e, mech, a.warp_size, &load, u64::MAX)
             .map_err(|err| Failure::input(format!("{}: {err}", e.name)))?;
-        let (prog, args) = (&p.prog, &p.args);
+        let (kernel, args) = (&p.kernel, &p.args);
         let cfg = LaunchConfig { max_instructions: None, ..p.cfg.clone() };
         let (mut warp, mut thread, mut runs) = (0u64, 0u64, 0u64);
         let start = Instant::now();
         let mut eff = 0.0;
         while runs == 0 || start.elapsed() < Duration::from_millis(a.min_ms) {
-            let r = run(prog, mech, &cfg, args, &mut NoObserver);
+            let r = run(kernel, &cfg, args, &mut NoObserver);
             if let Some(err) = &r.error {
                 return Err(Failure::input(format!("{}: {}", e.name, crate::errors::render(err))));
             }
@@ -166,7 +167,13 @@ pub fn run_bench(a: BenchArgs) -> Result<(), Failure> {
             let (mut tw, mut tt, mut tc, mut runs) = (0u64, 0u64, 0u64, 0u64);
             let start = Instant::now();
             while runs == 0 || start.elapsed() < Duration::from_millis(a.min_ms) {
-                let r = reconverge_timing::run_timed(prog, mech, &cfg, g, args, None, a.threads);
+                let r = reconverge_timing::run_timed(
+                    kernel,
+                    &cfg,
+                    g,
+                    args,
+                    TimedOptions { max_cycles: None, threads: a.threads },
+                );
                 if let Some(err) = &r.run.error {
                     return Err(Failure::input(format!("{}: {}", e.name, crate::errors::render(err))));
                 }
@@ -197,11 +204,24 @@ pub fn run_bench(a: BenchArgs) -> Result<(), Failure> {
         simulated_cycles_per_s: timed.then(|| per_s(ttot_cycles, ttot_time)),
         ..base.clone()
     });
+    print_rows(&a, mech, gpu.as_ref(), &rows, (ptx_bytes, parse_time))
+}
+
+/// Prints the rows of `bench` as CSV, JSON or a table, with the parser's speed (`parsed`: PTX bytes and
+/// the time they took) under the table.
+fn print_rows(
+    a: &BenchArgs,
+    mech: Mechanism,
+    gpu: Option<&reconverge_timing::GpuConfig>,
+    rows: &[BenchRecord],
+    parsed: (usize, Duration),
+) -> Result<(), Failure> {
+    let (ptx_bytes, parse_time) = parsed;
     if a.csv {
-        return out!("{}", records::to_csv(&rows));
+        return out!("{}", records::to_csv(rows));
     }
     if a.json {
-        return outln!("{}", records::to_json(&rows));
+        return outln!("{}", records::to_json(rows));
     }
     let mut t = Table::new(&[
         "kernel",
@@ -213,7 +233,7 @@ pub fn run_bench(a: BenchArgs) -> Result<(), Failure> {
         "cycles/s",
     ]);
     let m = |x: Option<f64>, d: usize| x.map(|v| format!("{:.*}M", d, v / 1e6)).unwrap_or_else(|| "-".into());
-    for r in &rows {
+    for r in rows {
         t.row(vec![
             r.kernel.clone(),
             records::pct(r.simd_efficiency),
@@ -228,7 +248,7 @@ pub fn run_bench(a: BenchArgs) -> Result<(), Failure> {
         "mechanism {}, warp size {}; functional: one host thread; timed: {} on {} host thread(s)",
         mech,
         a.warp_size,
-        gpu.as_ref().map(|g| g.name.as_str()).unwrap_or("-"),
+        gpu.map(|g| g.name.as_str()).unwrap_or("-"),
         a.threads
     )?;
     out!("{}", t.render())?;

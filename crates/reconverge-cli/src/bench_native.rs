@@ -13,6 +13,7 @@ use reconverge_report::table::Table;
 use reconverge_sim::{run, NoObserver, RunResult};
 use reconverge_suite::manifest::{KernelEntry, ManifestArg};
 use reconverge_timing::GpuConfig;
+use reconverge_timing::TimedOptions;
 use serde::Serialize;
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -106,19 +107,25 @@ impl NativeBench<'_> {
         let cfg = LaunchConfig { max_instructions: None, ..p.cfg.clone() };
         let threads = cfg.num_ctas() * u64::from(cfg.threads_per_cta());
         let mut row = NativeRecord { kernel: label.to_string(), threads, ..NativeRecord::default() };
-        let first = run(&p.prog, self.mech, &cfg, &p.args, &mut NoObserver);
+        let first = run(&p.kernel, &cfg, &p.args, &mut NoObserver);
         if let Some(err) = &first.error {
             return Err(Failure::input(format!("{}: {}", e.name, crate::errors::render(err))));
         }
         row.warp_instructions = first.stats.warp_instructions;
         let functional = measure(a.min_ms, || {
-            run(&p.prog, self.mech, &cfg, &p.args, &mut NoObserver);
+            run(&p.kernel, &cfg, &p.args, &mut NoObserver);
             Ok(())
         })?;
         row.functional_s = Some(functional.as_secs_f64());
         if let Some(g) = self.gpu {
             let timed = measure(a.min_ms, || {
-                reconverge_timing::run_timed(&p.prog, self.mech, &cfg, g, &p.args, None, a.threads);
+                reconverge_timing::run_timed(
+                    &p.kernel,
+                    &cfg,
+                    g,
+                    &p.args,
+                    TimedOptions { max_cycles: None, threads: a.threads },
+                );
                 Ok(())
             })?;
             row.timed_s = Some(timed.as_secs_f64());

@@ -3,7 +3,8 @@
 use crate::{source, Failure};
 use clap::Args;
 use reconverge_mechanism::{LutGeometry, Mechanism};
-use reconverge_program::{Arg, DecodeOptions, GlobalInit, LaunchConfig, Program};
+use reconverge_program::{Arg, DecodeOptions, GlobalInit, LaunchConfig};
+use reconverge_sim::Loaded;
 use reconverge_suite::{resolve_args, ArgSpec};
 
 /// Options that describe one launch.
@@ -95,6 +96,11 @@ impl TimingArgs {
         }
         gpu_config(&self.config).map(Some)
     }
+
+    /// The cycle limit and host threads of a timed run.
+    pub fn options(&self) -> reconverge_timing::TimedOptions {
+        reconverge_timing::TimedOptions { max_cycles: self.max_cycles, threads: self.threads }
+    }
 }
 
 /// Resolves `--config`: a preset or a TOML file.
@@ -113,10 +119,8 @@ pub fn gpu_config(name: &str) -> Result<reconverge_timing::GpuConfig, Failure> {
 
 /// A loaded, decoded launch.
 pub struct Prepared {
-    /// The program.
-    pub prog: Program,
-    /// The mechanism.
-    pub mechanism: Mechanism,
+    /// The program with the mechanism it runs under.
+    pub kernel: Loaded,
     /// The launch configuration.
     pub cfg: LaunchConfig,
     /// The arguments.
@@ -245,7 +249,7 @@ impl LaunchArgs {
         let loaded = source::load(&self.file, &self.nvrtc_opts)?;
         let gpu = self.timing.gpu()?;
         let scalarize = self.scalarize || gpu.as_ref().is_some_and(|g| g.sm.dispatch.needs_scalar_plan());
-        let prog = reconverge_sim::load(
+        let kernel = reconverge_sim::load(
             &loaded.module,
             self.kernel.as_deref(),
             mech,
@@ -268,7 +272,7 @@ impl LaunchArgs {
             Some(t) => bytes("max-memory", t)?,
             None => default_max_memory(),
         };
-        let args = resolve_args(&prog, &specs, &load, max_memory)
+        let args = resolve_args(kernel.program(), &specs, &load, max_memory)
             .map_err(|e| Failure::input(format!("--arg: {}", crate::errors::render_arg(&e))))?;
         let globals = self.globals.iter().map(|g| global_init(g, &load, max_memory)).collect::<Result<Vec<_>, _>>()?;
         let warp_size = match self.warp_size {
@@ -288,7 +292,7 @@ impl LaunchArgs {
             max_memory,
             ..LaunchConfig::default()
         };
-        cfg.validate(&prog).map_err(|e| Failure::input(crate::errors::render(&e.into())))?;
-        Ok(Prepared { prog, mechanism: mech, cfg, args })
+        cfg.validate(kernel.program()).map_err(|e| Failure::input(crate::errors::render(&e.into())))?;
+        Ok(Prepared { kernel, cfg, args })
     }
 }

@@ -45,31 +45,37 @@ pub fn run_cmd(a: ReportArgs) -> Result<(), Failure> {
     let mut done = Vec::new();
     for &m in &mechs {
         let p = a.launch.prepare_for(m, &[])?;
-        let mut rec = TimelineRecorder::new(&p.prog);
-        let result = run(&p.prog, p.mechanism, &p.cfg, &p.args, &mut rec);
+        let mut rec = TimelineRecorder::new(p.kernel.program());
+        let result = run(&p.kernel, &p.cfg, &p.args, &mut rec);
         let (timed, trace_file) = match &gpu {
             Some(g) => {
                 let spec = reconverge_timing::TraceSpec { max_events: TRACE_EVENTS, ..Default::default() };
                 let (t, timeline) = reconverge_timing::run_timed_traced(
-                    &p.prog,
-                    p.mechanism,
+                    &p.kernel,
                     &p.cfg,
                     g,
                     &p.args,
-                    a.launch.timing.max_cycles,
-                    a.launch.timing.threads,
+                    a.launch.timing.options(),
                     Some(spec),
                 );
                 let file = trace_path(&a.output, m);
-                let name = p.prog.kernel_name().to_string();
-                crate::run_cmd::write_trace(&file, &timeline, &p.prog, &name, m.name())?;
+                let name = p.kernel.program().kernel_name().to_string();
+                crate::run_cmd::write_trace(&file, &timeline, p.kernel.program(), &name, m.name())?;
                 let rec =
                     RunRecord::new("", Some(&g.name), p.cfg.warp_size, m.name(), None, Some(&t.run), Some(&t.timing));
                 (Some(rec), Some(file))
             }
             None => (None, None),
         };
-        done.push(Done { mech: m, prog: p.prog, result, timeline: rec, warp_size: p.cfg.warp_size, timed, trace_file });
+        done.push(Done {
+            mech: m,
+            prog: p.kernel.into_program(),
+            result,
+            timeline: rec,
+            warp_size: p.cfg.warp_size,
+            timed,
+            trace_file,
+        });
     }
     let first = &done[0];
     let loaded = crate::source::load(&a.launch.file, &a.launch.nvrtc_opts)?;

@@ -105,17 +105,9 @@ pub fn run_cmd(a: RunArgs) -> Result<(), Failure> {
     // The launch takes the argument buffers over (no second copy of a large buffer).
     let args = std::mem::take(&mut p.args);
     let (r, timing) = match &gpu {
-        None => (run(&p.prog, p.mechanism, &p.cfg, args, &mut NoObserver), None),
+        None => (run(&p.kernel, &p.cfg, args, &mut NoObserver), None),
         Some(g) => {
-            let t = reconverge_timing::run_timed(
-                &p.prog,
-                p.mechanism,
-                &p.cfg,
-                g,
-                args,
-                a.launch.timing.max_cycles,
-                a.launch.timing.threads,
-            );
+            let t = reconverge_timing::run_timed(&p.kernel, &p.cfg, g, args, a.launch.timing.options());
             (t.run, Some(t.timing))
         }
     };
@@ -127,11 +119,11 @@ pub fn run_cmd(a: RunArgs) -> Result<(), Failure> {
     for ((_, f), (_, b)) in global_dumps.iter().zip(&r.globals) {
         write_npy(f, b)?;
     }
-    let name = p.prog.kernel_name().to_string();
+    let name = p.kernel.program().kernel_name().to_string();
     if a.json {
         let j = reconverge_report::run::run_json_timed(
             &name,
-            p.mechanism.name(),
+            p.kernel.mechanism().name(),
             p.cfg.warp_size,
             &r,
             timing.as_ref(),
@@ -139,14 +131,19 @@ pub fn run_cmd(a: RunArgs) -> Result<(), Failure> {
         );
         outln!("{}", serde_json::to_string(&j).unwrap_or_default())?;
     } else {
-        out!("{}", run_text(&name, p.mechanism.name(), p.cfg.warp_size, &r))?;
+        out!("{}", run_text(&name, p.kernel.mechanism().name(), p.cfg.warp_size, &r))?;
         if let (Some(t), Some(g)) = (&timing, &gpu) {
             out!("{}", reconverge_report::run::timing_text(t, g))?;
         }
         if a.branches {
             let config = gpu.as_ref().map(|g| g.name.as_str());
-            let mut rows =
-                reconverge_report::records::branch_records(&name, config, p.cfg.warp_size, p.mechanism.name(), &r);
+            let mut rows = reconverge_report::records::branch_records(
+                &name,
+                config,
+                p.cfg.warp_size,
+                p.kernel.mechanism().name(),
+                &r,
+            );
             reconverge_report::records::sort_branches(&mut rows);
             outln!("\nbranches, most divergent first:")?;
             out!("{}", reconverge_report::records::branch_table(&rows).render())?;
@@ -203,22 +200,14 @@ fn perfetto_cmd(a: &TraceArgs, path: &str) -> Result<(), Failure> {
         return Err(Failure::input("--max-events must be at least 1"));
     }
     let spec = reconverge_timing::TraceSpec { from, to, max_events: a.max_events, bucket: 1000 };
-    let (t, timeline) = reconverge_timing::run_timed_traced(
-        &p.prog,
-        p.mechanism,
-        &p.cfg,
-        &gpu,
-        &p.args,
-        a.launch.timing.max_cycles,
-        a.launch.timing.threads,
-        Some(spec),
-    );
-    let name = p.prog.kernel_name().to_string();
-    write_trace(path, &timeline, &p.prog, &name, p.mechanism.name())?;
+    let (t, timeline) =
+        reconverge_timing::run_timed_traced(&p.kernel, &p.cfg, &gpu, &p.args, a.launch.timing.options(), Some(spec));
+    let name = p.kernel.program().kernel_name().to_string();
+    write_trace(path, &timeline, p.kernel.program(), &name, p.kernel.mechanism().name())?;
     outln!(
         "wrote {path}: {} events of kernel {name} under {} on {}, {} cycles (open it in the Perfetto UI or chrome://tracing)",
         timeline.events.len(),
-        p.mechanism,
+        p.kernel.mechanism(),
         gpu.name,
         t.timing.cycles
     )?;
@@ -234,8 +223,8 @@ fn perfetto_cmd(a: &TraceArgs, path: &str) -> Result<(), Failure> {
 
 /// `trace --export-paths`: the path trace of the CTA's warps for the hardware test benches.
 fn export_paths_cmd(a: &TraceArgs, p: &crate::launch_args::Prepared, path: &str, warps: u32) -> Result<(), Failure> {
-    let mech = p.mechanism.name();
-    if !p.mechanism.info().exports_paths {
+    let mech = p.kernel.mechanism().name();
+    if !p.kernel.mechanism().info().exports_paths {
         let units: Vec<&str> =
             reconverge_mechanism::REGISTRY.iter().filter(|e| e.info.exports_paths).map(|e| e.info.name).collect();
         return Err(Failure::input(format!(
@@ -248,11 +237,11 @@ fn export_paths_cmd(a: &TraceArgs, p: &crate::launch_args::Prepared, path: &str,
         return Err(Failure::input("--blocks and --export-paths are separate outputs: give one"));
     }
     let mut rec = PathRecorder::new(a.cta, a.limit);
-    let r = run(&p.prog, p.mechanism, &p.cfg, &p.args, &mut rec);
+    let r = run(&p.kernel, &p.cfg, &p.args, &mut rec);
     if let Some(e) = &rec.error {
         return Err(Failure::input(format!("--export-paths: {e}")));
     }
-    let name = p.prog.kernel_name().to_string();
+    let name = p.kernel.program().kernel_name().to_string();
     let text = PathRecorder::header(&name, mech, a.cta, p.cfg.warp_size, warps) + &rec.body;
     std::fs::write(path, text).map_err(|e| Failure::input(format!("cannot write `{path}`: {e}")))?;
     outln!(
@@ -308,24 +297,30 @@ pub fn trace_cmd(a: TraceArgs) -> Result<(), Failure> {
     if let Some(path) = a.export_paths.clone() {
         return export_paths_cmd(&a, &p, &path, warps);
     }
-    let per_warp = p.mechanism.scope() == reconverge_mechanism::Scope::Warp;
-    let mut rec = TraceRecorder::new(&p.prog, a.cta, per_warp.then_some(a.warp), p.cfg.warp_size, a.limit).skip(a.skip);
+    let per_warp = p.kernel.mechanism().scope() == reconverge_mechanism::Scope::Warp;
+    let mut rec = TraceRecorder::new(p.kernel.program(), a.cta, per_warp.then_some(a.warp), p.cfg.warp_size, a.limit)
+        .skip(a.skip);
     if a.blocks {
         if !per_warp {
             return Err(Failure::input(format!(
                 "--blocks traces one warp's path list; {} regroups threads across warps",
-                p.mechanism
+                p.kernel.mechanism()
             )));
         }
         rec = rec.figure();
     }
-    let r = run(&p.prog, p.mechanism, &p.cfg, &p.args, &mut rec);
+    let r = run(&p.kernel, &p.cfg, &p.args, &mut rec);
     let whom = if per_warp {
         format!("CTA {} warp {}", a.cta, a.warp)
     } else {
-        format!("CTA {} (every warp: {} regroups threads across warps)", a.cta, p.mechanism)
+        format!("CTA {} (every warp: {} regroups threads across warps)", a.cta, p.kernel.mechanism())
     };
-    outln!("trace of {whom} of kernel {} under {}, warp size {}", p.prog.kernel_name(), p.mechanism, p.cfg.warp_size)?;
+    outln!(
+        "trace of {whom} of kernel {} under {}, warp size {}",
+        p.kernel.program().kernel_name(),
+        p.kernel.mechanism(),
+        p.cfg.warp_size
+    )?;
     outln!("{}", rec.header())?;
     for l in &rec.lines {
         outln!("{l}")?;

@@ -5,7 +5,7 @@ use reconverge_ir::Module;
 use reconverge_nvrtc as nvrtc;
 
 /// A parsed kernel file.
-pub struct Loaded {
+pub struct Source {
     /// The PTX text (compiled from CUDA C for `.cu` input).
     pub ptx: String,
     /// The parsed module.
@@ -13,7 +13,7 @@ pub struct Loaded {
 }
 
 /// Reads and parses `path` (`.ptx`, or `.cu` through NVRTC with `nvrtc_options` added).
-pub fn load(path: &str, nvrtc_options: &[String]) -> Result<Loaded, Failure> {
+pub fn load(path: &str, nvrtc_options: &[String]) -> Result<Source, Failure> {
     let bytes = std::fs::read(path).map_err(|e| Failure::input(format!("cannot read `{path}`: {e}")))?;
     let text = utf8(path, bytes)?;
     let ptx = if path.ends_with(".cu") {
@@ -26,7 +26,7 @@ pub fn load(path: &str, nvrtc_options: &[String]) -> Result<Loaded, Failure> {
     };
     let module = reconverge_ptx::parse(&ptx)
         .map_err(|errs| Failure::input(reconverge_ptx::SourceError::new(path, ptx.clone(), errs).render_plain()))?;
-    Ok(Loaded { ptx, module })
+    Ok(Source { ptx, module })
 }
 
 /// The text of a file, or an error naming the byte offset, line and column of the first byte that is not

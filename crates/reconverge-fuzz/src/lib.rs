@@ -81,10 +81,42 @@ impl Default for CheckOptions {
     }
 }
 
-fn guarded<T>(stage: &'static str, f: impl FnOnce() -> Result<T, String>) -> Result<T, Finding> {
+/// A contract a stage broke without panicking (its `Display` text is the [`Finding::what`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Violation {
+    /// A parse error came without diagnostics.
+    NoDiagnostics,
+    /// A diagnostic's span lies outside the source (of this many bytes).
+    SpanOutside { span: reconverge_ir::Span, len: usize },
+    /// A diagnostic with an empty message.
+    EmptyDiagnostic,
+    /// The rendered diagnostics have this many bytes (more than 64 KiB).
+    DiagnosticsTooLong(usize),
+    /// Printed IR that does not parse again: the parse error and the printed text.
+    PrintDoesNotParse { error: String, printed: String },
+    /// A timed run under an invalid GPU configuration (its TOML) was not refused.
+    InvalidConfigurationRan(String),
+}
+
+impl std::fmt::Display for Violation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Violation::NoDiagnostics => f.write_str("a parse error without diagnostics"),
+            Violation::SpanOutside { span, len } => write!(f, "span {span:?} outside 0..{len}"),
+            Violation::EmptyDiagnostic => f.write_str("an empty diagnostic"),
+            Violation::DiagnosticsTooLong(n) => write!(f, "{n} bytes of diagnostics"),
+            Violation::PrintDoesNotParse { error, printed } => {
+                write!(f, "the printed module does not parse: {error}\n{printed}")
+            }
+            Violation::InvalidConfigurationRan(toml) => write!(f, "an invalid configuration ran: {toml}"),
+        }
+    }
+}
+
+fn guarded<T>(stage: &'static str, f: impl FnOnce() -> Result<T, Violation>) -> Result<T, Finding> {
     match catch_unwind(AssertUnwindSafe(f)) {
         Ok(Ok(v)) => Ok(v),
-        Ok(Err(what)) => Err(Finding { stage, what }),
+        Ok(Err(v)) => Err(Finding { stage, what: v.to_string() }),
         Err(p) => {
             let msg = p
                 .downcast_ref::<String>()
@@ -222,10 +254,11 @@ pub fn check(src: &str, opts: &CheckOptions, seed: u64) -> Result<Reached, Findi
                 scalarize: plan.scalarize,
                 ..Default::default()
             };
-            let prog = guarded("decode", || Ok(load(&module, Some(k), mech, &opts_d).ok()))?;
-            let Some(prog) = prog else { continue };
+            let mech = mech.with_lut(plan.lut);
+            let kernel = guarded("decode", || Ok(load(&module, Some(k), mech, &opts_d).ok()))?;
+            let Some(kernel) = kernel else { continue };
             reached.decoded = true;
-            let args = arguments(&prog);
+            let args = arguments(kernel.program());
             let cfg = LaunchConfig {
                 grid: [2, 1, 1],
                 block: [48, 1, 1],
@@ -237,7 +270,7 @@ pub fn check(src: &str, opts: &CheckOptions, seed: u64) -> Result<Reached, Findi
                 ..LaunchConfig::default()
             };
             guarded("run", || {
-                let _ = run(&prog, mech.with_lut(plan.lut), &cfg, &args, &mut NoObserver);
+                let _ = run(&kernel, &cfg, &args, &mut NoObserver);
                 Ok(())
             })?;
             reached.count(mi, &plan);
@@ -245,10 +278,10 @@ pub fn check(src: &str, opts: &CheckOptions, seed: u64) -> Result<Reached, Findi
                 let (kind, gpu) = random_gpu(&mut rng);
                 guarded("timed", || {
                     // An invalid configuration must be refused with an error, never run or crash.
-                    let mech = mech.with_lut(plan.lut);
-                    let r = reconverge_timing::run_timed(&prog, mech, &cfg, &gpu, &args, Some(opts.max_cycles), 1);
+                    let limits = reconverge_timing::TimedOptions { max_cycles: Some(opts.max_cycles), threads: 1 };
+                    let r = reconverge_timing::run_timed(&kernel, &cfg, &gpu, &args, limits);
                     if kind == reconverge_timing::PRESETS.len() + 1 && r.run.error.is_none() {
-                        return Err(format!("an invalid configuration ran: {}", gpu.to_toml()));
+                        return Err(Violation::InvalidConfigurationRan(gpu.to_toml()));
                     }
                     Ok(())
                 })?;
@@ -264,24 +297,24 @@ pub fn check(src: &str, opts: &CheckOptions, seed: u64) -> Result<Reached, Findi
 }
 
 /// Parses; on failure checks the diagnostics contract. `Ok(None)`: a clean parse error.
-fn check_parse(src: &str) -> Result<Option<Module>, String> {
+fn check_parse(src: &str) -> Result<Option<Module>, Violation> {
     match parse(src) {
         Ok(m) => Ok(Some(m)),
         Err(e) => {
             if e.diagnostics.is_empty() {
-                return Err("a parse error without diagnostics".into());
+                return Err(Violation::NoDiagnostics);
             }
             for d in &e.diagnostics {
                 if d.span.start > d.span.end || d.span.end as usize > src.len() {
-                    return Err(format!("span {:?} outside 0..{}", d.span, src.len()));
+                    return Err(Violation::SpanOutside { span: d.span, len: src.len() });
                 }
                 if d.message.is_empty() {
-                    return Err("an empty diagnostic".into());
+                    return Err(Violation::EmptyDiagnostic);
                 }
             }
             let rendered = SourceError::new("fuzz.ptx", src, e).render_plain();
             if rendered.len() > 64 * 1024 {
-                return Err(format!("{} bytes of diagnostics", rendered.len()));
+                return Err(Violation::DiagnosticsTooLong(rendered.len()));
             }
             Ok(None)
         }
@@ -289,9 +322,12 @@ fn check_parse(src: &str) -> Result<Option<Module>, String> {
 }
 
 /// Printing a module must give PTX that parses again.
-fn check_print(m: &Module) -> Result<(), String> {
+fn check_print(m: &Module) -> Result<(), Violation> {
     let printed = print_module(m);
-    parse(&printed).map(|_| ()).map_err(|e| format!("the printed module does not parse: {e}\n{printed}"))
+    match parse(&printed) {
+        Ok(_) => Ok(()),
+        Err(e) => Err(Violation::PrintDoesNotParse { error: e.to_string(), printed }),
+    }
 }
 
 /// The corpus: every PTX file of the repository's kernels and test data, smallest first.

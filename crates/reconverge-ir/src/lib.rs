@@ -19,6 +19,8 @@
 //!
 //! The IR knows nothing about simulation: analyses read it, the simulator decodes it into its own form.
 
+#![deny(missing_docs)]
+
 mod entity;
 mod inst;
 mod module;

@@ -95,20 +95,33 @@ pub(crate) struct FnGen<'a> {
     name: String,
 }
 
+/// What one generated function is: its position, name and kind, what it may call, and its budget.
+pub struct FnSpec<'a> {
+    /// Its index among the module's functions (the kernel comes last).
+    pub index: usize,
+    /// Its name.
+    pub name: String,
+    /// The kernel rather than a device function.
+    pub is_kernel: bool,
+    /// The functions it may call (defined before it).
+    pub callees: &'a [Callee],
+    /// Estimated dynamic instructions it may take.
+    pub budget: u64,
+    /// It may call itself (once).
+    pub recursive: bool,
+}
+
 impl<'a> FnGen<'a> {
-    #[allow(clippy::too_many_arguments)]
+    /// A generator of the function `spec`, drawing from `rng` under `opts`, recording the kernel's
+    /// `facts` and numbering trace codes from `codes`.
     pub fn new(
         rng: &'a mut Rng,
         opts: &'a GenOptions,
         facts: &'a KernelFacts,
         codes: &'a mut u32,
-        index: usize,
-        name: String,
-        is_kernel: bool,
-        callees: &'a [Callee],
-        budget: u64,
-        recursive: bool,
+        spec: FnSpec<'a>,
     ) -> FnGen<'a> {
+        let FnSpec { index, name, is_kernel, callees, budget, recursive } = spec;
         let self_name = recursive.then(|| name.clone());
         FnGen {
             rng,

@@ -44,7 +44,7 @@
 mod gen;
 mod rng;
 
-use gen::{Callee, FnGen, KernelFacts, IN_LEN, SHARED_WORDS};
+use gen::{Callee, FnGen, FnSpec, KernelFacts, IN_LEN, SHARED_WORDS};
 pub use reconverge_program::{Arg, Buffer, Dtype};
 pub use rng::Rng;
 use std::fmt::Write as _;
@@ -176,7 +176,8 @@ pub fn generate(seed: u64, opts: &GenOptions) -> GeneratedKernel {
         let uses_local = opts.local_memory && rng.chance(0.4);
         let budget = (opts.budget / 8).max(40);
         let prior = callees.clone();
-        let mut g = FnGen::new(&mut rng, opts, &facts, &mut codes, i, name.clone(), false, &prior, budget, recursive);
+        let spec = FnSpec { index: i, name: name.clone(), is_kernel: false, callees: &prior, budget, recursive };
+        let mut g = FnGen::new(&mut rng, opts, &facts, &mut codes, spec);
         g.func_prologue(uses_local);
         let n = opts.max_stmts.max(1);
         g.stmts(opts.max_depth.saturating_sub(1).max(1), n);
@@ -191,18 +192,15 @@ pub fn generate(seed: u64, opts: &GenOptions) -> GeneratedKernel {
         callees.push(Callee { name, cost });
     }
     let uses_local = opts.local_memory && rng.chance(0.5);
-    let mut g = FnGen::new(
-        &mut rng,
-        opts,
-        &facts,
-        &mut codes,
-        nfuncs,
-        KERNEL_NAME.to_string(),
-        true,
-        &callees,
-        opts.budget,
-        false,
-    );
+    let spec = FnSpec {
+        index: nfuncs,
+        name: KERNEL_NAME.to_string(),
+        is_kernel: true,
+        callees: &callees,
+        budget: opts.budget,
+        recursive: false,
+    };
+    let mut g = FnGen::new(&mut rng, opts, &facts, &mut codes, spec);
     g.kernel_prologue(uses_local);
     // Drawn from a generator of its own, so that kernels without a nest stay what they were.
     if opts.barrier_nests && Rng::new(seed ^ 0xBA22_1E25).chance(0.25) {

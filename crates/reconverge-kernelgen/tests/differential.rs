@@ -97,7 +97,7 @@ fn check_seed(seed: u64, opts: &GenOptions) -> Result<u64, String> {
             // A bound far above what any generated kernel needs, so that a simulator that does not
             // terminate fails this test instead of hanging it.
             let cfg = LaunchConfig { warp_size: w, max_instructions: Some(SIM_LIMIT), ..cfg.clone() };
-            let r = run(&prog, mech, &cfg, &args, &mut NoObserver);
+            let r = run(&prog, &cfg, &args, &mut NoObserver);
             if let Some(e) = &r.error {
                 return Err(fail(format!("{mech}, warp size {w}: the simulator stopped: {e}")));
             }
@@ -200,7 +200,7 @@ fn the_bitonic_barrier_nest_completes_under_every_mechanism() {
     ];
     let cfg = LaunchConfig { grid: [ctas, 1, 1], block: [block, 1, 1], ..LaunchConfig::default() };
     let reference = run_reference(&module, kernel, &cfg, &args);
-    assert!(reference.error.is_none(), "the reference failed: {:?}", reference.error);
+    assert!(reference.error.is_none(), "the reference failed: {:?}", reference.error.as_ref().map(|e| e.to_string()));
     let want = reference.buffers[0].as_ref().expect("the keys");
     let sorted = (0..(n * ctas) as usize).map(|i| want.bits(i)).collect::<Vec<_>>();
     for seg in sorted.chunks(n as usize) {
@@ -211,7 +211,7 @@ fn the_bitonic_barrier_nest_completes_under_every_mechanism() {
         let prog = load(&module, Some("sync_nest"), mech, &dopts).expect("loads");
         for w in [4, 8, 16, 32, 64] {
             let cfg = LaunchConfig { warp_size: w, max_instructions: Some(SIM_LIMIT), ..cfg.clone() };
-            let r = run(&prog, mech, &cfg, &args, &mut NoObserver);
+            let r = run(&prog, &cfg, &args, &mut NoObserver);
             assert!(r.error.is_none(), "{mech}, warp size {w}: {:?}", r.error.map(|e| e.to_string()));
             let got = r.buffers[0].as_ref().expect("the keys");
             assert_eq!(first_difference(got, want, None), None, "{mech}, warp size {w}");

@@ -73,8 +73,8 @@ fn invariant_instructions_in_convergent_blocks_agree_across_the_warp() {
                 max_instructions: Some(20_000_000),
                 ..LaunchConfig::default()
             };
-            let mut check = Check { prog: &prog, claimed: claimed.clone(), violation: None, checked: 0 };
-            let r = run(&prog, Mechanism::Pdom, &cfg, &args, &mut check);
+            let mut check = Check { prog: prog.program(), claimed: claimed.clone(), violation: None, checked: 0 };
+            let r = run(&prog, &cfg, &args, &mut check);
             assert!(r.error.is_none(), "seed {seed} w{w}: {:?}", r.error);
             checked += check.checked;
             if let Some(v) = check.violation {

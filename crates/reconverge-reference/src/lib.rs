@@ -34,16 +34,19 @@
 //!   CTAs run one after another (at most [`RefOptions::max_resident_ctas`] resident, the rest in waves);
 //!   when a round of turns in a CTA makes no progress (its runnable threads only spin), the next resident
 //!   CTA runs, so cross-CTA spin locks complete. Atomics are serialized in execution order.
-//! - **Errors** are results, never panics: `deadlock: ...` when no thread of a CTA can run, `limit: ...`
-//!   when a thread exceeds [`RefOptions::max_thread_instructions`], and a message naming the thread, the
-//!   function, the instruction and its source line for memory faults, traps and unsupported instructions.
+//! - **Errors** are results, never panics: a [`RefError`], [`RefError::Deadlock`] (`deadlock: ...`) when no
+//!   thread of a CTA can run, [`RefError::Limit`] (`limit: ...`) when a thread exceeds
+//!   [`RefOptions::max_thread_instructions`], and [`RefError::Thread`], naming the thread, the function, the
+//!   instruction and its source line, for memory faults, traps and unsupported instructions.
 #![deny(missing_docs)]
 
+mod error;
 mod memory;
 mod prep;
 mod sched;
 mod thread;
 
+pub use error::{LaunchError, MemoryFaultKind, ModuleError, RefError, Region, ThreadFault};
 use reconverge_ir::{FuncId, Module};
 pub use reconverge_program::{Arg, Buffer, Dtype, LaunchConfig};
 
@@ -69,8 +72,8 @@ impl Default for RefOptions {
 pub struct RefResult {
     /// Final contents of every buffer argument (`None` for scalars), in argument order.
     pub buffers: Vec<Option<Buffer>>,
-    /// Why the run stopped early: starts with `deadlock:` or `limit:` for those outcomes.
-    pub error: Option<String>,
+    /// Why the run stopped early.
+    pub error: Option<RefError>,
     /// Instructions executed, summed over threads (guarded-off instructions included).
     pub thread_instructions: u64,
     /// Final contents of the module variables named in `LaunchConfig::dump_globals`, in that order.
@@ -82,8 +85,8 @@ impl RefResult {
     pub fn outcome(&self) -> &'static str {
         match &self.error {
             None => "completed",
-            Some(e) if e.starts_with("deadlock:") => "deadlock",
-            Some(e) if e.starts_with("limit:") => "limit",
+            Some(RefError::Deadlock { .. }) => "deadlock",
+            Some(RefError::Limit { .. }) => "limit",
             Some(_) => "error",
         }
     }
@@ -107,7 +110,7 @@ pub fn run_reference_with(
         Ok(p) => sched::launch(&p, cfg, args, opts),
         Err(e) => RefResult {
             buffers: args.iter().map(|_| None).collect(),
-            error: Some(e),
+            error: Some(RefError::Module(e)),
             thread_instructions: 0,
             globals: Vec::new(),
         },

@@ -3,7 +3,7 @@
 
 /// Which memory an access reached, after generic addresses are resolved.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub(crate) enum Region {
+pub enum Region {
     /// Device memory (module `.global` variables and buffer arguments).
     Global,
     /// The CTA's shared memory.
@@ -29,6 +29,12 @@ impl Region {
             Region::KernelParam => "kernel parameter",
             Region::FrameParam => "parameter",
         }
+    }
+}
+
+impl std::fmt::Display for Region {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
     }
 }
 

@@ -5,6 +5,7 @@
 //! instruction position of a branch target, the byte offset of a variable in its state space, the width of
 //! a register, and the initial contents of module variables.
 
+use crate::error::ModuleError;
 use reconverge_ir::{
     BlockId, EntityRef, FuncId, FuncKind, Function, GlobalId, Imm, InitValue, Initializer, InstId, LocalId, Module,
     ScalarType, StateSpace, Symbol, Variable,
@@ -102,23 +103,23 @@ fn var_align(v: &Variable) -> u64 {
 const MAX_BYTES: u64 = 1 << 30;
 
 /// Checks that `v`'s size and alignment are sane, so that `size_bytes` and `align_up` cannot overflow.
-fn check_var(v: &Variable) -> Result<(), String> {
+fn check_var(v: &Variable) -> Result<(), ModuleError> {
     let mut n: u64 = 1;
     for d in &v.dims {
-        n = n.checked_mul(d.unwrap_or(0)).ok_or_else(|| format!("`{}` is too large", v.name))?;
+        n = n.checked_mul(d.unwrap_or(0)).ok_or_else(|| ModuleError::TooLarge(v.name.clone()))?;
     }
     let elem = v.ty.bytes() as u64 * v.vector.unwrap_or(1) as u64;
-    let size = n.checked_mul(elem).ok_or_else(|| format!("`{}` is too large", v.name))?;
+    let size = n.checked_mul(elem).ok_or_else(|| ModuleError::TooLarge(v.name.clone()))?;
     if size > MAX_BYTES {
-        return Err(format!("`{}` has {size} bytes; the reference lays out at most {MAX_BYTES}", v.name));
+        return Err(ModuleError::VariableTooLarge { name: v.name.clone(), size, max: MAX_BYTES });
     }
     if v.alignment() > 1 << 16 {
-        return Err(format!("`{}` asks for an alignment of {} bytes", v.name, v.alignment()));
+        return Err(ModuleError::Alignment { name: v.name.clone(), alignment: v.alignment() });
     }
     Ok(())
 }
 
-fn check_module(module: &Module) -> Result<(), String> {
+fn check_module(module: &Module) -> Result<(), ModuleError> {
     for (_, v) in module.globals.iter() {
         check_var(v)?;
     }
@@ -130,9 +131,9 @@ fn check_module(module: &Module) -> Result<(), String> {
     Ok(())
 }
 
-fn check_total(what: &str, size: u64) -> Result<(), String> {
+fn check_total(what: &str, size: u64) -> Result<(), ModuleError> {
     if size > MAX_BYTES {
-        return Err(format!("{what} needs {size} bytes; the reference lays out at most {MAX_BYTES}"));
+        return Err(ModuleError::LayoutTooLarge { what: what.to_string(), size, max: MAX_BYTES });
     }
     Ok(())
 }
@@ -141,7 +142,7 @@ fn is_unsized(v: &Variable) -> bool {
     v.dims.iter().any(|d| d.is_none())
 }
 
-fn lay_out(f: &Function) -> Result<FuncCode, String> {
+fn lay_out(f: &Function) -> Result<FuncCode, ModuleError> {
     let mut insts = Vec::new();
     let mut block_start = vec![usize::MAX; f.blocks.len()];
     for &b in &f.layout {
@@ -179,8 +180,8 @@ fn lay_out(f: &Function) -> Result<FuncCode, String> {
 fn init_bytes(
     v: &Variable,
     init: &Initializer,
-    addr_of: &dyn Fn(Symbol, bool) -> Result<u64, String>,
-) -> Result<Vec<u8>, String> {
+    addr_of: &dyn Fn(Symbol, bool) -> Result<u64, ModuleError>,
+) -> Result<Vec<u8>, ModuleError> {
     fn flatten<'a>(i: &'a Initializer, out: &mut Vec<&'a InitValue>) {
         match i {
             Initializer::Value(v) => out.push(v),
@@ -224,10 +225,10 @@ pub(crate) fn imm_bits(imm: Imm, ty: ScalarType) -> u64 {
 
 impl<'m> Prepared<'m> {
     /// Lays out `module` for running `kernel`.
-    pub fn new(module: &'m Module, kernel: FuncId) -> Result<Prepared<'m>, String> {
-        let kf = module.functions.get(kernel).ok_or_else(|| format!("no function {kernel}"))?;
+    pub fn new(module: &'m Module, kernel: FuncId) -> Result<Prepared<'m>, ModuleError> {
+        let kf = module.functions.get(kernel).ok_or(ModuleError::NoFunction(kernel))?;
         if kf.kind != FuncKind::Entry || !kf.has_body {
-            return Err(format!("`{}` is not a kernel with a body", kf.name));
+            return Err(ModuleError::NotAKernel(kf.name.clone()));
         }
         check_module(module)?;
         let mut funcs = Vec::with_capacity(module.functions.len());
@@ -323,19 +324,19 @@ impl<'m> Prepared<'m> {
     }
 
     /// Fills module `.global` and `.const` variables from their initializers.
-    fn initialize(&mut self) -> Result<(), String> {
+    fn initialize(&mut self) -> Result<(), ModuleError> {
         let module = self.module;
         let globals = self.globals.clone();
-        let addr_of = |sym: Symbol, generic: bool| -> Result<u64, String> {
+        let addr_of = |sym: Symbol, generic: bool| -> Result<u64, ModuleError> {
             match sym {
                 Symbol::Global(g) => match globals.get(g.index()).copied().unwrap_or(GlobalPlace::None) {
                     GlobalPlace::Global(a) => Ok(a),
                     GlobalPlace::Shared(o) => Ok(if generic { SHARED_WINDOW + o } else { o }),
                     GlobalPlace::Const(o) => Ok(if generic { CONST_WINDOW + o } else { o }),
-                    GlobalPlace::None => Err(format!("initializer uses the address of `{}`", module.globals[g].name)),
+                    GlobalPlace::None => Err(ModuleError::InitializerAddress(module.globals[g].name.clone())),
                 },
                 Symbol::Func(f) => Ok(FUNC_ADDR_BASE + f.index() as u64),
-                other => Err(format!("unsupported symbol {other:?} in an initializer")),
+                other => Err(ModuleError::InitializerSymbol(format!("{other:?}"))),
             }
         };
         for (gid, v) in module.globals.iter() {

@@ -7,6 +7,7 @@
 //! progress (some thread exited, blocked or was released); a round in which every runnable thread only
 //! spun hands over to the next resident CTA, which is what cross-CTA spin locks need.
 
+use crate::error::{LaunchError, RefError};
 use crate::memory::GlobalMem;
 use crate::prep::{GlobalPlace, Prepared};
 use crate::thread::{
@@ -17,8 +18,6 @@ use crate::{RefOptions, RefResult};
 use reconverge_ir::{RegId, ScalarType};
 use reconverge_program::layout::place_allocation;
 use reconverge_program::{Arg, Buffer, LaunchConfig};
-
-type R<T> = Result<T, String>;
 
 /// One named CTA barrier.
 struct BarState {
@@ -87,7 +86,7 @@ macro_rules! env {
 }
 
 impl Machine<'_, '_> {
-    fn new_cta(&self, linear: u64) -> R<Cta> {
+    fn new_cta(&self, linear: u64) -> Result<Cta, RefError> {
         let g = self.cfg.grid;
         let id = [
             (linear % g[0] as u64) as u32,
@@ -111,7 +110,7 @@ impl Machine<'_, '_> {
     }
 
     /// One round of turns over the CTA's runnable threads.
-    fn round(&mut self, cta: &mut Cta) -> R<Round> {
+    fn round(&mut self, cta: &mut Cta) -> Result<Round, RefError> {
         let quantum = self.opts.quantum.max(1);
         let mut any_ready = false;
         let mut progress = false;
@@ -191,7 +190,7 @@ impl Machine<'_, '_> {
         start.min(cta.threads.len())..((w as usize + 1) * ws).min(cta.threads.len())
     }
 
-    fn arrive(&mut self, cta: &mut Cta, t: usize, arr: Arrival) -> R<()> {
+    fn arrive(&mut self, cta: &mut Cta, t: usize, arr: Arrival) -> Result<(), RefError> {
         let b = &mut cta.bars[arr.id as usize];
         if arr.count.is_some() {
             b.count = arr.count;
@@ -213,7 +212,7 @@ impl Machine<'_, '_> {
         self.release_barriers(cta)
     }
 
-    fn release_barriers(&mut self, cta: &mut Cta) -> R<()> {
+    fn release_barriers(&mut self, cta: &mut Cta) -> Result<(), RefError> {
         let live = cta.threads.iter().filter(|t| t.state != State::Exited).count() as u32;
         for id in 0..cta.bars.len() {
             let b = &cta.bars[id];
@@ -241,7 +240,7 @@ impl Machine<'_, '_> {
     }
 
     /// Runs every warp-synchronous instruction of warp `w` whose members have all arrived.
-    fn resolve_warp(&mut self, cta: &mut Cta, w: u32) -> R<()> {
+    fn resolve_warp(&mut self, cta: &mut Cta, w: u32) -> Result<(), RefError> {
         let range = self.warp_range(cta, w);
         let live: u64 =
             cta.threads[range.clone()].iter().filter(|t| t.state != State::Exited).fold(0, |m, t| m | 1u64 << t.lane);
@@ -278,7 +277,7 @@ impl Machine<'_, '_> {
     }
 
     /// Names every waiting thread, grouped by what it waits for and where.
-    fn deadlock_report(&self, cta: &Cta) -> String {
+    fn deadlock_report(&self, cta: &Cta) -> RefError {
         let mut groups: Vec<(String, Vec<[u32; 3]>)> = Vec::new();
         for t in cta.threads.iter().filter(|t| t.state != State::Exited) {
             let what = match t.state {
@@ -305,25 +304,19 @@ impl Machine<'_, '_> {
                 format!("  {} thread(s) {}{more} {k}", tids.len(), shown.join(" "))
             })
             .collect();
-        format!(
-            "deadlock: no thread of block ({},{},{}) can run:\n{}",
-            cta.id[0],
-            cta.id[1],
-            cta.id[2],
-            lines.join("\n")
-        )
+        RefError::Deadlock { block: cta.id, report: lines.join("\n") }
     }
 }
 
-fn validate(cfg: &LaunchConfig) -> R<()> {
+fn validate(cfg: &LaunchConfig) -> Result<(), LaunchError> {
     if !(1..=64).contains(&cfg.warp_size) || !cfg.warp_size.is_power_of_two() {
-        return Err(format!("warp size {} is not a power of two in 1..=64", cfg.warp_size));
+        return Err(LaunchError::WarpSize(cfg.warp_size));
     }
     if cfg.grid.contains(&0) || cfg.block.contains(&0) {
-        return Err("grid and block dimensions must be at least 1".into());
+        return Err(LaunchError::EmptyGeometry);
     }
     if cfg.threads_per_cta() > 1024 {
-        return Err(format!("{} threads per block exceed 1024", cfg.threads_per_cta()));
+        return Err(LaunchError::TooManyThreads(cfg.threads_per_cta()));
     }
     Ok(())
 }
@@ -337,17 +330,17 @@ pub(crate) fn launch(prep: &Prepared<'_>, cfg: &LaunchConfig, args: &[Arg], opts
         globals: Vec::new(),
     };
     if let Err(e) = validate(cfg) {
-        result.error = Some(e);
+        result.error = Some(e.into());
         return result;
     }
     let kernel = &prep.module.functions[prep.kernel];
     if prep.code(prep.kernel).is_some_and(|c| c.local_size > cfg.local_bytes as u64) {
-        result.error = Some(format!("the kernel's .local variables exceed {} bytes per thread", cfg.local_bytes));
+        result.error = Some(LaunchError::LocalMemory(cfg.local_bytes).into());
         return result;
     }
     if args.len() != kernel.params.len() {
-        result.error =
-            Some(format!("kernel `{}` takes {} arguments, {} given", kernel.name, kernel.params.len(), args.len()));
+        let (kernel, expected, given) = (kernel.name.clone(), kernel.params.len(), args.len());
+        result.error = Some(LaunchError::ArgumentCount { kernel, expected, given }.into());
         return result;
     }
     // Device memory: module variables, then one allocation per buffer argument.
@@ -367,10 +360,7 @@ pub(crate) fn launch(prep: &Prepared<'_>, cfg: &LaunchConfig, args: &[Arg], opts
             }
             Arg::Buffer(b) => {
                 if slot.size != 8 || p.ty == ScalarType::F64 {
-                    result.error = Some(format!(
-                        "argument {i} is a buffer but parameter `{}` is .{}, not a 64-bit pointer",
-                        p.name, p.ty
-                    ));
+                    result.error = Some(LaunchError::NotAPointer { index: i, param: p.name.clone(), ty: p.ty }.into());
                     return result;
                 }
                 let addr;
@@ -387,7 +377,7 @@ pub(crate) fn launch(prep: &Prepared<'_>, cfg: &LaunchConfig, args: &[Arg], opts
     let mut pointed: Vec<(String, u64, reconverge_program::Dtype)> = Vec::new();
     for gi in &cfg.globals {
         if let Err(e) = set_global(prep, &mut global, &mut consts, &mut next, &mut pointed, gi) {
-            result.error = Some(e);
+            result.error = Some(e.into());
             return result;
         }
     }
@@ -458,11 +448,11 @@ pub(crate) fn launch(prep: &Prepared<'_>, cfg: &LaunchConfig, args: &[Arg], opts
 fn find_global<'m>(
     prep: &Prepared<'m>,
     name: &str,
-) -> Result<(reconverge_ir::GlobalId, &'m reconverge_ir::Variable), String> {
+) -> Result<(reconverge_ir::GlobalId, &'m reconverge_ir::Variable), LaunchError> {
     let m = prep.module;
     let exact = m.globals.iter().find(|(_, v)| v.name == name);
     let found = exact.or_else(|| m.globals.iter().find(|(_, v)| reconverge_ir::names::matches(name, &v.name)));
-    found.ok_or_else(|| format!("no module variable `{name}`"))
+    found.ok_or_else(|| LaunchError::UnknownGlobal(name.to_string()))
 }
 
 /// A dtype for reading a variable back.
@@ -496,12 +486,12 @@ fn set_global(
     next: &mut u64,
     pointed: &mut Vec<(String, u64, reconverge_program::Dtype)>,
     gi: &reconverge_program::GlobalInit,
-) -> Result<(), String> {
+) -> Result<(), LaunchError> {
     let (gid, v) = find_global(prep, &gi.name)?;
     let size = v.size_bytes();
     let bytes: Vec<u8> = match &gi.value {
         Arg::Scalar(x) if size <= 8 => x.to_le_bytes()[..size as usize].to_vec(),
-        Arg::Scalar(_) => return Err(format!("`{}` is {size} bytes; a number cannot fill it", gi.name)),
+        Arg::Scalar(_) => return Err(LaunchError::NumberDoesNotFill { name: gi.name.clone(), size }),
         Arg::Buffer(b) if v.dims.is_empty() && v.vector.is_none() && size == 8 => {
             let addr;
             (addr, *next) = place_allocation(*next, b.bytes.len() as u64, 256);
@@ -510,12 +500,14 @@ fn set_global(
             addr.to_le_bytes().to_vec()
         }
         Arg::Buffer(b) if b.bytes.len() as u64 <= size => b.bytes.clone(),
-        Arg::Buffer(b) => return Err(format!("{} bytes do not fit `{}` ({size} bytes)", b.bytes.len(), gi.name)),
+        Arg::Buffer(b) => {
+            return Err(LaunchError::BufferDoesNotFit { name: gi.name.clone(), len: b.bytes.len(), size });
+        }
     };
     match prep.global(gid) {
         GlobalPlace::Global(addr) => {
             for (k, byte) in bytes.iter().enumerate() {
-                global.write(addr + k as u64, 1, *byte as u64).ok_or("the variable is not in device memory")?;
+                global.write(addr + k as u64, 1, *byte as u64).ok_or(LaunchError::NotInDeviceMemory)?;
             }
             Ok(())
         }
@@ -523,6 +515,6 @@ fn set_global(
             consts[off as usize..off as usize + bytes.len()].copy_from_slice(&bytes);
             Ok(())
         }
-        _ => Err(format!("`{}` is neither a .global nor a .const variable", gi.name)),
+        _ => Err(LaunchError::NotGlobalOrConst(gi.name.clone())),
     }
 }

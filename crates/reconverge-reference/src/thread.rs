@@ -5,6 +5,7 @@
 //! stops at a barrier or a warp-synchronous instruction, or uses up its time slice. Values are raw bit
 //! patterns in `u64`s; every ALU result comes from `reconverge_semantics`.
 
+use crate::error::{MemoryFaultKind, RefError, ThreadFault};
 use crate::memory::{flat_read, flat_write, read_le, write_le, GlobalMem, Region};
 use crate::prep::{imm_bits, FuncCode, GlobalPlace, Prepared, VarPlace};
 use reconverge_ir::{
@@ -147,8 +148,6 @@ pub(crate) struct Env<'a, 'm> {
     pub max_instructions: u64,
 }
 
-type R<T> = Result<T, String>;
-
 /// The lanes of a warp of `w` threads as a mask (32-bit member masks name lanes 0..31).
 pub(crate) fn warp_lanes(w: u32) -> u64 {
     if w >= 64 {
@@ -170,16 +169,16 @@ fn sext(v: u64, from: u32) -> u64 {
     (((v << sh) as i64) >> sh) as u64
 }
 
-fn ity(t: ScalarType) -> R<IntTy> {
-    IntTy::try_from(t).map_err(|e| e.to_string())
+fn ity(t: ScalarType) -> Result<IntTy, ThreadFault> {
+    IntTy::try_from(t).map_err(|e| ThreadFault::Unsupported(e.to_string()))
 }
 
-fn fty(t: ScalarType) -> R<FloatTy> {
-    FloatTy::try_from(t).map_err(|e| e.to_string())
+fn fty(t: ScalarType) -> Result<FloatTy, ThreadFault> {
+    FloatTy::try_from(t).map_err(|e| ThreadFault::Unsupported(e.to_string()))
 }
 
-fn nty(t: ScalarType) -> R<NumTy> {
-    NumTy::try_from(t).map_err(|e| e.to_string())
+fn nty(t: ScalarType) -> Result<NumTy, ThreadFault> {
+    NumTy::try_from(t).map_err(|e| ThreadFault::Unsupported(e.to_string()))
 }
 
 /// The lane type of a packed float type.
@@ -231,14 +230,14 @@ pub(crate) fn resolve_generic(a: u64) -> (Region, u64) {
     }
 }
 
-fn window(space: StateSpace) -> R<u64> {
+fn window(space: StateSpace) -> Result<u64, ThreadFault> {
     match space {
         StateSpace::Global => Ok(0),
         StateSpace::Shared => Ok(SHARED_WINDOW),
         StateSpace::Local => Ok(LOCAL_WINDOW),
         StateSpace::Const => Ok(CONST_WINDOW),
         StateSpace::Param => Ok(PARAM_WINDOW),
-        s => Err(format!("no generic window for .{s}")),
+        s => Err(ThreadFault::Invalid(format!("no generic window for .{s}"))),
     }
 }
 
@@ -252,6 +251,11 @@ struct X<'t, 'e, 'a, 'm> {
     inst: &'m Inst,
     /// The carry flag written by the instruction being executed, if it writes one.
     carry_set: std::cell::Cell<Option<bool>>,
+}
+
+/// A semantic error found where no thread position is at hand (the message names none).
+fn unplaced(what: impl Into<String>) -> RefError {
+    RefError::Fault(ThreadFault::Invalid(what.into()))
 }
 
 /// Where a thread stands, for messages.
@@ -276,24 +280,34 @@ pub(crate) fn describe(prep: &Prepared<'_>, th: &Thread, cta: [u32; 3]) -> Strin
 
 impl<'t, 'e, 'a, 'm> X<'t, 'e, 'a, 'm> {
     /// The view of `th` at its current instruction; `Err` if it has none.
-    fn new(th: &'t mut Thread, env: &'e mut Env<'a, 'm>) -> R<X<'t, 'e, 'a, 'm>> {
+    fn new(th: &'t mut Thread, env: &'e mut Env<'a, 'm>) -> Result<X<'t, 'e, 'a, 'm>, RefError> {
         let prep: &'a Prepared<'m> = env.prep;
-        let fr = th.frames.last().ok_or("thread has no frame")?;
+        let fr = th.frames.last().ok_or_else(|| unplaced("thread has no frame"))?;
         let func = fr.func;
         let f: &'m Function = &prep.module.functions[func];
-        let code = prep.code(func).ok_or_else(|| format!("function `{}` has no body", f.name))?;
+        let code = prep.code(func).ok_or_else(|| unplaced(format!("function `{}` has no body", f.name)))?;
         let Some(&iid) = code.insts.get(fr.pc) else {
-            return Err(format!(
-                "{}: control ran past the last instruction of `{}`",
-                describe(prep, th, env.cta),
-                f.name
-            ));
+            return Err(RefError::Thread {
+                at: describe(prep, th, env.cta),
+                fault: ThreadFault::Invalid(format!("control ran past the last instruction of `{}`", f.name)),
+            });
         };
         Ok(X { th, env, f, code, func, inst: &f.insts[iid], carry_set: std::cell::Cell::new(None) })
     }
 
-    fn err(&self, what: impl std::fmt::Display) -> String {
-        format!("{}: {what}", describe(self.env.prep, self.th, self.env.cta))
+    /// `fault` at the thread's current instruction.
+    fn fail(&self, fault: ThreadFault) -> RefError {
+        RefError::Thread { at: describe(self.env.prep, self.th, self.env.cta), fault }
+    }
+
+    /// A semantic error of the program at the thread's current instruction.
+    fn invalid(&self, what: impl std::fmt::Display) -> RefError {
+        self.fail(ThreadFault::Invalid(what.to_string()))
+    }
+
+    /// Something the reference does not implement, at the thread's current instruction.
+    fn unsupported(&self, what: impl std::fmt::Display) -> RefError {
+        self.fail(ThreadFault::Unsupported(what.to_string()))
     }
 
     fn frame(&self) -> &Frame {
@@ -315,12 +329,12 @@ impl<'t, 'e, 'a, 'm> X<'t, 'e, 'a, 'm> {
         self.f.kind == FuncKind::Entry
     }
 
-    fn ty(&self) -> R<ScalarType> {
-        self.inst.ty().ok_or_else(|| self.err("instruction has no data type"))
+    fn ty(&self) -> Result<ScalarType, RefError> {
+        self.inst.ty().ok_or_else(|| self.invalid("instruction has no data type"))
     }
 
-    fn op(&self, i: usize) -> R<&'m Operand> {
-        self.inst.operands.get(i).ok_or_else(|| self.err(format!("missing operand {i}")))
+    fn op(&self, i: usize) -> Result<&'m Operand, RefError> {
+        self.inst.operands.get(i).ok_or_else(|| self.invalid(format!("missing operand {i}")))
     }
 
     // ---- operands ------------------------------------------------------------------------------------
@@ -358,58 +372,58 @@ impl<'t, 'e, 'a, 'm> X<'t, 'e, 'a, 'm> {
     }
 
     /// The address of a symbol in its own state space.
-    fn sym_addr(&self, s: Symbol) -> R<(Region, u64)> {
+    fn sym_addr(&self, s: Symbol) -> Result<(Region, u64), RefError> {
         let prep = self.env.prep;
         match s {
             Symbol::Global(g) => match prep.global(g) {
                 GlobalPlace::Global(a) => Ok((Region::Global, a)),
                 GlobalPlace::Shared(o) => Ok((Region::Shared, o)),
                 GlobalPlace::Const(o) => Ok((Region::Const, o)),
-                GlobalPlace::None => Err(self.err(format!("`{}` has no address", prep.module.globals[g].name))),
+                GlobalPlace::None => Err(self.invalid(format!("`{}` has no address", prep.module.globals[g].name))),
             },
             Symbol::Local(l) => match prep.var(self.func, l) {
                 VarPlace::Local(o) => Ok((Region::Local, self.frame().local_base + o)),
                 VarPlace::FrameParam(o) => Ok((Region::FrameParam, o)),
                 VarPlace::Shared(o) => Ok((Region::Shared, o)),
                 VarPlace::Const(o) => Ok((Region::Const, o)),
-                VarPlace::None => Err(self.err(format!("`{}` has no address", self.f.locals[l].name))),
+                VarPlace::None => Err(self.invalid(format!("`{}` has no address", self.f.locals[l].name))),
             },
             Symbol::Param(i) if self.is_kernel() => prep
                 .params
                 .get(i as usize)
                 .map(|p| (Region::KernelParam, p.offset))
-                .ok_or_else(|| self.err(format!("no kernel parameter {i}"))),
+                .ok_or_else(|| self.invalid(format!("no kernel parameter {i}"))),
             Symbol::Param(i) => self
                 .code
                 .param_off
                 .get(i as usize)
                 .map(|&o| (Region::FrameParam, o))
-                .ok_or_else(|| self.err(format!("no parameter {i}"))),
+                .ok_or_else(|| self.invalid(format!("no parameter {i}"))),
             Symbol::Ret(i) => self
                 .code
                 .ret_off
                 .get(i as usize)
                 .map(|&o| (Region::FrameParam, o))
-                .ok_or_else(|| self.err(format!("no return parameter {i}"))),
+                .ok_or_else(|| self.invalid(format!("no return parameter {i}"))),
             Symbol::Func(f) => Ok((Region::Global, FUNC_ADDR_BASE + f.index() as u64)),
-            other => Err(self.err(format!("{other:?} is not a value"))),
+            other => Err(self.invalid(format!("{other:?} is not a value"))),
         }
     }
 
     /// The generic address of a region offset.
-    fn generic(&self, region: Region, off: u64) -> R<u64> {
+    fn generic(&self, region: Region, off: u64) -> Result<u64, RefError> {
         Ok(match region {
             Region::Global => off,
             Region::Shared => SHARED_WINDOW + off,
             Region::Local => LOCAL_WINDOW + off,
             Region::Const => CONST_WINDOW + off,
             Region::KernelParam => PARAM_WINDOW + off,
-            Region::FrameParam => return Err(self.err("device-function parameters have no generic address")),
+            Region::FrameParam => return Err(self.invalid("device-function parameters have no generic address")),
         })
     }
 
     /// A source operand as the bits of an operand of type `ty`.
-    fn src(&self, op: &Operand, ty: ScalarType) -> R<u64> {
+    fn src(&self, op: &Operand, ty: ScalarType) -> Result<u64, RefError> {
         match op {
             Operand::Reg(r) => Ok(self.reg(*r)),
             Operand::NotReg(r) => Ok((self.reg(*r) & 1) ^ 1),
@@ -425,17 +439,17 @@ impl<'t, 'e, 'a, 'm> X<'t, 'e, 'a, 'm> {
                 }
                 Ok(v)
             }
-            other => Err(self.err(format!("unsupported source operand {other:?}"))),
+            other => Err(self.unsupported(format!("unsupported source operand {other:?}"))),
         }
     }
 
     /// A predicate source: a predicate register, its negation, or an integer immediate.
-    fn pred(&self, op: &Operand) -> R<bool> {
+    fn pred(&self, op: &Operand) -> Result<bool, RefError> {
         match op {
             Operand::Reg(r) => Ok(self.reg(*r) & 1 == 1),
             Operand::NotReg(r) => Ok(self.reg(*r) & 1 == 0),
             Operand::Imm(i) => Ok(imm_bits(*i, ScalarType::U32) != 0),
-            other => Err(self.err(format!("unsupported predicate operand {other:?}"))),
+            other => Err(self.unsupported(format!("unsupported predicate operand {other:?}"))),
         }
     }
 
@@ -461,7 +475,7 @@ impl<'t, 'e, 'a, 'm> X<'t, 'e, 'a, 'm> {
     }
 
     /// Writes a destination operand.
-    fn dst(&mut self, op: &Operand, v: u64, ty: ScalarType) -> R<()> {
+    fn dst(&mut self, op: &Operand, v: u64, ty: ScalarType) -> Result<(), RefError> {
         match op {
             Operand::Reg(r) => {
                 self.set_reg(*r, v, ty);
@@ -481,16 +495,16 @@ impl<'t, 'e, 'a, 'm> X<'t, 'e, 'a, 'm> {
                 self.set_reg(*r, v, ty);
                 Ok(())
             }
-            other => Err(self.err(format!("unsupported destination operand {other:?}"))),
+            other => Err(self.unsupported(format!("unsupported destination operand {other:?}"))),
         }
     }
 
     // ---- memory --------------------------------------------------------------------------------------
 
     /// The region and offset an address operand reaches for an access in `space` (`None`: generic).
-    fn address(&self, op: &Operand, space: Option<StateSpace>) -> R<(Region, u64)> {
+    fn address(&self, op: &Operand, space: Option<StateSpace>) -> Result<(Region, u64), RefError> {
         let Operand::Addr(Address { base, offset }) = op else {
-            return Err(self.err(format!("expected an address operand, found {op:?}")));
+            return Err(self.invalid(format!("expected an address operand, found {op:?}")));
         };
         let off = *offset as u64;
         let (sym_region, base) = match base {
@@ -513,27 +527,22 @@ impl<'t, 'e, 'a, 'm> X<'t, 'e, 'a, 'm> {
             Some(StateSpace::Const) => (Region::Const, a),
             Some(StateSpace::Param) => match sym_region {
                 Some(r @ (Region::FrameParam | Region::KernelParam)) => (r, a),
-                Some(_) => return Err(self.err("a non-parameter symbol in a .param access")),
+                Some(_) => return Err(self.invalid("a non-parameter symbol in a .param access")),
                 None if self.is_kernel() => (Region::KernelParam, a),
                 None => (Region::FrameParam, a),
             },
-            Some(s) => return Err(self.err(format!("accesses to .{s} are not supported"))),
+            Some(s) => return Err(self.unsupported(format!("accesses to .{s} are not supported"))),
         })
     }
 
-    fn fault(&self, kind: &str, region: Region, a: u64, size: u64) -> String {
-        let mut m = format!("{kind} {} access of {size} bytes at {a:#x}", region.name());
-        if region == Region::Global {
-            if let Some(n) = self.env.global.nearest(a) {
-                m.push_str(&format!(" ({n})"));
-            }
-        }
-        self.err(m)
+    fn fault(&self, kind: MemoryFaultKind, region: Region, a: u64, size: u64) -> RefError {
+        let nearest = if region == Region::Global { self.env.global.nearest(a) } else { None };
+        self.fail(ThreadFault::Memory { kind, region, addr: a, size, nearest })
     }
 
-    fn load(&self, region: Region, a: u64, size: u64) -> R<u64> {
+    fn load(&self, region: Region, a: u64, size: u64) -> Result<u64, RefError> {
         if a % size != 0 {
-            return Err(self.fault("misaligned", region, a, size));
+            return Err(self.fault(MemoryFaultKind::Misaligned, region, a, size));
         }
         let v = match region {
             Region::Global => self.env.global.read(a, size),
@@ -543,12 +552,12 @@ impl<'t, 'e, 'a, 'm> X<'t, 'e, 'a, 'm> {
             Region::KernelParam => flat_read(self.env.kparams, a, size),
             Region::FrameParam => flat_read(&self.frame().params, a, size),
         };
-        v.ok_or_else(|| self.fault("out-of-bounds", region, a, size))
+        v.ok_or_else(|| self.fault(MemoryFaultKind::OutOfBounds, region, a, size))
     }
 
-    fn store(&mut self, region: Region, a: u64, size: u64, v: u64) -> R<()> {
+    fn store(&mut self, region: Region, a: u64, size: u64, v: u64) -> Result<(), RefError> {
         if a % size != 0 {
-            return Err(self.fault("misaligned", region, a, size));
+            return Err(self.fault(MemoryFaultKind::Misaligned, region, a, size));
         }
         let ok = match region {
             Region::Global => self.env.global.write(a, size, v),
@@ -556,10 +565,10 @@ impl<'t, 'e, 'a, 'm> X<'t, 'e, 'a, 'm> {
             Region::Local => flat_write(&mut self.th.local, a, size, v),
             Region::FrameParam => flat_write(&mut self.frame_mut().params, a, size, v),
             Region::Const | Region::KernelParam => {
-                return Err(self.fault("store to read-only", region, a, size));
+                return Err(self.fault(MemoryFaultKind::ReadOnly, region, a, size));
             }
         };
-        ok.ok_or_else(|| self.fault("out-of-bounds", region, a, size))
+        ok.ok_or_else(|| self.fault(MemoryFaultKind::OutOfBounds, region, a, size))
     }
 
     // ---- execution -------------------------------------------------------------------------------------
@@ -572,30 +581,30 @@ impl<'t, 'e, 'a, 'm> X<'t, 'e, 'a, 'm> {
     }
 
     /// Executes the current instruction (whose guard passed).
-    fn exec(&mut self) -> R<Option<Stop>> {
+    fn exec(&mut self) -> Result<Option<Stop>, RefError> {
         let inst = self.inst;
         match &inst.opcode {
             Opcode::Bra => {
-                let target = inst.branch_target().ok_or_else(|| self.err("branch without a label"))?;
-                let pc = self.env.prep.block_pc(self.func, target).ok_or_else(|| self.err("branch to no block"))?;
+                let target = inst.branch_target().ok_or_else(|| self.invalid("branch without a label"))?;
+                let pc = self.env.prep.block_pc(self.func, target).ok_or_else(|| self.invalid("branch to no block"))?;
                 self.frame_mut().pc = pc;
                 return Ok(None);
             }
             Opcode::Brx => {
                 let idx = self.src(self.op(0)?, ScalarType::U32)? & 0xFFFF_FFFF;
-                let t = inst.branch_targets().ok_or_else(|| self.err("brx.idx without a target list"))?;
+                let t = inst.branch_targets().ok_or_else(|| self.invalid("brx.idx without a target list"))?;
                 let list = &self.f.targets[t].targets;
-                let b = *list
-                    .get(idx as usize)
-                    .ok_or_else(|| self.err(format!("brx.idx index {idx} outside its {}-entry list", list.len())))?;
-                let pc = self.env.prep.block_pc(self.func, b).ok_or_else(|| self.err("branch to no block"))?;
+                let b = *list.get(idx as usize).ok_or_else(|| {
+                    self.invalid(format!("brx.idx index {idx} outside its {}-entry list", list.len()))
+                })?;
+                let pc = self.env.prep.block_pc(self.func, b).ok_or_else(|| self.invalid("branch to no block"))?;
                 self.frame_mut().pc = pc;
                 return Ok(None);
             }
             Opcode::Call => return self.call().map(|_| None),
             Opcode::Ret => return self.ret(),
             Opcode::Exit => return Ok(Some(Stop::Exited)),
-            Opcode::Trap | Opcode::Brkpt => return Err(self.err("trap")),
+            Opcode::Trap | Opcode::Brkpt => return Err(self.fail(ThreadFault::Trap)),
             Opcode::Bar | Opcode::Barrier if !inst.has(K::Warp) => {
                 // The pc stays on the barrier until the thread passes it (see `Thread::pass`).
                 return Ok(Some(Stop::Barrier(self.barrier()?)));
@@ -616,7 +625,7 @@ impl<'t, 'e, 'a, 'm> X<'t, 'e, 'a, 'm> {
         Ok(None)
     }
 
-    fn barrier(&self) -> R<Arrival> {
+    fn barrier(&self) -> Result<Arrival, RefError> {
         let inst = self.inst;
         let n = inst.operands.len();
         let u = ScalarType::U32;
@@ -628,12 +637,14 @@ impl<'t, 'e, 'a, 'm> X<'t, 'e, 'a, 'm> {
             } else if inst.has(K::Or) {
                 RedKind::Or
             } else {
-                return Err(self.err("bar.red needs .popc, .and or .or"));
+                return Err(self.invalid("bar.red needs .popc, .and or .or"));
             };
             if n < 3 {
-                return Err(self.err("bar.red needs a destination, a barrier and a predicate"));
+                return Err(self.invalid("bar.red needs a destination, a barrier and a predicate"));
             }
-            let Operand::Reg(d) = self.op(0)? else { return Err(self.err("bar.red destination must be a register")) };
+            let Operand::Reg(d) = self.op(0)? else {
+                return Err(self.invalid("bar.red destination must be a register"));
+            };
             let id = self.src(self.op(1)?, u)? as u32;
             let count = if n == 4 { Some(self.src(self.op(2)?, u)? as u32) } else { None };
             let c = self.pred(self.op(n - 1)?)?;
@@ -642,15 +653,17 @@ impl<'t, 'e, 'a, 'm> X<'t, 'e, 'a, 'm> {
         let id = if n >= 1 { self.src(self.op(0)?, u)? as u32 } else { 0 };
         let count = if n >= 2 { Some(self.src(self.op(1)?, u)? as u32) } else { None };
         if id >= 16 {
-            return Err(self.err(format!("barrier id {id} is not in 0..16")));
+            return Err(self.fail(ThreadFault::BarrierId(id)));
         }
         Ok(Arrival { id, count, waits: !inst.has(K::Arrive), red: None })
     }
 
-    fn call(&mut self) -> R<()> {
+    fn call(&mut self) -> Result<(), RefError> {
         let ops = &self.inst.operands;
-        let ci =
-            ops.iter().position(|o| !matches!(o, Operand::List(_))).ok_or_else(|| self.err("call without a callee"))?;
+        let ci = ops
+            .iter()
+            .position(|o| !matches!(o, Operand::List(_)))
+            .ok_or_else(|| self.invalid("call without a callee"))?;
         let empty = Vec::new();
         let args = match ops.get(ci + 1) {
             Some(Operand::List(l)) => l,
@@ -661,20 +674,26 @@ impl<'t, 'e, 'a, 'm> X<'t, 'e, 'a, 'm> {
             Operand::Reg(r) => {
                 let v = self.reg(*r).wrapping_sub(FUNC_ADDR_BASE);
                 if v >= self.env.prep.module.functions.len() as u64 {
-                    return Err(self.err(format!("indirect call to {:#x}, which is not a function", self.reg(*r))));
+                    return Err(self.invalid(format!("indirect call to {:#x}, which is not a function", self.reg(*r))));
                 }
                 FuncId::new(v as usize)
             }
-            other => return Err(self.err(format!("unsupported call target {other:?}"))),
+            other => return Err(self.unsupported(format!("unsupported call target {other:?}"))),
         };
         let prep = self.env.prep;
         let cf = &prep.module.functions[callee];
-        let code = prep.code(callee).ok_or_else(|| self.err(format!("call to `{}`, which has no body", cf.name)))?;
+        let code =
+            prep.code(callee).ok_or_else(|| self.invalid(format!("call to `{}`, which has no body", cf.name)))?;
         if cf.kind == FuncKind::Entry {
-            return Err(self.err(format!("call to kernel `{}`", cf.name)));
+            return Err(self.invalid(format!("call to kernel `{}`", cf.name)));
         }
         if args.len() < cf.params.len() {
-            return Err(self.err(format!("`{}` takes {} arguments, {} given", cf.name, cf.params.len(), args.len())));
+            return Err(self.invalid(format!(
+                "`{}` takes {} arguments, {} given",
+                cf.name,
+                cf.params.len(),
+                args.len()
+            )));
         }
         let mut params = vec![0u8; code.param_area as usize];
         for (i, p) in cf.params.iter().enumerate() {
@@ -685,10 +704,10 @@ impl<'t, 'e, 'a, 'm> X<'t, 'e, 'a, 'm> {
                 Operand::Sym(s) => {
                     let (region, a) = self.sym_addr(*s)?;
                     if region != Region::FrameParam {
-                        return Err(self.err("call arguments must be .param variables or registers"));
+                        return Err(self.invalid("call arguments must be .param variables or registers"));
                     }
                     let src = self.frame().params.get(a as usize..a as usize + size).ok_or_else(|| {
-                        self.err(format!("argument {i} is smaller than parameter `{}` ({size} bytes)", p.name))
+                        self.invalid(format!("argument {i} is smaller than parameter `{}` ({size} bytes)", p.name))
                     })?;
                     dst.copy_from_slice(src);
                 }
@@ -701,12 +720,11 @@ impl<'t, 'e, 'a, 'm> X<'t, 'e, 'a, 'm> {
         let base = align_up(self.th.local.len() as u64, 16);
         let top = base + code.local_size;
         if top > self.env.local_limit {
-            return Err(self.err(format!(
-                "local memory stack overflow calling `{}` (depth {}, {} bytes per thread)",
-                cf.name,
-                self.th.frames.len(),
-                self.env.local_limit
-            )));
+            return Err(self.fail(ThreadFault::StackOverflow {
+                callee: cf.name.clone(),
+                depth: self.th.frames.len(),
+                limit: self.env.local_limit,
+            }));
         }
         self.th.local.resize(top as usize, 0);
         self.th.frames.push(Frame {
@@ -719,21 +737,25 @@ impl<'t, 'e, 'a, 'm> X<'t, 'e, 'a, 'm> {
         Ok(())
     }
 
-    fn ret(&mut self) -> R<Option<Stop>> {
+    fn ret(&mut self) -> Result<Option<Stop>, RefError> {
         if self.th.frames.len() <= 1 {
             return Ok(Some(Stop::Exited));
         }
         let callee_code = self.code;
         let callee_f = self.f;
-        let Some(done) = self.th.frames.pop() else { return Err(self.err("ret without a frame")) };
+        let Some(done) = self.th.frames.pop() else { return Err(self.invalid("ret without a frame")) };
         self.th.local.truncate(done.local_base as usize);
         // The caller is on its call instruction: deliver the return values to its return list.
         let prep = self.env.prep;
         let caller = self.th.frames.len() - 1;
         let cfun = self.th.frames[caller].func;
         let cf = &prep.module.functions[cfun];
-        let ccode = prep.code(cfun).ok_or("caller has no body")?;
-        let call = ccode.insts.get(self.th.frames[caller].pc).map(|&i| &cf.insts[i]).ok_or("caller lost its call")?;
+        let ccode = prep.code(cfun).ok_or_else(|| unplaced("caller has no body"))?;
+        let call = ccode
+            .insts
+            .get(self.th.frames[caller].pc)
+            .map(|&i| &cf.insts[i])
+            .ok_or_else(|| unplaced("caller lost its call"))?;
         if let Some(Operand::List(rets)) = call.operands.first() {
             for (i, r) in callee_f.rets.iter().enumerate() {
                 let Some(dest) = rets.get(i) else { break };
@@ -745,10 +767,11 @@ impl<'t, 'e, 'a, 'm> X<'t, 'e, 'a, 'm> {
                     Operand::Sym(Symbol::Local(l)) => match prep.var(cfun, *l) {
                         VarPlace::FrameParam(o) => {
                             let o = o as usize;
-                            let dst = fr.params.get_mut(o..o + size).ok_or("return variable too small")?;
+                            let dst =
+                                fr.params.get_mut(o..o + size).ok_or_else(|| unplaced("return variable too small"))?;
                             dst.copy_from_slice(bytes);
                         }
-                        _ => return Err("return values must go to .param variables or registers".into()),
+                        _ => return Err(unplaced("return values must go to .param variables or registers")),
                     },
                     Operand::Reg(reg) => {
                         let rb = ccode.reg_bits.get(reg.index()).copied().unwrap_or(64);
@@ -757,7 +780,10 @@ impl<'t, 'e, 'a, 'm> X<'t, 'e, 'a, 'm> {
                         }
                     }
                     Operand::Sink => {}
-                    other => return Err(format!("unsupported return destination {other:?}")),
+                    other => {
+                        let what = format!("unsupported return destination {other:?}");
+                        return Err(RefError::Fault(ThreadFault::Unsupported(what)));
+                    }
                 }
             }
         }
@@ -779,24 +805,24 @@ impl<'t, 'e, 'a, 'm> X<'t, 'e, 'a, 'm> {
         }
     }
 
-    fn ld(&mut self) -> R<()> {
+    fn ld(&mut self) -> Result<(), RefError> {
         let ty = self.ty()?;
         let d = self.op(0)?;
         let (region, a) = self.address(self.op(1)?, self.inst.space())?;
         let n = self.vec_width(d);
         let size = ty.bytes() as u64;
         if size > 8 {
-            return Err(self.err(format!("loads of .{ty} are not supported")));
+            return Err(self.unsupported(format!("loads of .{ty} are not supported")));
         }
         if a % (size * n as u64) != 0 {
-            return Err(self.fault("misaligned", region, a, size * n as u64));
+            return Err(self.fault(MemoryFaultKind::Misaligned, region, a, size * n as u64));
         }
         let items: Vec<&Operand> = match d {
             Operand::Vector(v) => v.iter().collect(),
             other => vec![other],
         };
         if items.len() != n {
-            return Err(self.err("vector width and operand count differ"));
+            return Err(self.invalid("vector width and operand count differ"));
         }
         for (k, it) in items.into_iter().enumerate() {
             let v = self.load(region, a.wrapping_add(k as u64 * size), size)?;
@@ -805,17 +831,17 @@ impl<'t, 'e, 'a, 'm> X<'t, 'e, 'a, 'm> {
         Ok(())
     }
 
-    fn st(&mut self) -> R<()> {
+    fn st(&mut self) -> Result<(), RefError> {
         let ty = self.ty()?;
         let s = self.op(1)?;
         let (region, a) = self.address(self.op(0)?, self.inst.space())?;
         let n = self.vec_width(s);
         let size = ty.bytes() as u64;
         if size > 8 {
-            return Err(self.err(format!("stores of .{ty} are not supported")));
+            return Err(self.unsupported(format!("stores of .{ty} are not supported")));
         }
         if a % (size * n as u64) != 0 {
-            return Err(self.fault("misaligned", region, a, size * n as u64));
+            return Err(self.fault(MemoryFaultKind::Misaligned, region, a, size * n as u64));
         }
         let items: Vec<&Operand> = match s {
             Operand::Vector(v) => v.iter().collect(),
@@ -828,18 +854,18 @@ impl<'t, 'e, 'a, 'm> X<'t, 'e, 'a, 'm> {
         Ok(())
     }
 
-    fn atom(&mut self) -> R<()> {
+    fn atom(&mut self) -> Result<(), RefError> {
         let inst = self.inst;
         let ty = self.ty()?;
         let is_red = inst.opcode == Opcode::Red;
         let (ai, bi) = if is_red { (0, 1) } else { (1, 2) };
         let (region, a) = self.address(self.op(ai)?, inst.space())?;
         if !matches!(region, Region::Global | Region::Shared) {
-            return Err(self.err(format!("atomic on {} memory", region.name())));
+            return Err(self.invalid(format!("atomic on {} memory", region.name())));
         }
         let size = ty.bytes() as u64;
         if size > 8 {
-            return Err(self.err(format!("atomics on .{ty} are not supported")));
+            return Err(self.unsupported(format!("atomics on .{ty} are not supported")));
         }
         let b = self.src(self.op(bi)?, ty)?;
         let c = match inst.operands.get(bi + 1) {
@@ -852,9 +878,9 @@ impl<'t, 'e, 'a, 'm> X<'t, 'e, 'a, 'm> {
             .find(|k| {
                 matches!(k, K::Add | K::Min | K::Max | K::Inc | K::Dec | K::And | K::Or | K::Xor | K::Exch | K::Cas)
             })
-            .ok_or_else(|| self.err("atomic without an operation"))?;
+            .ok_or_else(|| self.invalid("atomic without an operation"))?;
         let new = if ty.is_float() {
-            let t = fty(ty).map_err(|e| self.err(e))?;
+            let t = fty(ty).map_err(|e| self.fail(e))?;
             let mm = MinMaxMode::default();
             match op {
                 K::Add => float::add(t, FloatMode::RN, old, b),
@@ -863,10 +889,10 @@ impl<'t, 'e, 'a, 'm> X<'t, 'e, 'a, 'm> {
                 K::Exch => b & m,
                 K::Cas if old == b & m => c & m,
                 K::Cas => old,
-                other => return Err(self.err(format!("atomic .{other} on .{ty}"))),
+                other => return Err(self.invalid(format!("atomic .{other} on .{ty}"))),
             }
         } else {
-            let t = ity(ty).map_err(|e| self.err(e))?;
+            let t = ity(ty).map_err(|e| self.fail(e))?;
             let bits = ty.bits();
             match op {
                 K::Add => int::add(t, old, b),
@@ -882,7 +908,7 @@ impl<'t, 'e, 'a, 'm> X<'t, 'e, 'a, 'm> {
                 K::Exch => b & m,
                 K::Cas if old == b & m => c & m,
                 K::Cas => old,
-                other => return Err(self.err(format!("atomic .{other}"))),
+                other => return Err(self.invalid(format!("atomic .{other}"))),
             }
         };
         self.store(region, a, size, new)?;
@@ -893,7 +919,7 @@ impl<'t, 'e, 'a, 'm> X<'t, 'e, 'a, 'm> {
     }
 
     /// Arithmetic, logic, comparisons, conversions and moves.
-    fn alu(&mut self) -> R<()> {
+    fn alu(&mut self) -> Result<(), RefError> {
         let inst = self.inst;
         let ops = &inst.operands;
         match &inst.opcode {
@@ -904,13 +930,13 @@ impl<'t, 'e, 'a, 'm> X<'t, 'e, 'a, 'm> {
             }
             Opcode::Setp => return self.setp(),
             Opcode::Set => {
-                let (dt, st) = (self.ty()?, *inst.types.get(1).ok_or_else(|| self.err("set needs two types"))?);
+                let (dt, st) = (self.ty()?, *inst.types.get(1).ok_or_else(|| self.invalid("set needs two types"))?);
                 let t = self.compare(st, self.op(1)?, self.op(2)?)?;
                 let r = match ops.get(3) {
                     Some(c) => cmp::bool_op(self.boolop()?, t, self.pred(c)?),
                     None => t,
                 };
-                let v = cmp::set_value(nty(dt).map_err(|e| self.err(e))?, r);
+                let v = cmp::set_value(nty(dt).map_err(|e| self.fail(e))?, r);
                 return self.dst(self.op(0)?, v, dt);
             }
             Opcode::Selp => {
@@ -921,7 +947,7 @@ impl<'t, 'e, 'a, 'm> X<'t, 'e, 'a, 'm> {
             }
             Opcode::Slct => {
                 let dt = self.ty()?;
-                let ct = *inst.types.get(1).ok_or_else(|| self.err("slct needs two types"))?;
+                let ct = *inst.types.get(1).ok_or_else(|| self.invalid("slct needs two types"))?;
                 let (a, b) = (self.src(self.op(1)?, dt)?, self.src(self.op(2)?, dt)?);
                 let c = self.src(self.op(3)?, ct)?;
                 let v = if ct == ScalarType::F32 {
@@ -934,14 +960,14 @@ impl<'t, 'e, 'a, 'm> X<'t, 'e, 'a, 'm> {
             Opcode::Cvt => return self.cvt(),
             Opcode::Cvta => {
                 let ty = self.ty()?;
-                let space = inst.space().ok_or_else(|| self.err("cvta without a state space"))?;
-                let w = window(space).map_err(|e| self.err(e))?;
+                let space = inst.space().ok_or_else(|| self.invalid("cvta without a state space"))?;
+                let w = window(space).map_err(|e| self.fail(e))?;
                 let a = self.src(self.op(1)?, ty)?;
                 let v = if inst.has(K::To) { a.wrapping_sub(w) } else { a.wrapping_add(w) };
                 return self.dst(self.op(0)?, v, ty);
             }
             Opcode::Isspacep => {
-                let space = inst.space().ok_or_else(|| self.err("isspacep without a state space"))?;
+                let space = inst.space().ok_or_else(|| self.invalid("isspacep without a state space"))?;
                 let a = self.src(self.op(1)?, ScalarType::U64)?;
                 let (region, _) = resolve_generic(a);
                 let r = matches!(
@@ -952,13 +978,13 @@ impl<'t, 'e, 'a, 'm> X<'t, 'e, 'a, 'm> {
                         | (StateSpace::Const, Region::Const)
                         | (StateSpace::Param, Region::KernelParam)
                 );
-                let Operand::Reg(p) = self.op(0)? else { return Err(self.err("isspacep needs a predicate")) };
+                let Operand::Reg(p) = self.op(0)? else { return Err(self.invalid("isspacep needs a predicate")) };
                 self.set_pred(*p, r);
                 return Ok(());
             }
             Opcode::Testp => {
                 let ty = self.ty()?;
-                let t = fty(ty).map_err(|e| self.err(e))?;
+                let t = fty(ty).map_err(|e| self.fail(e))?;
                 let op = inst
                     .mods
                     .iter()
@@ -971,9 +997,9 @@ impl<'t, 'e, 'a, 'm> X<'t, 'e, 'a, 'm> {
                         "subnormal" => Some(TestpOp::Subnormal),
                         _ => None,
                     })
-                    .ok_or_else(|| self.err("testp without a test"))?;
+                    .ok_or_else(|| self.invalid("testp without a test"))?;
                 let r = float::testp(op, t, self.src(self.op(1)?, ty)?);
-                let Operand::Reg(p) = self.op(0)? else { return Err(self.err("testp needs a predicate")) };
+                let Operand::Reg(p) = self.op(0)? else { return Err(self.invalid("testp needs a predicate")) };
                 self.set_pred(*p, r);
                 return Ok(());
             }
@@ -1002,9 +1028,9 @@ impl<'t, 'e, 'a, 'm> X<'t, 'e, 'a, 'm> {
         self.dst(self.op(0)?, v, out_ty)
     }
 
-    fn pred_logic(&mut self) -> R<()> {
+    fn pred_logic(&mut self) -> Result<(), RefError> {
         let inst = self.inst;
-        let Operand::Reg(d) = self.op(0)? else { return Err(self.err("predicate destination expected")) };
+        let Operand::Reg(d) = self.op(0)? else { return Err(self.invalid("predicate destination expected")) };
         let a = self.pred(self.op(1)?)?;
         let r = match inst.opcode {
             Opcode::And => a & self.pred(self.op(2)?)?,
@@ -1012,34 +1038,34 @@ impl<'t, 'e, 'a, 'm> X<'t, 'e, 'a, 'm> {
             Opcode::Xor => a ^ self.pred(self.op(2)?)?,
             Opcode::Not => !a,
             Opcode::Mov => a,
-            ref other => return Err(self.err(format!("`{other}` on predicates is not supported"))),
+            ref other => return Err(self.unsupported(format!("`{other}` on predicates is not supported"))),
         };
         self.set_pred(*d, r);
         Ok(())
     }
 
-    fn boolop(&self) -> R<BoolOp> {
-        known(self.inst).find_map(|k| BoolOp::try_from(k).ok()).ok_or_else(|| self.err("missing .and/.or/.xor"))
+    fn boolop(&self) -> Result<BoolOp, RefError> {
+        known(self.inst).find_map(|k| BoolOp::try_from(k).ok()).ok_or_else(|| self.invalid("missing .and/.or/.xor"))
     }
 
-    fn cmpop(&self) -> R<CmpOp> {
-        known(self.inst).find_map(|k| CmpOp::try_from(k).ok()).ok_or_else(|| self.err("missing comparison"))
+    fn cmpop(&self) -> Result<CmpOp, RefError> {
+        known(self.inst).find_map(|k| CmpOp::try_from(k).ok()).ok_or_else(|| self.invalid("missing comparison"))
     }
 
-    fn compare(&self, st: ScalarType, a: &Operand, b: &Operand) -> R<bool> {
+    fn compare(&self, st: ScalarType, a: &Operand, b: &Operand) -> Result<bool, RefError> {
         let op = self.cmpop()?;
-        let t = nty(st).map_err(|e| self.err(e))?;
+        let t = nty(st).map_err(|e| self.fail(e))?;
         let (a, b) = (self.src(a, st)?, self.src(b, st)?);
         Ok(if self.inst.has(K::Ftz) { cmp::compare_ftz(op, t, a, b) } else { cmp::compare(op, t, a, b) })
     }
 
-    fn setp(&mut self) -> R<()> {
+    fn setp(&mut self) -> Result<(), RefError> {
         let inst = self.inst;
         let st = self.ty()?;
         let (p, q) = match self.op(0)? {
             Operand::Reg(r) => (Some(*r), None),
             Operand::Pair([p, q]) => (*p, *q),
-            other => return Err(self.err(format!("setp destination {other:?}"))),
+            other => return Err(self.invalid(format!("setp destination {other:?}"))),
         };
         let c = match inst.operands.get(3) {
             Some(c) => Some((self.boolop()?, self.pred(c)?)),
@@ -1068,10 +1094,10 @@ impl<'t, 'e, 'a, 'm> X<'t, 'e, 'a, 'm> {
         Ok(())
     }
 
-    fn cvt(&mut self) -> R<()> {
+    fn cvt(&mut self) -> Result<(), RefError> {
         let inst = self.inst;
         let dt = self.ty()?;
-        let st = *inst.types.get(1).ok_or_else(|| self.err("cvt needs two types"))?;
+        let st = *inst.types.get(1).ok_or_else(|| self.invalid("cvt needs two types"))?;
         let mut rnd = CvtRounding::Default;
         for k in known(inst) {
             if let Ok(r) = Rounding::try_from(k) {
@@ -1106,13 +1132,13 @@ impl<'t, 'e, 'a, 'm> X<'t, 'e, 'a, 'm> {
             };
             cvt::f32_to_tf32(r, inst.has(K::Satfinite), inst.has(K::Relu), a)
         } else {
-            let (d, s) = (nty(dt).map_err(|e| self.err(e))?, nty(st).map_err(|e| self.err(e))?);
+            let (d, s) = (nty(dt).map_err(|e| self.fail(e))?, nty(st).map_err(|e| self.fail(e))?);
             cvt::cvt(d, s, CvtMode { rnd, ftz: inst.has(K::Ftz), sat: inst.has(K::Sat) }, a)
         };
         self.dst(self.op(0)?, v, dt)
     }
 
-    fn float_op(&self, ty: ScalarType, nsrc: usize, a: u64, b: u64, c: u64) -> R<(u64, ScalarType)> {
+    fn float_op(&self, ty: ScalarType, nsrc: usize, a: u64, b: u64, c: u64) -> Result<(u64, ScalarType), RefError> {
         let inst = self.inst;
         let m = fmode(inst);
         let ftz = m.ftz;
@@ -1131,16 +1157,16 @@ impl<'t, 'e, 'a, 'm> X<'t, 'e, 'a, 'm> {
                 Opcode::Mov | Opcode::And | Opcode::Or | Opcode::Xor => {
                     return self.int_op(ScalarType::B32, nsrc, a, b, c, 0)
                 }
-                ref other => return Err(self.err(format!("`{other}.{ty}` is not supported"))),
+                ref other => return Err(self.unsupported(format!("`{other}.{ty}` is not supported"))),
             };
             return Ok((v, ty));
         }
-        let t = fty(ty).map_err(|e| self.err(e))?;
-        let f32_only = |what: &str| -> R<()> {
+        let t = fty(ty).map_err(|e| self.fail(e))?;
+        let f32_only = |what: &str| -> Result<(), RefError> {
             if t == FloatTy::F32 {
                 Ok(())
             } else {
-                Err(self.err(format!("`{what}.{ty}` is not supported")))
+                Err(self.unsupported(format!("`{what}.{ty}` is not supported")))
             }
         };
         let v = match inst.opcode {
@@ -1160,7 +1186,7 @@ impl<'t, 'e, 'a, 'm> X<'t, 'e, 'a, 'm> {
             Opcode::Rcp if inst.has(K::Approx) => match t {
                 FloatTy::F32 => float::rcp_approx_f32(ftz, a),
                 FloatTy::F64 => float::rcp_approx_ftz_f64(a),
-                _ => return Err(self.err(format!("rcp.approx.{ty} is not supported"))),
+                _ => return Err(self.unsupported(format!("rcp.approx.{ty} is not supported"))),
             },
             Opcode::Rcp => float::rcp(t, m, a),
             Opcode::Sqrt if inst.has(K::Approx) => {
@@ -1172,12 +1198,12 @@ impl<'t, 'e, 'a, 'm> X<'t, 'e, 'a, 'm> {
                 FloatTy::F32 => float::rsqrt_approx_f32(ftz, a),
                 FloatTy::F64 if ftz => float::rsqrt_approx_ftz_f64(a),
                 FloatTy::F64 => float::rsqrt_approx_f64(a),
-                _ => return Err(self.err(format!("rsqrt.{ty} is not supported"))),
+                _ => return Err(self.unsupported(format!("rsqrt.{ty} is not supported"))),
             },
             Opcode::Ex2 => match t {
                 FloatTy::F32 => float::ex2_approx_f32(ftz, a),
                 FloatTy::F16 | FloatTy::Bf16 => float::ex2_approx_half(t, ftz, a),
-                _ => return Err(self.err(format!("ex2.{ty} is not supported"))),
+                _ => return Err(self.unsupported(format!("ex2.{ty} is not supported"))),
             },
             Opcode::Lg2 => {
                 f32_only("lg2")?;
@@ -1202,16 +1228,23 @@ impl<'t, 'e, 'a, 'm> X<'t, 'e, 'a, 'm> {
             Opcode::Max if nsrc == 3 => float::max3(t, minmax_mode(inst), a, b, c),
             Opcode::Min => float::min(t, minmax_mode(inst), a, b),
             Opcode::Max => float::max(t, minmax_mode(inst), a, b),
-            ref other => return Err(self.err(format!("`{other}.{ty}` is not supported"))),
+            ref other => return Err(self.unsupported(format!("`{other}.{ty}` is not supported"))),
         };
         Ok((v, ty))
     }
 
-    #[allow(clippy::too_many_arguments)]
-    fn int_op(&self, ty: ScalarType, nsrc: usize, a: u64, b: u64, c: u64, d: u64) -> R<(u64, ScalarType)> {
+    fn int_op(
+        &self,
+        ty: ScalarType,
+        nsrc: usize,
+        a: u64,
+        b: u64,
+        c: u64,
+        d: u64,
+    ) -> Result<(u64, ScalarType), RefError> {
         let inst = self.inst;
         let bits = ty.bits();
-        let it = || ity(ty).map_err(|e| self.err(e));
+        let it = || ity(ty).map_err(|e| self.fail(e));
         let hi = inst.has(K::Hi);
         let v = match inst.opcode {
             Opcode::Add if inst.has(K::Cc) => self.carry_out(int::add_cc(it()?, a, b, false)),
@@ -1261,7 +1294,7 @@ impl<'t, 'e, 'a, 'm> X<'t, 'e, 'a, 'm> {
             Opcode::Lop3 => {
                 let lut = match inst.operands.get(4) {
                     Some(o) => self.src(o, ScalarType::U32)? as u8,
-                    None => return Err(self.err("lop3 needs a lookup table")),
+                    None => return Err(self.invalid("lop3 needs a lookup table")),
                 };
                 int::lop3(bits, a, b, c, lut)
             }
@@ -1294,7 +1327,7 @@ impl<'t, 'e, 'a, 'm> X<'t, 'e, 'a, 'm> {
                 return Ok((int::dp2a(hi, ty.is_signed(), bt.is_signed(), a, b, c), ScalarType::U32));
             }
             Opcode::Fns => int::fns(a, b, c),
-            ref other => return Err(self.err(format!("`{other}` is not supported"))),
+            ref other => return Err(self.unsupported(format!("`{other}` is not supported"))),
         };
         Ok((v, ty))
     }
@@ -1347,18 +1380,14 @@ fn collective_mask_operand(inst: &Inst) -> Option<Option<usize>> {
 }
 
 /// Runs `th` until it exits, blocks, or has executed `quantum` instructions.
-pub(crate) fn run_slice(th: &mut Thread, env: &mut Env<'_, '_>, quantum: u64) -> R<Stop> {
+pub(crate) fn run_slice(th: &mut Thread, env: &mut Env<'_, '_>, quantum: u64) -> Result<Stop, RefError> {
     let mut n = 0u64;
     loop {
         if n >= quantum {
             return Ok(Stop::Preempted);
         }
         if th.executed >= env.max_instructions {
-            return Err(format!(
-                "limit: {} executed {} instructions (the per-thread budget)",
-                describe(env.prep, th, env.cta),
-                th.executed
-            ));
+            return Err(RefError::Limit { at: describe(env.prep, th, env.cta), executed: th.executed });
         }
         let mut x = X::new(th, env)?;
         if !x.guard_passes() {
@@ -1377,7 +1406,7 @@ pub(crate) fn run_slice(th: &mut Thread, env: &mut Env<'_, '_>, quantum: u64) ->
                 None => lanes,
             };
             if mask >> x.th.lane & 1 == 0 {
-                return Err(x.err(format!("the thread (lane {}) is not in its member mask {mask:#x}", x.th.lane)));
+                return Err(x.fail(ThreadFault::NotInMemberMask { lane: x.th.lane, mask }));
             }
             return Ok(Stop::Collective(mask));
         }
@@ -1391,7 +1420,13 @@ pub(crate) fn run_slice(th: &mut Thread, env: &mut Env<'_, '_>, quantum: u64) ->
 }
 
 /// Writes the result of `bar.red` to a released thread.
-pub(crate) fn write_red(th: &mut Thread, env: &mut Env<'_, '_>, dest: RegId, kind: RedKind, v: u64) -> R<()> {
+pub(crate) fn write_red(
+    th: &mut Thread,
+    env: &mut Env<'_, '_>,
+    dest: RegId,
+    kind: RedKind,
+    v: u64,
+) -> Result<(), RefError> {
     let mut x = X::new(th, env)?;
     match kind {
         RedKind::Popc => x.set_reg(dest, v, ScalarType::U32),
@@ -1411,7 +1446,11 @@ struct Gathered {
 
 /// Executes the warp-synchronous instruction all of `group` (threads of one warp, at the same
 /// instruction) wait at, writes every result and moves them past it.
-pub(crate) fn resolve_collective(threads: &mut [Thread], group: &[usize], env: &mut Env<'_, '_>) -> R<()> {
+pub(crate) fn resolve_collective(
+    threads: &mut [Thread],
+    group: &[usize],
+    env: &mut Env<'_, '_>,
+) -> Result<(), RefError> {
     let present: u64 = group.iter().fold(0, |m, &t| m | 1u64 << threads[t].lane);
     let mut vals: Vec<Gathered> = Vec::with_capacity(group.len());
     for &t in group {
@@ -1422,7 +1461,7 @@ pub(crate) fn resolve_collective(threads: &mut [Thread], group: &[usize], env: &
         let x = X::new(&mut threads[t], env)?;
         let inst = x.inst;
         let ty = inst.ty().unwrap_or(ScalarType::B32);
-        let get = |i: usize, t: ScalarType| -> R<u64> {
+        let get = |i: usize, t: ScalarType| -> Result<u64, RefError> {
             match inst.operands.get(i) {
                 Some(o) => x.src(o, t),
                 None => Ok(0),
@@ -1451,7 +1490,7 @@ pub(crate) fn resolve_collective(threads: &mut [Thread], group: &[usize], env: &
                     match value_of(src) {
                         Some(v) if members >> src & 1 == 1 => v,
                         _ => {
-                            return Err(x.err(format!(
+                            return Err(x.invalid(format!(
                                 "shfl.sync in lane {} reads lane {src}, which does not execute it",
                                 g.lane
                             )))
@@ -1485,7 +1524,7 @@ pub(crate) fn resolve_collective(threads: &mut [Thread], group: &[usize], env: &
                     } else {
                         ballot == 0 || ballot == members
                     };
-                    let Operand::Reg(p) = x.op(0)? else { return Err(x.err("vote needs a predicate destination")) };
+                    let Operand::Reg(p) = x.op(0)? else { return Err(x.invalid("vote needs a predicate destination")) };
                     x.set_pred(*p, r);
                 }
             }
@@ -1514,7 +1553,7 @@ pub(crate) fn resolve_collective(threads: &mut [Thread], group: &[usize], env: &
                 }
             }
             Opcode::Redux => {
-                let it = ity(ty).map_err(|e| x.err(e))?;
+                let it = ity(ty).map_err(|e| x.fail(e))?;
                 let mut acc: Option<u64> = None;
                 for o in vals.iter().filter(|o| members >> o.lane & 1 == 1) {
                     let v = o.a & 0xFFFF_FFFF;
@@ -1526,7 +1565,7 @@ pub(crate) fn resolve_collective(threads: &mut [Thread], group: &[usize], env: &
                         Some(s) if inst.has(K::And) => s & v,
                         Some(s) if inst.has(K::Or) => s | v,
                         Some(s) if inst.has(K::Xor) => s ^ v,
-                        Some(_) => return Err(x.err("redux without an operation")),
+                        Some(_) => return Err(x.invalid("redux without an operation")),
                     });
                 }
                 x.dst(x.op(0)?, acc.unwrap_or(0), ty)?;
@@ -1544,7 +1583,7 @@ pub(crate) fn resolve_collective(threads: &mut [Thread], group: &[usize], env: &
 
 /// The source lane of `shfl.sync` for `lane` (PTX pseudo-code on 32 lanes; lanes at or beyond the warp
 /// size do not exist and make the source invalid) and whether it is valid.
-fn shfl_source(inst: &Inst, lane: u32, b: u32, c: u32, w: u32) -> R<(u32, bool)> {
+fn shfl_source(inst: &Inst, lane: u32, b: u32, c: u32, w: u32) -> Result<(u32, bool), RefError> {
     let clamp = c & 0x1F;
     let seg = (c >> 8) & 0x1F;
     let min_lane = lane & seg;
@@ -1562,7 +1601,7 @@ fn shfl_source(inst: &Inst, lane: u32, b: u32, c: u32, w: u32) -> R<(u32, bool)>
         let j = (min_lane | (b & !seg)) as i64;
         (j, j <= max_lane as i64)
     } else {
-        return Err("shfl without .up/.down/.bfly/.idx".into());
+        return Err(unplaced("shfl without .up/.down/.bfly/.idx"));
     };
     if ok && j >= 0 && j < w.min(32) as i64 {
         Ok((j as u32, true))
@@ -1572,8 +1611,8 @@ fn shfl_source(inst: &Inst, lane: u32, b: u32, c: u32, w: u32) -> R<(u32, bool)>
 }
 
 /// A new thread at the start of `kernel`.
-pub(crate) fn new_thread(prep: &Prepared<'_>, tid: [u32; 3], linear: u32, warp_size: u32) -> R<Thread> {
-    let code = prep.code(prep.kernel).ok_or("the kernel has no body")?;
+pub(crate) fn new_thread(prep: &Prepared<'_>, tid: [u32; 3], linear: u32, warp_size: u32) -> Result<Thread, RefError> {
+    let code = prep.code(prep.kernel).ok_or_else(|| unplaced("the kernel has no body"))?;
     Ok(Thread {
         tid,
         warp: linear / warp_size,

@@ -292,7 +292,7 @@ fn the_simulator_agrees_with_the_reference_on_every_kernel() {
                 }
                 for (mech, prog) in &progs {
                     let tag = format!("{} {mech} warp {w}", case.ptx);
-                    let sim = run(prog, *mech, &cfg, &args, &mut NoObserver);
+                    let sim = run(prog, &cfg, &args, &mut NoObserver);
                     runs += 1;
                     let listed = e.outcomes.iter().find(|(m, _)| m == mech.name()).map(|(_, o)| o.as_str());
                     // `a|b` accepts either outcome.

@@ -2,7 +2,8 @@
 //! errors, cross-CTA spinning, `activemask` grouping, warp-synchronous collectives and barrier reductions.
 
 use reconverge_reference::{
-    run_reference, run_reference_with, Arg, Buffer, Dtype, LaunchConfig, RefOptions, RefResult,
+    run_reference, run_reference_with, Arg, Buffer, Dtype, LaunchConfig, LaunchError, MemoryFaultKind, RefError,
+    RefOptions, RefResult, Region, ThreadFault,
 };
 
 fn run_with(ptx: &str, grid: u32, block: u32, warp: u32, args: Vec<Arg>, opts: &RefOptions) -> RefResult {
@@ -46,8 +47,8 @@ $L1:
 }}"
     );
     let r = run(&ptx, 1, 32, 32, vec![zeros(32)]);
-    assert_eq!(r.outcome(), "deadlock", "{:?}", r.error);
-    let e = r.error.unwrap_or_default();
+    assert_eq!(r.outcome(), "deadlock", "{:?}", r.error.as_ref().map(|e| e.to_string()));
+    let e = r.error.map(|e| e.to_string()).unwrap_or_default();
     assert!(e.contains("wait at barrier 0 in `k` at instruction 3 `bar.sync") && e.contains("warp-synchronous"), "{e}");
 }
 
@@ -56,12 +57,12 @@ fn an_endless_loop_hits_the_instruction_limit() {
     let ptx = format!("{HEADER}.visible .entry k() {{\n$L1:\n  bra.uni $L1;\n}}");
     let opts = RefOptions { max_thread_instructions: 5000, ..RefOptions::default() };
     let r = run_with(&ptx, 1, 4, 4, vec![], &opts);
-    assert_eq!(r.outcome(), "limit", "{:?}", r.error);
+    assert_eq!(r.outcome(), "limit", "{:?}", r.error.as_ref().map(|e| e.to_string()));
 }
 
-#[test]
-fn an_out_of_bounds_store_names_the_thread_and_instruction() {
-    let ptx = format!(
+/// A kernel whose threads 5-7 store past the end of its 8-element buffer `out`.
+fn out_of_bounds_store() -> String {
+    format!(
         "{HEADER}.visible .entry k(.param .u64 out) {{
   .reg .b32 %r<10>; .reg .b64 %rd<4>;
   ld.param.u64 %rd1, [out];
@@ -71,10 +72,15 @@ fn an_out_of_bounds_store_names_the_thread_and_instruction() {
   mov.u32 %r9, 7;
   {STORE}  ret;
 }}"
-    );
+    )
+}
+
+#[test]
+fn an_out_of_bounds_store_names_the_thread_and_instruction() {
+    let ptx = out_of_bounds_store();
     let r = run(&ptx, 1, 8, 8, vec![zeros(8)]);
     assert_eq!(r.outcome(), "error");
-    let e = r.error.clone().unwrap_or_default();
+    let e = r.error.as_ref().map(|e| e.to_string()).unwrap_or_default();
     assert!(e.contains("thread (5,0,0)") && e.contains("st.global.u32") && e.contains("out-of-bounds"), "{e}");
     // Threads before the faulting one ran to completion.
     assert_eq!(&u32s(&r, 0)[3..8], &[7, 7, 7, 7, 7]);
@@ -238,4 +244,36 @@ fn wrong_arguments_are_errors_not_panics() {
     assert_eq!(r.outcome(), "error");
     let r = run_reference(&m, k, &LaunchConfig { warp_size: 3, ..LaunchConfig::default() }, &[zeros(1)]);
     assert_eq!(r.outcome(), "error");
+}
+
+#[test]
+fn errors_are_typed() {
+    // An out-of-bounds store: a memory fault of the thread, naming the nearest allocation.
+    let ptx = out_of_bounds_store();
+    let r = run(&ptx, 1, 8, 8, vec![zeros(8)]);
+    match &r.error {
+        Some(RefError::Thread {
+            at,
+            fault:
+                ThreadFault::Memory { kind: MemoryFaultKind::OutOfBounds, region: Region::Global, size: 4, nearest, .. },
+        }) => {
+            assert!(at.starts_with("thread (5,0,0) of block (0,0,0) in `k`"), "{at}");
+            assert!(nearest.as_deref().is_some_and(|n| n.starts_with("nearest allocation `argument 0 (out)`")));
+        }
+        other => panic!("{other:?}"),
+    }
+    // A trap.
+    let r = run(&format!("{HEADER}.visible .entry k() {{ trap; }}"), 1, 1, 1, vec![]);
+    assert!(matches!(&r.error, Some(RefError::Thread { fault: ThreadFault::Trap, .. })), "{:?}", r.error);
+    assert!(r.error.as_ref().is_some_and(|e| e.to_string().ends_with(": trap")));
+    // Launch errors.
+    let ptx = format!("{HEADER}.visible .entry k(.param .u64 out) {{ ret; }}");
+    let m = reconverge_ptx::parse(&ptx).unwrap_or_else(|e| panic!("{e}"));
+    let k = m.kernels().next().expect("kernel");
+    let r = run_reference(&m, k, &LaunchConfig::default(), &[]);
+    let want = LaunchError::ArgumentCount { kernel: "k".into(), expected: 1, given: 0 };
+    assert_eq!(r.error, Some(RefError::Launch(want)));
+    assert_eq!(r.error.map(|e| e.to_string()).as_deref(), Some("kernel `k` takes 1 arguments, 0 given"));
+    let r = run_reference(&m, k, &LaunchConfig { warp_size: 3, ..LaunchConfig::default() }, &[zeros(1)]);
+    assert_eq!(r.error, Some(RefError::Launch(LaunchError::WarpSize(3))));
 }

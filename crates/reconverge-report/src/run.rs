@@ -95,17 +95,7 @@ pub struct BranchEntry {
     pub mechanism: serde_json::Map<String, serde_json::Value>,
 }
 
-/// The mechanism's own counters and ratios of a run, as a JSON object (ratios `null` when undefined).
-pub fn mechanism_counters(s: &Stats) -> serde_json::Map<String, serde_json::Value> {
-    let mut m = serde_json::Map::new();
-    for (k, v) in s.mechanism_counters() {
-        m.insert(k.to_string(), v.into());
-    }
-    for (k, v) in s.mechanism_ratios() {
-        m.insert(k.to_string(), v.map_or(serde_json::Value::Null, Into::into));
-    }
-    m
-}
+pub use reconverge_records::mechanism_counters;
 
 /// The per-branch entries of a run, in pc order.
 pub fn branches_by_pc(r: &RunResult) -> Vec<BranchEntry> {

@@ -36,13 +36,46 @@ use reconverge_ir::{Function, Module};
 use reconverge_mechanism::Mechanism;
 use reconverge_program::{function_points, select_kernel, DecodeError, DecodeOptions, Program};
 
+/// A decoded kernel together with the mechanism it was prepared for: the choice of mechanism travels
+/// once, from [`load`] to [`run`] (and the timing model's runs), so a program is never run under a
+/// mechanism whose compiler pass or reconvergence points it was not decoded with.
+#[derive(Clone, Debug)]
+pub struct Loaded {
+    program: Program,
+    mechanism: Mechanism,
+}
+
+impl Loaded {
+    /// The decoded kernel (with the mechanism's pass applied and its reconvergence points).
+    pub fn program(&self) -> &Program {
+        &self.program
+    }
+
+    /// The mechanism it runs under.
+    pub fn mechanism(&self) -> Mechanism {
+        self.mechanism
+    }
+
+    /// The decoded kernel, taken out.
+    pub fn into_program(self) -> Program {
+        self.program
+    }
+
+    /// The same kernel under the same mechanism with DWF's look-up table `lut` (a parameter of the
+    /// mechanism that changes neither the compiler pass nor the reconvergence points; other mechanisms
+    /// ignore it, as [`Mechanism::with_lut`] does).
+    pub fn with_lut(self, lut: reconverge_mechanism::LutGeometry) -> Loaded {
+        Loaded { mechanism: self.mechanism.with_lut(lut), ..self }
+    }
+}
+
 /// Prepares `module` for `mechanism` (the SSY pass for `ssy`) and decodes `kernel` into a program.
 pub fn load(
     module: &Module,
     kernel: Option<&str>,
     mechanism: Mechanism,
     opts: &DecodeOptions,
-) -> Result<Program, DecodeError> {
+) -> Result<Loaded, DecodeError> {
     let transformed;
     let mut opts = opts.clone();
     let m = if let Some(pass) = mechanism.pass() {
@@ -59,5 +92,5 @@ pub fn load(
     if opts.scalarize {
         prog.scalar = Some(scalarize::ScalarPlan::build(module, &prog));
     }
-    Ok(prog)
+    Ok(Loaded { program: prog, mechanism })
 }

@@ -5,10 +5,11 @@ use crate::core::{stall_report, IssueEnv, Observer, SmCore, Watchdog};
 use crate::device::DeviceState;
 use crate::error::{RunLimit, SimError};
 use crate::launch::{Buffer, LaunchArgs, LaunchConfig};
-use crate::mechanism::{Mechanism, Peek, Tracker};
+use crate::mechanism::{Peek, Tracker};
 use crate::memory::DeviceMemory;
 use crate::program::Program;
 use crate::stats::Stats;
+use crate::Loaded;
 
 /// The result of a run.
 #[derive(Clone, Debug)]
@@ -67,17 +68,17 @@ impl RunResult {
     }
 }
 
-/// Runs `prog` with `args` under `mech`. Pass the arguments by value (`args`) to let the device take the
+/// Runs `kernel` (its program under its mechanism) with `args`. Pass the arguments by value (`args`) to let the device take the
 /// buffers over instead of copying them ([`LaunchArgs`]).
 pub fn run<'a>(
-    prog: &Program,
-    mech: Mechanism,
+    kernel: &Loaded,
     cfg: &LaunchConfig,
     args: impl Into<LaunchArgs<'a>>,
     observer: &mut dyn Observer,
 ) -> RunResult {
     let args = args.into();
-    reconverge_mechanism::with_tracker!(mech, |t| run_with(prog, t, cfg, args, observer))
+    let prog = kernel.program();
+    reconverge_mechanism::with_tracker!(kernel.mechanism(), |t| run_with(prog, t, cfg, args, observer))
 }
 
 fn run_with<T: Tracker>(

@@ -1,8 +1,8 @@
 use reconverge_mechanism::Mechanism;
-use reconverge_program::{Arg, Buffer, DecodeOptions, Dtype, LaunchConfig, Program};
+use reconverge_program::{Arg, Buffer, DecodeOptions, Dtype, LaunchConfig};
 use reconverge_sim::*;
 
-fn load_kernel(path: &str, mech: Mechanism) -> Program {
+fn load_kernel(path: &str, mech: Mechanism) -> Loaded {
     let src = std::fs::read_to_string(format!("{}/../../kernels/{path}", env!("CARGO_MANIFEST_DIR"))).unwrap();
     let m = reconverge_ptx::parse(&src).unwrap_or_else(|e| panic!("{e}"));
     load(&m, None, mech, &DecodeOptions { file: path.into(), source: Some(src.clone()), ..Default::default() }).unwrap()
@@ -14,7 +14,7 @@ fn kern_runs_under_every_mechanism() {
         let p = load_kernel("ptx/sm_80/kern.ptx", mech);
         let cfg = LaunchConfig { block: [32, 1, 1], ..LaunchConfig::default() };
         let args: Vec<Arg> = (0..3).map(|_| Arg::Buffer(Buffer::zeros(Dtype::I32, 38))).collect();
-        let r = run(&p, mech, &cfg, &args, &mut NoObserver);
+        let r = run(&p, &cfg, &args, &mut NoObserver);
         assert!(r.error.is_none(), "{mech}: {:?}", r.error.map(|e| e.to_string()));
         let a = r.buffers[0].as_ref().unwrap();
         let vals: Vec<String> = (0..a.len()).map(|i| a.format(i)).collect();
@@ -38,7 +38,7 @@ fn kernel_work_is_the_same_under_pdom_and_ssy() {
         let p = load_kernel("ptx/sm_80/kern.ptx", mech);
         let cfg = LaunchConfig { block: [32, 1, 1], ..LaunchConfig::default() };
         let args: Vec<Arg> = (0..3).map(|_| Arg::Buffer(Buffer::zeros(Dtype::I32, 38))).collect();
-        let r = run(&p, mech, &cfg, &args, &mut NoObserver);
+        let r = run(&p, &cfg, &args, &mut NoObserver);
         assert!(r.error.is_none());
         let s = r.stats;
         assert_eq!(s.mechanism_instructions, s.by_class.mechanism, "{mech}: one definition, one count");

@@ -5,7 +5,7 @@ use crate::manifest::Manifest;
 use crate::runner::{run_entry, EntryOutcome, Mode, Verdict};
 use crate::Loader;
 use reconverge_mechanism::Mechanism;
-use reconverge_report::records::{Check, RunRecord};
+use reconverge_records::{Check, RunRecord};
 
 /// One run of a sweep.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -4,7 +4,7 @@ use crate::error::{ArgError, Mismatch, SuiteError};
 use crate::{args, manifest::KernelEntry, npy, Loader};
 use reconverge_mechanism::Mechanism;
 use reconverge_program::{Buffer, DecodeOptions, LaunchConfig};
-use reconverge_sim::{run, NoObserver, RunResult};
+use reconverge_sim::{run, Loaded, NoObserver, RunResult};
 
 /// How a run compares with the manifest.
 #[derive(Clone, Debug, PartialEq)]
@@ -90,8 +90,8 @@ pub fn compare_named(what: &str, got: &Buffer, want: &Buffer) -> Result<(), Mism
 /// A suite entry loaded and ready to launch.
 #[derive(Clone, Debug)]
 pub struct PreparedEntry {
-    /// The decoded program (for the mechanism the entry was prepared for).
-    pub prog: reconverge_program::Program,
+    /// The decoded program with the mechanism the entry was prepared for.
+    pub kernel: Loaded,
     /// The launch.
     pub cfg: LaunchConfig,
     /// The arguments.
@@ -125,12 +125,12 @@ pub fn prepare_entry_with(
         SuiteError::Parse(reconverge_ptx::SourceError::new(entry.ptx.clone(), ptx.clone(), e).render_plain())
     })?;
     let opts = DecodeOptions { file: entry.ptx.clone(), source: Some(ptx.clone()), scalarize, ..Default::default() };
-    let prog = reconverge_sim::load(&module, Some(&entry.name), mechanism, &opts)
+    let kernel = reconverge_sim::load(&module, Some(&entry.name), mechanism, &opts)
         .map_err(|error| SuiteError::Decode { file: entry.ptx.clone(), error })?;
     let specs: Vec<args::ArgSpec> =
         entry.args.iter().map(|a| args::ArgSpec::parse(&a.text())).collect::<Result<_, ArgError>>()?;
     let max = reconverge_program::launch::DEFAULT_MAX_MEMORY;
-    let launch_args = args::resolve_args(&prog, &specs, load, max)?;
+    let launch_args = args::resolve_args(kernel.program(), &specs, load, max)?;
     let globals = entry
         .globals
         .iter()
@@ -150,19 +150,16 @@ pub fn prepare_entry_with(
         max_instructions: Some(max_instructions),
         ..LaunchConfig::default()
     };
-    Ok(PreparedEntry { prog, cfg, args: launch_args })
+    Ok(PreparedEntry { kernel, cfg, args: launch_args })
 }
 
-/// Runs a prepared entry functionally or under the timing model.
-pub fn run_prepared(
-    p: &PreparedEntry,
-    mechanism: Mechanism,
-    mode: Mode<'_>,
-) -> (RunResult, Option<reconverge_timing::TimingStats>) {
+/// Runs a prepared entry (under the mechanism it was prepared for) functionally or under the timing model.
+pub fn run_prepared(p: &PreparedEntry, mode: Mode<'_>) -> (RunResult, Option<reconverge_timing::TimingStats>) {
     match mode {
-        Mode::Functional => (run(&p.prog, mechanism, &p.cfg, &p.args, &mut NoObserver), None),
+        Mode::Functional => (run(&p.kernel, &p.cfg, &p.args, &mut NoObserver), None),
         Mode::Timed { gpu, threads } => {
-            let t = reconverge_timing::run_timed(&p.prog, mechanism, &p.cfg, gpu, &p.args, None, threads);
+            let opts = reconverge_timing::TimedOptions { max_cycles: None, threads };
+            let t = reconverge_timing::run_timed(&p.kernel, &p.cfg, gpu, &p.args, opts);
             (t.run, Some(t.timing))
         }
     }
@@ -248,7 +245,7 @@ pub fn run_entry(
             }
         }
     };
-    let (result, timing) = run_prepared(&p, mechanism, mode);
+    let (result, timing) = run_prepared(&p, mode);
     let verdict = judge(entry, mechanism, &result, load);
     EntryOutcome { kernel: entry.name.clone(), mechanism, warp_size, verdict, result: Some(result), timing }
 }

@@ -36,7 +36,7 @@ impl Observer for Sequence {
 fn sequence(kernel: &str, mech: Mechanism, w: u32) -> (RunResult, Vec<(u64, u32, u32, u64)>) {
     let p = prepared(kernel, mech, w);
     let mut seq = Sequence::default();
-    let r = run(&p.prog, mech, &p.cfg, &p.args, &mut seq);
+    let r = run(&p.kernel, &p.cfg, &p.args, &mut seq);
     (r, seq.0)
 }
 
@@ -111,7 +111,7 @@ fn minimum_pc_orders_livelock_on_the_naive_spin_lock_and_breadth_first_completes
         assert!(e.contains("spin forever"), "{mech}: {e}");
     }
     let p = prepared("spinlock_naive", Mechanism::Breadth, 32);
-    let r = run_prepared(&p, Mechanism::Breadth, Mode::Functional).0;
+    let r = run_prepared(&p, Mode::Functional).0;
     assert!(r.error.is_none(), "{:?}", r.error);
     assert!(counter(&r, "path_rotations") > 0);
 }
@@ -163,7 +163,7 @@ fn parallel_paths_hide_latency_and_single_paths_do_not() {
     let gpu = reconverge_timing::GpuConfig::preset("gtx480").expect("preset");
     let timed = |m: Mechanism| {
         let p = prepared("nested_loops", m, 32);
-        let (r, t) = run_prepared(&p, m, Mode::Timed { gpu: &gpu, threads: 1 });
+        let (r, t) = run_prepared(&p, Mode::Timed { gpu: &gpu, threads: 1 });
         assert!(r.error.is_none(), "{m}: {:?}", r.error);
         t.expect("timing")
     };
@@ -199,14 +199,14 @@ fn threads_that_advance_slowly_are_not_a_livelock() {
         f32(0.0703125),
         reconverge_program::Arg::Scalar(64),
     ];
-    let want = run(&p.prog, Mechanism::Stackless, &p.cfg, &p.args, &mut reconverge_sim::NoObserver);
+    let want = run(&p.kernel, &p.cfg, &p.args, &mut reconverge_sim::NoObserver);
     assert!(want.error.is_none(), "functional: {:?}", want.error.map(|e| e.to_string()));
     let pdom = prepared("mandelbrot", Mechanism::Pdom, 32);
-    let r = run(&pdom.prog, Mechanism::Pdom, &p.cfg, &p.args, &mut reconverge_sim::NoObserver);
+    let r = run(&pdom.kernel, &p.cfg, &p.args, &mut reconverge_sim::NoObserver);
     assert_eq!(r.buffers, want.buffers);
     assert!(want.stats.warp_instructions > 10 * r.stats.warp_instructions, "every thread issued on its own");
     let gpu = reconverge_timing::GpuConfig::preset("tiny").expect("tiny");
-    let timed = reconverge_timing::run_timed(&p.prog, Mechanism::Stackless, &p.cfg, &gpu, &p.args, None, 1);
+    let timed = reconverge_timing::run_timed(&p.kernel, &p.cfg, &gpu, &p.args, Default::default());
     assert!(timed.run.error.is_none(), "timed: {:?}", timed.run.error.map(|e| e.to_string()));
     assert_eq!(timed.run.buffers, want.buffers);
 }

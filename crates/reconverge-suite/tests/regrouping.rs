@@ -15,7 +15,7 @@ fn prepared(kernel: &str, mech: Mechanism) -> PreparedEntry {
 }
 
 fn functional(kernel: &str, mech: Mechanism) -> RunResult {
-    run_prepared(&prepared(kernel, mech), mech, Mode::Functional).0
+    run_prepared(&prepared(kernel, mech), Mode::Functional).0
 }
 
 fn counter(r: &RunResult, name: &str) -> u64 {
@@ -50,11 +50,11 @@ fn an_sm_wide_pool_forms_warps_of_threads_from_several_ctas() {
     let mut gpu = reconverge_timing::GpuConfig::gtx480();
     gpu.num_sms = 1;
     let p = prepared("bitonic_sort", Mechanism::DwfSm(LutGeometry::PERFECT));
-    let (timed, t1) = run_prepared(&p, Mechanism::DwfSm(LutGeometry::PERFECT), Mode::Timed { gpu: &gpu, threads: 1 });
+    let (timed, t1) = run_prepared(&p, Mode::Timed { gpu: &gpu, threads: 1 });
     assert!(timed.error.is_none(), "{:?}", timed.error);
     assert_eq!(timed.buffers, pdom.buffers, "timed runs compute the same");
     assert!(counter(&timed, "multi_cta_warps") > 0, "the timing model's SM mixes CTAs too");
-    let (again, t2) = run_prepared(&p, Mechanism::DwfSm(LutGeometry::PERFECT), Mode::Timed { gpu: &gpu, threads: 2 });
+    let (again, t2) = run_prepared(&p, Mode::Timed { gpu: &gpu, threads: 2 });
     assert_eq!(timed.stats, again.stats);
     assert_eq!(t1.expect("timing").cycles, t2.expect("timing").cycles);
 }
@@ -62,8 +62,12 @@ fn an_sm_wide_pool_forms_warps_of_threads_from_several_ctas() {
 #[test]
 fn a_finite_lut_loses_merges_a_perfect_one_keeps() {
     let p = prepared("bfs", DWF);
-    let perfect = run_prepared(&p, DWF, Mode::Functional).0;
-    let tiny = run_prepared(&p, DWF.with_lut(LutGeometry::parse("4:1").expect("geometry")), Mode::Functional).0;
+    let perfect = run_prepared(&p, Mode::Functional).0;
+    let tiny = run_prepared(
+        &PreparedEntry { kernel: p.kernel.clone().with_lut(LutGeometry::parse("4:1").expect("geometry")), ..p.clone() },
+        Mode::Functional,
+    )
+    .0;
     assert_eq!(counter(&perfect, "lut_evictions"), 0);
     assert!(counter(&tiny, "lut_evictions") > 0, "a 4-entry direct-mapped LUT aliases");
     assert!(counter(&tiny, "lut_real_misses") > counter(&perfect, "lut_real_misses"));
@@ -110,8 +114,8 @@ fn timed_regrouping_runs_do_not_depend_on_host_threads() {
     let gpu = reconverge_timing::GpuConfig::gtx480();
     for mech in [DWF, Mechanism::DwfSm(LutGeometry::PERFECT), Mechanism::Tbc, Mechanism::Capri] {
         let p = prepared("bfs_large", mech);
-        let (a, ta) = run_prepared(&p, mech, Mode::Timed { gpu: &gpu, threads: 1 });
-        let (b, tb) = run_prepared(&p, mech, Mode::Timed { gpu: &gpu, threads: 2 });
+        let (a, ta) = run_prepared(&p, Mode::Timed { gpu: &gpu, threads: 1 });
+        let (b, tb) = run_prepared(&p, Mode::Timed { gpu: &gpu, threads: 2 });
         assert_eq!(a.stats, b.stats, "{mech}");
         assert_eq!(a.buffers, b.buffers, "{mech}");
         let (ta, tb) = (ta.expect("timing"), tb.expect("timing"));
@@ -152,9 +156,9 @@ fn the_cta_oldest_scheduler_keeps_results_and_is_deterministic() {
     let gto = reconverge_timing::GpuConfig::gtx480();
     for mech in [Mechanism::Pdom, Mechanism::TbcLpc] {
         let p = prepared("bfs_large", mech);
-        let (a, ta) = run_prepared(&p, mech, Mode::Timed { gpu: &gpu, threads: 1 });
-        let (b, tb) = run_prepared(&p, mech, Mode::Timed { gpu: &gpu, threads: 2 });
-        let (c, tc) = run_prepared(&p, mech, Mode::Timed { gpu: &gto, threads: 1 });
+        let (a, ta) = run_prepared(&p, Mode::Timed { gpu: &gpu, threads: 1 });
+        let (b, tb) = run_prepared(&p, Mode::Timed { gpu: &gpu, threads: 2 });
+        let (c, tc) = run_prepared(&p, Mode::Timed { gpu: &gto, threads: 1 });
         assert_eq!((a.stats.clone(), a.buffers.clone()), (b.stats, b.buffers), "{mech}");
         assert_eq!(a.buffers, c.buffers, "{mech}: the scheduler changes timing only");
         let (ta, tb, tc) = (ta.expect("timing"), tb.expect("timing"), tc.expect("timing"));

@@ -42,10 +42,10 @@ fn every_kernel_every_mechanism_under_every_preset_matches_functional_mode() {
     for entry in &manifest.kernels {
         for mech in Mechanism::defaults() {
             let p = prepare_entry(entry, mech, 32, &load, 50_000_000).expect("the suite entry loads");
-            let (functional, _) = run_prepared(&p, mech, Mode::Functional);
+            let (functional, _) = run_prepared(&p, Mode::Functional);
             for preset in reconverge_timing::PRESETS {
                 let gpu = reconverge_timing::GpuConfig::preset(preset).expect("preset");
-                let (timed, timing) = run_prepared(&p, mech, Mode::Timed { gpu: &gpu, threads: 2 });
+                let (timed, timing) = run_prepared(&p, Mode::Timed { gpu: &gpu, threads: 2 });
                 runs += 1;
                 let what = format!("{preset} / {} / {mech}", entry.name);
                 // A mechanism may starve a thread in one mode and not the other (the manifest accepts
@@ -94,9 +94,9 @@ fn long_latencies_are_not_deadlocks() {
     for name in ["kern", "bfs", "sssp", "fir", "nested_loops"] {
         let entry = manifest.kernels.iter().find(|e| e.name == name).expect("suite kernel");
         let p = prepare_entry(entry, Mechanism::Pdom, 32, &load, 50_000_000).expect("loads");
-        let (functional, _) = run_prepared(&p, Mechanism::Pdom, Mode::Functional);
+        let (functional, _) = run_prepared(&p, Mode::Functional);
         for (what, gpu) in [("int = 400", &int400), ("branch = 5000", &branch5000)] {
-            let (timed, _) = run_prepared(&p, Mechanism::Pdom, Mode::Timed { gpu, threads: 1 });
+            let (timed, _) = run_prepared(&p, Mode::Timed { gpu, threads: 1 });
             if let Err(e) = same_result(&functional, &timed) {
                 failures.push(format!("{name} with {what}: {e} ({:?})", timed.error.map(|e| e.to_string())));
             }

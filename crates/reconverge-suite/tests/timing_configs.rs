@@ -27,7 +27,7 @@ fn fixture() -> &'static Fixture {
         for e in &suite.manifest.kernels {
             for m in Mechanism::defaults() {
                 let p = prepare_entry(e, m, 32, &load, 20_000_000).expect("loads");
-                let (r, _) = run_prepared(&p, m, Mode::Functional);
+                let (r, _) = run_prepared(&p, Mode::Functional);
                 // `deadlock|completed`: a heuristic that starves a thread only without latencies.
                 let either = e.expected_outcome(m.name()).contains('|');
                 runs.push((e.name.clone(), m, p, r, either));
@@ -86,7 +86,7 @@ proptest! {
         };
         let chosen: Vec<&str> = picks.iter().map(|p| kernels[p.index(kernels.len())]).collect();
         for (name, mech, p, functional, either) in f.runs.iter().filter(|r| chosen.contains(&r.0.as_str())) {
-            let (timed, _) = run_prepared(p, *mech, Mode::Timed { gpu: &gpu, threads: 2 });
+            let (timed, _) = run_prepared(p, Mode::Timed { gpu: &gpu, threads: 2 });
             if !either {
                 prop_assert_eq!(functional.outcome(), timed.outcome(), "{} / {}: {:?}", name, mech, timed.error.map(|e| e.to_string()));
             }

@@ -8,13 +8,13 @@ use crate::sm::{EpochCtx, EpochOutcome, L2Request, Sm};
 use crate::stats::TimingStats;
 use crate::trace::{self, SmTrace, Timeline, TraceSpec};
 use rayon::prelude::*;
-use reconverge_mechanism::{Mechanism, Tracker};
+use reconverge_mechanism::Tracker;
 use reconverge_program::launch::LaunchArgs;
 use reconverge_program::{LaunchConfig, LaunchError, Program};
 use reconverge_sim::access::GlobalMemory;
 use reconverge_sim::core::{stall_report, QuietThreads, Watchdog};
 use reconverge_sim::memory::DeviceMemory;
-use reconverge_sim::{DeviceState, RunLimit, RunResult, SimError, Stats};
+use reconverge_sim::{DeviceState, Loaded, RunLimit, RunResult, SimError, Stats};
 use std::sync::Arc;
 
 /// The result of a timed run.
@@ -26,39 +26,46 @@ pub struct TimedResult {
     pub timing: TimingStats,
 }
 
-/// Runs `prog` under `mech` on the GPU `gpu`, simulating SMs on `threads` host threads (0 = all cores).
-/// Results and statistics do not depend on `threads`.
+/// How a timed run is carried out beyond the launch and the machine: its cycle limit and the host
+/// threads it may use.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TimedOptions {
+    /// Stop with a `limit` error after this many simulated cycles (`None`: no limit).
+    pub max_cycles: Option<u64>,
+    /// Host threads to simulate SMs on (0 = all cores). Results and statistics do not depend on it.
+    pub threads: usize,
+}
+
+/// Runs `kernel` (its program under its mechanism) on the GPU `gpu`. Results and statistics do not
+/// depend on `opts.threads`.
 pub fn run_timed<'a>(
-    prog: &Program,
-    mech: Mechanism,
+    kernel: &Loaded,
     launch: &LaunchConfig,
     gpu: &GpuConfig,
     args: impl Into<LaunchArgs<'a>>,
-    max_cycles: Option<u64>,
-    threads: usize,
+    opts: TimedOptions,
 ) -> TimedResult {
-    run_timed_traced(prog, mech, launch, gpu, args, max_cycles, threads, None).0
+    run_timed_traced(kernel, launch, gpu, args, opts, None).0
 }
 
 /// [`run_timed`], recording the timeline `trace` asks for (empty when `None`); the timeline does not
-/// depend on `threads` either.
-#[allow(clippy::too_many_arguments)]
+/// depend on `opts.threads` either.
 pub fn run_timed_traced<'a>(
-    prog: &Program,
-    mech: Mechanism,
+    kernel: &Loaded,
     launch: &LaunchConfig,
     gpu: &GpuConfig,
     args: impl Into<LaunchArgs<'a>>,
-    max_cycles: Option<u64>,
-    threads: usize,
+    opts: TimedOptions,
     trace: Option<TraceSpec>,
 ) -> (TimedResult, Timeline) {
     let args = args.into();
     // The run stays on the caller's thread; only epochs with enough work hand their SMs to the pool, and
     // never more threads than SMs that can have work (a CTA each at least).
-    let threads = host_threads(threads, gpu, launch);
+    let threads = host_threads(opts.threads, gpu, launch);
     let pool = if threads > 1 { pool(threads) } else { None };
-    reconverge_mechanism::with_tracker!(mech, |t| run_with(prog, t, launch, gpu, args, max_cycles, trace, pool.clone()))
+    let bounds = Bounds { max_cycles: opts.max_cycles, pool };
+    let prog = kernel.program();
+    reconverge_mechanism::with_tracker!(kernel.mechanism(), |t| run_with(prog, t, launch, gpu, args, bounds, trace))
 }
 
 /// The host threads a timed run uses: `requested` (0: one per core), at most the SMs that can have work
@@ -90,16 +97,14 @@ fn pool(threads: usize) -> Option<Arc<rayon::ThreadPool>> {
 /// the speed, never a result).
 const PARALLEL_EPOCH_MIN_ISSUED: u64 = 256;
 
-#[allow(clippy::too_many_arguments)]
 fn run_with<T: Tracker>(
     prog: &Program,
     tracker: &T,
     launch: &LaunchConfig,
     gpu: &GpuConfig,
     args: LaunchArgs<'_>,
-    max_cycles: Option<u64>,
+    bounds: Bounds,
     trace: Option<TraceSpec>,
-    pool: Option<Arc<rayon::ThreadPool>>,
 ) -> (TimedResult, Timeline) {
     let nargs = args.as_slice().len();
     let empty = |e: SimError| {
@@ -158,8 +163,7 @@ fn run_with<T: Tracker>(
     }
     let epoch = (gpu.l1.hit_latency + gpu.l2.hit_latency).max(1);
     let mut timing = TimingStats { epoch_cycles: epoch, ..TimingStats::default() };
-    let bounds = Bounds { max_cycles, pool };
-    let error = epochs(&mut sms, &mut l2, &mut dev.mem, &dev.consts, &dev.params, launch, gpu, bounds, &mut timing);
+    let error = epochs(&mut sms, &mut l2, &mut dev, launch, gpu, bounds, &mut timing);
     let stats = collect(&sms, &l2, gpu, launch, prog, &mut timing);
     let timeline = match trace {
         Some(spec) => trace::merge(spec, sms.iter_mut().filter_map(|s| s.trace.take()).collect()),
@@ -196,18 +200,16 @@ struct Bounds {
 
 /// The epoch loop: dispatch, run every SM over the epoch (on several host threads when the last epoch
 /// had enough work), merge; until every CTA finished, a deadlock, a livelock, a limit or an error.
-#[allow(clippy::too_many_arguments)]
 fn epochs<T: Tracker>(
     sms: &mut [Sm<'_, T>],
     l2: &mut L2Dram,
-    mem: &mut DeviceMemory,
-    consts: &[u8],
-    params: &[u8],
+    dev: &mut DeviceState,
     launch: &LaunchConfig,
     gpu: &GpuConfig,
     bounds: Bounds,
     timing: &mut TimingStats,
 ) -> Option<SimError> {
+    let (mem, consts, params) = (&mut dev.mem, &dev.consts[..], &dev.params[..]);
     let max_cycles = bounds.max_cycles;
     let mut last_issued = 0u64;
     let prog = sms[0].core().program();

@@ -194,7 +194,7 @@ mod tests {
         let mut gpu = GpuConfig::gtx480();
         gpu.opcode = Some(table());
         gpu.frontend.operand_latency = 2;
-        let t = op_timings(&prog, &gpu);
+        let t = op_timings(prog.program(), &gpu);
         let lat: Vec<u64> = t.iter().take(9).map(|x| x.latency).collect();
         // add 4, mul 4, mad 5, and (other) 1, fadd 4, fma (other) 1, fdiv 39, sin 8, dadd 8; plus 2 each.
         assert_eq!(lat, vec![6, 6, 7, 3, 6, 3, 41, 10, 10]);

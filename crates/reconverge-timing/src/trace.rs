@@ -90,6 +90,25 @@ pub struct Timeline {
     pub spec: Option<TraceSpec>,
 }
 
+/// One issued group as the timeline records it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct IssuedGroup {
+    /// The CTA's linear index.
+    pub cta: u64,
+    /// The hardware warp within the CTA.
+    pub warp: u32,
+    /// The instruction's pc.
+    pub pc: u32,
+    /// Active lanes.
+    pub lanes: u32,
+    /// The warp's structure size (stack depth, paths) after the issue.
+    pub structure: usize,
+    /// The issue cycle.
+    pub start: u64,
+    /// Cycles the issue keeps the scheduler busy (at least 1 is recorded).
+    pub dur: u64,
+}
+
 /// One SM's recorder.
 #[derive(Debug)]
 pub struct SmTrace {
@@ -134,20 +153,10 @@ impl SmTrace {
         }
     }
 
-    /// A group issued (`own`: one of the kernel's own instructions, counted in the SIMD samples).
-    #[allow(clippy::too_many_arguments)]
-    pub fn issue(
-        &mut self,
-        sched: usize,
-        cta: u64,
-        warp: u32,
-        pc: u32,
-        lanes: u32,
-        structure: usize,
-        start: u64,
-        dur: u64,
-        own: bool,
-    ) {
+    /// Scheduler `sched` issued `group` (`own`: one of the kernel's own instructions, counted in the SIMD
+    /// samples).
+    pub fn issue(&mut self, sched: usize, group: IssuedGroup, own: bool) {
+        let IssuedGroup { cta, warp, pc, lanes, structure, start, dur } = group;
         self.close(sched);
         self.advance(start);
         if own {
@@ -231,8 +240,8 @@ mod tests {
         let mut t = SmTrace::new(spec, 0, 1, 1, 4);
         t.stall(0, "memory", 0, 3);
         t.stall(0, "memory", 3, 2);
-        t.issue(0, 0, 0, 7, 2, 1, 5, 1, true);
-        t.issue(0, 0, 0, 8, 4, 1, 12, 1, true);
+        t.issue(0, IssuedGroup { cta: 0, warp: 0, pc: 7, lanes: 2, structure: 1, start: 5, dur: 1 }, true);
+        t.issue(0, IssuedGroup { cta: 0, warp: 0, pc: 8, lanes: 4, structure: 1, start: 12, dur: 1 }, true);
         t.stall(0, "barrier", 13, 200);
         let tl = merge(spec, vec![t]);
         assert_eq!(tl.events[0], TraceEvent::Stall { sm: 0, sched: 0, cause: "memory", start: 0, dur: 5 });
@@ -243,7 +252,7 @@ mod tests {
         let spec = TraceSpec { from: 10, to: 20, max_events: 100, bucket: 10 };
         let mut t = SmTrace::new(spec, 0, 1, 1, 4);
         for c in 0..30 {
-            t.issue(0, 0, 0, 1, 4, 1, c, 1, true);
+            t.issue(0, IssuedGroup { cta: 0, warp: 0, pc: 1, lanes: 4, structure: 1, start: c, dur: 1 }, true);
         }
         let tl = merge(spec, vec![t]);
         assert_eq!(tl.events.iter().filter(|e| matches!(e, TraceEvent::Issue { .. })).count(), 10);
@@ -251,7 +260,7 @@ mod tests {
         let spec = TraceSpec { from: 0, to: u64::MAX, max_events: 3, bucket: 1000 };
         let mut t = SmTrace::new(spec, 0, 1, 1, 4);
         for c in 0..10 {
-            t.issue(0, 0, 0, 1, 4, 1, c, 1, true);
+            t.issue(0, IssuedGroup { cta: 0, warp: 0, pc: 1, lanes: 4, structure: 1, start: c, dur: 1 }, true);
         }
         let tl = merge(spec, vec![t]);
         assert_eq!((tl.events.len(), tl.dropped), (3, 8));

@@ -1,10 +1,14 @@
 //! Timing-model properties on whole kernels: latency hiding, determinism across host threads.
 
 use reconverge_mechanism::Mechanism;
-use reconverge_program::{Arg, Buffer, DecodeOptions, Dtype, LaunchConfig, Program};
-use reconverge_timing::{run_timed, GpuConfig};
+use reconverge_program::{Arg, Buffer, DecodeOptions, Dtype, LaunchConfig};
+use reconverge_sim::Loaded;
+use reconverge_timing::{run_timed, GpuConfig, TimedOptions};
 
-fn load(path: &str, mech: Mechanism) -> Program {
+/// No cycle limit, one host thread.
+const ONE_THREAD: TimedOptions = TimedOptions { max_cycles: None, threads: 1 };
+
+fn load(path: &str, mech: Mechanism) -> Loaded {
     let src = std::fs::read_to_string(path).expect("kernel file");
     let m = reconverge_ptx::parse(&src).expect("parses");
     reconverge_sim::load(&m, None, mech, &DecodeOptions::default()).expect("decodes")
@@ -25,7 +29,7 @@ fn latency_hiding_more_resident_warps_means_fewer_cycles_per_instruction() {
     let mut per_instr = Vec::new();
     for warps in [1u32, 2, 4, 8] {
         let launch = LaunchConfig { grid: [warps, 1, 1], block: [32, 1, 1], ..LaunchConfig::default() };
-        let r = run_timed(&prog, Mechanism::Pdom, &launch, &gpu, stream_args(warps as usize), None, 1);
+        let r = run_timed(&prog, &launch, &gpu, stream_args(warps as usize), ONE_THREAD);
         assert!(r.run.error.is_none(), "{:?}", r.run.error);
         // The sums are right.
         let out = r.run.buffers[1].as_ref().expect("out");
@@ -60,7 +64,7 @@ fn bandwidth_binds_eventually() {
     gpu.l2.preload = false;
     let cpi = |warps: u32| {
         let launch = LaunchConfig { grid: [warps, 1, 1], block: [32, 1, 1], ..LaunchConfig::default() };
-        let r = run_timed(&prog, Mechanism::Pdom, &launch, &gpu, stream_args(warps as usize), None, 1);
+        let r = run_timed(&prog, &launch, &gpu, stream_args(warps as usize), ONE_THREAD);
         r.timing.cycles as f64 / r.run.stats.warp_instructions as f64
     };
     let (a, b) = (cpi(8), cpi(16));
@@ -74,7 +78,7 @@ fn results_and_statistics_do_not_depend_on_host_threads() {
     let launch = LaunchConfig { grid: [32, 1, 1], block: [32, 1, 1], ..LaunchConfig::default() };
     let runs: Vec<_> = [1usize, 2, 1, 2]
         .iter()
-        .map(|&th| run_timed(&prog, Mechanism::Pdom, &launch, &gpu, stream_args(32), None, th))
+        .map(|&th| run_timed(&prog, &launch, &gpu, stream_args(32), TimedOptions { max_cycles: None, threads: th }))
         .collect();
     for r in &runs[1..] {
         assert_eq!(r.timing, runs[0].timing);

@@ -178,3 +178,51 @@ pub const INFO: crate::Info = crate::Info::new(
     crate::Scope::Warp,
     "dual-path execution (Rhu and Erez, HPCA 2013): the stack's top entry holds two paths that both issue",
 );
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::{at, nested_preds, program, run_slots, taking, trips, Pick, DIAMOND, LOOP, NESTED};
+
+    const ALL: LaneMask = 0b1111;
+
+    #[test]
+    fn a_divergent_branch_pushes_both_paths_and_they_meet_at_the_post_dominator() {
+        let r = run_slots(&DualPath, &program(DIAMOND), ALL, &taking(0b0001), Pick::Lowest, 64);
+        // Path A (context 0, the taken side) runs while the scheduler prefers it, then path B (context 1);
+        // the parent's path resumes at the join with every lane.
+        let order = [(0, 1, ALL), (0, 4, 0b0001), (1, 2, 0b1110), (1, 3, 0b1110), (0, 5, ALL), (0, 6, ALL)];
+        assert_eq!(r.ctx_pcs()[1..], order);
+        let paths = [EntryView::warp(EntryKind::SlotA, 0b0001, 4, 5), EntryView::warp(EntryKind::SlotB, 0b1110, 2, 5)];
+        assert_eq!(r.entries[1][1..], paths, "above the parent's path, waiting at pc 5");
+        assert_eq!(r.counters, [("pushes", 1), ("dual_pushes", 1)]);
+    }
+
+    #[test]
+    fn the_two_paths_interleave() {
+        let r = run_slots(&DualPath, &program(DIAMOND), ALL, &taking(0b0001), Pick::RoundRobin, 64);
+        let order = [(0, 1, ALL), (1, 2, 0b1110), (0, 4, 0b0001), (1, 3, 0b1110), (0, 5, ALL)];
+        assert_eq!(r.ctx_pcs()[1..6], order);
+    }
+
+    #[test]
+    fn only_the_top_entrys_paths_issue() {
+        // Once the inner branch (pc 5) pushed its entry, the outer else path (pcs 3-4) waits for the inner
+        // join (pc 9).
+        let r = run_slots(&DualPath, &program(NESTED), ALL, &nested_preds, Pick::RoundRobin, 64);
+        let p = r.pcs();
+        let pos = |g| p.iter().position(|&x| x == g).expect("issued");
+        assert!(pos((3, 0b1100)) < pos((5, 0b0011)), "{p:?}");
+        assert!(pos((4, 0b1100)) > pos((9, 0b0011)), "{p:?}");
+        assert_eq!((at(&p, 9), at(&p, 10)), (vec![0b0011], vec![ALL]));
+        assert_eq!(r.counters, [("pushes", 2), ("dual_pushes", 2)]);
+    }
+
+    #[test]
+    fn a_loop_branch_diverging_again_reuses_its_entry() {
+        let r = run_slots(&DualPath, &program(LOOP), ALL, &trips(&[1, 2, 3, 1]), Pick::Lowest, 64);
+        assert_eq!(at(&r.pcs(), 4), [ALL]);
+        assert_eq!(r.counters, [("pushes", 1), ("dual_pushes", 0)]);
+        assert_eq!(r.sizes.iter().max(), Some(&2));
+    }
+}

@@ -205,3 +205,60 @@ pub const INFO: crate::Info = crate::Info::new(
     "depth-first with stack-depth minimisation: compiler fork/join regions, minority path first (AMD GCN)",
 )
 .pass(crate::Pass::Region(reconverge_transform::RegionPass::Join));
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::{at, nested_preds, prepared, run_warp, taking, trips, Preds, Run};
+    use crate::testing::{DIAMOND, LOOP, NESTED};
+    use crate::Mechanism;
+
+    const ALL: LaneMask = 0b1111;
+
+    /// The run of one 4-lane warp on `src` after the fork/join pass.
+    fn run(src: &str, preds: Preds<'_>) -> Run {
+        run_warp(&ForkJoin, &prepared(src, Mechanism::ForkJoin), ALL, preds, 64)
+    }
+
+    #[test]
+    fn the_minority_runs_first_and_waits_at_the_join_for_the_majority() {
+        // After the pass: @%p1 bra THEN (1), else 2-3, then 4, join (5), 6, exit 7.
+        let r = run(DIAMOND, &taking(0b0001));
+        let order = [(0, ALL), (1, ALL), (4, 0b0001), (5, 0b0001), (2, 0b1110), (3, 0b1110), (5, 0b1110), (6, ALL)];
+        assert_eq!(r.pcs()[..8], order);
+        let region = EntryView { note: "csp=0".into(), ..EntryView::warp(EntryKind::Join, ALL, 5, 5) };
+        assert_eq!(r.entries[1][0], region, "the fork opened the region: its join, saved depth and lanes");
+        assert_eq!(r.counters, [("forks", 1), ("join_switches", 1), ("regions", 1)]);
+    }
+
+    #[test]
+    fn a_tie_runs_the_taken_side_and_a_taken_majority_is_saved() {
+        let p = prepared(DIAMOND, Mechanism::ForkJoin);
+        let first_after_fork = |taken| run_warp(&ForkJoin, &p, ALL, &taking(taken), 64).pcs()[2];
+        assert_eq!(first_after_fork(0b0011), (4, 0b0011), "2 against 2: the taken side");
+        assert_eq!(first_after_fork(0b0111), (2, 0b1000), "the fall-through lane is the minority");
+    }
+
+    #[test]
+    fn nested_regions_close_innermost_first_and_paths_meet_only_at_joins() {
+        // After the pass: outer branch 2 (else 3-4), inner branch 5 (else 6-7, then 8), inner join 9, 10,
+        // outer join 11, 12, exit 13.
+        let r = run(NESTED, &nested_preds);
+        let p = r.pcs();
+        // Each path reaches its join alone; the last one closes the region and every lane goes on.
+        assert_eq!((at(&p, 9), at(&p, 10)), (vec![0b0001, 0b0010], vec![0b0011]));
+        assert_eq!((at(&p, 11), at(&p, 12)), (vec![0b0011, 0b1100], vec![ALL]));
+        assert_eq!(r.counters, [("forks", 2), ("join_switches", 2), ("regions", 2)]);
+    }
+
+    #[test]
+    fn a_loop_exit_reuses_its_region_and_the_stack_stays_shallow() {
+        // After the pass: LOOP 1-2, @%p1 bra LOOP (3), join (4), 5, exit 6.
+        let r = run(LOOP, &trips(&[1, 2, 3, 1]));
+        assert_eq!(at(&r.pcs(), 4), [0b0100, 0b0010, 0b1001], "the last lanes to leave arrive first");
+        assert_eq!(at(&r.pcs(), 5), [ALL]);
+        assert_eq!(r.counters, [("forks", 2), ("join_switches", 2), ("regions", 1)]);
+        // Saved paths (the active one not counted): never more than log2(4).
+        assert_eq!(r.sizes.iter().max(), Some(&2));
+    }
+}

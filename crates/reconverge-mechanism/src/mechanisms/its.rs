@@ -325,3 +325,68 @@ pub const INFO: crate::Info = crate::Info::new(
     "independent thread scheduling (Volta and later): per-thread pcs, compiler convergence barriers, yield",
 )
 .pass(crate::Pass::Region(reconverge_transform::RegionPass::ConvergenceBarrier));
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::{at, nested_preds, prepared, run_warp, taking, trips, Preds, Run};
+    use crate::testing::{DIAMOND, LOOP, NESTED};
+    use crate::Mechanism;
+
+    const ALL: LaneMask = 0b1111;
+
+    /// The run of one warp of `live` lanes on `src` after the convergence-barrier pass.
+    fn run(src: &str, live: LaneMask, preds: Preds<'_>) -> Run {
+        run_warp(&Its, &prepared(src, Mechanism::Its), live, preds, 400)
+    }
+
+    #[test]
+    fn both_sides_run_lowest_pc_first_and_the_barrier_reconverges_them() {
+        // After the pass: bssy JOIN (1), @%p1 bra THEN (2), else 3-4, then 5, bsync JOIN (6), 7, exit 8.
+        let r = run(DIAMOND, ALL, &taking(0b0001));
+        let order = [(2, ALL), (3, 0b1110), (4, 0b1110), (6, 0b1110), (5, 0b0001), (6, 0b0001), (7, ALL)];
+        assert_eq!(r.pcs()[2..9], order);
+        let barrier =
+            EntryView { note: "participants 0xf".into(), ..EntryView::warp(EntryKind::Barrier, 0b1110, 6, 6) };
+        assert_eq!(r.entries[5][0], barrier, "the else side blocked at the bsync");
+        let counters = [("yields", 0), ("barrier_syncs", 1), ("barrier_waits", 2), ("member_waits", 0)];
+        assert_eq!(r.counters[..4], counters);
+    }
+
+    #[test]
+    fn the_scheduler_picks_the_lowest_pc_whichever_side_it_is() {
+        // Lane 0 alone falls through (pc 3): it runs before the three taken lanes (pc 5).
+        let r = run(DIAMOND, ALL, &taking(0b1110));
+        assert_eq!(r.pcs()[3..6], [(3, 0b0001), (4, 0b0001), (6, 0b0001)]);
+        assert_eq!(at(&r.pcs(), 7), [ALL]);
+    }
+
+    #[test]
+    fn nested_barriers_release_inner_first() {
+        // After the pass: bssy JOIN (2), outer branch (3), else 4-5, bssy INNER_JOIN (6), inner branch (7),
+        // else 8-9, then 10, bsync INNER_JOIN (11), 12, bsync JOIN (13), 14, exit 15.
+        let r = run(NESTED, ALL, &nested_preds);
+        assert_eq!((at(&r.pcs(), 12), at(&r.pcs(), 14)), (vec![0b0011], vec![ALL]));
+        assert_eq!((r.counter("barrier_syncs"), r.counter("max_barriers")), (2, 2));
+    }
+
+    #[test]
+    fn lanes_that_leave_a_loop_early_wait_at_its_bsync() {
+        // After the pass: LOOP 1-2, bssy (3), @%p1 bra LOOP (4), bsync (5), 6, exit 7. The loop's lower pcs
+        // run first; the lanes that left wait at pc 5 and the last iteration's lanes join them there.
+        let r = run(LOOP, ALL, &trips(&[1, 2, 3, 1]));
+        assert_eq!((at(&r.pcs(), 5), at(&r.pcs(), 6)), (vec![ALL], vec![ALL]));
+        assert_eq!(r.counter("barrier_syncs"), 1);
+    }
+
+    #[test]
+    fn a_group_that_runs_too_long_yields_and_its_barrier_counts_it_as_arrived() {
+        // Lane 1 runs 40 iterations; after 64 instructions in a row it yields, lane 0 (waiting at the
+        // bsync, pc 5) runs, and the barrier releases it without lane 1: they never meet.
+        let r = run(LOOP, 0b11, &trips(&[1, 40]));
+        let p = r.pcs();
+        assert_eq!(p.iter().position(|&g| g == (5, 0b01)), Some(YIELD_AFTER as usize));
+        assert_eq!(at(&p, 6), [0b01, 0b10]);
+        assert_eq!((r.counter("barrier_syncs"), r.counter("yields")), (1, 2));
+    }
+}

@@ -244,3 +244,45 @@ pub const INFO: crate::Info = crate::Info::new(
     crate::Scope::Warp,
     "multi-path IPDOM (ElTantawy et al., HPCA 2014): every path of a split table issues",
 );
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::{at, nested_preds, program, run_slots, taking, trips, Pick, DIAMOND, LOOP, NESTED};
+
+    const ALL: LaneMask = 0b1111;
+
+    /// A reconvergence-table entry as a trace shows it: the lanes that arrived, and those pending.
+    fn rt(arrived: LaneMask, pending: LaneMask, pc: Pc, rpc: Pc) -> EntryView {
+        EntryView { note: format!("pending {pending:#x}"), ..EntryView::warp(EntryKind::Rt, arrived, pc, rpc) }
+    }
+
+    #[test]
+    fn a_divergent_split_waits_in_the_reconvergence_table() {
+        let r = run_slots(&MultiPath, &program(DIAMOND), ALL, &taking(0b0001), Pick::Lowest, 64);
+        let order = [(0, 2, 0b1110), (0, 3, 0b1110), (1, 4, 0b0001), (0, 5, ALL), (0, 6, ALL)];
+        assert_eq!(r.ctx_pcs()[2..], order);
+        let taken = EntryView::warp(EntryKind::Split, 0b0001, 4, 5);
+        let fall = EntryView::warp(EntryKind::Split, 0b1110, 2, 5);
+        assert_eq!(r.entries[1], [rt(0, ALL, 5, PC_NONE), fall, taken.clone()], "after the branch");
+        assert_eq!(r.entries[3], [rt(0b1110, 0b0001, 5, PC_NONE), taken], "the fall-through lanes arrived");
+        assert_eq!(r.counters, [("rt_arrivals", 2), ("max_rt_entries", 1), ("split_rotations", 1)]);
+    }
+
+    #[test]
+    fn every_split_issues_so_nested_paths_interleave() {
+        // Unlike dual-path, the outer else path (pcs 3-4) issues between the inner paths.
+        let r = run_slots(&MultiPath, &program(NESTED), ALL, &nested_preds, Pick::RoundRobin, 64);
+        let order =
+            [(5, 0b0011), (8, 0b0001), (3, 0b1100), (6, 0b0010), (4, 0b1100), (7, 0b0010), (9, 0b0011), (10, ALL)];
+        assert_eq!(r.pcs()[3..11], order);
+        assert_eq!((r.counter("max_rt_entries"), r.counter("rt_arrivals")), (2, 4));
+    }
+
+    #[test]
+    fn loop_iterations_share_one_reconvergence_entry() {
+        let r = run_slots(&MultiPath, &program(LOOP), ALL, &trips(&[1, 2, 3, 1]), Pick::Lowest, 64);
+        assert_eq!(at(&r.pcs(), 4), [ALL]);
+        assert_eq!(r.counters, [("rt_arrivals", 3), ("max_rt_entries", 1), ("split_rotations", 0)]);
+    }
+}

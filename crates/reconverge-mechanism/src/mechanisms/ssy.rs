@@ -233,3 +233,90 @@ pub const INFO: crate::Info = crate::Info::new(
     "the explicit SSY/SYNC, PBK/BRK stack of seed 001, whose instructions a compiler pass inserts",
 )
 .pass(crate::Pass::Ssy);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::{at, at_join, issues, nested_preds, prepared, program, run_warp, taking, trips};
+    use crate::testing::{Preds, Run, DIAMOND, LOOP, NESTED};
+    use crate::Mechanism;
+
+    const ALL: LaneMask = 0b1111;
+
+    /// An entry as a trace shows it.
+    fn entry(kind: EntryKind, mask: LaneMask, npc: Pc, rpc: Pc) -> EntryView {
+        EntryView::warp(kind, mask, npc, rpc)
+    }
+
+    /// The run of one 4-lane warp on `src` after the ssy pass.
+    fn run(src: &str, preds: Preds<'_>) -> Run {
+        run_warp(&SsyStack, &prepared(src, Mechanism::Ssy), ALL, preds, 64)
+    }
+
+    #[test]
+    fn ssy_pushes_a_reconvergence_entry_and_each_sync_pops_a_path() {
+        // After the pass: ssy JOIN (1), @%p1 bra THEN (2), else 3 + sync (4), then 5 + sync (6), JOIN 7, exit 8.
+        let r = run(DIAMOND, &taking(0b0001));
+        // The taken path runs first, then the not-taken one, and the warp meets again at JOIN.
+        let order =
+            [(0, ALL), (1, ALL), (2, ALL), (5, 0b0001), (6, 0b0001), (3, 0b1110), (4, 0b1110), (7, ALL), (8, ALL)];
+        assert_eq!(r.pcs(), order);
+        let ssy = entry(EntryKind::Ssy, ALL, 7, PC_NONE);
+        assert_eq!(r.entries[1], [ssy.clone(), entry(EntryKind::Div, ALL, 2, 7)], "after ssy");
+        let paths = [entry(EntryKind::Div, 0b1110, 3, 7), entry(EntryKind::Div, 0b0001, 5, 7)];
+        assert_eq!(r.entries[2], [ssy.clone(), paths[0].clone(), paths[1].clone()], "after the branch");
+        assert_eq!(r.entries[4], [ssy, paths[0].clone()], "the taken path's sync popped it");
+        assert_eq!(r.entries[6], [entry(EntryKind::Div, ALL, 7, PC_NONE)], "the reconvergence entry surfaced");
+    }
+
+    #[test]
+    fn a_uniform_branch_moves_the_path_and_its_sync_still_pops_it() {
+        let r = run(DIAMOND, &taking(ALL));
+        assert_eq!(r.pcs(), [(0, ALL), (1, ALL), (2, ALL), (5, ALL), (6, ALL), (7, ALL), (8, ALL)]);
+        assert_eq!(r.entries[2], [entry(EntryKind::Ssy, ALL, 7, PC_NONE), entry(EntryKind::Div, ALL, 5, 7)]);
+        assert_eq!(r.entries[4], [entry(EntryKind::Div, ALL, 7, PC_NONE)]);
+    }
+
+    #[test]
+    fn nested_regions_push_one_reconvergence_entry_each() {
+        // After the pass: ssy JOIN (2), outer branch (3), else 4 + sync (5); ssy INNER_JOIN (6), inner branch
+        // (7), else 8 + sync (9), then 10 + sync (11); INNER_JOIN 12 + sync JOIN (13); JOIN 14, exit 15.
+        let r = run(NESTED, &nested_preds);
+        let p = r.pcs();
+        let inner = [(6, 0b0011), (7, 0b0011), (10, 0b0001), (11, 0b0001), (8, 0b0010), (9, 0b0010)];
+        assert_eq!(p[4..10], inner, "the taken side first at each level");
+        assert_eq!(p[10..14], [(12, 0b0011), (13, 0b0011), (4, 0b1100), (5, 0b1100)]);
+        assert_eq!(at(&p, 14), [ALL]);
+        assert_eq!(r.sizes.iter().max(), Some(&5), "two reconvergence entries under three paths");
+    }
+
+    #[test]
+    fn brk_leaves_the_loop_and_the_break_token_brings_the_lanes_back() {
+        // After the pass: pbk EXIT (1), LOOP: 2-3, @!%p1 brk (4), bra LOOP (5); EXIT: 6, exit 7.
+        let r = run(LOOP, &trips(&[1, 2, 3, 1]));
+        let token = entry(EntryKind::Pbk, ALL, 6, PC_NONE);
+        assert_eq!(r.entries[1], [token.clone(), entry(EntryKind::Div, ALL, 2, 6)], "after pbk");
+        // Lanes 0 and 3 break after one iteration, lane 1 after two, lane 2 after three.
+        assert_eq!(at(&r.pcs(), 4), [ALL, 0b0110, 0b0100]);
+        assert_eq!(r.entries[4], [token, entry(EntryKind::Div, 0b0110, 5, 6)], "the breaking lanes left");
+        assert_eq!(at(&r.pcs(), 6), [ALL]);
+    }
+
+    #[test]
+    fn without_the_pass_there_is_no_reconvergence() {
+        // Seed 001: threads meet only where the pass put sync/brk; the plain diamond has neither.
+        let t = issues(&SsyStack, &program(DIAMOND), ALL, 0b0001, 64);
+        assert_eq!(at_join(&t), [0b0001, 0b1110]);
+    }
+
+    #[test]
+    fn other_mechanisms_instructions_and_a_stray_brk_are_errors() {
+        let p = program(DIAMOND);
+        let mut st = SsyStack.init(0, ALL);
+        let mut ctx = WarpCtx { prog: &p, live: ALL, w: 32, counters: &mut [], cycle: None, delay: None };
+        let join = SsyStack.update(&mut st, 0, ALL, &Flow::Join, &mut ctx);
+        assert_eq!(join, Err(MechError::ForeignInstruction("join")));
+        let brk = SsyStack.update(&mut st, 0, ALL, &Flow::Brk { lanes: 0b0001 }, &mut ctx);
+        assert_eq!(brk, Err(MechError::Unmatched("brk", "an enclosing pbk")));
+    }
+}

@@ -195,3 +195,61 @@ pub const DCP: crate::Info = crate::Info::new(
 )
 .pass(crate::Pass::Region(reconverge_transform::RegionPass::SyncWarp))
 .reads_divergence();
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::{at, nested_preds, prepared, run_warp, taking, trips, Preds, Run};
+    use crate::testing::{DIAMOND, LOOP, NESTED};
+    use crate::Mechanism;
+
+    const ALL: LaneMask = 0b1111;
+
+    /// The run of one 4-lane warp on `src` after the syncwarp pass, with or without `dcp`.
+    fn run(dcp: bool, src: &str, preds: Preds<'_>) -> Run {
+        run_warp(&Stackless { dcp }, &prepared(src, Mechanism::Stackless), ALL, preds, 64)
+    }
+
+    #[test]
+    fn groups_take_turns_and_meet_at_the_syncwarp() {
+        // After the pass: @%p1 bra THEN (1), else 2-3, then 4, syncwarp (5), 6, exit 7.
+        let r = run(true, DIAMOND, &taking(0b0001));
+        let order = [(2, 0b1110), (4, 0b0001), (3, 0b1110), (5, 0b0001), (5, 0b1110), (6, ALL), (7, ALL)];
+        assert_eq!(r.pcs()[2..], order);
+        assert_eq!(r.counters, [("warp_syncs", 1), ("thread_splits", 0)]);
+    }
+
+    #[test]
+    fn without_dcp_threads_of_a_divergent_block_run_alone() {
+        let r = run(false, DIAMOND, &taking(0b0001));
+        let p = r.pcs();
+        // The else side splits into one group per thread after its first instruction.
+        assert_eq!(p[2..7], [(2, 0b1110), (4, 0b0001), (3, 0b0010), (3, 0b0100), (3, 0b1000)]);
+        // Each thread arrives at the syncwarp alone, and the warp continues as one group. Their order is not
+        // checked: in turn order lane 2 would come before lane 3, but when the group at the head of the list
+        // leaves for the syncwarp (lane 1), the group moving into its place loses its turn (`current`
+        // saturates at 0 instead of wrapping to the last group).
+        let mut arrivals = at(&p, 5);
+        arrivals.sort_unstable();
+        assert_eq!(arrivals, [0b0001, 0b0010, 0b0100, 0b1000]);
+        assert_eq!(at(&p, 6), [ALL]);
+        assert_eq!(r.counters, [("warp_syncs", 1), ("thread_splits", 1)]);
+    }
+
+    #[test]
+    fn lanes_that_leave_a_loop_wait_at_the_syncwarp_while_the_others_loop() {
+        // After the pass: LOOP 1-2, @%p1 bra LOOP (3), syncwarp (4), 5, exit 6.
+        let r = run(true, LOOP, &trips(&[1, 2, 3, 1]));
+        assert_eq!(at(&r.pcs(), 4), [0b1001, 0b0010, 0b0100]);
+        assert_eq!(at(&r.pcs(), 5), [ALL]);
+    }
+
+    #[test]
+    fn threads_meet_only_at_a_syncwarp() {
+        // After the pass: the inner join (9) lies in a block not proven convergent, so it gets no syncwarp;
+        // the outer join does (10), then 11, exit 12.
+        let r = run(true, NESTED, &nested_preds);
+        assert_eq!(at(&r.pcs(), 9), [0b0001, 0b0010]);
+        assert_eq!(at(&r.pcs(), 11), [ALL]);
+    }
+}

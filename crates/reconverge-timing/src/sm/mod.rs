@@ -689,9 +689,7 @@ impl<'a, T: Tracker> Sm<'a, T> {
             self.busy_cycles += 1;
             self.last_busy = Some(t);
             self.issue_slots += nsched as u64;
-            let mut wake = u64::MAX;
-            let mut causes: SmallVec<[Option<Cause>; 8]> = smallvec::smallvec![None; nsched];
-            let mut issued_s: SmallVec<[bool; 8]> = smallvec::smallvec![false; nsched];
+            let mut cycle = SchedulerCycle::new(nsched);
             for s in 0..nsched {
                 self.candidates(s, nsched, policy, &mut order);
                 let mut best: Option<Cause> = None;
@@ -704,7 +702,7 @@ impl<'a, T: Tracker> Sm<'a, T> {
                         }
                         Err(Wait { cause: Cause::Done, .. }) => {}
                         Err(Wait { cause: c, until: when, .. }) => {
-                            wake = wake.min(when);
+                            cycle.wake = cycle.wake.min(when);
                             best = Some(best.map_or(c, |b| b.min(c)));
                             if policy == SchedulerPolicy::TwoLevel && c == Cause::Memory {
                                 self.active[s].retain(|&x| x != g);
@@ -724,7 +722,7 @@ impl<'a, T: Tracker> Sm<'a, T> {
                                 return out;
                             }
                         }
-                        issued_s[s] = true;
+                        cycle.issued[s] = true;
                         out.issued += 1;
                         self.last_issued[s] = Some(g);
                         if policy == SchedulerPolicy::TwoLevel && !self.active[s].contains(&g) {
@@ -734,29 +732,20 @@ impl<'a, T: Tracker> Sm<'a, T> {
                             self.active[s].push(g);
                         }
                     }
-                    None => causes[s] = best,
+                    None => cycle.causes[s] = best,
                 }
             }
-            t = self.account_cycle(t, t1, nsched, &issued_s, &causes, wake, &mut out);
+            t = self.account_cycle(t, t1, &cycle, &mut out);
         }
         out
     }
 
     /// Stall accounting after a cycle; returns the next cycle to simulate (skipping ahead when nothing
     /// issued).
-    #[allow(clippy::too_many_arguments)]
-    fn account_cycle(
-        &mut self,
-        t: u64,
-        t1: u64,
-        nsched: usize,
-        issued_s: &[bool],
-        causes: &[Option<Cause>],
-        wake: u64,
-        out: &mut EpochOutcome,
-    ) -> u64 {
+    fn account_cycle(&mut self, t: u64, t1: u64, cycle: &SchedulerCycle, out: &mut EpochOutcome) -> u64 {
+        let (nsched, wake) = (cycle.issued.len(), cycle.wake);
         let idle: SmallVec<[(usize, Option<Cause>); 8]> =
-            (0..nsched).filter(|&s| !issued_s[s]).map(|s| (s, causes[s])).collect();
+            (0..nsched).filter(|&s| !cycle.issued[s]).map(|s| (s, cycle.causes[s])).collect();
         self.retire();
         if !self.has_work() {
             for &(s, c) in &idle {
@@ -792,7 +781,12 @@ impl<'a, T: Tracker> Sm<'a, T> {
         let cta = self.core.linear(c).unwrap_or(0);
         let warp = self.core.hw_warp(c, ctx);
         let own = self.core.class(grp.pc) != InstClass::Mechanism;
-        tr.issue(sched, cta, warp, grp.pc, grp.mask.count_ones(), structure, t, busy, own);
+        let lanes = grp.mask.count_ones();
+        tr.issue(
+            sched,
+            crate::trace::IssuedGroup { cta, warp, pc: grp.pc, lanes, structure, start: t, dur: busy },
+            own,
+        );
     }
 
     /// Scheduler `sched` idled `n` cycles from `t` because of `c`.
@@ -1020,5 +1014,27 @@ fn order_memory(
     for warps in released {
         let done = t.threads.max_row(row::WRITES, warps.clone());
         t.threads.raise_all(row::FENCE, warps.clone(), done);
+    }
+}
+
+/// What an SM's schedulers did in one cycle: which issued, why each of the others could not, and the
+/// earliest cycle a waiting group becomes ready.
+struct SchedulerCycle {
+    /// Per scheduler: it issued a group.
+    issued: SmallVec<[bool; 8]>,
+    /// Per scheduler that did not issue: the most telling reason (`None`: no group at all).
+    causes: SmallVec<[Option<Cause>; 8]>,
+    /// The earliest cycle a waiting group becomes ready (`u64::MAX`: none known).
+    wake: u64,
+}
+
+impl SchedulerCycle {
+    /// A cycle of `nsched` schedulers before any issued.
+    fn new(nsched: usize) -> SchedulerCycle {
+        SchedulerCycle {
+            issued: smallvec::smallvec![false; nsched],
+            causes: smallvec::smallvec![None; nsched],
+            wake: u64::MAX,
+        }
     }
 }

@@ -1,0 +1,13 @@
+//! The tidy results of reconverge, as plain data: one flat [`RunRecord`] per run (kernel × mechanism ×
+//! warp size × configuration), the suite's [`Check`] of a run, speedups over the [`BASELINE`] mechanism,
+//! and the JSON objects of a run's mechanism counters and seed 004's scalarization metrics.
+//!
+//! The suite builds these records and the report renders them; neither owns them, so the suite does not
+//! depend on the renderers and the renderers do not depend on the suite.
+#![deny(missing_docs)]
+
+pub mod run;
+pub mod scalarization;
+
+pub use run::{fill_speedups, geomean_speedups, mechanism_counters, Check, RunRecord, BASELINE};
+pub use scalarization::{scalarization_json, ScalarizationJson};
