@@ -19,6 +19,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from doc_tables import write_or_check  # noqa: E402
+
 REPO = Path(__file__).resolve().parents[1]
 DOC = REPO / "docs" / "seed004-results.md"
 MECHS = ["pdom", "stackless", "stackless-dcp"]
@@ -54,11 +57,18 @@ def table(binary: str) -> str:
         for c in CONFIGS:
             for m in MECHS:
                 ratios[(c, m)].append(int(by[(k, c, "pdom")]["cycles"]) / int(by[(k, c, m)]["cycles"]))
-    gm = lambda xs: math.exp(sum(map(math.log, xs)) / len(xs))  # noqa: E731
-    out += ["", f"Geometric means over the {len(done)} completed kernels: on `gtx480`, `stackless` "
-            f"{gm(ratios[('gtx480', 'stackless')]):.3f}× and `stackless-dcp` {gm(ratios[('gtx480', 'stackless-dcp')]):.3f}× "
-            f"of `pdom`; on `temporal`, {gm(ratios[('temporal', 'stackless')]):.3f}× and "
-            f"{gm(ratios[('temporal', 'stackless-dcp')]):.3f}×."]
+    left = [k for k in kernels if k not in done]
+
+    def mean(c: str, m: str) -> str:
+        xs = sorted(ratios[(c, m)])
+        n = len(xs)
+        med = xs[n // 2] if n % 2 else (xs[n // 2 - 1] + xs[n // 2]) / 2
+        return f"{math.exp(sum(map(math.log, xs)) / n):.3f}× (median {med:.3f}×)"
+
+    out += ["", f"Geometric means over the {len(done)} kernels every mechanism completed on both configurations "
+            f"(left out: {', '.join(left)}): on `gtx480`, `stackless` {mean('gtx480', 'stackless')} and "
+            f"`stackless-dcp` {mean('gtx480', 'stackless-dcp')} of `pdom`; on `temporal`, "
+            f"{mean('temporal', 'stackless')} and {mean('temporal', 'stackless-dcp')}."]
     return "\n".join(out) + "\n"
 
 
@@ -67,17 +77,8 @@ def main() -> int:
     ap.add_argument("--bin", default=str(REPO / "target/release/reconverge"))
     ap.add_argument("--check", action="store_true")
     a = ap.parse_args()
-    doc = DOC.read_text()
     begin, end = "<!-- seed004:cycles -->", "<!-- /seed004:cycles -->"
-    i, j = doc.index(begin) + len(begin), doc.index(end)
-    new = doc[:i] + "\n" + table(a.bin) + doc[j:]
-    if a.check:
-        if new != doc:
-            print("docs/seed004-results.md's cycles table differs from the binary")
-            return 1
-        return 0
-    DOC.write_text(new)
-    return 0
+    return write_or_check(DOC, begin, end, table(a.bin), a.check, "seed004_cycles_table.py")
 
 
 if __name__ == "__main__":

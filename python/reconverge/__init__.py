@@ -4,18 +4,21 @@ The API follows CuPy's ``RawModule``/``RawKernel`` and PyCUDA habits::
 
     import numpy as np, reconverge as rc
     mod = rc.Module(path="bfs.ptx")              # or rc.Module(code=cuda_c_source) through NVRTC
-    gpu = rc.Device(config="gtx480", mechanism="tbc", warp_size=32)
+    gpu = rc.Device(config="gtx480", mechanism="tbc", warp_size=32)   # the current device from now on
     d_mask = gpu.to_device(mask)                 # device memory persists across launches
-    k = mod.get_function("Kernel")               # demangled names work
-    stats = k((blocks,), (threads,), (d_nodes, d_mask, np.int32(n)), device=gpu)
+    k = mod.get_function("Kernel")               # demangled names and template names (scale<float>) work
+    stats = k((blocks,), (threads,), (d_nodes, d_mask[1:], np.int32(n)))   # a view is a pointer into d_mask
     host = d_mask.get()                          # numpy array back
-    mod.get_global("c_table", device=gpu)[...] = table   # __constant__ / __device__ variables
-    rc.compare(kernels=["bfs"], mechanisms=["pdom", "tbc"])   # -> pandas.DataFrame
+    mod.get_global("c_table")[...] = table       # __constant__ / __device__ variables
+    rc.compare(kernels=["bfs"], mechanisms=["pdom", "tbc"])   # -> pandas.DataFrame (extra "pandas")
 
-Statistics come back as a dict (the keys of ``reconverge run --json``) and accumulate over launches in
-``Device.stats``. Errors are exceptions with the command line's messages: :class:`InvalidInput`,
-:class:`DeadlockError` (with the waiting threads), :class:`LimitError`. The GIL is released while a
-kernel runs.
+Statistics come back as a dict (the keys of ``reconverge run --json``) and are combined over launches in
+``Device.stats``, key by key (counts summed, maxima kept, ratios recomputed from the summed counts).
+Arguments are checked against the kernel's PTX parameter types (:class:`ArgumentTypeError`). Errors are
+exceptions with the command line's messages in Python's words: :class:`InvalidInput` (a ``ValueError``),
+:class:`DeadlockError` (with the waiting threads, their pcs and the partial statistics as attributes),
+:class:`LimitError`. The GIL is released while a kernel runs. pandas, pyarrow and Ray are optional
+(``pip install 'reconverge[pandas,parquet,ray]'``); what needs a missing one says which extra installs it.
 
 Device memory: a :class:`DeviceArray` lives on its :class:`Device` and is passed to every launch that
 names it; its contents after a launch are the kernel's results. Device pointers stored *inside* device
@@ -24,30 +27,37 @@ memory are not stable across launches (each launch places the buffers anew).
 
 from __future__ import annotations
 
+import functools
+import importlib
 import io
 import json
 import os
+import warnings
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
 import numpy as np
 
 from . import _core
-from ._core import DeadlockError, InvalidInput, LimitError, ReconvergeError
+from ._core import ArgumentTypeError, DeadlockError, InvalidInput, LimitError, ReconvergeError
 
 __all__ = [
     "Module",
     "Device",
     "DeviceArray",
+    "Struct",
     "Kernel",
     "GlobalView",
     "compare",
     "sweep",
+    "summary",
     "Launch",
     "mechanisms",
     "default_mechanisms",
     "presets",
+    "get_device",
     "ReconvergeError",
     "InvalidInput",
+    "ArgumentTypeError",
     "DeadlockError",
     "LimitError",
 ]
@@ -76,6 +86,21 @@ def _dtype_name(dt: np.dtype) -> str:
 
 def _bytes_of(a: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(a).reshape(-1).view(np.uint8)
+
+
+#: The optional dependencies and the extra of the package that installs each (``pip install
+#: 'reconverge[pandas]'``; ``reconverge[all]`` installs every one).
+EXTRAS = {"pandas": "pandas", "pyarrow": "parquet", "ray": "ray"}
+
+
+def _need(module: str, what: str):
+    """Imports the optional dependency ``module``; an ImportError naming ``what`` needs it and the extra
+    that installs it when it is missing."""
+    try:
+        return importlib.import_module(module)
+    except ImportError as e:
+        extra = EXTRAS.get(module, module)
+        raise ImportError(f"{what} needs {module}: pip install 'reconverge[{extra}]'") from e
 
 
 def mechanisms() -> List[str]:
@@ -111,18 +136,18 @@ class Module:
         return self._m.kernels()
 
     def get_function(self, name: str) -> "Kernel":
-        """The kernel ``name`` (its PTX name or demangled name), like CuPy's ``RawModule.get_function``."""
+        """The kernel ``name``, like CuPy's ``RawModule.get_function``: its PTX (mangled) name, its demangled
+        signature (``void scale<float>(float*, int)``, the return type optional), or its name without the
+        parameters (``scale<float>``, ``Kernel2``) when that names one kernel."""
         params = self._m.params(name)
         return Kernel(self, name, params)
 
     def get_global(self, name: str, device: Optional["Device"] = None) -> "GlobalView":
         """The module variable ``name`` (``__device__``/``__constant__``) on ``device`` (default: the device
-        created last, like CuPy's current device): index it to read, assign ``view[...] = values`` to write
+        current device, :func:`get_device`): index it to read, assign ``view[...] = values`` to write
         before the next launch."""
         if device is None:
-            device = Device._current
-            if device is None:
-                raise InvalidInput("get_global: no Device yet; create one or pass device=")
+            device = _current_device("get_global")
         for var in self._m.variables(None):
             if var[0] == name:
                 return GlobalView(device, self, var)
@@ -180,42 +205,183 @@ class GlobalView:
 
 
 class DeviceArray:
-    """An array in a :class:`Device`'s memory (``Device.to_device``, ``Device.zeros``)."""
+    """An array in a :class:`Device`'s memory (``Device.to_device``, ``Device.zeros``), like CuPy's
+    ``ndarray``: ``len``, ``shape``, ``dtype``, ``size``, ``nbytes``, ``get()``/``copy_to_host()``,
+    ``set(host)``, ``np.asarray(a)``. Slicing along the first axis with step 1 (``a[1:]``, ``a[4:8]``,
+    ``a[2]`` of a 2-D array) gives a view of the same memory; passed to a kernel, a view is a pointer
+    ``offset`` bytes into its array, as ``d_a + 1`` is in CUDA."""
 
-    def __init__(self, device: "Device", host: np.ndarray):
+    def __init__(self, device: "Device", host: np.ndarray, _base: Optional["DeviceArray"] = None,
+                 _view: Optional[np.ndarray] = None):
         self.device = device
-        self._data = np.array(host, copy=True, order="C")
+        if _base is None:
+            self._data = np.array(host, copy=True, order="C")
+            self._root: DeviceArray = self
+        else:
+            self._data = _view
+            self._root = _base._root
 
     @property
-    def shape(self):
+    def shape(self) -> Tuple[int, ...]:
         return self._data.shape
 
     @property
-    def dtype(self):
+    def dtype(self) -> np.dtype:
         return self._data.dtype
 
     @property
-    def size(self):
+    def size(self) -> int:
         return self._data.size
 
-    def get(self) -> np.ndarray:
-        """A host copy (like CuPy's ``ndarray.get``)."""
-        return self._data.copy()
+    @property
+    def ndim(self) -> int:
+        return self._data.ndim
+
+    @property
+    def nbytes(self) -> int:
+        return self._data.nbytes
+
+    @property
+    def offset(self) -> int:
+        """Bytes from the start of the array this is a view of (0 for an array of its own)."""
+        return _address(self._data) - _address(self._root._data)
+
+    @property
+    def base(self) -> Optional["DeviceArray"]:
+        """The array this is a view of (``None`` for an array of its own), like NumPy's ``base``."""
+        return None if self._root is self else self._root
+
+    def __len__(self) -> int:
+        if not self._data.ndim:
+            raise TypeError("len() of a 0-d DeviceArray")
+        return self._data.shape[0]
+
+    def __getitem__(self, key) -> "DeviceArray":
+        if isinstance(key, tuple) and len(key) == 1:
+            key = key[0]
+        if isinstance(key, slice):
+            if key.step not in (None, 1):
+                raise InvalidInput(f"DeviceArray slices need step 1, not {key.step}: a kernel gets a pointer, "
+                                   "and a strided view has none (copy it: a.get()[::2])")
+        elif not _is_int(key):
+            raise InvalidInput(f"a DeviceArray is indexed by an int or a slice of step 1 along its first axis, "
+                               f"not {key!r}")
+        if not self._data.ndim:
+            raise InvalidInput("a 0-d DeviceArray cannot be indexed")
+        if isinstance(key, slice):
+            view = self._data[key]
+        else:
+            n = self._data.shape[0]
+            k = int(key) + n if int(key) < 0 else int(key)
+            if not 0 <= k < n:
+                raise IndexError(f"index {int(key)} is out of bounds for a DeviceArray of length {n}")
+            view = self._data[k:k + 1].reshape(self._data.shape[1:])
+        return DeviceArray(self.device, None, _base=self, _view=view)
+
+    def __setitem__(self, key, value) -> None:
+        self._data[key] = value
+
+    def __array__(self, dtype=None, copy=None) -> np.ndarray:
+        out = self._data.copy()
+        return out if dtype is None else out.astype(dtype, copy=False)
+
+    def get(self, out: Optional[np.ndarray] = None) -> np.ndarray:
+        """A host copy (like CuPy's ``ndarray.get``), or the contents written into ``out``."""
+        if out is None:
+            return self._data.copy()
+        out[...] = self._data
+        return out
+
+    def copy_to_host(self, out: Optional[np.ndarray] = None) -> np.ndarray:
+        """The same as :meth:`get` (Numba's name)."""
+        return self.get(out)
 
     def set(self, host: np.ndarray) -> None:
         """Overwrites the contents from the host."""
         self._data[...] = host
 
     def __repr__(self):
-        return f"DeviceArray(shape={self.shape}, dtype={self.dtype}, device={self.device!r})"
+        view = f", offset={self.offset}" if self._root is not self else ""
+        return f"DeviceArray(shape={self.shape}, dtype={self.dtype}{view}, device={self.device!r})"
+
+
+def _address(a: np.ndarray) -> int:
+    return a.__array_interface__["data"][0]
+
+
+class _Pad:
+    """``n`` bytes of explicit padding in a :class:`Struct`."""
+
+    def __init__(self, n: int):
+        self.n = _count("padding", n, most=2**32 - 1)
+
+
+class Struct:
+    """A struct passed by value, for a parameter such as ``.param .align 8 .b8 g[40]`` (CUDA C's ``struct
+    Graph g``): its fields in declaration order, laid out with C's natural alignment (each field at a
+    multiple of its size, the whole rounded up to the largest field's alignment). A field is a NumPy scalar
+    (``np.int32(n)``: its dtype is the field's type), a :class:`DeviceArray` or a view of one (a 64-bit
+    device pointer), ``None`` (a null pointer) or ``Struct.pad(n)`` (``n`` zero bytes). The struct's size
+    must be the parameter's: anything else is an :class:`ArgumentTypeError`. Buffers a field points into
+    get the kernel's writes back, as argument buffers do."""
+
+    def __init__(self, *fields):
+        for k, f in enumerate(fields):
+            ok = f is None or isinstance(f, (DeviceArray, _Pad)) or (
+                isinstance(f, np.generic) and not isinstance(f, np.void))
+            if not ok:
+                raise ArgumentTypeError(f"struct field {k}: a NumPy scalar (np.int32(n)), a DeviceArray, None or "
+                                        f"Struct.pad(n), not {type(f).__name__}")
+        self.fields = tuple(fields)
+
+    @staticmethod
+    def pad(n: int) -> _Pad:
+        """``n`` bytes of explicit padding."""
+        return _Pad(n)
+
+    def __repr__(self):
+        return f"Struct({', '.join(repr(f) for f in self.fields)})"
+
+    def _wire(self, i: int, device: "Device") -> Dict[str, Any]:
+        fields = []
+        for k, f in enumerate(self.fields):
+            if f is None:
+                fields.append({"kind": "null"})
+            elif isinstance(f, _Pad):
+                fields.append({"kind": "pad", "offset": f.n})
+            elif isinstance(f, DeviceArray):
+                fields.append(_buffer_wire(f"argument {i}, field {k}", f, device))
+            else:
+                fields.append(_scalar_wire(f))
+        return {"kind": "struct", "fields": fields}
+
+
+def _buffer_wire(what: str, a: DeviceArray, device: "Device") -> Dict[str, Any]:
+    if a.device is not device:
+        raise InvalidInput(f"{what} lives on another device")
+    root = a._root
+    return {"kind": "buffer", "dtype": _dtype_name(root.dtype), "bytes": _bytes_of(root._data), "offset": a.offset}
+
+
+def _scalar_wire(x) -> Dict[str, Any]:
+    arr = np.asarray(x)
+    if arr.dtype == np.bool_:
+        return {"kind": "int", "text": "1" if bool(arr) else "0"}
+    return {"kind": "scalar", "dtype": _dtype_name(arr.dtype), "bytes": arr.reshape(1).view(np.uint8)}
 
 
 class Device:
     """A simulated GPU: a configuration (``"gtx480"``, ``"volta"``, ``"tiny"``, ``"temporal"`` or a TOML
-    file), a divergence mechanism and a warp size. ``functional=True`` skips the timing model (no cycles,
-    fastest). ``stats`` accumulates the counts of every launch."""
+    file), a divergence mechanism and a warp size, all checked here (a ``ValueError``,
+    :class:`InvalidInput`, for an unknown preset or a warp size the configuration cannot run).
+    ``functional=True`` skips the timing model (no cycles, fastest). ``stats`` combines the statistics of
+    every launch (counts summed, maxima kept, ratios recomputed from the sums: see ``docs/python.md``).
 
-    #: The device created last (the default of ``Module.get_global``).
+    The device created last is the current device (:func:`get_device`), which launches and
+    ``Module.get_global`` use when given none; ``gpu.use()`` makes ``gpu`` current, and ``with gpu:``
+    makes it current for a block, like CuPy's ``Device``."""
+
+    #: The current device (the one created or used last).
     _current: Optional["Device"] = None
 
     def __init__(self, config: str = "gtx480", mechanism: str = "pdom", warp_size: int = 32,
@@ -226,20 +392,55 @@ class Device:
         mechanism = _core.mechanism_name(mechanism)
         if not isinstance(config, str):
             raise InvalidInput(f"config must be a preset name or a TOML file's path, not {type(config).__name__}")
-        _core.check_config(config)
-        self.config, self.mechanism = config, mechanism
         self.warp_size = _warp_size(warp_size)
+        _core.check_device(config, self.warp_size)
+        self.config, self.mechanism = config, mechanism
         self.functional = bool(functional)
         self.max_instructions = _count("max_instructions", max_instructions, optional=True)
         self.max_memory = _count("max_memory", max_memory, optional=True)
-        self.stats: Dict[str, Any] = {}
-        self.launches = 0
+        self._total = _core.StatsTotal()
+        self._stats: Optional[Dict[str, Any]] = {}
         self._vars: Dict[Tuple[int, str], Tuple[str, np.ndarray, bool]] = {}
+        self._previous: List[Optional[Device]] = []
         Device._current = self
 
     def __repr__(self):
         mode = "functional" if self.functional else self.config
         return f"Device({mode}, {self.mechanism}, warp_size={self.warp_size})"
+
+    def use(self) -> "Device":
+        """Makes this the current device (the default of launches and ``Module.get_global``)."""
+        Device._current = self
+        return self
+
+    def __enter__(self) -> "Device":
+        self._previous.append(Device._current)
+        return self.use()
+
+    def __exit__(self, *exc) -> None:
+        Device._current = self._previous.pop()
+
+    @property
+    def stats(self) -> Dict[str, Any]:
+        """The statistics of every launch on this device combined (a copy; ``{}`` before the first):
+        the keys of a launch's statistics plus ``launches``."""
+        if self._stats is None:
+            self._stats = json.loads(self._total.json())
+        return json.loads(json.dumps(self._stats))
+
+    @property
+    def launches(self) -> int:
+        """How many launches ``stats`` combines."""
+        return int(self.stats.get("launches", 0))
+
+    def reset_stats(self) -> None:
+        """Starts ``stats`` over (device memory and module variables stay)."""
+        self._total = _core.StatsTotal()
+        self._stats = {}
+
+    def _accumulate(self, stats_json: str) -> None:
+        self._total.add(stats_json)
+        self._stats = None
 
     def to_device(self, host: np.ndarray) -> DeviceArray:
         """Copies a NumPy array to the device."""
@@ -262,22 +463,16 @@ class Device:
             _count("each dimension of shape", n)
         return DeviceArray(self, np.zeros(shape, dtype=dt))
 
-    def _accumulate(self, s: Dict[str, Any]) -> None:
-        self.launches += 1
-        for k, v in s.items():
-            if isinstance(v, bool) or k in ("warp_size", "kernel", "mechanism", "outcome", "error", "config"):
-                self.stats[k] = v
-            elif isinstance(v, (int, float)) and not k.endswith(("efficiency", "rate", "ipc", "utilization")):
-                self.stats[k] = self.stats.get(k, 0) + v
-            elif isinstance(v, list) and all(isinstance(x, (int, float)) for x in v) and k == "lane_histogram":
-                old = self.stats.get(k, [0] * len(v))
-                self.stats[k] = [a + b for a, b in zip(old, v)]
-        w = self.warp_size
-        ki, kt = self.stats.get("kernel_instructions", 0), self.stats.get("kernel_thread_instructions", 0)
-        self.stats["simd_efficiency"] = kt / (ki * w) if ki else 0.0
-        if "cycles" in self.stats and self.stats["cycles"]:
-            self.stats["ipc"] = self.stats.get("warp_instructions", 0) / self.stats["cycles"]
-        self.stats["launches"] = self.launches
+
+def get_device() -> Device:
+    """The current device: the one created, ``use()``d or entered (``with gpu:``) last."""
+    return _current_device("get_device")
+
+
+def _current_device(what: str) -> Device:
+    if Device._current is None:
+        raise InvalidInput(f"{what}: no Device yet; create one (rc.Device(...)) or pass device=")
+    return Device._current
 
 
 def _is_int(x) -> bool:
@@ -309,7 +504,15 @@ def _dim3(d, what: str = "grid or block") -> List[int]:
 
 class Kernel:
     """A kernel of a :class:`Module`, launched like CuPy's ``RawKernel``:
-    ``k(grid, block, args, device=gpu)`` returns the launch's statistics as a dict."""
+    ``k(grid, block, args, device=gpu)`` returns the launch's statistics as a dict (``device`` defaults to
+    the current device, :func:`get_device`).
+
+    Arguments are checked against the parameters' PTX types: a :class:`DeviceArray` (or a view of one)
+    fills a 64-bit pointer; a NumPy scalar must have the parameter's kind (integer or float; any for
+    ``.bN``) and size, or it is an :class:`ArgumentTypeError` naming the argument, the parameter and both
+    types (nothing is reinterpreted); a Python ``int`` fits an integer parameter it is in range of, and is
+    converted for a float parameter; a Python ``float`` fits a float parameter only; a :class:`Struct` or a
+    NumPy structured scalar fills a struct passed by value of its size."""
 
     def __init__(self, module: Module, name: str, params):
         self.module, self.name, self.params = module, name, params
@@ -319,40 +522,47 @@ class Kernel:
     def __repr__(self):
         return f"Kernel({self.name}, {len(self.params)} parameters)"
 
-    def _arg(self, i: int, a: Any, device: Device):
+    def _arg(self, i: int, a: Any, device: Device) -> Dict[str, Any]:
         if isinstance(a, DeviceArray):
-            if a.device is not device:
-                raise InvalidInput(f"argument {i} lives on another device")
-            return ("buffer", _dtype_name(a.dtype), _bytes_of(a._data))
+            return _buffer_wire(f"argument {i}", a, device)
+        if isinstance(a, Struct):
+            return a._wire(i, device)
+        if isinstance(a, np.void):
+            # A NumPy structured scalar: its bytes, as NumPy laid them out (use align=True for C's layout).
+            raw = np.frombuffer(a.tobytes(), dtype=np.uint8)
+            return {"kind": "struct", "fields": [{"kind": "scalar", "dtype": "u8", "bytes": raw[k:k + 1]}
+                                                 for k in range(len(raw))]}
         if isinstance(a, np.ndarray) and a.ndim > 0:
-            raise InvalidInput(f"argument {i}: pass arrays with device.to_device(...)")
+            raise ArgumentTypeError(f"argument {i}: pass arrays with device.to_device(...)")
         if isinstance(a, (np.generic, np.ndarray)):
-            raw = np.asarray(a).tobytes()
-            return ("bits", str(int.from_bytes(raw.ljust(8, b"\0")[:8], "little")), None)
+            return _scalar_wire(a)
         if isinstance(a, bool):
-            return ("text", "1" if a else "0", None)
-        if isinstance(a, (int, float)):
-            return ("text", repr(a), None)
-        raise InvalidInput(f"argument {i}: unsupported type {type(a).__name__}")
+            return {"kind": "int", "text": "1" if a else "0"}
+        if isinstance(a, int):
+            return {"kind": "int", "text": str(a)}
+        if isinstance(a, float):
+            return {"kind": "float", "text": repr(a)}
+        raise ArgumentTypeError(f"argument {i}: unsupported type {type(a).__name__}")
 
-    def __call__(self, grid, block, args: Sequence[Any], device: Device, shared_mem: int = 0,
+    def __call__(self, grid, block, args: Sequence[Any], device: Optional[Device] = None, shared_mem: int = 0,
                  scalarize: bool = False) -> Dict[str, Any]:
+        if device is None:
+            device = _current_device("a launch")
         return self._launch(grid, block, args, device, shared_mem, scalarize, True)[0]
 
     def _launch(self, grid, block, args, device, shared_mem, scalarize, raise_errors):
         """One launch: (statistics, the run's record as CSV)."""
-        if not isinstance(args, (list, tuple)):
-            raise InvalidInput(f"args must be a tuple or list of arguments, not {type(args).__name__}")
-        wire = [self._arg(i, a, device) for i, a in enumerate(args)]
-        # Every module variable the kernel can use lives on the device from its first launch on.
-        mine = [self.module._register(device, v) for v in self._vars]
-        globals_ = [(device._vars[k][0], _dtype_name(device._vars[k][1].dtype), _bytes_of(device._vars[k][1]),
-                     device._vars[k][2] and device._vars[k][1].dtype.itemsize == 8) for k in mine]
         if not isinstance(device, Device):
             raise InvalidInput(f"device must be a reconverge.Device, not {type(device).__name__}")
         if not isinstance(args, (list, tuple)):
             raise InvalidInput(f"args must be a tuple or list of arguments, not {type(args).__name__}")
-        stats_json, buffers, dumped, record = self.module._m.launch(self.name, dict(
+        wire = [self._arg(i, a, device) for i, a in enumerate(args)]
+        _warn_shared(args)
+        # Every module variable the kernel can use lives on the device from its first launch on.
+        mine = [self.module._register(device, v) for v in self._vars]
+        globals_ = [(device._vars[k][0], _dtype_name(device._vars[k][1].dtype), _bytes_of(device._vars[k][1]),
+                     device._vars[k][2] and device._vars[k][1].dtype.itemsize == 8) for k in mine]
+        stats_json, buffers, dumped, record, fields = self.module._m.launch(self.name, dict(
             grid=_dim3(grid, "grid"), block=_dim3(block, "block"), args=wire, mechanism=device.mechanism,
             config=device.config, functional=device.functional, warp_size=device.warp_size, globals=globals_,
             dump=[device._vars[k][0] for k in mine], max_instructions=device.max_instructions,
@@ -360,13 +570,38 @@ class Kernel:
             raise_errors=raise_errors, max_memory=device.max_memory))
         for a, out in zip(args, buffers):
             if isinstance(a, DeviceArray) and out is not None:
-                a._data.reshape(-1).view(np.uint8)[:] = out
+                a._root._data.reshape(-1).view(np.uint8)[:] = out
+        for i, k, out in fields:
+            field = args[i].fields[k]
+            field._root._data.reshape(-1).view(np.uint8)[:] = out
         for k, (_, raw) in zip(mine, dumped):
             arr = device._vars[k][1]
             arr.reshape(-1).view(np.uint8)[: len(raw)] = raw[: arr.nbytes]
+        device._accumulate(stats_json)
         stats = json.loads(stats_json)
-        device._accumulate(stats)
+        stats.pop("_counts", None)
         return stats, record
+
+
+def _roots(a: Any) -> List["DeviceArray"]:
+    """The arrays whose memory an argument passes (a struct's pointer fields too)."""
+    if isinstance(a, DeviceArray):
+        return [a._root]
+    if isinstance(a, Struct):
+        return [f._root for f in a.fields if isinstance(f, DeviceArray)]
+    return []
+
+
+def _warn_shared(args: Sequence[Any]) -> None:
+    """Warns when two arguments pass the same device memory: each gets its own copy for the launch."""
+    seen: Dict[int, int] = {}
+    for i, a in enumerate(args):
+        for r in _roots(a):
+            if id(r) in seen:
+                warnings.warn(f"arguments {seen[id(r)]} and {i} pass the same DeviceArray (or views of it): the "
+                              "launch gives each its own copy, so a write through one is not seen through the "
+                              "other, and the last one's contents are kept", RuntimeWarning, stacklevel=4)
+            seen.setdefault(id(r), i)
 
 
 def _kernels_dir(kernels_dir: Optional[str]) -> str:
@@ -391,8 +626,9 @@ def compare(kernels: Iterable[str] = (), mechanisms: Iterable[str] = (), warp_si
             configs: Iterable[str] = ("gtx480",), functional: bool = False, scalarize: bool = False,
             kernels_dir: Optional[str] = None, threads: int = 0):
     """Runs built-in kernels × mechanisms × warp sizes × configurations and returns a pandas DataFrame with
-    the columns of ``reconverge compare --csv`` (one row per run)."""
-    import pandas as pd
+    the columns of ``reconverge compare --csv`` (one row per run). Needs pandas (``pip install
+    'reconverge[pandas]'``)."""
+    pd = _need("pandas", "rc.compare")
 
     csv = _core.compare(_kernels_dir(kernels_dir), dict(
         kernels=list(kernels), mechanisms=list(mechanisms), warp_sizes=[int(w) for w in warp_sizes],
@@ -400,4 +636,27 @@ def compare(kernels: Iterable[str] = (), mechanisms: Iterable[str] = (), warp_si
     return pd.read_csv(io.StringIO(csv))
 
 
-from .sweep import Launch, sweep  # noqa: E402  (uses the names above)
+from . import sweep as _sweep_module  # noqa: E402  (uses the names above)
+from .sweep import Launch  # noqa: E402
+
+
+def summary(df):
+    _need("pandas", "rc.summary")
+    return _sweep_module.summary(df)
+
+
+summary.__doc__ = _sweep_module.summary.__doc__
+
+
+@functools.wraps(_sweep_module.sweep)
+def sweep(*args, **kwargs):
+    # The optional dependencies a sweep needs, checked first so that a missing one names its extra:
+    # pandas always, pyarrow for results=, Ray for backend="ray".
+    _need("pandas", "rc.sweep")
+    names = list(_sweep_module.sweep.__code__.co_varnames[:_sweep_module.sweep.__code__.co_argcount])
+    given = dict(zip(names, args), **kwargs)
+    if given.get("results") is not None:
+        _need("pyarrow", "rc.sweep(results=...)")
+    if given.get("backend") == "ray":
+        _need("ray", 'rc.sweep(backend="ray")')
+    return _sweep_module.sweep(*args, **kwargs)

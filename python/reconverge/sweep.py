@@ -5,6 +5,8 @@ plus the sweep keys (``sweep_kernel``, ``sweep_mechanism``, ``sweep_warp_size``,
 ``backend="ray"`` every run is a Ray task on whatever cluster ``ray.init()`` connected to (start one with
 ``ray.init(address="auto")`` on a cluster, or let ``sweep`` start a local one); the kernels and their
 inputs travel through Ray's object store, and the rows are bit for bit those of ``backend="local"``.
+``speedup_over_pdom`` is filled as ``compare`` fills it, from the sweep's own pdom rows (same kernel label,
+configuration as given and warp size); ``summary(df)`` gives the means over one kernel set.
 ``results="sweep.parquet"`` makes a sweep resumable: finished rows are kept there (written after every
 run) and a rerun skips them.
 """
@@ -188,8 +190,35 @@ def sweep(kernels: Iterable[Union[str, Launch]], mechanisms: Iterable[str], warp
                 done[_key(j)] = ray.get(ref)
                 save()
     df = pd.DataFrame([done[_key(j)] for j in jobs])
+    if len(df):
+        df["speedup_over_pdom"] = _core.speedups_over_pdom(_run_keys(df))
     df.attrs["ran"] = len(todo)
     return df
+
+
+def _run_keys(df) -> List[Tuple[str, str, int, str, str, Optional[int]]]:
+    """Each row's (kernel, configuration, warp size, mechanism, outcome, cycles), with the sweep's labels
+    when the table is a sweep's (a :class:`Launch`'s name, the configuration as given) and ``compare``'s
+    columns otherwise."""
+    sweep_keys = all(k in df.columns for k in KEYS)
+    cols = KEYS if sweep_keys else ["kernel", "config", "warp_size", "mechanism"]
+    if "cycles" not in df.columns:
+        raise ValueError("the table has no `cycles` column: speedups need timed runs")
+    out = []
+    for k, c, w, m, o, cy in zip(*(df[x] for x in cols), df["outcome"], df["cycles"]):
+        out.append((str(k), str(c), int(w), str(m), str(o), None if cy is None or cy != cy else int(cy)))
+    return out
+
+
+def summary(df):
+    """The speedup summary of a table of runs (``rc.compare``'s or ``rc.sweep``'s), as ``reconverge compare
+    --csv --summary`` prints it: one row per configuration, warp size and mechanism with the geometric mean,
+    median, min and max of ``speedup_over_pdom`` over the kernels *every* mechanism of that configuration and
+    warp size completed, how many kernels that is, and the kernels left out with why."""
+    import pandas as pd
+
+    text = _core.speedup_summary(_run_keys(df))
+    return pd.read_csv(io.StringIO(text)) if text.strip() else pd.DataFrame()
 
 
 def _remote_row(job: Job, files: Optional[Dict[str, bytes]]) -> Dict[str, Any]:

@@ -296,3 +296,12 @@ def test_a_launch_over_the_devices_memory_limit_is_refused():
     big = gpu.zeros(1 << 20, np.int32)
     with pytest.raises(rc.InvalidInput, match="memory limit"):
         fig2()(1, 8, (big, np.int32(1)), device=gpu)
+
+
+def test_compare_and_its_summary_agree_with_the_command_line():
+    df = rc.compare(kernels=["nw", "spinlock_naive"], mechanisms=["pdom", "none"])
+    s = rc.summary(df)
+    none = s[s["mechanism"] == "none"].iloc[0]
+    assert none["kernels"] == 1 and none["excluded"].startswith("spinlock_naive (pdom: deadlock")
+    nw = df[(df["kernel"] == "nw") & (df["mechanism"] == "none")].iloc[0]
+    assert none["geomean_speedup"] == pytest.approx(nw["speedup_over_pdom"], rel=1e-12)

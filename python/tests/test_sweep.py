@@ -30,6 +30,16 @@ def test_a_local_sweep_resumes_from_parquet(tmp_path):
     assert df.loc[df["sweep_config"] == "functional", "cycles"].isna().all()
     assert (df.loc[df["sweep_config"] == "tiny", "cycles"] > 0).all()
     assert (df.loc[df["sweep_kernel"] != "fig2-mine", "check"] == "ok").all()
+    # speedup_over_pdom as compare fills it: the sweep's own pdom row of the same kernel, config and warp size.
+    tiny = df[df["sweep_config"] == "tiny"]
+    for (k, w), g in tiny.groupby(["sweep_kernel", "sweep_warp_size"]):
+        pdom = g.loc[g["sweep_mechanism"] == "pdom", "cycles"].iloc[0]
+        other = g[g["sweep_mechanism"] == "stackless-dcp"].iloc[0]
+        assert other["speedup_over_pdom"] == pytest.approx(pdom / other["cycles"], rel=1e-12), (k, w)
+    assert df.loc[df["sweep_config"] == "functional", "speedup_over_pdom"].isna().all()
+    s = rc.summary(df)
+    assert set(s["mechanism"]) == {"pdom", "stackless-dcp"} and (s["kernels"] == 3).all()
+    assert set(s["warp_size"]) == {8, 32} and set(s["config"]) == {"tiny"}
     again = rc.sweep(**kw)
     assert again.attrs["ran"] == 0
     pd.testing.assert_frame_equal(df.reset_index(drop=True), again.reset_index(drop=True), check_dtype=False)

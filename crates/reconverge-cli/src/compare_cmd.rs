@@ -9,7 +9,9 @@ use crate::suite_cmd::{
 use crate::{out, outln, Failure};
 use clap::Args;
 use rayon::prelude::*;
-use reconverge_report::records::{self, branch_records, fill_speedups, geomean_speedups, BranchRecord, RunRecord};
+use reconverge_report::records::{
+    self, branch_records, fill_speedups, speedup_summaries, summary_rows, BranchRecord, RunRecord, SpeedupSummary,
+};
 use reconverge_report::table::Table;
 use reconverge_suite::grid::Job;
 use reconverge_suite::EntryOutcome;
@@ -31,7 +33,7 @@ pub struct CompareArgs {
     #[arg(long = "warp-size")]
     pub warp_sizes: Vec<u32>,
     /// GPU configurations, presets or TOML files (repeatable; default gtx480).
-    #[arg(long = "config")]
+    #[arg(long = "config", help = compare_config_help())]
     pub configs: Vec<String>,
     /// Print CSV (one row per run; with --branches, one row per branch of each run).
     #[arg(long, conflicts_with = "json")]
@@ -39,6 +41,11 @@ pub struct CompareArgs {
     /// Print JSON: one array of run records (with --branches, each has `branches_by_pc`).
     #[arg(long)]
     pub json: bool,
+    /// With --csv or --json: print the speedup summary instead of the runs, one row per (configuration,
+    /// warp size, mechanism): geometric mean, median, min and max over the kernels every listed mechanism
+    /// completed, their count, and the kernels left out with why.
+    #[arg(long, conflicts_with = "branches")]
+    pub summary: bool,
     /// Also print the per-branch statistics of every run, sorted by divergent executions.
     #[arg(long)]
     pub branches: bool,
@@ -77,7 +84,8 @@ pub fn run(a: CompareArgs) -> Result<(), Failure> {
     check_warp_sizes(&a.warp_sizes)?;
     let warps = if a.warp_sizes.is_empty() { vec![32] } else { a.warp_sizes.clone() };
     let names = if a.configs.is_empty() { vec!["gtx480".to_string()] } else { a.configs.clone() };
-    let configs = names.iter().map(|c| gpu_config(c)).collect::<Result<Vec<_>, _>>()?;
+    let mut configs = names.iter().map(|c| gpu_config(c)).collect::<Result<Vec<_>, _>>()?;
+    reconverge_timing::GpuConfig::distinct_names(&mut configs, &names).map_err(|e| Failure::input(e.to_string()))?;
     check_kernel_names(&manifest, &a.only)?;
     let jobs =
         reconverge_suite::grid::jobs(&manifest, &a.only, if a.functional { 0 } else { configs.len() }, &warps, &mechs);
@@ -119,7 +127,14 @@ pub fn run(a: CompareArgs) -> Result<(), Failure> {
         std::fs::write(path, reconverge_report::html::compare_report(&runs, &title))
             .map_err(|e| Failure::input(format!("cannot write `{path}`: {e}")))?;
     }
-    if !print_tidy(a.csv, a.json, a.branches, &runs, &branch_rows)? {
+    if a.summary && (a.csv || a.json) {
+        let rows = summary_rows(&speedup_summaries(&runs));
+        if a.csv {
+            out!("{}", records::to_csv(&rows))?;
+        } else {
+            outln!("{}", records::to_json(&rows))?;
+        }
+    } else if !print_tidy(a.csv, a.json, a.branches, &runs, &branch_rows)? {
         print_table(&runs)?;
         if a.counters {
             print_counters_table(&runs)?;
@@ -138,6 +153,14 @@ pub fn run(a: CompareArgs) -> Result<(), Failure> {
         return Err(Failure { message: format!("{} runs were not as expected", bad.len()), code: 1 });
     }
     Ok(())
+}
+
+fn compare_config_help() -> String {
+    format!(
+        "GPU configurations: presets ({}) or TOML files (repeatable; default gtx480). A file without its own \
+         `name` that repeats another's is named NAME~FILESTEM in the tables",
+        reconverge_timing::PRESETS.join(", ")
+    )
 }
 
 fn kernel_count(runs: &[RunRecord]) -> usize {
@@ -224,24 +247,27 @@ fn print_table(runs: &[RunRecord]) -> Result<(), Failure> {
     outln!(
         "\nidle issue slots by cause: mem = memory, dep = register dependency, pipe = busy unit or branch, bar = barrier, mech = mechanism, idle = no warp"
     )?;
-    let means = geomean_speedups(runs);
-    let mut keys: Vec<(Option<String>, u32)> = Vec::new();
-    for (cf, w, ..) in &means {
-        if !keys.contains(&(cf.clone(), *w)) {
-            keys.push((cf.clone(), *w));
-        }
-    }
-    for (cf, w) in keys {
-        let parts: Vec<String> = means
-            .iter()
-            .filter(|(c, x, ..)| *c == cf && *x == w)
-            .map(|(_, _, m, g, n)| format!("{m} {g:.3}x ({n} kernels)"))
-            .collect();
+    print_summaries(&speedup_summaries(runs))
+}
+
+/// The speedup summary of each (configuration, warp size): every mechanism over the same kernels.
+fn print_summaries(summaries: &[SpeedupSummary]) -> Result<(), Failure> {
+    let x = |v: Option<f64>| v.map_or_else(|| "-".to_string(), |v| format!("{v:.3}x"));
+    for s in summaries {
         outln!(
-            "geometric-mean speedup over pdom, {} warp {w}: {}",
-            cf.unwrap_or_else(|| "-".into()),
-            parts.join(", ")
+            "\nspeedup over pdom, {} warp {}, over the {} every mechanism completed:",
+            s.config.as_deref().unwrap_or("-"),
+            s.warp_size,
+            crate::suite_cmd::plural(s.kernels.len(), "kernel")
         )?;
+        let mut t = Table::new(&["mechanism", "geomean", "median", "min", "max"]);
+        for m in &s.mechanisms {
+            t.row(vec![m.mechanism.clone(), x(m.geomean), x(m.median), x(m.min), x(m.max)]);
+        }
+        out!("{}", t.render())?;
+        if let Some(e) = s.excluded_text() {
+            outln!("left out of every mean (a run without a speedup): {e}")?;
+        }
     }
     Ok(())
 }

@@ -3,29 +3,52 @@
 use crate::{source, Failure};
 use clap::Args;
 use reconverge_mechanism::{LutGeometry, Mechanism};
-use reconverge_program::{Arg, DecodeOptions, GlobalInit, LaunchConfig};
+use reconverge_program::{Arg, DecodeOptions, LaunchConfig};
 use reconverge_sim::Loaded;
-use reconverge_suite::{resolve_args, ArgSpec};
 
 /// Options that describe one launch.
 #[derive(Args, Clone, Debug)]
 pub struct LaunchArgs {
-    /// The kernel file (.ptx, or .cu when NVRTC is installed).
+    /// The kernel file (.ptx, or .cu when NVRTC is installed); not with --suite-kernel.
+    #[arg(value_name = "FILE", required_unless_present = "suite_kernel")]
+    pub input: Option<String>,
+    /// The kernel file to load: FILE, or the suite kernel's PTX ([`LaunchArgs::resolved`] sets it).
+    #[arg(skip)]
     pub file: String,
+    /// A kernel of the suite by name (`suite --kernel` names): its PTX, grid, block, arguments, module
+    /// variables and dynamic shared memory come from kernels/manifest.toml instead of FILE, --kernel,
+    /// --grid, --block, --arg and --dynamic-shared (a --global adds to or replaces the manifest's).
+    #[arg(
+        long,
+        value_name = "NAME",
+        conflicts_with_all = ["input", "kernel", "grid", "block", "args", "dynamic_shared"]
+    )]
+    pub suite_kernel: Option<String>,
+    /// With --suite-kernel: the kernel directory holding manifest.toml (default: kernels/ of this
+    /// repository, found as `suite` finds it).
+    #[arg(long, value_name = "DIR", requires = "suite_kernel")]
+    pub kernels: Option<std::path::PathBuf>,
+    /// The manifest entry of --suite-kernel and its directory, once resolved.
+    #[arg(skip)]
+    pub suite: Option<crate::suite_launch::SuiteLaunch>,
     /// The kernel to launch (needed when the file has several).
     #[arg(long)]
     pub kernel: Option<String>,
-    /// Grid dimensions: X[,Y[,Z]].
-    #[arg(long, default_value = "1")]
+    /// Grid dimensions (CTAs).
+    #[arg(long, value_name = "X[,Y[,Z]]", default_value = "1")]
     pub grid: String,
-    /// Block dimensions: X[,Y[,Z]].
-    #[arg(long, default_value = "32")]
+    /// Block dimensions (threads per CTA).
+    #[arg(long, value_name = "X[,Y[,Z]]", default_value = "32")]
     pub block: String,
-    /// One per kernel parameter, in order: a number, @FILE.npy (a buffer filled from the file), or
-    /// zeros:DTYPE:LEN (DTYPE in i8 u8 i16 u16 i32 u32 i64 u64 f32 f64).
-    #[arg(long = "arg", allow_hyphen_values = true)]
+    /// One per kernel parameter, in order: a number; a buffer: @FILE.npy (filled from the file),
+    /// zeros:DTYPE:LEN, rand:DTYPE:LEN:SEED[:BOUND] (DTYPE in i8 u8 i16 u16 i32 u32 i64 u64 f32 f64); a
+    /// pointer into a buffer: BUFFER+N (N elements of its dtype, as d_b + N in C) or BUFFER+Nb (N bytes);
+    /// or a struct passed by value: struct:TYPE=VALUE,... (TYPE a DTYPE or ptr, whose value is a buffer or
+    /// 0; pad=N adds N zero bytes), fields laid out with C's alignment (see docs/arguments.md).
+    #[arg(long = "arg", value_name = "SPEC", allow_hyphen_values = true)]
     pub args: Vec<String>,
-    /// The divergence mechanism (`report` takes it repeatedly).
+    /// The divergence mechanism (`report` takes it repeatedly; "seed 00N" below names a source document,
+    /// see docs/seeds.md).
     #[arg(long, default_value = "pdom", action = clap::ArgAction::Append, value_parser = mechanism_values())]
     pub mechanism: Vec<String>,
     /// DWF's look-up table: ENTRIES[:WAYS] (set-associative, LRU; without WAYS fully associative);
@@ -73,8 +96,8 @@ pub struct LaunchArgs {
 /// Options of the timing model.
 #[derive(Args, Clone, Debug)]
 pub struct TimingArgs {
-    /// GPU configuration: a preset (gtx480, volta, tiny) or a TOML file (see docs/configuration.md).
-    #[arg(long, default_value = "gtx480")]
+    /// GPU configuration: a preset or a TOML file (the help text is `config_help`).
+    #[arg(long, help = config_help(), default_value = "gtx480")]
     pub config: String,
     /// Functional simulation only: no cycles, fastest.
     #[arg(long)]
@@ -101,6 +124,14 @@ impl TimingArgs {
     pub fn options(&self) -> reconverge_timing::TimedOptions {
         reconverge_timing::TimedOptions { max_cycles: self.max_cycles, threads: self.threads }
     }
+}
+
+/// The help of `--config`, listing the presets from the timing crate.
+pub fn config_help() -> String {
+    format!(
+        "GPU configuration: a preset ({}) or a TOML file (see docs/configuration.md)",
+        reconverge_timing::PRESETS.join(", ")
+    )
 }
 
 /// Resolves `--config`: a preset or a TOML file.
@@ -184,15 +215,6 @@ pub fn default_max_memory() -> u64 {
     reconverge_program::launch::half_of_memory(std::fs::read_to_string("/proc/meminfo").ok().as_deref())
 }
 
-/// Parses `--global NAME=VALUE` into a module-variable initialisation.
-fn global_init(text: &str, load: &reconverge_suite::Loader<'_>, max_bytes: u64) -> Result<GlobalInit, Failure> {
-    let bad = |why: String| Failure::input(format!("--global `{text}`: {why}"));
-    let (name, value) = text.split_once('=').ok_or_else(|| bad("expected NAME=VALUE".into()))?;
-    let spec = ArgSpec::parse(value).map_err(|e| bad(crate::errors::render_arg(&e)))?;
-    reconverge_suite::args::resolve_global(name.trim(), &spec, load, max_bytes)
-        .map_err(|e| bad(crate::errors::render_arg(&e)))
-}
-
 /// The values `--mechanism` takes: every mechanism of the registry, with its aliases and its one-line
 /// summary (clap lists them in `--help` and names them when a value is unknown).
 pub fn mechanism_values() -> clap::builder::PossibleValuesParser {
@@ -242,40 +264,28 @@ impl LaunchArgs {
 
     /// [`LaunchArgs::prepare`] for mechanism `mech`.
     pub fn prepare_for(&self, mech: Mechanism, dump_globals: &[String]) -> Result<Prepared, Failure> {
-        let lut = LutGeometry::parse(&self.dwf_lut).map_err(|e| Failure::input(format!("--dwf-lut {e}")))?;
+        let me = self.resolved()?;
+        let lut = LutGeometry::parse(&me.dwf_lut).map_err(|e| Failure::input(format!("--dwf-lut {e}")))?;
         let mech = mech.with_lut(lut);
-        let grid = dims("grid", &self.grid)?;
-        let block = dims("block", &self.block)?;
-        let loaded = source::load(&self.file, &self.nvrtc_opts)?;
-        let gpu = self.timing.gpu()?;
-        let scalarize = self.scalarize || gpu.as_ref().is_some_and(|g| g.sm.dispatch.needs_scalar_plan());
+        let grid = dims("grid", &me.grid)?;
+        let block = dims("block", &me.block)?;
+        let loaded = source::load(&me.file, &me.nvrtc_opts)?;
+        let gpu = me.timing.gpu()?;
+        let scalarize = me.scalarize || gpu.as_ref().is_some_and(|g| g.sm.dispatch.needs_scalar_plan());
         let kernel = reconverge_sim::load(
             &loaded.module,
-            self.kernel.as_deref(),
+            me.kernel.as_deref(),
             mech,
-            &DecodeOptions {
-                file: self.file.clone(),
-                source: Some(loaded.ptx.clone()),
-                scalarize,
-                ..Default::default()
-            },
+            &DecodeOptions { file: me.file.clone(), source: Some(loaded.ptx.clone()), scalarize, ..Default::default() },
         )
-        .map_err(|e| Failure::input(format!("{}: {e}", self.file)))?;
-        let specs = self
-            .args
-            .iter()
-            .map(|a| ArgSpec::parse(a))
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(|e| Failure::input(format!("--arg: {}", crate::errors::render_arg(&e))))?;
-        let load = |p: &str| std::fs::read(p);
-        let max_memory = match &self.max_memory {
+        .map_err(|e| Failure::input(format!("{}: {e}", me.file)))?;
+        let max_memory = match &me.max_memory {
             Some(t) => bytes("max-memory", t)?,
             None => default_max_memory(),
         };
-        let args = resolve_args(kernel.program(), &specs, &load, max_memory)
-            .map_err(|e| Failure::input(format!("--arg: {}", crate::errors::render_arg(&e))))?;
-        let globals = self.globals.iter().map(|g| global_init(g, &load, max_memory)).collect::<Result<Vec<_>, _>>()?;
-        let warp_size = match self.warp_size {
+        let args = me.launch_args(kernel.program(), max_memory)?;
+        let globals = me.global_inits(kernel.program(), max_memory)?;
+        let warp_size = match me.warp_size {
             Some(w) => w,
             None => gpu.map(|g| g.warp_size).unwrap_or(32),
         };
@@ -283,10 +293,10 @@ impl LaunchArgs {
             grid,
             block,
             warp_size,
-            dynamic_shared: self.dynamic_shared,
-            local_bytes: self.local_bytes,
-            max_instructions: (self.max_instructions > 0).then_some(self.max_instructions),
-            livelock_window: self.livelock_window,
+            dynamic_shared: me.dynamic_shared,
+            local_bytes: me.local_bytes,
+            max_instructions: (me.max_instructions > 0).then_some(me.max_instructions),
+            livelock_window: me.livelock_window,
             globals,
             dump_globals: dump_globals.to_vec(),
             max_memory,

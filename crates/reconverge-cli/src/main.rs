@@ -19,6 +19,7 @@ mod report_cmd;
 mod run_cmd;
 mod source;
 mod suite_cmd;
+mod suite_launch;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -48,7 +49,8 @@ impl Failure {
 #[command(
     name = "reconverge",
     version,
-    about = "Run CUDA kernels (PTX) on a simulated GPU under every SIMT divergence mechanism and compare what each costs."
+    about = "Run CUDA kernels (PTX) on a simulated GPU under every SIMT divergence mechanism and compare what each costs.",
+    after_help = "\"seed 001\" to \"seed 004\" in this help are the four source documents (lecture notes on the reconvergence stack; CAPRI over thread block compaction; Collange & Brunie's path-list traversal, Inria RR-9073; Lee et al.'s convergence and scalarization, CGO 2013): docs/seeds.md."
 )]
 struct Cli {
     #[command(subcommand)]

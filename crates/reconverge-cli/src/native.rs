@@ -170,6 +170,11 @@ pub fn run(
         let (kind, bytes): (u8, Vec<u8>) = match a {
             Arg::Scalar(v) => (0, v.to_le_bytes().to_vec()),
             Arg::Buffer(b) => (1, b.bytes.clone()),
+            Arg::BufferAt { .. } | Arg::Struct(_) => {
+                return Err(
+                    "native runs take numbers and whole buffers only (no struct or offset pointer arguments)".into()
+                )
+            }
         };
         launch.push(kind);
         launch.extend((bytes.len() as u64).to_le_bytes());

@@ -6,7 +6,7 @@ use clap::Args;
 use reconverge_mechanism::Mechanism;
 use reconverge_report::html::{run_report, MechanismRun, RunReport, SourceView};
 use reconverge_report::records::RunRecord;
-use reconverge_report::timeline::TimelineRecorder;
+use reconverge_report::timeline::{CycleBuckets, TimelineRecorder};
 use reconverge_sim::{run, RunResult};
 
 /// Arguments of `reconverge report`.
@@ -24,6 +24,11 @@ pub struct ReportArgs {
     /// The HTML file to write.
     #[arg(short = 'o', long = "output", value_name = "FILE.html")]
     output: String,
+    /// Also write each mechanism's timed-run timeline beside the report, as a Chrome trace-event file
+    /// (FILE.MECHANISM.trace.json, at most 200,000 events, about 150 bytes each; open it in the Perfetto
+    /// UI or chrome://tracing, where one microsecond is one cycle). Off by default.
+    #[arg(long)]
+    timeline: bool,
 }
 
 /// One mechanism's functional run (with its timeline) and timed record.
@@ -34,48 +39,21 @@ struct Done {
     timeline: TimelineRecorder,
     warp_size: u32,
     timed: Option<RunRecord>,
-    /// The timed run's Chrome trace file (beside the report).
+    /// The timed run's issues by cycle (`None` in functional mode).
+    by_cycle: Option<CycleBuckets>,
+    /// The timed run's Chrome trace file (beside the report; `--timeline`).
     trace_file: Option<String>,
 }
 
 /// Runs `reconverge report`.
 pub fn run_cmd(a: ReportArgs) -> Result<(), Failure> {
+    // --suite-kernel: the file, grid and block below come from the manifest.
+    let a = ReportArgs { launch: a.launch.resolved()?, ..a };
     let mechs = if a.all { Mechanism::defaults().collect() } else { a.launch.mechanisms()? };
     let gpu = a.launch.timing.gpu()?;
     let mut done = Vec::new();
     for &m in &mechs {
-        let p = a.launch.prepare_for(m, &[])?;
-        let mut rec = TimelineRecorder::new(p.kernel.program());
-        let result = run(&p.kernel, &p.cfg, &p.args, &mut rec);
-        let (timed, trace_file) = match &gpu {
-            Some(g) => {
-                let spec = reconverge_timing::TraceSpec { max_events: TRACE_EVENTS, ..Default::default() };
-                let (t, timeline) = reconverge_timing::run_timed_traced(
-                    &p.kernel,
-                    &p.cfg,
-                    g,
-                    &p.args,
-                    a.launch.timing.options(),
-                    Some(spec),
-                );
-                let file = trace_path(&a.output, m);
-                let name = p.kernel.program().kernel_name().to_string();
-                crate::run_cmd::write_trace(&file, &timeline, p.kernel.program(), &name, m.name())?;
-                let rec =
-                    RunRecord::new("", Some(&g.name), p.cfg.warp_size, m.name(), None, Some(&t.run), Some(&t.timing));
-                (Some(rec), Some(file))
-            }
-            None => (None, None),
-        };
-        done.push(Done {
-            mech: m,
-            prog: p.kernel.into_program(),
-            result,
-            timeline: rec,
-            warp_size: p.cfg.warp_size,
-            timed,
-            trace_file,
-        });
+        done.push(run_one(&a, m, gpu.as_ref())?);
     }
     let first = &done[0];
     let loaded = crate::source::load(&a.launch.file, &a.launch.nvrtc_opts)?;
@@ -83,11 +61,23 @@ pub fn run_cmd(a: ReportArgs) -> Result<(), Failure> {
     let kernel_name = first.prog.kernel_name().to_string();
     let cfg = report_cfg.functions.iter().find(|f| f.name == first.prog.functions[0].name);
     // The heat map shows the CUDA source when the kernel's `.loc` names a readable file (or the input is
-    // CUDA C), else the PTX.
-    let cuda = cuda_source(&a.launch.file, a.source.as_deref(), &first.prog)?;
-    let (name, text, cuda_file) = match &cuda {
-        Some((f, path, text)) => (path.clone(), text.clone(), Some(*f)),
-        None => (a.launch.file.clone(), loaded.ptx.clone(), None),
+    // CUDA C), else the PTX, saying why on standard error and in the page.
+    let (name, text, cuda_file, fallback) = match cuda_source(&a.launch.file, a.source.as_deref(), &first.prog)? {
+        Cuda::Found(f, path, text) => (path, text, Some(f), None),
+        Cuda::NoLineInfo => (
+            a.launch.file.clone(),
+            loaded.ptx.clone(),
+            None,
+            Some("The kernel has no CUDA line information (.loc), so the heat map shows PTX lines.".to_string()),
+        ),
+        Cuda::NotFound(named) => {
+            eprintln!(
+                "note: the kernel's line information names `{named}`, which is neither at that path nor beside `{}`; the heat map shows PTX lines instead (give the CUDA file with --source FILE.cu)",
+                a.launch.file
+            );
+            let why = format!("The kernel's line information names {named}, which was not found (neither at that path nor beside {}), so the heat map shows PTX lines. Give the CUDA file with --source FILE.cu to see CUDA lines.", a.launch.file);
+            (a.launch.file.clone(), loaded.ptx.clone(), None, Some(why))
+        }
     };
     let launch = format!(
         "{} · grid {} · block {} · warp size {} · {}",
@@ -108,11 +98,12 @@ pub fn run_cmd(a: ReportArgs) -> Result<(), Failure> {
                 prog: &d.prog,
                 result: &d.result,
                 timeline: &d.timeline,
+                by_cycle: d.by_cycle.as_ref(),
                 timed: d.timed.as_ref(),
                 trace_file: d.trace_file.as_deref().map(file_name),
             })
             .collect(),
-        source: SourceView { name: &name, text: &text, cuda_file },
+        source: SourceView { name: &name, text: &text, cuda_file, fallback: fallback.as_deref() },
         cfg,
     };
     let html = run_report(&report);
@@ -126,7 +117,65 @@ pub fn run_cmd(a: ReportArgs) -> Result<(), Failure> {
     Ok(())
 }
 
-/// Events kept in each mechanism's timeline file (about 150 bytes each).
+/// The plots over cycles: at most this many points per mechanism.
+const CYCLE_BUCKETS: usize = 150;
+
+/// Runs the launch under `m`: functionally (for the timeline over instructions, the histogram, the heat
+/// map and the CFG) and, on a GPU, timed (for the cycles, the plots over cycles and, with `--timeline`,
+/// the trace file).
+fn run_one(a: &ReportArgs, m: Mechanism, gpu: Option<&reconverge_timing::GpuConfig>) -> Result<Done, Failure> {
+    let p = a.launch.prepare_for(m, &[])?;
+    let mut rec = TimelineRecorder::new(p.kernel.program());
+    let result = run(&p.kernel, &p.cfg, &p.args, &mut rec);
+    let (timed, by_cycle, trace_file) = match gpu {
+        Some(g) => {
+            let spec = reconverge_timing::TraceSpec { max_events: PLOT_EVENTS, ..Default::default() };
+            let (t, mut timeline) = reconverge_timing::run_timed_traced(
+                &p.kernel,
+                &p.cfg,
+                g,
+                &p.args,
+                a.launch.timing.options(),
+                Some(spec),
+            );
+            let per_sm = PLOT_EVENTS / g.num_sms.max(1) as usize;
+            let prog = p.kernel.program();
+            let by_cycle = CycleBuckets::from_timeline(&timeline, prog, t.timing.cycles, CYCLE_BUCKETS, per_sm);
+            let file = if a.timeline {
+                // The file keeps the run's earliest events.
+                if timeline.events.len() > TRACE_EVENTS {
+                    timeline.dropped += (timeline.events.len() - TRACE_EVENTS) as u64;
+                    timeline.events.truncate(TRACE_EVENTS);
+                }
+                let file = trace_path(&a.output, m);
+                crate::run_cmd::write_trace(&file, &timeline, prog, prog.kernel_name(), m.name())?;
+                Some(file)
+            } else {
+                None
+            };
+            let rec = RunRecord::new("", Some(&g.name), p.cfg.warp_size, m.name(), None, Some(&t.run), Some(&t.timing));
+            (Some(rec), Some(by_cycle), file)
+        }
+        None => (None, None, None),
+    };
+    Ok(Done {
+        mech: m,
+        prog: p.kernel.into_program(),
+        result,
+        timeline: rec,
+        warp_size: p.cfg.warp_size,
+        timed,
+        by_cycle,
+        trace_file,
+    })
+}
+
+/// Events each mechanism's timed run records for the plots over cycles (some 50 bytes each, counted
+/// against `--max-memory`; shared evenly by the SMs): a line stops early, and says so, where an SM's share
+/// runs out.
+const PLOT_EVENTS: usize = 1_000_000;
+
+/// Events a `--timeline` file keeps, the run's earliest (about 150 bytes each in the file).
 const TRACE_EVENTS: usize = 200_000;
 
 /// `report.html` → `report.tbc.trace.json` (mechanism names made file-safe).
@@ -140,23 +189,29 @@ fn file_name(path: &str) -> &str {
     std::path::Path::new(path).file_name().and_then(|n| n.to_str()).unwrap_or(path)
 }
 
+/// Where the heat map's CUDA source comes from.
+enum Cuda {
+    /// The `.loc` file index, the file's path and its text.
+    Found(u32, String, String),
+    /// The kernel has no `.loc` lines.
+    NoLineInfo,
+    /// The kernel's `.loc` lines name this file, which was not found.
+    NotFound(String),
+}
+
 /// The CUDA source of the kernel and the `.loc` file index it is: `--source`, the `.cu` input itself, or
-/// the file the `.loc` lines name (as written, or beside the input) when readable; `None` when the kernel
-/// has no line information or no such file is found (the heat map then shows the PTX).
-fn cuda_source(
-    input: &str,
-    given: Option<&str>,
-    prog: &reconverge_program::Program,
-) -> Result<Option<(u32, String, String)>, Failure> {
+/// the file the `.loc` lines name (as written, or beside the input) when readable; else why not (the heat
+/// map then shows the PTX).
+fn cuda_source(input: &str, given: Option<&str>, prog: &reconverge_program::Program) -> Result<Cuda, Failure> {
     let Some(file) = prog.info.iter().find_map(|i| i.loc.map(|l| l.file)) else {
         return match given {
             Some(g) => Err(Failure::input(format!("--source {g}: the kernel has no CUDA line information (.loc)"))),
-            None => Ok(None),
+            None => Ok(Cuda::NoLineInfo),
         };
     };
     if let Some(g) = given {
         let text = std::fs::read_to_string(g).map_err(|e| Failure::input(format!("cannot read `{g}`: {e}")))?;
-        return Ok(Some((file, g.to_string(), text)));
+        return Ok(Cuda::Found(file, g.to_string(), text));
     }
     let path = prog.src_files.iter().find(|(n, _)| *n == file).map(|(_, p)| p.clone()).unwrap_or_default();
     let mut candidates = vec![std::path::PathBuf::from(input), std::path::PathBuf::from(&path)];
@@ -164,8 +219,10 @@ fn cuda_source(
         candidates.push(std::path::Path::new(input).with_file_name(name));
     }
     let cu = |c: &std::path::PathBuf| c.extension().is_some_and(|e| e == "cu");
-    Ok(candidates
+    let found = candidates
         .iter()
         .filter(|c| cu(c))
-        .find_map(|c| std::fs::read_to_string(c).ok().map(|t| (file, c.display().to_string(), t))))
+        .find_map(|c| std::fs::read_to_string(c).ok().map(|t| Cuda::Found(file, c.display().to_string(), t)));
+    let named = if path.is_empty() { format!("CUDA file {file}") } else { path };
+    Ok(found.unwrap_or(Cuda::NotFound(named)))
 }

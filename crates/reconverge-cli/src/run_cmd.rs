@@ -3,18 +3,22 @@
 use crate::launch_args::LaunchArgs;
 use crate::{out, outln, Failure};
 use clap::Args;
+use reconverge_program::Arg;
 use reconverge_report::path_export::PathRecorder;
 use reconverge_report::run::run_text;
 use reconverge_report::trace::TraceRecorder;
 use reconverge_sim::{run, NoObserver, RunResult};
+use reconverge_suite::OutputKey;
 
 /// Arguments of `reconverge run`.
 #[derive(Args)]
 pub struct RunArgs {
     #[command(flatten)]
     launch: LaunchArgs,
-    /// Write the final contents of argument INDEX (0-based) to FILE.npy (repeatable).
-    #[arg(long = "dump", value_name = "INDEX=FILE.npy")]
+    /// Write the final contents of argument INDEX (0-based) to FILE.npy: all of its buffer, also for
+    /// BUFFER+N; INDEX.FIELD: the buffer that pointer field FIELD (0-based, padding counted) of a struct
+    /// argument points into (repeatable).
+    #[arg(long = "dump", value_name = "INDEX[.FIELD]=FILE.npy")]
     dumps: Vec<String>,
     /// Write the final contents of module variable NAME to FILE.npy (for a device pointer set with
     /// --global NAME=@...: the buffer it points to) (repeatable).
@@ -80,11 +84,12 @@ fn exit_for(r: &RunResult) -> Result<(), Failure> {
 pub fn run_cmd(a: RunArgs) -> Result<(), Failure> {
     let mut dumps = Vec::new();
     for d in &a.dumps {
-        let (i, f) = d
+        let (k, f) = d
             .split_once('=')
-            .and_then(|(i, f)| i.parse::<usize>().ok().map(|i| (i, f.to_string())))
-            .ok_or_else(|| Failure::input(format!("--dump `{d}`: expected INDEX=FILE.npy")))?;
-        dumps.push((i, f));
+            .filter(|(_, f)| !f.is_empty())
+            .and_then(|(k, f)| OutputKey::parse(k).map(|k| (k, f.to_string())))
+            .ok_or_else(|| Failure::input(format!("--dump `{d}`: expected INDEX=FILE.npy or INDEX.FIELD=FILE.npy")))?;
+        dumps.push((k, f));
     }
     let mut global_dumps = Vec::new();
     for d in &a.dump_globals {
@@ -96,10 +101,8 @@ pub fn run_cmd(a: RunArgs) -> Result<(), Failure> {
     }
     let names: Vec<String> = global_dumps.iter().map(|(n, _)| n.clone()).collect();
     let mut p = a.launch.prepare(&names)?;
-    for (i, _) in &dumps {
-        if !matches!(p.args.get(*i), Some(reconverge_program::Arg::Buffer(_))) {
-            return Err(Failure::input(format!("--dump {i}: argument {i} is not a buffer")));
-        }
+    for (k, _) in &dumps {
+        check_dump(&p.args, *k)?;
     }
     let gpu = a.launch.timing.gpu()?;
     // The launch takes the argument buffers over (no second copy of a large buffer).
@@ -111,8 +114,8 @@ pub fn run_cmd(a: RunArgs) -> Result<(), Failure> {
             (t.run, Some(t.timing))
         }
     };
-    for (i, f) in &dumps {
-        if let Some(Some(b)) = r.buffers.get(*i) {
+    for (k, f) in &dumps {
+        if let Some(b) = k.find(&r.buffers, &r.fields) {
             write_npy(f, b)?;
         }
     }
@@ -150,6 +153,26 @@ pub fn run_cmd(a: RunArgs) -> Result<(), Failure> {
         }
     }
     exit_for(&r)
+}
+
+/// Checks that `--dump KEY` names a buffer: a buffer argument (or a pointer into one), or a pointer field
+/// of a struct argument.
+fn check_dump(args: &[Arg], k: OutputKey) -> Result<(), Failure> {
+    let i = k.arg;
+    match (args.get(i), k.field) {
+        (Some(a), None) if a.buffer().is_some() => Ok(()),
+        (Some(Arg::Struct(s)), Some(f)) if s.pointers.iter().any(|p| p.field == f) => Ok(()),
+        (Some(Arg::Struct(s)), _) => {
+            let fields: Vec<String> = s.pointers.iter().map(|p| format!("{i}.{}", p.field)).collect();
+            let fields = if fields.is_empty() { "none".to_string() } else { fields.join(", ") };
+            let key = k.field.map_or(i.to_string(), |f| format!("{i}.{f}"));
+            Err(Failure::input(format!(
+                "--dump {key}: argument {i} is a struct; dump the buffer of one of its pointer fields ({fields})"
+            )))
+        }
+        (_, Some(f)) => Err(Failure::input(format!("--dump {i}.{f}: argument {i} is not a struct"))),
+        (_, None) => Err(Failure::input(format!("--dump {i}: argument {i} is not a buffer"))),
+    }
 }
 
 /// Writes `b` as a `.npy` file (the header, then the buffer's bytes as they are: no second copy).

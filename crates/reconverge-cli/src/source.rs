@@ -3,6 +3,7 @@
 use crate::Failure;
 use reconverge_ir::Module;
 use reconverge_nvrtc as nvrtc;
+use std::path::{Path, PathBuf};
 
 /// A parsed kernel file.
 pub struct Source {
@@ -24,9 +25,38 @@ pub fn load(path: &str, nvrtc_options: &[String]) -> Result<Source, Failure> {
     } else {
         text
     };
-    let module = reconverge_ptx::parse(&ptx)
+    let mut module = reconverge_ptx::parse(&ptx)
         .map_err(|errs| Failure::input(reconverge_ptx::SourceError::new(path, ptx.clone(), errs).render_plain()))?;
+    let cwd = std::env::current_dir().unwrap_or_default();
+    for f in &mut module.files {
+        f.path = local_source_path(&f.path, Path::new(path), &cwd);
+    }
     Ok(Source { ptx, module })
+}
+
+/// Where the `.loc` file `recorded` (a path on the machine that generated the PTX) is on this machine, for
+/// messages and source views: the path itself when it exists, else the first file found by joining the
+/// longest tail of its components to the input's directory or one of its ancestors (at most four levels
+/// up), e.g. `/build/kernels/src/bfs.cu` for input `kernels/ptx/bfs.ptx` → `kernels/src/bfs.cu`. The
+/// result is shown relative to `cwd` when it lies inside it; a file that is found nowhere keeps its
+/// recorded path.
+pub fn local_source_path(recorded: &str, input: &Path, cwd: &Path) -> String {
+    let rec = Path::new(recorded);
+    let abs = |p: &Path| if p.is_absolute() { p.to_path_buf() } else { cwd.join(p) };
+    let found = if rec.exists() {
+        Some(abs(rec))
+    } else {
+        let parts: Vec<&std::ffi::OsStr> = rec.iter().filter(|c| *c != "/").collect();
+        let dir = abs(input.parent().unwrap_or(Path::new("")));
+        (0..parts.len()).find_map(|skip| {
+            let tail: PathBuf = parts[skip..].iter().collect();
+            dir.ancestors().take(5).map(|d| d.join(&tail)).find(|c| c.is_file())
+        })
+    };
+    match found {
+        Some(p) => p.strip_prefix(cwd).map(|r| r.display().to_string()).unwrap_or_else(|_| p.display().to_string()),
+        None => recorded.to_string(),
+    }
 }
 
 /// The text of a file, or an error naming the byte offset, line and column of the first byte that is not
@@ -43,4 +73,27 @@ pub fn utf8(path: &str, bytes: Vec<u8>) -> Result<String, Failure> {
             b[at]
         ))
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_recorded_path_is_found_beside_the_input_and_shown_relative() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().expect("repo root");
+        let input = Path::new("kernels/ptx/sm_80/warp_reduce.ptx");
+        assert_eq!(local_source_path("/kernels/src/warp_reduce.cu", input, &root), "kernels/src/warp_reduce.cu");
+        assert_eq!(
+            local_source_path("/elsewhere/build/kernels/src/warp_reduce.cu", input, &root),
+            "kernels/src/warp_reduce.cu"
+        );
+        assert_eq!(local_source_path("/no/such/file_at_all.cu", input, &root), "/no/such/file_at_all.cu");
+        let outside = root.join("crates");
+        assert_eq!(
+            local_source_path("/kernels/src/warp_reduce.cu", &root.join(input), &outside),
+            root.join("kernels/src/warp_reduce.cu").display().to_string(),
+            "outside the working directory the path stays absolute"
+        );
+    }
 }

@@ -159,6 +159,100 @@ pub fn print_branch_table(branch_rows: &[Vec<BranchRecord>]) -> Result<(), Failu
     out!("{}", records::branch_table(&all).render())
 }
 
+/// `n thing` or `n things`.
+pub fn plural(n: usize, thing: &str) -> String {
+    format!("{n} {thing}{}", if n == 1 { "" } else { "s" })
+}
+
+/// The suite's table of runs, with the legend of its `outcome` and `check` columns.
+fn print_runs_table(runs: &[RunRecord]) -> Result<(), Failure> {
+    let mut table = Table::new(&[
+        "kernel",
+        "mechanism",
+        "warp",
+        "outcome",
+        "check",
+        "warp instr",
+        "mech instr",
+        "thread instr",
+        "SIMD eff",
+        "structure",
+        "div branches",
+    ]);
+    for r in runs {
+        let p = r.partial;
+        table.row(vec![
+            r.kernel.clone(),
+            r.mechanism.clone(),
+            r.warp_size.to_string(),
+            r.outcome.clone(),
+            r.check.clone().unwrap_or_default(),
+            records::count(r.warp_instructions, p),
+            records::count(r.mechanism_instructions, p),
+            records::count(r.thread_instructions, p),
+            records::pct(r.simd_efficiency),
+            records::structure(r),
+            match (r.divergent_branches, r.branches) {
+                (Some(d), Some(b)) => format!("{d}/{b}"),
+                _ => "-".into(),
+            },
+        ]);
+    }
+    out!("{}", table.render())?;
+    if runs.iter().any(|r| r.partial) {
+        outln!("{}", records::PARTIAL_NOTE)?;
+    }
+    outln!("{SUITE_LEGEND}")
+}
+
+/// The legend below the suite's table.
+const SUITE_LEGEND: &str =
+    "\noutcome: what the run did (completed, deadlock, limit, error); check: whether that is what \
+kernels/manifest.toml expects of this mechanism and whether the buffers match the reference (ok, wrong_outcome, \
+mismatch, broken). `deadlock ... ok` is an expected SIMT deadlock (docs/simt-deadlock.md).";
+
+/// One line per mechanism: its runs, how they ended, how many were as expected, and its SIMD efficiency.
+fn print_mechanism_summary(runs: &[RunRecord]) -> Result<(), Failure> {
+    let mut mechs: Vec<&str> = Vec::new();
+    for r in runs {
+        if !mechs.contains(&r.mechanism.as_str()) {
+            mechs.push(&r.mechanism);
+        }
+    }
+    // SIMD efficiency is averaged over the same (kernel, warp size) pairs for every mechanism: those every
+    // mechanism completed.
+    let common = |k: &str, w: u32| {
+        mechs
+            .iter()
+            .all(|m| runs.iter().any(|r| r.kernel == k && r.warp_size == w && r.mechanism == *m && r.completed()))
+    };
+    let mut pairs: Vec<(&str, u32)> = runs.iter().map(|r| (r.kernel.as_str(), r.warp_size)).collect();
+    pairs.sort_unstable();
+    pairs.dedup();
+    let n_common = pairs.iter().filter(|(k, w)| common(k, *w)).count();
+    let eff_head =
+        format!("SIMD eff (mean over the {} every mechanism completed)", plural(n_common, "kernel × warp run"));
+    let mut t = Table::new(&["mechanism", "runs", "as expected", "completed", "deadlock", "other", &eff_head]);
+    for m in &mechs {
+        let these: Vec<&RunRecord> = runs.iter().filter(|r| r.mechanism == *m).collect();
+        let count = |f: &dyn Fn(&RunRecord) -> bool| these.iter().filter(|r| f(r)).count();
+        let done: Vec<f64> =
+            these.iter().filter(|r| common(&r.kernel, r.warp_size)).filter_map(|r| r.simd_efficiency).collect();
+        let eff = (!done.is_empty()).then(|| done.iter().sum::<f64>() / done.len() as f64);
+        t.row(vec![
+            m.to_string(),
+            these.len().to_string(),
+            count(&|r| r.check.as_deref() == Some("ok")).to_string(),
+            count(&|r| r.completed()).to_string(),
+            count(&|r| r.outcome == "deadlock").to_string(),
+            count(&|r| !r.completed() && r.outcome != "deadlock").to_string(),
+            records::pct(eff),
+        ]);
+    }
+    outln!("\nper mechanism:")?;
+    out!("{}", t.render())
+}
+
 /// Runs `reconverge suite`.
 pub fn run(a: SuiteArgs) -> Result<(), Failure> {
     let dir = match a.kernels.clone().or_else(default_kernels_dir) {
@@ -176,7 +270,8 @@ pub fn run(a: SuiteArgs) -> Result<(), Failure> {
     let mut skipped = Vec::new();
     let mut problems = Vec::new();
     let entries: Vec<_> = manifest.kernels.iter().filter(|e| a.only.is_empty() || a.only.contains(&e.name)).collect();
-    let total_jobs = entries.len() * warp_sizes.len() * mechs.len();
+    let kernels = entries.len();
+    let total_jobs = kernels * warp_sizes.len() * mechs.len();
     let bar = crate::progress::bar(total_jobs as u64, a.csv || a.json);
     for e in entries {
         for &ws in &warp_sizes {
@@ -202,52 +297,18 @@ pub fn run(a: SuiteArgs) -> Result<(), Failure> {
     let ok = runs.iter().filter(|r| r.check.as_deref() == Some("ok")).count();
     let total = runs.len();
     if !print_tidy(a.csv, a.json, a.branches, &runs, &branch_rows)? {
-        let mut table = Table::new(&[
-            "kernel",
-            "mechanism",
-            "warp",
-            "outcome",
-            "check",
-            "warp instr",
-            "mech instr",
-            "thread instr",
-            "SIMD eff",
-            "structure",
-            "div branches",
-        ]);
-        for r in &runs {
-            let p = r.partial;
-            table.row(vec![
-                r.kernel.clone(),
-                r.mechanism.clone(),
-                r.warp_size.to_string(),
-                r.outcome.clone(),
-                r.check.clone().unwrap_or_default(),
-                records::count(r.warp_instructions, p),
-                records::count(r.mechanism_instructions, p),
-                records::count(r.thread_instructions, p),
-                records::pct(r.simd_efficiency),
-                records::structure(r),
-                match (r.divergent_branches, r.branches) {
-                    (Some(d), Some(b)) => format!("{d}/{b}"),
-                    _ => "-".into(),
-                },
-            ]);
-        }
-        out!("{}", table.render())?;
-        if runs.iter().any(|r| r.partial) {
-            outln!("{}", records::PARTIAL_NOTE)?;
-        }
+        print_runs_table(&runs)?;
         if a.counters {
             print_counters_table(&runs)?;
         }
         if a.branches {
             print_branch_table(&branch_rows)?;
         }
+        print_mechanism_summary(&runs)?;
         outln!(
-            "\n{ok} of {total} runs as expected ({} kernels, mechanisms: {})",
-            manifest.kernels.len(),
-            mechs.iter().map(|m| m.name()).collect::<Vec<_>>().join(", ")
+            "\n{ok} of {total} runs as expected ({}, {})",
+            plural(kernels, "kernel"),
+            plural(mechs.len(), "mechanism")
         )?;
         for s in &skipped {
             outln!("  skipped (the kernel's expected outputs do not hold at this warp size): {s}")?;

@@ -65,14 +65,20 @@ fn oversize_buffers_are_refused_before_allocation() {
             .collect::<Vec<_>>()
     };
     let a = run("zeros:f64:18446744073709551615");
-    input_error(&a.iter().map(String::as_str).collect::<Vec<_>>(), &["argument 0", "too large"]);
+    input_error(&a.iter().map(String::as_str).collect::<Vec<_>>(), &["--arg 0 (kern_param_0)", "too large"]);
     let a = run("zeros:f64:18446744073709551616");
     input_error(&a.iter().map(String::as_str).collect::<Vec<_>>(), &["too large"]);
     let a = run("zeros:i32:99999999999");
-    input_error(&a.iter().map(String::as_str).collect::<Vec<_>>(), &["argument 0", "memory limit", "--max-memory"]);
+    input_error(
+        &a.iter().map(String::as_str).collect::<Vec<_>>(),
+        &["--arg 0 (kern_param_0)", "memory limit", "--max-memory"],
+    );
     let mut a = run("zeros:i32:1000000");
     a.extend(["--max-memory".to_string(), "1M".to_string()]);
-    input_error(&a.iter().map(String::as_str).collect::<Vec<_>>(), &["argument 0", "memory limit of 1048576"]);
+    input_error(
+        &a.iter().map(String::as_str).collect::<Vec<_>>(),
+        &["--arg 0 (kern_param_0)", "memory limit of 1048576"],
+    );
     input_error(&[&["run", KERN, "--max-memory", "lots"][..], &KERN_ARGS].concat(), &["--max-memory"]);
 }
 
@@ -100,7 +106,7 @@ fn an_npy_header_must_match_its_data() {
     let at = format!("@{f}");
     input_error(
         &["run", KERN, "--arg", &at, "--arg", "zeros:i32:38", "--arg", "zeros:i32:38", "--functional"],
-        &["argument 0", "more elements than can exist"],
+        &["--arg 0 (kern_param_0)", "more elements than can exist"],
     );
     // A header claiming 10 elements over 8 bytes of data.
     let header = "{'descr': '<i4', 'fortran_order': False, 'shape': (10,), }";

@@ -176,6 +176,7 @@ fn placed(v: &Variable, name: String, addr: u64) -> PlacedVar {
         init: Vec::new(),
         ty: v.ty,
         scalar: v.dims.is_empty() && v.vector.is_none(),
+        align: v.alignment().max(1),
     }
 }
 
@@ -684,6 +685,7 @@ impl<'m> Decoder<'m> {
                     ty: p.ty,
                     size: var_size(p) as u32,
                     offset: o as u32,
+                    align: p.alignment().clamp(1, u32::MAX as u64) as u32,
                     is_pointer_like: p.ptr.is_some() || (p.ty.bits() == 64 && p.dims.is_empty()),
                 });
             }

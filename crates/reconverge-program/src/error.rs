@@ -147,6 +147,59 @@ pub enum LaunchError {
     /// The machine model cannot hold the launch or is misconfigured (e.g. a CTA that fits no SM).
     #[error("{0}")]
     Machine(String),
+    /// A struct or pointer-into-a-buffer argument that does not fit its parameter.
+    #[error(transparent)]
+    Shape(#[from] ArgShapeError),
+}
+
+/// A by-value struct ([`crate::StructArg`]) or a pointer into a buffer ([`crate::Arg::BufferAt`]) that
+/// does not fit the kernel parameter it is passed for, or a struct that cannot be built.
+#[derive(Clone, PartialEq, Eq, Debug, thiserror::Error)]
+pub enum ArgShapeError {
+    /// A struct whose size differs from the parameter's.
+    #[error("argument {index}: the struct is {given} bytes but parameter `{param}` is {size} bytes")]
+    StructSize {
+        /// Argument index.
+        index: usize,
+        /// The parameter's name.
+        param: String,
+        /// The parameter's size in bytes.
+        size: u32,
+        /// The struct's size in bytes.
+        given: u64,
+    },
+    /// A struct that needs more alignment than the parameter has (its layout cannot be the kernel's).
+    #[error(
+        "argument {index}: the struct's fields need {given}-byte alignment but parameter `{param}` is aligned to \
+         {align} bytes"
+    )]
+    StructAlign {
+        /// Argument index.
+        index: usize,
+        /// The parameter's name.
+        param: String,
+        /// The parameter's alignment.
+        align: u32,
+        /// The struct's alignment (its largest field alignment).
+        given: u64,
+    },
+    /// A pointer past the end of its buffer.
+    #[error("argument {index}: an offset of {offset} bytes is past the end of the {len}-byte buffer")]
+    OffsetPastEnd {
+        /// Argument index.
+        index: usize,
+        /// The offset in bytes.
+        offset: u64,
+        /// The buffer's size in bytes.
+        len: u64,
+    },
+    /// A struct larger than a parameter can be.
+    #[error("a struct of {0} bytes is larger than a kernel parameter can be (4 GiB)")]
+    StructTooLarge(u64),
+    /// A struct, or a pointer into a buffer for a variable that is not a 64-bit scalar (a pointer), given
+    /// for a module variable.
+    #[error("module variable `{0}` (to set): a struct or a pointer into a buffer sets only a 64-bit pointer variable")]
+    NotForVariable(String),
 }
 
 /// A value given as text (an argument, a dtype, a table geometry) that does not parse.

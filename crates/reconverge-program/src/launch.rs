@@ -202,6 +202,36 @@ pub enum Arg {
     Scalar(u64),
     /// A device buffer; its address is passed.
     Buffer(Buffer),
+    /// A pointer into a device buffer (`d_b + 1` in CUDA): the whole buffer is allocated and its address
+    /// plus `offset` bytes is passed; its final contents are the whole buffer.
+    BufferAt {
+        /// The buffer.
+        buffer: Buffer,
+        /// Bytes past the buffer's start (at most its length).
+        offset: u64,
+    },
+    /// A struct passed by value: its bytes fill the parameter, with the addresses of the buffers its
+    /// pointer fields point into ([`crate::StructArg`]).
+    Struct(crate::StructArg),
+}
+
+impl Arg {
+    /// The buffer whose address the argument passes (a buffer, or a pointer into one).
+    pub fn buffer(&self) -> Option<&Buffer> {
+        match self {
+            Arg::Buffer(b) | Arg::BufferAt { buffer: b, .. } => Some(b),
+            Arg::Scalar(_) | Arg::Struct(_) => None,
+        }
+    }
+
+    /// Bytes of device memory the argument's buffers take (its own buffer, or a struct's pointed-to
+    /// buffers).
+    pub fn buffer_bytes(&self) -> u64 {
+        match self {
+            Arg::Struct(s) => s.buffer_bytes(),
+            a => a.buffer().map_or(0, |b| b.bytes.len() as u64),
+        }
+    }
 }
 
 /// Parses a scalar argument for a parameter of PTX type `ty` (decimal, hex, or float literal).

@@ -8,7 +8,8 @@
 //!   ([`function_points`]);
 //! - [`scalar_plan`]: seed 004's per-pc scalarization plan;
 //! - [`launch`]: geometry, arguments, buffers, module-variable settings and limits of a launch, with its
-//!   typed [`LaunchError`]s.
+//!   typed [`LaunchError`]s;
+//! - [`struct_arg`]: structs passed by value, built from typed fields and buffer addresses.
 #![deny(missing_docs)]
 
 pub mod decode;
@@ -17,13 +18,15 @@ pub mod launch;
 pub mod layout;
 pub mod program;
 pub mod scalar_plan;
+pub mod struct_arg;
 pub mod types;
 
 pub use decode::{decode, select_kernel, BranchPoint, DecodeError, DecodeOptions, FunctionPoints, Unsupported};
-pub use error::{LaunchError, OutOfMemory, ValueError, VariableUse};
+pub use error::{ArgShapeError, LaunchError, OutOfMemory, ValueError, VariableUse};
 pub use launch::{parse_scalar, Arg, Buffer, Dtype, GlobalInit, LaunchArgs, LaunchConfig};
 pub use program::Program;
 pub use scalar_plan::ScalarPlan;
+pub use struct_arg::{check_arg, struct_layout, FieldBuffer, StructArg, StructField, StructLayout, StructPointer};
 pub use types::*;
 
 use reconverge_analysis::FunctionAnalysis;

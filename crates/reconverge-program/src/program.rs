@@ -676,6 +676,8 @@ pub struct KernelParam {
     pub size: u32,
     /// Offset in the parameter buffer.
     pub offset: u32,
+    /// Its alignment in bytes (`.align N`, or its type's size).
+    pub align: u32,
     /// Whether it is declared as a pointer (`.ptr`) or is a 64-bit integer (a likely pointer).
     pub is_pointer_like: bool,
 }
@@ -696,6 +698,8 @@ pub struct PlacedVar {
     /// Whether it is a scalar (no array dimensions, no vector): a 64-bit scalar `.global`/`.const` is
     /// taken to be a pointer by `--global NAME=@FILE.npy`.
     pub scalar: bool,
+    /// Its alignment in bytes (`.align N`, or its element's size).
+    pub align: u64,
 }
 
 /// A decoded, ready-to-run kernel and everything it can call.

@@ -187,6 +187,9 @@ pub enum LaunchError {
     /// A `--global` naming a variable in another state space.
     #[error("`{0}` is neither a .global nor a .const variable")]
     NotGlobalOrConst(String),
+    /// A struct or pointer-into-a-buffer argument that does not fit its parameter.
+    #[error(transparent)]
+    Shape(#[from] reconverge_program::ArgShapeError),
 }
 
 /// A module the reference cannot lay out for a kernel.
@@ -329,6 +332,11 @@ mod tests {
             ),
             (LaunchError::NotInDeviceMemory.into(), "the variable is not in device memory".into()),
             (LaunchError::NotGlobalOrConst("g".into()).into(), "`g` is neither a .global nor a .const variable".into()),
+            (
+                LaunchError::Shape(reconverge_program::ArgShapeError::OffsetPastEnd { index: 2, offset: 9, len: 8 })
+                    .into(),
+                "argument 2: an offset of 9 bytes is past the end of the 8-byte buffer".into(),
+            ),
             (ModuleError::NoFunction(FuncId::new(7)).into(), format!("no function {}", FuncId::new(7))),
             (ModuleError::NotAKernel("f".into()).into(), "`f` is not a kernel with a body".into()),
             (ModuleError::TooLarge("v".into()).into(), "`v` is too large".into()),

@@ -78,6 +78,8 @@ pub struct RefResult {
     pub thread_instructions: u64,
     /// Final contents of the module variables named in `LaunchConfig::dump_globals`, in that order.
     pub globals: Vec<(String, Buffer)>,
+    /// Final contents of the buffers that struct arguments' pointer fields point into.
+    pub fields: Vec<reconverge_program::FieldBuffer>,
 }
 
 impl RefResult {
@@ -113,6 +115,7 @@ pub fn run_reference_with(
             error: Some(RefError::Module(e)),
             thread_instructions: 0,
             globals: Vec::new(),
+            fields: Vec::new(),
         },
     }
 }

@@ -328,6 +328,7 @@ pub(crate) fn launch(prep: &Prepared<'_>, cfg: &LaunchConfig, args: &[Arg], opts
         error: None,
         thread_instructions: 0,
         globals: Vec::new(),
+        fields: Vec::new(),
     };
     if let Err(e) = validate(cfg) {
         result.error = Some(e.into());
@@ -349,30 +350,14 @@ pub(crate) fn launch(prep: &Prepared<'_>, cfg: &LaunchConfig, args: &[Arg], opts
         global.add(*addr, data.clone(), name.clone());
     }
     let mut next = prep.global_end;
-    let mut kparams = vec![0u8; prep.param_size as usize];
-    let mut addrs = Vec::with_capacity(args.len());
-    for (i, (a, p)) in args.iter().zip(&kernel.params).enumerate() {
-        let slot = prep.params[i];
-        let value = match a {
-            Arg::Scalar(v) => {
-                addrs.push(None);
-                *v
-            }
-            Arg::Buffer(b) => {
-                if slot.size != 8 || p.ty == ScalarType::F64 {
-                    result.error = Some(LaunchError::NotAPointer { index: i, param: p.name.clone(), ty: p.ty }.into());
-                    return result;
-                }
-                let addr;
-                (addr, next) = place_allocation(next, b.bytes.len() as u64, 256);
-                global.add(addr, b.bytes.clone(), format!("argument {i} ({})", p.name));
-                addrs.push(Some(addr));
-                addr
-            }
-        };
-        let (o, n) = (slot.offset as usize, (slot.size as usize).min(8));
-        kparams[o..o + n].copy_from_slice(&value.to_le_bytes()[..n]);
-    }
+    let placed = match place_args(prep, args, &mut global, &mut next) {
+        Ok(p) => p,
+        Err(e) => {
+            result.error = Some(e.into());
+            return result;
+        }
+    };
+    let PlacedArgs { kparams, addrs, fields } = placed;
     let mut consts = prep.consts.clone();
     let mut pointed: Vec<(String, u64, reconverge_program::Dtype)> = Vec::new();
     for gi in &cfg.globals {
@@ -418,11 +403,16 @@ pub(crate) fn launch(prep: &Prepared<'_>, cfg: &LaunchConfig, args: &[Arg], opts
     result.buffers = args
         .iter()
         .zip(&addrs)
-        .map(|(a, addr)| match (a, addr) {
-            (Arg::Buffer(b), Some(addr)) => {
-                m.global.get(*addr).map(|al| Buffer { dtype: b.dtype, bytes: al.data.clone() })
-            }
+        .map(|(a, addr)| match (a.buffer(), addr) {
+            (Some(b), Some(addr)) => m.global.get(*addr).map(|al| Buffer { dtype: b.dtype, bytes: al.data.clone() }),
             _ => None,
+        })
+        .collect();
+    result.fields = fields
+        .into_iter()
+        .filter_map(|(arg, field, addr, dtype)| {
+            let bytes = m.global.get(addr)?.data.clone();
+            Some(reconverge_program::FieldBuffer { arg, field, buffer: Buffer { dtype, bytes } })
         })
         .collect();
     result.globals = cfg
@@ -442,6 +432,67 @@ pub(crate) fn launch(prep: &Prepared<'_>, cfg: &LaunchConfig, args: &[Arg], opts
         })
         .collect();
     result
+}
+
+/// The kernel parameter buffer, each argument's buffer address, and (argument, field, address, dtype) of
+/// each buffer a struct argument points into.
+struct PlacedArgs {
+    kparams: Vec<u8>,
+    addrs: Vec<Option<u64>>,
+    fields: Vec<(usize, usize, u64, reconverge_program::Dtype)>,
+}
+
+/// Places every argument buffer (and every buffer a struct argument points into) in device memory after
+/// `next` and fills the kernel parameter buffer.
+fn place_args(
+    prep: &Prepared<'_>,
+    args: &[Arg],
+    global: &mut GlobalMem,
+    next: &mut u64,
+) -> Result<PlacedArgs, LaunchError> {
+    let kernel = &prep.module.functions[prep.kernel];
+    let mut out = PlacedArgs { kparams: vec![0u8; prep.param_size as usize], addrs: Vec::new(), fields: Vec::new() };
+    for (i, (a, p)) in args.iter().zip(&kernel.params).enumerate() {
+        let slot = prep.params[i];
+        let (o, n) = (slot.offset as usize, (slot.size as usize).min(8));
+        let align = p.alignment().clamp(1, u32::MAX as u64) as u32;
+        reconverge_program::check_arg(i, &p.name, slot.size as u32, align, a)?;
+        let mut alloc = |b: &Buffer, name: String| {
+            let addr;
+            (addr, *next) = place_allocation(*next, b.bytes.len() as u64, 256);
+            global.add(addr, b.bytes.clone(), name);
+            addr
+        };
+        let value = match a {
+            Arg::Scalar(v) => {
+                out.addrs.push(None);
+                *v
+            }
+            Arg::Buffer(_) | Arg::BufferAt { .. } if slot.size != 8 || p.ty == ScalarType::F64 => {
+                return Err(LaunchError::NotAPointer { index: i, param: p.name.clone(), ty: p.ty });
+            }
+            Arg::Buffer(b) | Arg::BufferAt { buffer: b, .. } => {
+                let offset = if let Arg::BufferAt { offset, .. } = a { *offset } else { 0 };
+                let addr = alloc(b, format!("argument {i} ({})", p.name));
+                out.addrs.push(Some(addr));
+                addr.wrapping_add(offset)
+            }
+            Arg::Struct(s) => {
+                out.addrs.push(None);
+                let mut addrs = Vec::with_capacity(s.pointers.len());
+                for ptr in &s.pointers {
+                    let addr = alloc(&ptr.buffer, format!("argument {i} ({}) field {}", p.name, ptr.field));
+                    addrs.push(addr);
+                    out.fields.push((i, ptr.field, addr, ptr.buffer.dtype));
+                }
+                let bytes = s.bytes_with(&addrs);
+                out.kparams[o..o + bytes.len()].copy_from_slice(&bytes);
+                continue;
+            }
+        };
+        out.kparams[o..o + n].copy_from_slice(&value.to_le_bytes()[..n]);
+    }
+    Ok(out)
 }
 
 /// The module variable `name` (its PTX name, or else its demangled name).
@@ -492,12 +543,16 @@ fn set_global(
     let bytes: Vec<u8> = match &gi.value {
         Arg::Scalar(x) if size <= 8 => x.to_le_bytes()[..size as usize].to_vec(),
         Arg::Scalar(_) => return Err(LaunchError::NumberDoesNotFill { name: gi.name.clone(), size }),
-        Arg::Buffer(b) if v.dims.is_empty() && v.vector.is_none() && size == 8 => {
+        Arg::Buffer(b) | Arg::BufferAt { buffer: b, .. } if v.dims.is_empty() && v.vector.is_none() && size == 8 => {
+            let offset = if let Arg::BufferAt { offset, .. } = &gi.value { *offset } else { 0 };
             let addr;
             (addr, *next) = place_allocation(*next, b.bytes.len() as u64, 256);
             global.add(addr, b.bytes.clone(), format!("global {}", gi.name));
             pointed.push((v.name.clone(), addr, b.dtype));
-            addr.to_le_bytes().to_vec()
+            addr.wrapping_add(offset).to_le_bytes().to_vec()
+        }
+        Arg::BufferAt { .. } | Arg::Struct(_) => {
+            return Err(reconverge_program::ArgShapeError::NotForVariable(gi.name.clone()).into());
         }
         Arg::Buffer(b) if b.bytes.len() as u64 <= size => b.bytes.clone(),
         Arg::Buffer(b) => {

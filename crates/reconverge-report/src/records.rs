@@ -9,7 +9,8 @@ use crate::table::Table;
 use reconverge_sim::RunResult;
 use serde::Serialize;
 
-pub use reconverge_records::run::{fill_speedups, geomean_speedups, Check, RunRecord, BASELINE};
+pub use reconverge_records::run::{fill_speedups, Check, RunRecord, BASELINE};
+pub use reconverge_records::summary::{speedup_summaries, summary_rows, SpeedupSummary, SummaryRow};
 /// One branch of one run, flat (`--branches` tables).
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct BranchRecord {

@@ -1,10 +1,12 @@
 //! What a run did over time and where: an [`Observer`] that keeps, for the report, the SIMD efficiency and
 //! structure size over issued instructions (in buckets that coarsen as the run grows, so memory stays
-//! bounded) and per-pc execution counts.
+//! bounded) and per-pc execution counts; and [`CycleBuckets`], the same over the cycles of a timed run,
+//! from its timeline.
 
 use reconverge_program::program::InstClass;
 use reconverge_program::Program;
 use reconverge_sim::{IssueEvent, Observer};
+use reconverge_timing::{Timeline, TraceEvent};
 
 /// The most buckets kept; past it adjacent buckets merge and the bucket width doubles.
 const MAX_BUCKETS: usize = 4096;
@@ -131,5 +133,103 @@ impl Observer for TimelineRecorder {
             c.lanes += lanes;
             c.divergent += u64::from(!ev.whole_warp);
         }
+    }
+}
+
+/// A timed run's issues by cycle: SIMD efficiency and structure size over the cycles of the run (as
+/// AerialVision plots them), all SMs together.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct CycleBuckets {
+    /// Cycles per bucket.
+    pub width: u64,
+    /// Bucket `i` holds the issues of cycles `[i * width, (i + 1) * width)`; only buckets whose cycles
+    /// the timeline covers whole.
+    pub buckets: Vec<Bucket>,
+    /// The cycles of the run.
+    pub cycles: u64,
+    /// The cycles from 0 in which the timeline holds every issue: all of them, or fewer when an SM's
+    /// share of the timeline's event cap ran out (its later events were left out).
+    pub covered: u64,
+}
+
+impl CycleBuckets {
+    /// The issues of `timeline` (a timed run of `prog` that took `cycles` cycles, recorded with at most
+    /// `per_sm` events per SM) in at most `n` buckets of the run's cycles. An SM records its issues in
+    /// cycle order until it holds `per_sm` events, so when events were left out the buckets stop at the
+    /// earliest last issue of such an SM.
+    pub fn from_timeline(timeline: &Timeline, prog: &Program, cycles: u64, n: usize, per_sm: usize) -> CycleBuckets {
+        let width = cycles.div_ceil(n.max(1) as u64).max(1);
+        let mut buckets = vec![Bucket::default(); cycles.div_ceil(width) as usize];
+        // Per SM: events recorded and the last issue cycle.
+        let mut sms: std::collections::BTreeMap<u32, (usize, u64)> = std::collections::BTreeMap::new();
+        for e in &timeline.events {
+            let sm = match *e {
+                TraceEvent::Issue { sm, .. } | TraceEvent::Stall { sm, .. } | TraceEvent::Simd { sm, .. } => sm,
+            };
+            let at = sms.entry(sm).or_default();
+            at.0 += 1;
+            let TraceEvent::Issue { pc, lanes, structure, start, .. } = *e else { continue };
+            at.1 = at.1.max(start);
+            let i = (start / width) as usize;
+            if buckets.len() <= i {
+                buckets.resize(i + 1, Bucket::default());
+            }
+            let b = &mut buckets[i];
+            let size = u64::from(structure);
+            b.structure_sum += size;
+            b.structure_max = b.structure_max.max(size);
+            if prog.info.get(pc as usize).is_none_or(|i| i.class == InstClass::Mechanism) {
+                b.mechanism_issues += 1;
+            } else {
+                b.issues += 1;
+                b.lanes += u64::from(lanes);
+            }
+        }
+        let covered = if timeline.dropped == 0 {
+            cycles
+        } else {
+            let full = sms.values().filter(|(count, _)| *count >= per_sm.max(1)).map(|(_, last)| *last).min();
+            full.unwrap_or_else(|| sms.values().map(|(_, last)| *last).min().unwrap_or(0))
+        };
+        if covered < cycles {
+            buckets.truncate((covered / width) as usize);
+        }
+        CycleBuckets { width, buckets, cycles, covered }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use reconverge_timing::TraceSpec;
+
+    fn program() -> Program {
+        let ptx = ".version 7.0\n.target sm_80\n.address_size 64\n.visible .entry k()\n{\nret;\n}\n";
+        let module = reconverge_ptx::parse(ptx).expect("parses");
+        let opts = reconverge_program::DecodeOptions::default();
+        let kernel = reconverge_sim::load(&module, None, reconverge_mechanism::Mechanism::Pdom, &opts).expect("loads");
+        kernel.into_program()
+    }
+
+    fn issue(start: u64, lanes: u32, structure: u32) -> TraceEvent {
+        TraceEvent::Issue { sm: 0, sched: 0, cta: 0, warp: 0, pc: 0, lanes, structure, start, dur: 1 }
+    }
+
+    /// Issues land in the bucket of their cycle, every SM together; when an SM's share of the event cap
+    /// ran out, the buckets stop before its last recorded issue.
+    #[test]
+    fn cycle_buckets_hold_every_issue_by_its_cycle() {
+        let prog = program();
+        let events = vec![issue(0, 32, 1), issue(5, 16, 2), issue(10, 8, 3), issue(39, 32, 1)];
+        let mut timeline = Timeline { events, dropped: 0, spec: Some(TraceSpec::default()) };
+        let c = CycleBuckets::from_timeline(&timeline, &prog, 40, 4, 100);
+        assert_eq!((c.width, c.cycles, c.covered), (10, 40, 40));
+        assert_eq!(c.buckets.len(), 4);
+        assert_eq!((c.buckets[0].issues, c.buckets[0].lanes, c.buckets[0].structure_sum), (2, 48, 3));
+        assert_eq!((c.buckets[1].issues, c.buckets[2].issues, c.buckets[3].issues), (1, 0, 1));
+        // SM 0 held its 4 events and left later ones out: cycles from 39 on are not covered.
+        timeline.dropped = 1;
+        let c = CycleBuckets::from_timeline(&timeline, &prog, 40, 4, 4);
+        assert_eq!((c.covered, c.buckets.len()), (39, 3));
     }
 }

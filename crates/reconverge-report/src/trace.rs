@@ -1,10 +1,26 @@
 //! Step-by-step traces: one line per issued instruction of a warp, with the reconvergence structure after
-//! it.
+//! it. Lane masks read lane 0 first as `0`/`1` up to [`BINARY_LANES`] lanes; wider warps print them in
+//! hexadecimal with lane `i` as bit `i` (`0x0000ffff`: lanes 0-15), so that a line at 32 lanes under a
+//! CTA-wide mechanism stays within a screen or two rather than hundreds of columns.
 
 use reconverge_mechanism::EntryView;
-use reconverge_program::{mask_string, pc_string, Program};
+use reconverge_program::{mask_string, pc_string, LaneMask, Program};
 use reconverge_sim::{IssueEvent, Observer};
 use std::fmt::Write;
+
+/// The widest warp whose lane masks the trace prints lane by lane (wider: hexadecimal).
+pub const BINARY_LANES: u32 = 16;
+
+/// `mask` of a `width`-lane warp as the trace prints it: `0`/`1` per lane, lane 0 first, up to
+/// [`BINARY_LANES`] lanes; `0x` and hexadecimal digits with lane `i` as bit `i` above.
+pub fn trace_mask(mask: LaneMask, width: u32) -> String {
+    if width <= BINARY_LANES {
+        return mask_string(mask, width);
+    }
+    let digits = width.div_ceil(4) as usize;
+    let mask = if width >= 64 { mask } else { mask & ((1 << width) - 1) };
+    format!("0x{mask:0digits$x}")
+}
 
 /// Collects the trace of one warp (per-warp mechanisms) or of one CTA (mechanisms whose issue contexts
 /// are not static warps: the CTA-wide stack of TBC, the warp pool of DWF).
@@ -84,7 +100,7 @@ impl<'p> TraceRecorder<'p> {
                 active_seen = true;
                 continue;
             }
-            let body = format!("{} {}", self.block(e.pc), mask_string(m, self.width));
+            let body = format!("{} {}", self.block(e.pc), trace_mask(m, self.width));
             others.push(if sync { format!("[{body}]") } else { format!("({body})") });
         }
         let src = self.prog.info[ev.pc as usize].loc.filter(|l| l.line > 0).map(|l| format!(":{}", l.line));
@@ -93,9 +109,9 @@ impl<'p> TraceRecorder<'p> {
             self.seen - 1,
             self.block(ev.pc),
             src.unwrap_or_default(),
-            mask_string(ev.mask, self.width),
+            trace_mask(ev.mask, self.width),
             others.join(" "),
-            w = self.width as usize
+            w = self.mask_chars()
         ));
     }
 
@@ -114,7 +130,7 @@ impl<'p> TraceRecorder<'p> {
                 "block",
                 "line",
                 "active",
-                w = self.width as usize
+                w = self.mask_chars()
             );
         }
         format!(
@@ -123,17 +139,22 @@ impl<'p> TraceRecorder<'p> {
             "pc",
             "line",
             "source",
-            "active lanes (lane 0 first)",
+            if self.width <= BINARY_LANES { "active lanes (lane 0 first)" } else { "lanes (hex, bit i = lane i)" },
             "instruction",
-            w = self.width.max(27) as usize
+            w = self.mask_chars().max(27)
         )
+    }
+
+    /// The characters of one printed mask.
+    fn mask_chars(&self) -> usize {
+        trace_mask(0, self.width).len()
     }
 
     fn entries(&self, es: &[EntryView]) -> String {
         let mut s = String::new();
         for e in es {
             let kind = if e.kind.unlabelled() { String::new() } else { format!("{} ", e.kind.label()) };
-            let masks: Vec<String> = e.lanes.iter().map(|m| mask_string(*m, self.width)).collect();
+            let masks: Vec<String> = e.lanes.iter().map(|m| trace_mask(*m, self.width)).collect();
             let note = if e.note.is_empty() { String::new() } else { format!(" {}", e.note) };
             let _ = write!(s, "[{kind}{} {} {}{note}] ", masks.join("|"), pc_string(e.pc), pc_string(e.rpc));
         }
@@ -177,7 +198,7 @@ impl Observer for TraceRecorder<'_> {
             .unwrap_or_default();
         let line = if info.ptx_line > 0 { info.ptx_line.to_string() } else { "+".into() };
         // A regrouped warp names the static warps its lanes come from.
-        let mut lanes_col = mask_string(ev.mask, self.width);
+        let mut lanes_col = trace_mask(ev.mask, self.width);
         if self.warp.is_none() {
             let from: Vec<String> = ev.lanes.split(ev.mask).map(|(w, _)| w.to_string()).collect();
             lanes_col = format!("{lanes_col} w{}", from.join(","));
@@ -191,7 +212,22 @@ impl Observer for TraceRecorder<'_> {
             lanes_col,
             info.text,
             self.entries(&ev.entries),
-            w = self.width.max(27) as usize
+            w = self.mask_chars().max(27)
         ));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn masks_above_16_lanes_are_hexadecimal_with_lane_i_as_bit_i() {
+        assert_eq!(trace_mask(0b0110, 4), "0110");
+        assert_eq!(trace_mask(0xffff, 16), "1111111111111111");
+        assert_eq!(trace_mask(0x0000_ffff, 32), "0x0000ffff");
+        assert_eq!(trace_mask(0xffff_ffe0, 32), "0xffffffe0");
+        assert_eq!(trace_mask(1, 20), "0x00001");
+        assert_eq!(trace_mask(u64::MAX, 64), "0xffffffffffffffff");
     }
 }

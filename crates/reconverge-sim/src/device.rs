@@ -10,7 +10,8 @@ use crate::launch::{Arg, Buffer, Dtype, LaunchArgs, LaunchConfig};
 use crate::memory::DeviceMemory;
 use crate::program::Program;
 use reconverge_ir::ScalarType;
-use reconverge_program::VariableUse;
+use reconverge_program::{FieldBuffer, StructArg, VariableUse};
+use std::borrow::Cow;
 
 /// Device memory, the constant bank and the parameter buffer of a launch, plus where its buffers are.
 pub struct DeviceState {
@@ -22,6 +23,8 @@ pub struct DeviceState {
     pub params: Vec<u8>,
     /// Address and dtype of each buffer argument (`None` for scalars).
     arg_addrs: Vec<Option<(u64, Dtype)>>,
+    /// Argument, field, address and dtype of each buffer a struct argument's pointer field points into.
+    field_addrs: Vec<(usize, usize, u64, Dtype)>,
     /// For pointer variables set from a buffer: the variable and the address of the buffer allocated for it.
     global_allocs: Vec<(String, u64, Dtype)>,
 }
@@ -33,6 +36,8 @@ pub struct Outputs {
     pub buffers: Vec<Option<Buffer>>,
     /// Final contents of each variable named in [`LaunchConfig::dump_globals`], in that order.
     pub globals: Vec<(String, Buffer)>,
+    /// Final contents of the buffers that struct arguments' pointer fields point into.
+    pub fields: Vec<FieldBuffer>,
 }
 
 /// The dtype a variable's contents are written back as.
@@ -78,62 +83,8 @@ impl DeviceState {
             }
         }
         let global_allocs = set_globals(prog, cfg, &mut mem, &mut consts)?;
-        let n = args.as_slice().len();
-        if n != prog.params.len() {
-            let params = prog.params.iter().map(|p| format!("{} (.{})", p.name, p.ty.as_str())).collect();
-            return Err(LaunchError::ArgumentCount { kernel: prog.kernel_name().to_string(), params, given: n }.into());
-        }
-        let mut params = vec![0u8; prog.param_size as usize];
-        let mut arg_addrs = Vec::with_capacity(n);
-        /// An argument as the device receives it.
-        enum Item<'b> {
-            Scalar(u64),
-            Copy(&'b Buffer),
-            Take(Buffer),
-        }
-        let items: Vec<Item<'_>> = match args {
-            LaunchArgs::Borrowed(a) => a
-                .iter()
-                .map(|a| match a {
-                    Arg::Scalar(v) => Item::Scalar(*v),
-                    Arg::Buffer(b) => Item::Copy(b),
-                })
-                .collect(),
-            LaunchArgs::Owned(a) => a
-                .into_iter()
-                .map(|a| match a {
-                    Arg::Scalar(v) => Item::Scalar(v),
-                    Arg::Buffer(b) => Item::Take(b),
-                })
-                .collect(),
-        };
-        for (i, (a, p)) in items.into_iter().zip(&prog.params).enumerate() {
-            let value = match a {
-                Item::Scalar(v) => {
-                    arg_addrs.push(None);
-                    v
-                }
-                Item::Copy(_) | Item::Take(_) if p.size != 8 => {
-                    let (param, ty, size) = (p.name.clone(), p.ty.as_str(), p.size);
-                    return Err(LaunchError::BufferForScalar { index: i, param, ty, size }.into());
-                }
-                Item::Copy(b) => {
-                    let name = format!("argument {i} ({})", p.name);
-                    let addr = mem.alloc(try_copy(&b.bytes, || name.clone())?, name);
-                    arg_addrs.push(Some((addr, b.dtype)));
-                    addr
-                }
-                Item::Take(b) => {
-                    let addr = mem.alloc(b.bytes, format!("argument {i} ({})", p.name));
-                    arg_addrs.push(Some((addr, b.dtype)));
-                    addr
-                }
-            };
-            let n = (p.size as usize).min(8);
-            let o = p.offset as usize;
-            params[o..o + n].copy_from_slice(&value.to_le_bytes()[..n]);
-        }
-        Ok(DeviceState { mem, consts, params, arg_addrs, global_allocs })
+        let Params { bytes: params, arg_addrs, field_addrs } = fill_params(prog, args, &mut mem)?;
+        Ok(DeviceState { mem, consts, params, arg_addrs, field_addrs, global_allocs })
     }
 
     /// The final buffer arguments and the variables named in `cfg.dump_globals`. The buffers move out of
@@ -146,6 +97,14 @@ impl DeviceState {
                 let (addr, dtype) = (*a)?;
                 let al = self.mem.allocation_mut(addr)?;
                 Some(Buffer { dtype, bytes: std::mem::take(&mut al.data) })
+            })
+            .collect();
+        let fields = self
+            .field_addrs
+            .iter()
+            .filter_map(|&(arg, field, addr, dtype)| {
+                let al = self.mem.allocation_mut(addr)?;
+                Some(FieldBuffer { arg, field, buffer: Buffer { dtype, bytes: std::mem::take(&mut al.data) } })
             })
             .collect();
         let globals = cfg
@@ -168,8 +127,120 @@ impl DeviceState {
                 Some((name.clone(), Buffer { dtype, bytes }))
             })
             .collect();
-        Outputs { buffers, globals }
+        Outputs { buffers, globals, fields }
     }
+}
+
+/// An argument as the device receives it: its buffers borrowed (the device copies them) or owned (the
+/// device takes them over).
+enum Item<'b> {
+    Scalar(u64),
+    Buffer(Cow<'b, Buffer>, u64),
+    Struct(Cow<'b, StructArg>),
+}
+
+/// A buffer's bytes for device memory: a copy of a borrowed buffer, an owned buffer's own bytes.
+fn device_bytes(b: &mut Cow<'_, Buffer>, name: &str) -> Result<Vec<u8>, SimError> {
+    Ok(match b {
+        Cow::Borrowed(b) => try_copy(&b.bytes, || name.to_string())?,
+        Cow::Owned(b) => std::mem::take(&mut b.bytes),
+    })
+}
+
+/// The parameter buffer of a launch and where its buffers went.
+struct Params {
+    /// The parameter buffer.
+    bytes: Vec<u8>,
+    /// Address and dtype of each argument's buffer (`None` for scalars and structs).
+    arg_addrs: Vec<Option<(u64, Dtype)>>,
+    /// Argument, field, address and dtype of each buffer a struct argument points into.
+    field_addrs: Vec<(usize, usize, u64, Dtype)>,
+}
+
+/// Allocates the buffers a struct argument (argument `i`, parameter `param`) points into and returns its
+/// bytes with their addresses.
+fn place_struct(
+    mem: &mut DeviceMemory,
+    mut s: Cow<'_, StructArg>,
+    i: usize,
+    param: &str,
+    field_addrs: &mut Vec<(usize, usize, u64, Dtype)>,
+) -> Result<Vec<u8>, SimError> {
+    let mut addrs = Vec::with_capacity(s.pointers.len());
+    for k in 0..s.pointers.len() {
+        let (field, dtype) = (s.pointers[k].field, s.pointers[k].buffer.dtype);
+        let name = format!("argument {i} ({param}) field {field}");
+        let data = match &mut s {
+            Cow::Borrowed(s) => try_copy(&s.pointers[k].buffer.bytes, || name.clone())?,
+            Cow::Owned(s) => std::mem::take(&mut s.pointers[k].buffer.bytes),
+        };
+        let addr = mem.alloc(data, name);
+        addrs.push(addr);
+        field_addrs.push((i, field, addr, dtype));
+    }
+    Ok(s.bytes_with(&addrs))
+}
+
+/// The parameter buffer of a launch: allocates every argument buffer (and every buffer a struct
+/// argument points into) and writes each argument into its parameter.
+fn fill_params(prog: &Program, args: LaunchArgs<'_>, mem: &mut DeviceMemory) -> Result<Params, SimError> {
+    let n = args.as_slice().len();
+    if n != prog.params.len() {
+        let params = prog.params.iter().map(|p| format!("{} (.{})", p.name, p.ty.as_str())).collect();
+        return Err(LaunchError::ArgumentCount { kernel: prog.kernel_name().to_string(), params, given: n }.into());
+    }
+    for (i, (a, p)) in args.as_slice().iter().zip(&prog.params).enumerate() {
+        reconverge_program::check_arg(i, &p.name, p.size, p.align, a).map_err(LaunchError::from)?;
+    }
+    let mut out = Params { bytes: vec![0u8; prog.param_size as usize], arg_addrs: Vec::new(), field_addrs: Vec::new() };
+    let items: Vec<Item<'_>> = match args {
+        LaunchArgs::Borrowed(a) => a
+            .iter()
+            .map(|a| match a {
+                Arg::Scalar(v) => Item::Scalar(*v),
+                Arg::Buffer(b) => Item::Buffer(Cow::Borrowed(b), 0),
+                Arg::BufferAt { buffer, offset } => Item::Buffer(Cow::Borrowed(buffer), *offset),
+                Arg::Struct(s) => Item::Struct(Cow::Borrowed(s)),
+            })
+            .collect(),
+        LaunchArgs::Owned(a) => a
+            .into_iter()
+            .map(|a| match a {
+                Arg::Scalar(v) => Item::Scalar(v),
+                Arg::Buffer(b) => Item::Buffer(Cow::Owned(b), 0),
+                Arg::BufferAt { buffer, offset } => Item::Buffer(Cow::Owned(buffer), offset),
+                Arg::Struct(s) => Item::Struct(Cow::Owned(s)),
+            })
+            .collect(),
+    };
+    for (i, (a, p)) in items.into_iter().zip(&prog.params).enumerate() {
+        let o = p.offset as usize;
+        let value = match a {
+            Item::Scalar(v) => {
+                out.arg_addrs.push(None);
+                v
+            }
+            Item::Buffer(..) if p.size != 8 => {
+                let (param, ty, size) = (p.name.clone(), p.ty.as_str(), p.size);
+                return Err(LaunchError::BufferForScalar { index: i, param, ty, size }.into());
+            }
+            Item::Buffer(mut b, offset) => {
+                let name = format!("argument {i} ({})", p.name);
+                let addr = mem.alloc(device_bytes(&mut b, &name)?, name);
+                out.arg_addrs.push(Some((addr, b.dtype)));
+                addr.wrapping_add(offset)
+            }
+            Item::Struct(s) => {
+                out.arg_addrs.push(None);
+                let bytes = place_struct(mem, s, i, &p.name, &mut out.field_addrs)?;
+                out.bytes[o..o + bytes.len()].copy_from_slice(&bytes);
+                continue;
+            }
+        };
+        let n = (p.size as usize).min(8);
+        out.bytes[o..o + n].copy_from_slice(&value.to_le_bytes()[..n]);
+    }
+    Ok(out)
 }
 
 /// Applies `cfg.globals`: returns the buffers allocated for pointer variables.
@@ -189,11 +260,15 @@ fn set_globals(
                 }
                 bits.to_le_bytes()[..v.size as usize].to_vec()
             }
-            Arg::Buffer(b) if v.scalar && v.size == 8 => {
+            Arg::Buffer(b) | Arg::BufferAt { buffer: b, .. } if v.scalar && v.size == 8 => {
+                let offset = if let Arg::BufferAt { offset, .. } = &gi.value { *offset } else { 0 };
                 let what = format!("module variable `{}`", gi.name);
                 let addr = mem.alloc(try_copy(&b.bytes, || what.clone())?, what);
                 global_allocs.push((v.name.clone(), addr, b.dtype));
-                addr.to_le_bytes().to_vec()
+                addr.wrapping_add(offset).to_le_bytes().to_vec()
+            }
+            Arg::BufferAt { .. } | Arg::Struct(_) => {
+                return Err(LaunchError::from(reconverge_program::ArgShapeError::NotForVariable(gi.name.clone())).into())
             }
             Arg::Buffer(b) => {
                 if b.bytes.len() as u64 > v.size {
@@ -225,10 +300,7 @@ pub fn memory_estimate(
     let buffers: u64 = args
         .as_slice()
         .iter()
-        .map(|a| match a {
-            Arg::Buffer(b) => b.bytes.len() as u64,
-            Arg::Scalar(_) => 0,
-        })
+        .map(Arg::buffer_bytes)
         .fold(0u64, u64::saturating_add)
         .saturating_mul(if args.copies() { 2 } else { 1 });
     let globals = prog

@@ -24,6 +24,8 @@ pub struct RunResult {
     pub branch_sites: Vec<crate::stats::BranchSite>,
     /// Final contents of the module variables named in [`LaunchConfig::dump_globals`].
     pub globals: Vec<(String, Buffer)>,
+    /// Final contents of the buffers that struct arguments' pointer fields point into.
+    pub fields: Vec<reconverge_program::FieldBuffer>,
 }
 
 impl RunResult {
@@ -48,6 +50,7 @@ impl RunResult {
             buffers: vec![None; nargs],
             branch_sites: crate::stats::branch_sites(prog),
             globals: Vec::new(),
+            fields: Vec::new(),
         }
     }
 
@@ -64,6 +67,7 @@ impl RunResult {
             buffers: outputs.buffers,
             branch_sites: crate::stats::branch_sites(prog),
             globals: outputs.globals,
+            fields: outputs.fields,
         }
     }
 }

@@ -2,7 +2,7 @@
 //! ([`ArgError`]), an entry that cannot be prepared ([`SuiteError`]) and a result that differs from the
 //! expected one ([`Mismatch`]). Messages name the setting (the memory limit), never a command-line flag.
 
-use reconverge_program::{DecodeError, Dtype, OutOfMemory, ValueError};
+use reconverge_program::{ArgShapeError, DecodeError, Dtype, OutOfMemory, ValueError};
 
 /// Why a `.npy` file cannot be read.
 #[derive(Clone, PartialEq, Eq, Debug, thiserror::Error)]
@@ -115,6 +115,85 @@ pub enum ArgError {
     /// The host has no memory for the buffer.
     #[error(transparent)]
     OutOfMemory(#[from] OutOfMemory),
+    /// `+OFFSET` after a buffer spec that is not a number of elements or of bytes.
+    #[error("`{0}`: expected BUFFER+N (N elements of the buffer's dtype) or BUFFER+Nb (N bytes)")]
+    OffsetSyntax(String),
+    /// A pointer past the end of its buffer.
+    #[error("an offset of {offset} bytes is past the end of the {len}-byte buffer")]
+    OffsetPastEnd {
+        /// The offset in bytes.
+        offset: u64,
+        /// The buffer's size in bytes.
+        len: u64,
+    },
+    /// `struct:` with no fields.
+    #[error("`struct:` needs at least one field: struct:TYPE=VALUE,TYPE=VALUE,... (TYPE one of i8 u8 i16 u16 i32 u32 i64 u64 f32 f64 ptr, or pad=N)")]
+    EmptyStruct,
+    /// A struct field that is not `TYPE=VALUE` or `pad=N`.
+    #[error(
+        "`{0}`: expected TYPE=VALUE (TYPE one of i8 u8 i16 u16 i32 u32 i64 u64 f32 f64 ptr) or pad=N (N zero bytes)"
+    )]
+    FieldSyntax(String),
+    /// A `ptr` field whose value is neither a buffer nor null.
+    #[error("`ptr={0}`: a pointer field takes @FILE.npy[+N], zeros:DTYPE:LEN[+N], rand:...[+N], or 0 / null")]
+    PointerValue(String),
+    /// An error of one struct field (`field 3`).
+    #[error("field {field}: {error}")]
+    Field {
+        /// The field's index (padding included).
+        field: usize,
+        /// Its error.
+        error: Box<ArgError>,
+    },
+    /// A struct whose size differs from its parameter's.
+    #[error(
+        "the struct is {given} bytes (fields at offsets {}, aligned to {align}) but parameter `{param}` is {size} \
+         bytes (aligned to {param_align}); give every field of the C struct, or pad=N for the bytes left out",
+        offsets.iter().map(u64::to_string).collect::<Vec<_>>().join(" ")
+    )]
+    StructSize {
+        /// The parameter.
+        param: String,
+        /// The parameter's size.
+        size: u32,
+        /// The parameter's alignment.
+        param_align: u32,
+        /// The struct's size.
+        given: u64,
+        /// The struct's alignment.
+        align: u64,
+        /// Its fields' offsets.
+        offsets: Vec<u64>,
+    },
+    /// A struct whose fields need more alignment than its parameter has.
+    #[error(
+        "the struct's fields need {align}-byte alignment but parameter `{param}` is aligned to {param_align} \
+         bytes: its fields cannot be laid out as the kernel's are"
+    )]
+    StructAlign {
+        /// The parameter.
+        param: String,
+        /// The parameter's alignment.
+        param_align: u32,
+        /// The struct's alignment.
+        align: u64,
+    },
+    /// A number given for a parameter that is a struct or an array (`.b8 p[56]`).
+    #[error(
+        "a number cannot fill the parameter: it is a {size}-byte struct or array of .{ty} (give struct:TYPE=VALUE,...)"
+    )]
+    NumberForStruct {
+        /// The parameter's size in bytes.
+        size: u32,
+        /// Its element type.
+        ty: &'static str,
+    },
+    /// A struct given for a module variable.
+    #[error("a struct cannot set a module variable (give a number or a buffer)")]
+    StructForVariable,
+    /// A struct or pointer argument the launch would refuse.
+    #[error(transparent)]
+    Shape(#[from] ArgShapeError),
     /// An error of one argument (`argument 2 (n)`).
     #[error("{what}: {error}")]
     In {
@@ -129,7 +208,7 @@ impl ArgError {
     /// The error at the root of any [`ArgError::In`] chain.
     pub fn root(&self) -> &ArgError {
         match self {
-            ArgError::In { error, .. } => error.root(),
+            ArgError::In { error, .. } | ArgError::Field { error, .. } => error.root(),
             e => e,
         }
     }

@@ -4,7 +4,7 @@ use serde::Deserialize;
 use std::collections::BTreeMap;
 
 /// One argument of a kernel as the manifest writes it: a number, or a string spec (`@file.npy`,
-/// `zeros:i32:16`).
+/// `zeros:i32:16`, `@file.npy+1`, `struct:u32=4,ptr=@row.npy`: [`crate::ArgSpec`]).
 #[derive(Clone, Debug, PartialEq, Deserialize)]
 #[serde(untagged)]
 pub enum ManifestArg {
@@ -40,7 +40,8 @@ pub struct KernelEntry {
     pub block: [u32; 3],
     /// One per kernel parameter.
     pub args: Vec<ManifestArg>,
-    /// Argument index → `.npy` with the expected final contents.
+    /// Argument index (or `ARG.FIELD`: the buffer a struct argument's pointer field points into) → `.npy`
+    /// with the expected final contents ([`crate::OutputKey`]).
     #[serde(default)]
     pub expected: BTreeMap<String, String>,
     /// Module `.global`/`.const` variables set before the launch: name → value (as for `--global`).

@@ -87,6 +87,48 @@ pub fn compare_named(what: &str, got: &Buffer, want: &Buffer) -> Result<(), Mism
     Ok(())
 }
 
+/// A buffer a run returns: argument `arg`'s own buffer, or the buffer its struct's pointer field `field`
+/// points into (`2` or `1.3` in the manifest's `expected` and `--dump`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OutputKey {
+    /// The argument.
+    pub arg: usize,
+    /// The struct field, for a struct argument.
+    pub field: Option<usize>,
+}
+
+impl OutputKey {
+    /// Parses `ARG` or `ARG.FIELD`.
+    pub fn parse(text: &str) -> Option<OutputKey> {
+        let (a, f) = match text.split_once('.') {
+            Some((a, f)) => (a, Some(f.trim().parse().ok()?)),
+            None => (text, None),
+        };
+        Some(OutputKey { arg: a.trim().parse().ok()?, field: f })
+    }
+
+    /// The buffer among a run's argument buffers and struct-field buffers.
+    pub fn find<'r>(
+        &self,
+        buffers: &'r [Option<Buffer>],
+        fields: &'r [reconverge_program::FieldBuffer],
+    ) -> Option<&'r Buffer> {
+        match self.field {
+            None => buffers.get(self.arg)?.as_ref(),
+            Some(f) => fields.iter().find(|b| b.arg == self.arg && b.field == f).map(|b| &b.buffer),
+        }
+    }
+}
+
+impl std::fmt::Display for OutputKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.field {
+            None => write!(f, "argument {}", self.arg),
+            Some(k) => write!(f, "argument {} field {k}", self.arg),
+        }
+    }
+}
+
 /// A suite entry loaded and ready to launch.
 #[derive(Clone, Debug)]
 pub struct PreparedEntry {
@@ -136,7 +178,7 @@ pub fn prepare_entry_with(
         .iter()
         .map(|(name, v)| {
             args::ArgSpec::parse(&v.text())
-                .and_then(|spec| args::resolve_global(name, &spec, load, max))
+                .and_then(|spec| args::resolve_global(kernel.program(), name, &spec, load, max))
                 .map_err(|error| SuiteError::Global { name: name.clone(), error })
         })
         .collect::<Result<Vec<_>, SuiteError>>()?;
@@ -181,8 +223,8 @@ pub fn judge(entry: &KernelEntry, mechanism: Mechanism, result: &RunResult, load
         return Verdict::Pass;
     }
     for (k, file) in &entry.expected {
-        let Ok(i) = k.parse::<usize>() else {
-            return Verdict::Broken(format!("expected key `{k}` is not an argument index"));
+        let Some(key) = OutputKey::parse(k) else {
+            return Verdict::Broken(format!("expected key `{k}` is not an argument index (or ARG.FIELD)"));
         };
         let want = match load(file) {
             Ok(b) => match npy::read(&b) {
@@ -191,13 +233,13 @@ pub fn judge(entry: &KernelEntry, mechanism: Mechanism, result: &RunResult, load
             },
             Err(e) => return Verdict::Broken(format!("cannot read `{file}`: {e}")),
         };
-        match result.buffers.get(i).and_then(|b| b.as_ref()) {
+        match key.find(&result.buffers, &result.fields) {
             Some(got) => {
-                if let Err(e) = compare(i, got, &want) {
+                if let Err(e) = compare_named(&key.to_string(), got, &want) {
                     return Verdict::Mismatch(e.to_string());
                 }
             }
-            None => return Verdict::Broken(format!("argument {i} is not a buffer")),
+            None => return Verdict::Broken(format!("{key} is not a buffer")),
         }
     }
     for (name, file) in &entry.expected_globals {
@@ -248,4 +290,24 @@ pub fn run_entry(
     let (result, timing) = run_prepared(&p, mode);
     let verdict = judge(entry, mechanism, &result, load);
     EntryOutcome { kernel: entry.name.clone(), mechanism, warp_size, verdict, result: Some(result), timing }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn output_keys_name_an_argument_or_a_struct_field() {
+        assert_eq!(OutputKey::parse("4"), Some(OutputKey { arg: 4, field: None }));
+        assert_eq!(OutputKey::parse("1.3"), Some(OutputKey { arg: 1, field: Some(3) }));
+        assert_eq!(OutputKey::parse("x"), None);
+        assert_eq!(OutputKey::parse("1."), None);
+        let b = Buffer::zeros(reconverge_program::Dtype::U8, 2);
+        let fields = [reconverge_program::FieldBuffer { arg: 1, field: 3, buffer: b.clone() }];
+        let buffers = [None, None, Some(b.clone())];
+        assert_eq!(OutputKey::parse("1.3").unwrap().find(&buffers, &fields), Some(&b));
+        assert_eq!(OutputKey::parse("2").unwrap().find(&buffers, &fields), Some(&b));
+        assert_eq!(OutputKey::parse("1").unwrap().find(&buffers, &fields), None);
+        assert_eq!(OutputKey::parse("1.3").unwrap().to_string(), "argument 1 field 3");
+    }
 }

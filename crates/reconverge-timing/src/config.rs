@@ -650,6 +650,37 @@ impl GpuConfig {
         Ok(cfg)
     }
 
+    /// Gives every configuration of one comparison a name of its own, so that records, speedups and
+    /// tables never match two configurations by a shared `name`. `given[i]` is how `configs[i]` was named
+    /// (a preset or a file path). A configuration whose name an earlier one already has is renamed
+    /// `NAME~STEM` (the stem of its file), or `NAME~HASH` (16 hex digits of a hash of its contents) when
+    /// that is taken too. The same contents given twice is an error ([`ConfigError::Repeated`]).
+    pub fn distinct_names(configs: &mut [GpuConfig], given: &[String]) -> Result<(), ConfigError> {
+        for i in 1..configs.len() {
+            if let Some(j) = (0..i).find(|&j| configs[j] == configs[i]) {
+                let name = |k: usize| given.get(k).cloned().unwrap_or_else(|| configs[k].name.clone());
+                return Err(ConfigError::Repeated { first: name(j), second: name(i) });
+            }
+            let taken = |n: &str, cs: &[GpuConfig]| cs[..i].iter().any(|c| c.name == n);
+            if !taken(&configs[i].name, configs) {
+                continue;
+            }
+            let stem = given.get(i).and_then(|g| std::path::Path::new(g).file_stem()).map(|s| s.to_string_lossy());
+            let by_stem = stem.map(|s| format!("{}~{s}", configs[i].name));
+            configs[i].name = match by_stem {
+                Some(n) if !taken(&n, configs) => n,
+                _ => format!("{}~{:016x}", configs[i].name, configs[i].content_hash()),
+            };
+        }
+        Ok(())
+    }
+
+    /// A hash of the configuration's contents (its TOML form, FNV-1a 64), stable across runs and hosts.
+    pub fn content_hash(&self) -> u64 {
+        let text = toml::to_string(self).unwrap_or_default();
+        text.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3))
+    }
+
     /// Resolves `--config`: a preset name or a TOML file's contents (read by the caller).
     pub fn resolve(name_or_toml: &str) -> Result<GpuConfig, ConfigError> {
         match GpuConfig::preset(name_or_toml) {
@@ -853,6 +884,25 @@ fn merge(into: &mut toml::Table, from: toml::Table) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn configurations_of_one_comparison_get_names_of_their_own() {
+        let file = GpuConfig::from_toml("base = \"gtx480\"\nnum_sms = 4\n").unwrap();
+        assert_eq!(file.name, "gtx480", "a file without `name` keeps its base's name");
+        let given = ["gtx480".to_string(), "dir/small.toml".to_string(), "other/small.toml".to_string()];
+        let mut third = file.clone();
+        third.num_sms = 2;
+        let mut cs = [GpuConfig::gtx480(), file.clone(), third.clone()];
+        GpuConfig::distinct_names(&mut cs, &given).unwrap();
+        assert_eq!(cs[0].name, "gtx480");
+        assert_eq!(cs[1].name, "gtx480~small");
+        third.name = "gtx480".into();
+        assert_eq!(cs[2].name, format!("gtx480~{:016x}", third.content_hash()), "the stem is taken: a hash");
+        let mut same = [GpuConfig::gtx480(), GpuConfig::from_toml("base = \"gtx480\"\n").unwrap()];
+        let e = GpuConfig::distinct_names(&mut same, &["gtx480".into(), "copy.toml".into()]).unwrap_err();
+        assert_eq!(e.to_string(), "`gtx480` and `copy.toml` are the same configuration: give it once");
+        assert_ne!(GpuConfig::gtx480().content_hash(), GpuConfig::volta().content_hash());
+    }
 
     #[test]
     fn presets_are_valid_and_round_trip_through_toml() {

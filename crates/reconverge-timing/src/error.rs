@@ -172,4 +172,12 @@ pub enum ConfigError {
     /// An opcode latency above 1000000.
     #[error("`opcode` latencies must lie in 0..=1000000")]
     OpcodeLatency,
+    /// The same configuration given twice in one comparison.
+    #[error("`{first}` and `{second}` are the same configuration: give it once")]
+    Repeated {
+        /// The first as given (a preset name or a file).
+        first: String,
+        /// The second.
+        second: String,
+    },
 }

@@ -1,6 +1,7 @@
 //! A function's control-flow graph as SVG, laid out by `layout-rs` (a layered Sugiyama layout in Rust; no
 //! Graphviz): blocks coloured by the share of their executions that were divergent, reconvergence points
-//! drawn with a double border, back edges dashed.
+//! drawn with a double border, back edges dashed. Blocks name their PTX line and, where the kernel has
+//! line information, their CUDA line, each labelled as such.
 
 use crate::cfg::{FunctionReport, ReconvergenceReport};
 use layout::backends::svg::SVGWriter;
@@ -45,7 +46,11 @@ pub fn cfg_svg(f: &FunctionReport, counts: &BlockCounts) -> String {
     for (i, b) in f.blocks.iter().enumerate() {
         let (execs, div) = counts.get(i).copied().unwrap_or((0, 0));
         let share = (execs > 0).then(|| div as f64 / execs as f64);
-        let mut label = format!("{} (line {})", b.name, b.ptx_line);
+        // PTX and CUDA line numbers are told apart: the page's heat map may number either.
+        let mut label = match b.loc.as_ref().filter(|l| l.line > 0) {
+            Some(l) => format!("{}\nPTX line {} · CUDA line {}", b.name, b.ptx_line, l.line),
+            None => format!("{}\nPTX line {}", b.name, b.ptx_line),
+        };
         match share {
             Some(s) => label.push_str(&format!("\n{execs} exec, {:.0}% divergent", 100.0 * s)),
             None => label.push_str("\nnot executed"),
@@ -55,7 +60,7 @@ pub fn cfg_svg(f: &FunctionReport, counts: &BlockCounts) -> String {
         }
         let border = if reconv.contains(&b.index) { 4 } else { 1 };
         let look = StyleAttr::new(Color::new(0x333333ff), border, Some(Color::new(heat(share))), 4, 13);
-        let size = Point::new(210.0, if reconv.contains(&b.index) { 72.0 } else { 56.0 });
+        let size = Point::new(220.0, if reconv.contains(&b.index) { 88.0 } else { 72.0 });
         handles.push(vg.add_node(Element::create(ShapeKind::new_box(&label), look, Orientation::TopToBottom, size)));
     }
     for (i, b) in f.blocks.iter().enumerate() {
@@ -82,6 +87,17 @@ pub fn cfg_svg(f: &FunctionReport, counts: &BlockCounts) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn blocks_say_which_lines_are_ptx_lines() {
+        let ptx = "\n.version 7.0\n.target sm_80\n.address_size 64\n.visible .entry k(.param .u32 n)\n{\n.reg .pred %p<2>;\n.reg .b32 %r<3>;\nld.param.u32 %r1, [n];\nmov.u32 %r2, %tid.x;\nsetp.lt.u32 %p1, %r2, %r1;\n@%p1 bra $L__BB0_2;\nmov.u32 %r2, 0;\n$L__BB0_2:\nret;\n}\n";
+        let module = reconverge_ptx::parse(ptx).expect("parses");
+        let report = crate::cfg_report(&module, "k.ptx", ptx, None, None);
+        let f = &report.functions[0];
+        let svg = cfg_svg(f, &vec![(1, 0); f.blocks.len()]);
+        assert!(svg.contains("PTX line"), "{svg}");
+        assert!(!svg.contains("(line "), "{svg}");
+    }
 
     #[test]
     fn the_heat_scale_runs_from_green_to_red() {

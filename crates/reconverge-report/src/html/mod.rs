@@ -1,21 +1,27 @@
 //! Self-contained HTML reports (`reconverge report`, `compare --html`): inline SVG and CSS, no network,
-//! no JavaScript. Every mechanism appears by its name; nothing here knows any mechanism.
+//! no JavaScript. Every mechanism appears by its name; nothing here knows any mechanism. Each mechanism
+//! keeps one colour and pattern ([`chart::styles`]) in every plot of a page, and pages with many
+//! mechanisms draw plots over time as small multiples.
 
 pub mod cfg_svg;
 pub mod chart;
 
 use crate::cfg::FunctionReport;
 use crate::records::RunRecord;
-use crate::timeline::TimelineRecorder;
-use chart::{Series, Spec};
+use crate::timeline::{Bucket, CycleBuckets, TimelineRecorder};
+use chart::{BarSeries, Series, Size, Spec, Style};
 use reconverge_program::Program;
 use reconverge_sim::RunResult;
 use std::fmt::Write;
 
-/// Line and bar colours, one per mechanism in the order given (Tableau 10: distinguishable, and with the
-/// dash patterns of [`chart`] readable in print).
+/// Ten colours (Tableau 10) for plots whose series are not mechanisms (the hardware-cost plot); the
+/// series of mechanisms take [`chart::styles`].
 pub const PALETTE: [&str; 10] =
     ["#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac"];
+
+/// Above this many mechanisms, plots over the run are small multiples (one panel per mechanism, shared
+/// axes) rather than one plot of overlaid lines.
+pub const MAX_OVERLAID: usize = 6;
 
 /// Escapes text for HTML and SVG.
 pub fn esc(s: &str) -> String {
@@ -26,19 +32,20 @@ const STYLE: &str = r#"
 body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: #222; margin: 0 auto; max-width: 1240px; padding: 24px 32px 64px; }
 h1 { font-size: 24px; margin: 0 0 4px; } h2 { font-size: 19px; margin: 36px 0 8px; border-bottom: 1px solid #ddd; padding-bottom: 4px; }
 h3 { font-size: 15px; margin: 18px 0 6px; }
-p.meta { color: #555; margin: 0 0 16px; } p.note { color: #555; font-size: 13px; }
+p.meta { color: #555; margin: 0 0 16px; } p.note { color: #555; font-size: 13px; } p.warn { color: #8a4b00; font-size: 13px; }
 table { border-collapse: collapse; font-variant-numeric: tabular-nums; margin: 8px 0; }
 th, td { border-bottom: 1px solid #e3e3e3; padding: 4px 10px; text-align: right; }
-th { background: #f4f4f4; } td:first-child, th:first-child { text-align: left; }
+th { background: #f4f4f4; } td:first-child, th:first-child { text-align: left; white-space: nowrap; }
 figure.plot { margin: 12px 0; } figure.plot svg { width: 100%; height: auto; }
 svg .title { font-size: 16px; font-weight: 600; fill: #222; } svg .axis { font-size: 13px; fill: #333; }
 svg .tick { font-size: 12px; fill: #555; } svg .legend { font-size: 13px; fill: #222; }
 svg .grid { stroke: #e8e8e8; } svg .frame { stroke: #888; } svg .reference { stroke: #222; stroke-dasharray: 5 4; }
 td.t { text-align: left; }
 .small-multiples { display: grid; grid-template-columns: 1fr 1fr; gap: 4px 24px; }
+.panels { display: grid; grid-template-columns: 1fr 1fr 1fr; gap: 0 18px; } .panels figure.plot { margin: 4px 0; }
 .source { max-height: 640px; overflow: auto; border: 1px solid #ddd; }
-.source table { margin: 0; width: 100%; } .source td { border: 0; padding: 0 8px; white-space: pre; font: 12px/1.5 ui-monospace, Menlo, Consolas, monospace; }
-.source td.code { text-align: left; } .source td.n { color: #999; } .source th { position: sticky; top: 0; }
+.source table { margin: 0; } .source td { border: 0; padding: 0 8px; white-space: pre; font: 12px/1.5 ui-monospace, Menlo, Consolas, monospace; }
+.source td.code { text-align: left; min-width: 30ch; } .source td.n { color: #999; } .source th { position: sticky; top: 0; }
 .cfg svg { max-width: 100%; height: auto; } details { margin: 8px 0; } summary { cursor: pointer; font-weight: 600; }
 .legend-scale span { display: inline-block; padding: 1px 8px; margin-right: 4px; font-size: 12px; }
 @media print { body { max-width: none; padding: 0; } .source { max-height: none; overflow: visible; } details { display: block; } }
@@ -60,11 +67,13 @@ pub struct MechanismRun<'a> {
     pub prog: &'a Program,
     /// The functional run that fed `timeline`.
     pub result: &'a RunResult,
-    /// What happened over time and per pc.
+    /// What happened over issued instructions and per pc.
     pub timeline: &'a TimelineRecorder,
+    /// The timed run's issues by cycle (`None` in functional mode).
+    pub by_cycle: Option<&'a CycleBuckets>,
     /// The timed run's statistics and record (`None` in functional mode).
     pub timed: Option<&'a RunRecord>,
-    /// The timed run's Chrome trace file, relative to the report (`None` in functional mode).
+    /// The timed run's Chrome trace file, relative to the report (`None` unless asked for).
     pub trace_file: Option<&'a str>,
 }
 
@@ -76,6 +85,9 @@ pub struct SourceView<'a> {
     pub text: &'a str,
     /// CUDA lines (from `.loc`, file `file`) rather than PTX lines.
     pub cuda_file: Option<u32>,
+    /// Why the heat map shows PTX lines when it does (the CUDA file was not found, or the kernel has no
+    /// line information), in a sentence for the page.
+    pub fallback: Option<&'a str>,
 }
 
 /// What `reconverge report` shows.
@@ -98,6 +110,15 @@ fn pct(x: Option<f64>) -> String {
     x.map(|v| format!("{:.1}%", 100.0 * v)).unwrap_or_else(|| "–".into())
 }
 
+/// The kernel's own thread instructions (active lanes issued, mechanism-inserted instructions excluded)
+/// per cycle of a timed run: the same work under every mechanism, so it ranks mechanisms as cycles do.
+pub fn thread_ipc(r: &RunRecord) -> Option<f64> {
+    match (r.kernel_thread_instructions, r.cycles) {
+        (Some(t), Some(c)) if c > 0 => Some(t as f64 / c as f64),
+        _ => None,
+    }
+}
+
 /// The HTML of `reconverge report`.
 pub fn run_report(r: &RunReport<'_>) -> String {
     let mut b = String::new();
@@ -108,91 +129,157 @@ pub fn run_report(r: &RunReport<'_>) -> String {
         esc(r.launch),
         esc(&r.runs.iter().map(|m| m.mechanism).collect::<Vec<_>>().join(", "))
     );
+    let names: Vec<&str> = r.runs.iter().map(|m| m.mechanism).collect();
+    let styles = chart::styles(&names);
     summary_table(&mut b, r);
-    b.push_str("<h2>SIMD efficiency over the run</h2>");
-    b.push_str(&chart::lines(
-        &Spec {
-            title: "SIMD efficiency of the kernel's instructions",
-            x_label: "progress through the run (% of its issued warp instructions; the table gives the totals)",
-            y_label: "active lanes / warp size (%)",
-            percent: true,
-            y_max: Some(1.0),
-            reference: None,
-            narrow: false,
-            first_color: 0,
-            x_percent: true,
-        },
-        &series(r, |bk, w| (bk.issues > 0).then(|| bk.lanes as f64 / (bk.issues * w) as f64)),
-    ));
-    b.push_str(&chart::lines(
-        &Spec {
-            title: "Reconvergence structure size (stack entries, paths or pool warps, as the statistics count it)",
-            x_label: "progress through the run (% of its issued warp instructions; the table gives the totals)",
-            y_label: "entries (mean per issue)",
-            percent: false,
-            y_max: None,
-            reference: None,
-            narrow: false,
-            first_color: 0,
-            x_percent: true,
-        },
-        &series(r, |bk, _| (bk.all_issues() > 0).then(|| bk.structure_sum as f64 / bk.all_issues() as f64)),
-    ));
-    b.push_str("<h2>Active lanes per issued instruction</h2><div class=\"small-multiples\">");
-    for (i, m) in r.runs.iter().enumerate() {
-        let h = &m.result.stats.lane_histogram;
-        let total: u64 = h.iter().sum();
-        let cats: Vec<String> = (1..=h.len()).map(|k| k.to_string()).collect();
-        let vals: Vec<Option<f64>> =
-            h.iter().map(|&c| Some(if total > 0 { c as f64 / total as f64 } else { 0.0 })).collect();
-        let title = format!("{}: active-lane histogram", m.mechanism);
-        b.push_str(&chart::bars(
-            &Spec {
-                title: &title,
-                x_label: "active lanes",
-                y_label: "share of issues (%)",
-                percent: true,
-                y_max: None,
-                reference: None,
-                narrow: true,
-                first_color: i,
-                x_percent: false,
-            },
-            &cats,
-            &[(m.mechanism.to_string(), vals)],
-        ));
-    }
-    b.push_str("</div>");
+    over_run_section(&mut b, r, &styles);
+    histogram_section(&mut b, r, &styles);
     stall_section(&mut b, r);
     heat_section(&mut b, r);
     cfg_section(&mut b, r);
     page(&format!("{} — reconverge report", r.kernel), &b)
 }
 
-/// One line per mechanism over its buckets (at most 300 points), x in issued instructions.
-fn series(r: &RunReport<'_>, y: impl Fn(&crate::timeline::Bucket, u64) -> Option<f64>) -> Vec<Series> {
+/// A plot over the run: a y value per bucket of a mechanism's run.
+type PerBucket = fn(&Bucket, u64) -> Option<f64>;
+
+/// SIMD efficiency and structure size over the run: over cycles in a timed report, else over issued
+/// warp instructions (never each line stretched to its own length); one plot of overlaid lines for a few
+/// mechanisms, small multiples with shared axes for many.
+fn over_run_section(b: &mut String, r: &RunReport<'_>, styles: &[Style]) {
+    let by_cycle = r.runs.iter().all(|m| m.by_cycle.is_some());
+    b.push_str("<h2>SIMD efficiency over the run</h2><p class=\"note\">");
+    b.push_str(if by_cycle {
+        "x: simulated cycles of the timed run, every SM together, so a mechanism that takes longer draws a longer line. "
+    } else {
+        "x: issued warp instructions (the kernel's and the mechanism's) in the functional run's issue order: a functional run has no cycles. "
+    });
+    if r.runs.len() > MAX_OVERLAID {
+        b.push_str("One panel per mechanism; the panels share their axes. ");
+    }
+    let short: Vec<String> = r
+        .runs
+        .iter()
+        .filter_map(|m| m.by_cycle.filter(|c| c.covered < c.cycles).map(|c| (m.mechanism, c)))
+        .map(|(name, c)| format!("{} (cycles 0–{} of {})", esc(name), c.covered, c.cycles))
+        .collect();
+    if !short.is_empty() && by_cycle {
+        let _ = write!(
+            b,
+            "The timed runs keep a timeline of a bounded number of events, so these lines stop where theirs ran out: {}.",
+            short.join(", ")
+        );
+    }
+    b.push_str("</p>");
+    let x_label = if by_cycle { "cycle" } else { "issued warp instructions" };
+    let plots: [(&str, &str, &str, bool, PerBucket); 2] = [
+        (
+            "SIMD efficiency of the kernel's instructions",
+            "active lanes / warp size (%)",
+            "SIMD efficiency (%)",
+            true,
+            |bk, w| (bk.issues > 0).then(|| bk.lanes as f64 / (bk.issues * w) as f64),
+        ),
+        (
+            "Reconvergence structure size (stack entries, paths or pool warps, as the statistics count it)",
+            "entries (mean per issue)",
+            "entries (mean per issue)",
+            false,
+            |bk, _| (bk.all_issues() > 0).then(|| bk.structure_sum as f64 / bk.all_issues() as f64),
+        ),
+    ];
+    for (title, y_label, short_y, percent, y) in plots {
+        let series = series(r, styles, by_cycle, y);
+        let x_max = series.iter().flat_map(|s| s.points.iter().map(|p| p.0)).fold(0.0, f64::max);
+        let y_max =
+            if percent { 1.0 } else { series.iter().flat_map(|s| s.points.iter().map(|p| p.1)).fold(0.0, f64::max) };
+        let spec = Spec { title, x_label, y_label, percent, y_max: Some(y_max), x_max: Some(x_max), ..Spec::default() };
+        if series.len() <= MAX_OVERLAID {
+            b.push_str(&chart::lines(&spec, &series));
+            continue;
+        }
+        let _ = write!(b, "<h3>{}</h3><div class=\"panels\">", esc(title));
+        for s in series {
+            let name = s.name.clone();
+            let panel = Spec { title: &name, y_label: short_y, size: Size::Panel, ..spec };
+            b.push_str(&chart::lines(&panel, &[s]));
+        }
+        b.push_str("</div>");
+    }
+}
+
+/// One line per mechanism over its buckets (at most 150 points): x in cycles (`by_cycle`) or in issued
+/// warp instructions.
+fn series(r: &RunReport<'_>, styles: &[Style], by_cycle: bool, y: PerBucket) -> Vec<Series> {
+    let w = u64::from(r.warp_size);
     r.runs
         .iter()
-        .map(|m| {
-            let (width, buckets) = m.timeline.coarse(150);
-            let total = (m.result.stats.warp_instructions.max(1)) as f64;
-            // x: the share of the run's issued instructions done at the end of the bucket.
-            let points = buckets
-                .iter()
-                .enumerate()
-                .filter_map(|(i, bk)| {
-                    let done = (i as u64 * width + bk.all_issues()) as f64 / total;
-                    y(bk, u64::from(r.warp_size)).map(|v| (done.min(1.0), v))
-                })
-                .collect();
-            Series { name: m.mechanism.to_string(), points }
+        .zip(styles)
+        .map(|(m, &style)| {
+            let points = match m.by_cycle.filter(|_| by_cycle) {
+                // x: the middle of the bucket's cycles.
+                Some(c) => c
+                    .buckets
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(i, bk)| y(bk, w).map(|v| ((i as f64 + 0.5) * c.width as f64, v)))
+                    .collect(),
+                None => {
+                    // x: the instructions issued by the end of the bucket.
+                    let (width, buckets) = m.timeline.coarse(150);
+                    buckets
+                        .iter()
+                        .enumerate()
+                        .filter_map(|(i, bk)| y(bk, w).map(|v| ((i as u64 * width + bk.all_issues()) as f64, v)))
+                        .collect()
+                }
+            };
+            Series { name: m.mechanism.to_string(), points, style }
         })
         .collect()
 }
 
+/// The active-lane histogram of each mechanism, all on one y scale.
+fn histogram_section(b: &mut String, r: &RunReport<'_>, styles: &[Style]) {
+    let shares: Vec<Vec<Option<f64>>> = r
+        .runs
+        .iter()
+        .map(|m| {
+            let h = &m.result.stats.lane_histogram;
+            let total: u64 = h.iter().sum();
+            h.iter().map(|&c| Some(if total > 0 { c as f64 / total as f64 } else { 0.0 })).collect()
+        })
+        .collect();
+    let top = shares.iter().flatten().flatten().copied().fold(0.0, f64::max);
+    let many = r.runs.len() > MAX_OVERLAID;
+    let _ = write!(
+        b,
+        "<h2>Active lanes per issued instruction</h2><p class=\"note\">The share of each mechanism's issued instructions (the kernel's own) by active lanes; every histogram has the same y scale.</p><div class=\"{}\">",
+        if many { "panels" } else { "small-multiples" }
+    );
+    for ((m, vals), &style) in r.runs.iter().zip(shares).zip(styles) {
+        let cats: Vec<String> = (1..=vals.len()).map(|k| k.to_string()).collect();
+        let title = if many { m.mechanism.to_string() } else { format!("{}: active-lane histogram", m.mechanism) };
+        let spec = Spec {
+            title: &title,
+            x_label: "active lanes",
+            y_label: "share of issues (%)",
+            percent: true,
+            y_max: Some(top),
+            size: if many { Size::Panel } else { Size::Half },
+            ..Spec::default()
+        };
+        b.push_str(&chart::bars(&spec, &cats, &[BarSeries { name: m.mechanism.to_string(), values: vals, style }]));
+    }
+    b.push_str("</div>");
+}
+
 fn summary_table(b: &mut String, r: &RunReport<'_>) {
-    b.push_str("<table><tr><th>mechanism</th><th>outcome</th><th>cycles</th><th>vs first</th><th>SIMD efficiency</th><th>IPC</th><th>warp instructions</th><th>mechanism instructions</th><th>largest structure</th><th>divergent branches</th><th>timeline</th></tr>");
+    let traces = r.runs.iter().any(|m| m.trace_file.is_some());
+    b.push_str("<table><tr><th>mechanism</th><th>outcome</th><th>cycles</th><th>vs first</th><th>SIMD efficiency</th><th title=\"warp instructions per cycle\">IPC</th><th title=\"the kernel's thread instructions (active lanes) per cycle\">thread IPC</th><th>warp instructions</th><th>mechanism instructions</th><th>largest structure</th><th>divergent branches</th>");
+    b.push_str(if traces { "<th>timeline</th></tr>" } else { "</tr>" });
     let base = r.runs.first().and_then(|m| m.timed).and_then(|t| t.cycles);
+    let num = |x: Option<f64>| x.map(|x| format!("{x:.2}")).unwrap_or_else(|| "–".into());
     for m in &r.runs {
         let s = &m.result.stats;
         let cycles = m.timed.and_then(|t| t.cycles);
@@ -202,21 +289,31 @@ fn summary_table(b: &mut String, r: &RunReport<'_>) {
         };
         let _ = write!(
             b,
-            "<tr><td>{}</td><td class=\"t\">{}</td><td>{}</td><td>{speed}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{} of {}</td><td class=\"t\">{}</td></tr>",
+            "<tr><td>{}</td><td class=\"t\">{}</td><td>{}</td><td>{speed}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{} of {}</td>",
             esc(m.mechanism),
             esc(m.result.outcome()),
             cycles.map(|c| c.to_string()).unwrap_or_else(|| "–".into()),
             pct(Some(s.simd_efficiency(r.warp_size))),
-            m.timed.and_then(|t| t.ipc).map(|x| format!("{x:.2}")).unwrap_or_else(|| "–".into()),
+            num(m.timed.and_then(|t| t.ipc)),
+            num(m.timed.and_then(thread_ipc)),
             s.warp_instructions,
             s.mechanism_instructions,
             s.max_structure,
             s.divergent_branches,
             s.branches,
-            m.trace_file.map(|f| format!("<a href=\"{0}\">{0}</a>", esc(f))).unwrap_or_else(|| "–".into())
         );
+        if traces {
+            let link = m.trace_file.map(|f| format!("<a href=\"{0}\">{0}</a>", esc(f))).unwrap_or_else(|| "–".into());
+            let _ = write!(b, "<td class=\"t\">{link}</td>");
+        }
+        b.push_str("</tr>");
     }
-    b.push_str("</table><p class=\"note\">SIMD efficiency counts the kernel's own instructions; mechanism instructions are counted apart. “vs first”: the first mechanism's cycles / this one's. Timelines are Chrome trace-event files: open them in the Perfetto UI (ui.perfetto.dev) or chrome://tracing.</p>");
+    b.push_str("</table><p class=\"note\">SIMD efficiency counts the kernel's own instructions; mechanism instructions are counted apart. “vs first”: the first mechanism's cycles / this one's. IPC counts warp instructions per cycle: a mechanism that splits warps into many small groups issues more of them and can show a high IPC while it finishes last; thread IPC (the kernel's own thread instructions, that is active lanes issued, without the mechanism's instructions, per cycle) counts the same work under every mechanism per cycle, so it ranks mechanisms as their cycles do.");
+    b.push_str(if traces {
+        " Timelines are Chrome trace-event files: open them in the Perfetto UI (ui.perfetto.dev) or chrome://tracing; one microsecond there is one simulated cycle.</p>"
+    } else {
+        "</p>"
+    });
 }
 
 fn stall_section(b: &mut String, r: &RunReport<'_>) {
@@ -249,13 +346,8 @@ fn stall_section(b: &mut String, r: &RunReport<'_>) {
         &Spec {
             title: "Scheduler issue slots by outcome",
             x_label: "share of issue slots while SMs had work (%)",
-            y_label: "",
             percent: true,
-            y_max: None,
-            reference: None,
-            narrow: false,
-            first_color: 0,
-            x_percent: false,
+            ..Spec::default()
         },
         &rows,
         &["issued", "memory", "register dependency", "busy unit or branch", "barrier", "mechanism", "no warp"],
@@ -263,11 +355,8 @@ fn stall_section(b: &mut String, r: &RunReport<'_>) {
 }
 
 /// Per source line: executions and divergent executions per mechanism, coloured by the divergent share.
-fn heat_section(b: &mut String, r: &RunReport<'_>) {
-    let lines: Vec<&str> = r.source.text.lines().collect();
-    // (line -> (executions, divergent)) per mechanism.
-    let per: Vec<std::collections::BTreeMap<u32, (u64, u64)>> = r
-        .runs
+fn line_counts(r: &RunReport<'_>) -> Vec<std::collections::BTreeMap<u32, (u64, u64)>> {
+    r.runs
         .iter()
         .map(|m| {
             let mut map = std::collections::BTreeMap::new();
@@ -289,25 +378,36 @@ fn heat_section(b: &mut String, r: &RunReport<'_>) {
             }
             map
         })
-        .collect();
+        .collect()
+}
+
+/// The source as a heat map: the line number and its text first, then a cell per mechanism.
+fn heat_section(b: &mut String, r: &RunReport<'_>) {
+    let lines: Vec<&str> = r.source.text.lines().collect();
+    let per = line_counts(r);
     let first = per.iter().filter_map(|m| m.keys().next().copied()).min().unwrap_or(1);
     let last = per.iter().filter_map(|m| m.keys().next_back().copied()).max().unwrap_or(0).min(lines.len() as u32);
+    let kind = if r.source.cuda_file.is_some() { "CUDA" } else { "PTX" };
     let _ = write!(
         b,
-        "<h2>Divergent executions per line of {}</h2><p class=\"note\">A divergent execution is an issue whose group did not hold every live thread of its warp. Cells: divergent / all executions of the line's instructions; colour: the divergent share.</p><p class=\"legend-scale\">",
+        "<h2>Divergent executions per line of {}</h2><p class=\"note\">Lines are {kind} lines. A divergent execution is an issue whose group did not hold every live thread of its warp. Cells: divergent / all executions of the line's instructions; colour: the divergent share. Threads that have exited no longer count as live, which matters most under its (independent thread scheduling), whose paths need not reconverge before they exit: once the warp's other threads have exited, a path runs “converged”, and its idle lanes show only in SIMD efficiency.</p>",
         esc(r.source.name)
     );
+    if let Some(why) = r.source.fallback {
+        let _ = write!(b, "<p class=\"warn\">{}</p>", esc(why));
+    }
+    b.push_str("<p class=\"legend-scale\">");
     for s in [0.0, 0.25, 0.5, 0.75, 1.0] {
         let _ = write!(b, "<span style=\"background:#{:06x}\">{:.0}%</span>", cfg_svg::heat(Some(s)) >> 8, 100.0 * s);
     }
-    b.push_str("</p><div class=\"source\"><table><tr><th>line</th>");
+    b.push_str("</p><div class=\"source\"><table><tr><th>line</th><th style=\"text-align:left\">source</th>");
     for m in &r.runs {
         let _ = write!(b, "<th>{}</th>", esc(m.mechanism));
     }
-    b.push_str("<th style=\"text-align:left\">source</th></tr>");
+    b.push_str("</tr>");
     for line in first..=last {
         let text = lines.get(line as usize - 1).copied().unwrap_or("");
-        let _ = write!(b, "<tr><td class=\"n\">{line}</td>");
+        let _ = write!(b, "<tr><td class=\"n\">{line}</td><td class=\"code\">{}</td>", esc(text));
         for m in &per {
             match m.get(&line) {
                 Some(&(e, d)) => {
@@ -320,14 +420,22 @@ fn heat_section(b: &mut String, r: &RunReport<'_>) {
                 None => b.push_str("<td></td>"),
             }
         }
-        let _ = write!(b, "<td class=\"code\">{}</td></tr>", esc(text));
+        b.push_str("</tr>");
     }
     b.push_str("</table></div>");
 }
 
 fn cfg_section(b: &mut String, r: &RunReport<'_>) {
     let Some(f) = r.cfg else { return };
-    b.push_str("<h2>Control-flow graph</h2><p class=\"note\">Blocks coloured by the share of their instructions' executions that were divergent (green: converged, red: divergent, grey: not executed); a thick border and ◆ mark reconvergence points (immediate post-dominators of branches that may diverge); dashed edges go back.</p>");
+    let heat = if r.source.cuda_file.is_some() {
+        format!(" (the heat map above numbers the CUDA lines of {})", esc(r.source.name))
+    } else {
+        String::new()
+    };
+    let _ = write!(
+        b,
+        "<h2>Control-flow graph</h2><p class=\"note\">Line numbers in the CFG are PTX lines: each block shows the PTX line of its label or first instruction and, where the kernel has line information, the CUDA line of its first instruction{heat}. Blocks coloured by the share of their instructions' executions that were divergent (green: converged, red: divergent, grey: not executed); a thick border and ◆ mark reconvergence points (immediate post-dominators of branches that may diverge); dashed edges go back.</p>"
+    );
     for (i, m) in r.runs.iter().enumerate() {
         let mut counts = vec![(0u64, 0u64); f.blocks.len()];
         for (pc, c) in m.timeline.per_pc.iter().enumerate() {
@@ -350,11 +458,39 @@ fn cfg_section(b: &mut String, r: &RunReport<'_>) {
     }
 }
 
-/// The HTML of `compare --html`: speedup over pdom per kernel with the geometric mean, SIMD efficiency and
-/// IPC side by side, and the tidy table.
+/// The speedup summary of one (configuration, warp size): every mechanism over the same kernels, and the
+/// kernels left out with why.
+fn speedup_summary_table(b: &mut String, sm: &crate::records::SpeedupSummary) {
+    let x = |v: Option<f64>| v.map_or_else(|| "–".to_string(), |v| format!("{v:.3}×"));
+    let _ = write!(
+        b,
+        "<p class=\"note\">Speedup over pdom over the {} kernels every mechanism completed (the same kernels for every mechanism):</p><table><tr><th>mechanism</th><th>geometric mean</th><th>median</th><th>min</th><th>max</th></tr>",
+        sm.kernels.len()
+    );
+    for m in &sm.mechanisms {
+        let _ = write!(
+            b,
+            "<tr><td class=\"t\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            esc(&m.mechanism),
+            x(m.geomean),
+            x(m.median),
+            x(m.min),
+            x(m.max)
+        );
+    }
+    b.push_str("</table>");
+    if let Some(e) = sm.excluded_text() {
+        let _ = write!(b, "<p class=\"note\">Left out of every mean (a run without a speedup): {}</p>", esc(&e));
+    }
+}
+
+/// The HTML of `compare --html`: speedup over pdom per kernel with the geometric mean, SIMD efficiency,
+/// IPC and thread IPC side by side, and the tidy table. Each mechanism keeps its colour and pattern
+/// ([`chart::styles`]) in every plot.
 pub fn compare_report(runs: &[RunRecord], title: &str) -> String {
     let mut b = String::new();
     let _ = write!(b, "<h1>{}</h1>", esc(title));
+    b.push_str("<p class=\"note\">IPC counts warp instructions per cycle: a mechanism that splits warps into many small groups issues more of them and can show a high IPC while it finishes last. Thread IPC counts the kernel's own thread instructions (active lanes issued, without the mechanism's instructions) per cycle: the same work under every mechanism, so it ranks mechanisms as their cycles do.</p>");
     let mut mechs: Vec<&str> = Vec::new();
     let mut keys: Vec<(Option<&str>, u32)> = Vec::new();
     for r in runs {
@@ -365,6 +501,11 @@ pub fn compare_report(runs: &[RunRecord], title: &str) -> String {
             keys.push((r.config.as_deref(), r.warp_size));
         }
     }
+    let summaries = crate::records::speedup_summaries(runs);
+    let styles = chart::styles(&mechs);
+    let with_styles = |s: Vec<(String, Vec<Option<f64>>)>| -> Vec<BarSeries> {
+        s.into_iter().zip(&styles).map(|((name, values), &style)| BarSeries { name, values, style }).collect()
+    };
     for (config, w) in keys {
         let these: Vec<&RunRecord> =
             runs.iter().filter(|r| r.config.as_deref() == config && r.warp_size == w).collect();
@@ -377,14 +518,21 @@ pub fn compare_report(runs: &[RunRecord], title: &str) -> String {
         let value = |k: &str, m: &str, f: &dyn Fn(&RunRecord) -> Option<f64>| {
             these.iter().find(|r| r.kernel == k && r.mechanism == m && r.completed()).and_then(|r| f(r))
         };
+        let summary = summaries.iter().find(|x| x.config.as_deref() == config && x.warp_size == w);
         let mut cats = kernels.clone();
-        cats.push("geomean".into());
+        if let Some(sm) = summary {
+            cats.push(format!("geomean ({} kernels)", sm.kernels.len()));
+            cats.push("median".into());
+        }
         let speed: Vec<(String, Vec<Option<f64>>)> = mechs
             .iter()
             .map(|m| {
                 let mut v: Vec<Option<f64>> = kernels.iter().map(|k| value(k, m, &|r| r.speedup_over_pdom)).collect();
-                let logs: Vec<f64> = v.iter().flatten().map(|x| x.ln()).collect();
-                v.push((!logs.is_empty()).then(|| (logs.iter().sum::<f64>() / logs.len() as f64).exp()));
+                if let Some(sm) = summary {
+                    let line = sm.mechanisms.iter().find(|x| x.mechanism == *m);
+                    v.push(line.and_then(|x| x.geomean));
+                    v.push(line.and_then(|x| x.median));
+                }
                 (m.to_string(), v)
             })
             .collect();
@@ -395,18 +543,17 @@ pub fn compare_report(runs: &[RunRecord], title: &str) -> String {
             b.push_str(&chart::bars(
                 &Spec {
                     title: &t,
-                    x_label: "kernel (last group: geometric mean; dashed line: 1×, as fast as pdom)",
+                    x_label: "kernel (last groups: geometric mean and median over the kernels every mechanism completed; dashed line: 1×, as fast as pdom)",
                     y_label: "pdom cycles / cycles (×)",
-                    percent: false,
-                    y_max: None,
                     reference: Some(1.0),
-                    narrow: false,
-                    first_color: 0,
-                    x_percent: false,
+                    ..Spec::default()
                 },
                 &cats,
-                &speed,
+                &with_styles(speed),
             ));
+        }
+        if let Some(sm) = summary {
+            speedup_summary_table(&mut b, sm);
         }
         for (title, ylabel, percent, f) in [
             (
@@ -416,6 +563,7 @@ pub fn compare_report(runs: &[RunRecord], title: &str) -> String {
                 (|r: &RunRecord| r.simd_efficiency) as fn(&RunRecord) -> Option<f64>,
             ),
             ("IPC", "warp instructions per cycle", false, |r: &RunRecord| r.ipc),
+            ("Thread IPC", "kernel thread instructions (active lanes) per cycle", false, thread_ipc),
         ] {
             let s: Vec<(String, Vec<Option<f64>>)> =
                 mechs.iter().map(|m| (m.to_string(), kernels.iter().map(|k| value(k, m, &f)).collect())).collect();
@@ -430,21 +578,18 @@ pub fn compare_report(runs: &[RunRecord], title: &str) -> String {
                     y_label: ylabel,
                     percent,
                     y_max: if percent { Some(1.0) } else { None },
-                    reference: None,
-                    narrow: false,
-                    first_color: 0,
-                    x_percent: false,
+                    ..Spec::default()
                 },
                 &kernels,
-                &s,
+                &with_styles(s),
             ));
         }
     }
-    b.push_str("<h2>All runs</h2><p class=\"note\">Copy the table into a spreadsheet, or use <code>--csv</code>.</p><table><tr><th>kernel</th><th>config</th><th>warp</th><th>mechanism</th><th>outcome</th><th>check</th><th>cycles</th><th>vs pdom</th><th>SIMD eff</th><th>IPC</th><th>warp instructions</th><th>mechanism instructions</th></tr>");
+    b.push_str("<h2>All runs</h2><p class=\"note\">Copy the table into a spreadsheet, or use <code>--csv</code>.</p><table><tr><th>kernel</th><th>config</th><th>warp</th><th>mechanism</th><th>outcome</th><th>check</th><th>cycles</th><th>vs pdom</th><th>SIMD eff</th><th title=\"warp instructions per cycle\">IPC</th><th title=\"the kernel's thread instructions (active lanes) per cycle\">thread IPC</th><th>warp instructions</th><th>mechanism instructions</th></tr>");
     for r in runs {
         let _ = write!(
             b,
-            "<tr><td>{}</td><td class=\"t\">{}</td><td>{}</td><td class=\"t\">{}</td><td class=\"t\">{}</td><td class=\"t\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            "<tr><td>{}</td><td class=\"t\">{}</td><td>{}</td><td class=\"t\">{}</td><td class=\"t\">{}</td><td class=\"t\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
             esc(&r.kernel),
             esc(r.config.as_deref().unwrap_or("")),
             r.warp_size,
@@ -455,6 +600,7 @@ pub fn compare_report(runs: &[RunRecord], title: &str) -> String {
             r.speedup_over_pdom.map(|s| format!("{s:.3}")).unwrap_or_default(),
             r.simd_efficiency.map(|s| format!("{:.1}%", 100.0 * s)).unwrap_or_default(),
             r.ipc.map(|s| format!("{s:.3}")).unwrap_or_default(),
+            thread_ipc(r).map(|s| format!("{s:.3}")).unwrap_or_default(),
             r.warp_instructions.map(|s| s.to_string()).unwrap_or_default(),
             r.mechanism_instructions.map(|s| s.to_string()).unwrap_or_default(),
         );
