@@ -11,6 +11,7 @@ The API follows CuPy's ``RawModule``/``RawKernel`` and PyCUDA habits::
     host = d_mask.get()                          # numpy array back
     mod.get_global("c_table")[...] = table       # __constant__ / __device__ variables
     rc.compare(kernels=["bfs"], mechanisms=["pdom", "tbc"])   # -> pandas.DataFrame (extra "pandas")
+    rc.exec(["./gaussian"], mechanism="tbc")     # a whole CUDA program (nvcc -cudart shared): a row per launch
 
 Statistics come back as a dict (the keys of ``reconverge run --json``) and are combined over launches in
 ``Device.stats``, key by key (counts summed, maxima kept, ratios recomputed from the summed counts).
@@ -51,6 +52,8 @@ __all__ = [
     "sweep",
     "summary",
     "Launch",
+    "Program",
+    "exec",
     "mechanisms",
     "default_mechanisms",
     "presets",
@@ -60,6 +63,7 @@ __all__ = [
     "ArgumentTypeError",
     "DeadlockError",
     "LimitError",
+    "ProgramError",
 ]
 
 _DTYPES = {
@@ -637,6 +641,7 @@ def compare(kernels: Iterable[str] = (), mechanisms: Iterable[str] = (), warp_si
 
 
 from . import sweep as _sweep_module  # noqa: E402  (uses the names above)
+from .program import Program, ProgramError, exec  # noqa: E402,A001  (rc.exec: a whole program)
 from .sweep import Launch  # noqa: E402
 
 

@@ -11,6 +11,7 @@ mod cfg_cmd;
 mod compare_cmd;
 mod cost_cmd;
 mod errors;
+mod exec_cmd;
 mod launch_args;
 mod native;
 mod out;
@@ -80,6 +81,9 @@ enum Command {
     Report(report_cmd::ReportArgs),
     /// Measure simulation speed on the suite kernels.
     Bench(bench_cmd::BenchArgs),
+    /// Run an unmodified CUDA program (built with `nvcc -cudart shared`) on the simulated GPU: every
+    /// launch under one mechanism, one JSON line of statistics per launch, a per-kernel summary at exit.
+    Exec(exec_cmd::ExecArgs),
     /// Count the hardware of seed 003's two path-tracking units (per-thread pc arbiter, Simty's sorted
     /// list) as functions of the warp size: storage bits, comparators, multiplexers.
     Cost(cost_cmd::CostArgs),
@@ -104,6 +108,7 @@ fn main() -> ExitCode {
         Command::Report(a) => report_cmd::run_cmd(a),
         Command::Bench(a) => bench_cmd::run_bench(a),
         Command::Cost(a) => cost_cmd::run(a),
+        Command::Exec(a) => exec_cmd::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

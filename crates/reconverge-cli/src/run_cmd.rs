@@ -122,6 +122,7 @@ pub fn run_cmd(a: RunArgs) -> Result<(), Failure> {
     for ((_, f), (_, b)) in global_dumps.iter().zip(&r.globals) {
         write_npy(f, b)?;
     }
+    print_printf(&r, a.json)?;
     let name = p.kernel.program().kernel_name().to_string();
     if a.json {
         let j = reconverge_report::run::run_json_timed(
@@ -153,6 +154,30 @@ pub fn run_cmd(a: RunArgs) -> Result<(), Failure> {
         }
     }
     exit_for(&r)
+}
+
+/// Prints what the kernel's `printf` calls printed, in thread order and exactly as the kernel formatted
+/// it: on standard output before the report (a line break is added when the text does not end in one),
+/// or on standard error with `--json`, whose standard output is one JSON object. A warning on standard
+/// error says when the launch's output limit dropped some.
+fn print_printf(r: &RunResult, json: bool) -> Result<(), Failure> {
+    let text: String = r.printf_in_thread_order().iter().map(|p| p.text.as_str()).collect();
+    if json {
+        eprint!("{text}");
+    } else {
+        out!("{text}")?;
+        if !text.is_empty() && !text.ends_with('\n') {
+            outln!()?;
+        }
+    }
+    if r.printf_truncated {
+        eprintln!(
+            "warning: the kernel's printf output exceeded {} bytes (CUDA's default printf buffer); later calls \
+             were dropped",
+            reconverge_sim::printf::OUTPUT_LIMIT
+        );
+    }
+    Ok(())
 }
 
 /// Checks that `--dump KEY` names a buffer: a buffer argument (or a pointer into one), or a pointer field

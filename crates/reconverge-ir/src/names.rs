@@ -50,6 +50,15 @@ pub fn matches(query: &str, name: &str) -> bool {
     base == query || base.rsplit("::").next() == Some(query)
 }
 
+/// A short name for tables: the demangled name without its parameters (`Fan2` for `_Z4Fan2PfS_S_iii`),
+/// or the name itself when it is not mangled.
+pub fn short_name(name: &str) -> String {
+    match demangle(name) {
+        Some(d) => base_name(&d).to_string(),
+        None => name.to_string(),
+    }
+}
+
 /// How a function is shown in lists: `name` or `mangled (demangled)`.
 pub fn display_name(name: &str) -> String {
     match demangle(name) {

@@ -485,6 +485,13 @@ pub enum Op {
     Brx { index: Src, targets: Box<[Pc]> },
     /// A direct call: `args` copy caller staging slots into the callee frame; `rets` copy back.
     Call { callee: u32, args: SmallVec<[ParamCopy; 4]>, rets: SmallVec<[ParamCopy; 1]> },
+    /// `call (retval), vprintf, (format, args)`: CUDA's device `printf`, the one external function the
+    /// simulator implements. NVCC and NVRTC compile `printf("...", x, y)` into this call: `format` holds
+    /// the generic address of the NUL-terminated format string, `args` the generic address of a buffer
+    /// holding the arguments, each aligned to its size (0 when there are none), and the function returns
+    /// a 32-bit count. The operands are offsets in the caller's frame of the `.param` variables passed
+    /// (8 bytes each) and of the one receiving the result (4 bytes; `None` when the call discards it).
+    Printf { format: u32, args: u32, ret: Option<u32> },
     /// `ret`
     Ret,
     /// `exit`

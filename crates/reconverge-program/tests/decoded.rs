@@ -66,3 +66,67 @@ fn a_recursive_kernel_with_calls_decodes_as_before() {
 fn a_kernel_with_warp_collectives_decodes_as_before() {
     check("warp_reduce");
 }
+
+/// The program of a PTX text (its only kernel).
+fn decoded_text(src: &str) -> Program {
+    let m = reconverge_ptx::parse(src).expect("parses");
+    let k = select_kernel(&m, None).expect("one kernel");
+    decode(&m, k, &|f| function_points(f, false), &DecodeOptions::default()).expect("decodes")
+}
+
+/// The operations at the pcs whose PTX text mentions `vprintf` (the call), or names `callee`.
+fn calls(p: &Program, callee: &str) -> Vec<reconverge_program::program::Op> {
+    p.insts.iter().zip(&p.info).filter(|(_, i)| i.text.contains(callee)).map(|(d, _)| d.op.clone()).collect()
+}
+
+#[test]
+fn a_call_of_vprintf_decodes_to_printf() {
+    use reconverge_program::program::{InstClass, Op};
+    let path = format!("{}/../reconverge-ptx/tests/data/nvrtc_printf.ptx", env!("CARGO_MANIFEST_DIR"));
+    let p = decoded_text(&std::fs::read_to_string(path).expect("PTX"));
+    let ops = calls(&p, "vprintf");
+    assert_eq!(ops.len(), 2, "{ops:?}");
+    for op in &ops {
+        let Op::Printf { format, args, ret: Some(ret) } = op else { panic!("not a printf: {op:?}") };
+        // Three distinct frame slots: two 8-byte pointers and the 4-byte result.
+        assert!(format != args && format != ret && args != ret, "{op:?}");
+        assert_eq!((format % 8, args % 8, ret % 4), (0, 0, 0), "{op:?}");
+    }
+    let pc = p.info.iter().position(|i| i.text.contains("vprintf")).expect("the call");
+    assert_eq!(p.info[pc].class, InstClass::Control);
+    assert!(p.info[pc].reads.is_empty() && p.info[pc].writes.is_empty());
+}
+
+#[test]
+fn other_external_calls_and_foreign_vprintfs_stay_unsupported() {
+    use reconverge_program::program::Op;
+    let kernel = |decl: &str, call: &str| {
+        format!(
+            ".version 8.0\n.target sm_80\n.address_size 64\n{decl}\n.visible .entry k()\n{{\n.reg .b64 %rd<3>;\n\
+             {{ .param .b64 param0; st.param.b64 [param0], %rd1; .param .b64 param1; st.param.b64 [param1], %rd2;\n\
+             .param .b32 retval0;\n{call}\nld.param.b32 %rd1, [retval0]; }}\nret;\n}}\n"
+        )
+    };
+    let unsupported = |src: String, want: &str| {
+        let p = decoded_text(&src);
+        let ops = calls(&p, "call");
+        assert!(matches!(&ops[..], [Op::Unsupported(why)] if why.contains(want)), "{ops:?}");
+    };
+    let ext = ".extern .func (.param .b32 r) NAME(.param .b64 a, .param .b64 b);";
+    unsupported(
+        kernel(&ext.replace("NAME", "malloc2"), "call.uni (retval0), malloc2, (param0, param1);"),
+        "call to `malloc2`, which has no body",
+    );
+    // A `vprintf` with another signature is not CUDA's.
+    unsupported(
+        kernel(".extern .func (.param .b32 r) vprintf(.param .b64 a);", "call.uni (retval0), vprintf, (param0);"),
+        "must be declared as CUDA's",
+    );
+    // (A call with the wrong number of arguments is the parser's error.)
+    // Declared without the result.
+    let p = decoded_text(&kernel(
+        ".extern .func vprintf(.param .b64 a, .param .b64 b);",
+        "call.uni vprintf, (param0, param1);",
+    ));
+    assert!(matches!(&calls(&p, "call")[..], [Op::Printf { ret: None, .. }]));
+}

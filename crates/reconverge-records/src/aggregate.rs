@@ -358,6 +358,38 @@ pub fn accumulate(total: &mut Map<String, Value>, launch: &Map<String, Value>) -
     Ok(())
 }
 
+/// One kernel's launches combined: its name and the total ([`accumulate`] over its launches).
+#[derive(Clone, Debug, PartialEq)]
+pub struct KernelTotal {
+    /// The kernel (as the launches name it).
+    pub kernel: String,
+    /// Its launches' statistics combined by kind, with the launch count under [`LAUNCHES`].
+    pub stats: Map<String, Value>,
+}
+
+/// The keys a whole program's launch lines add to a run's statistics (`reconverge exec`): they say which
+/// launch it was and are not statistics, so totals leave them out.
+pub const LAUNCH_KEYS: [&str; 5] = ["launch", "grid", "block", "dynamic_shared", "stream"];
+
+/// Per kernel, in order of first launch: its launches' statistics combined by kind.
+pub fn per_kernel(launches: &[Map<String, Value>]) -> Result<Vec<KernelTotal>, AggregateError> {
+    let mut out: Vec<KernelTotal> = Vec::new();
+    for l in launches {
+        let name = l.get("kernel").and_then(Value::as_str).unwrap_or("?");
+        let i = match out.iter().position(|k| k.kernel == name) {
+            Some(i) => i,
+            None => {
+                out.push(KernelTotal { kernel: name.to_string(), stats: Map::new() });
+                out.len() - 1
+            }
+        };
+        let launch: Map<String, Value> =
+            l.iter().filter(|(k, _)| !LAUNCH_KEYS.contains(&k.as_str())).map(|(k, v)| (k.clone(), v.clone())).collect();
+        accumulate(&mut out[i].stats, &launch)?;
+    }
+    Ok(out)
+}
+
 /// Checks that every key of `stats` has a rule (the check [`accumulate`] makes before it combines).
 pub fn check_keys(stats: &Map<String, Value>) -> Result<(), AggregateError> {
     let declared = match stats.get("mechanism") {

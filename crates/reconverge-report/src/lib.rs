@@ -7,6 +7,7 @@
 pub mod analyze;
 pub mod cfg;
 pub mod cost;
+pub mod exec;
 pub mod html;
 pub mod lines;
 pub mod path_export;

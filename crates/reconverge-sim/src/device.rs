@@ -87,6 +87,45 @@ impl DeviceState {
         Ok(DeviceState { mem, consts, params, arg_addrs, field_addrs, global_allocs })
     }
 
+    /// A device state the caller keeps between launches: `mem` (module variables and every allocation,
+    /// at the addresses the caller chose), the constant bank `consts` and the launch's parameter buffer
+    /// `params`, laid out as the kernel's parameters are. No buffers are allocated; after the run the
+    /// caller takes its memory back ([`DeviceState::into_parts`]).
+    pub fn resident(mem: DeviceMemory, consts: Vec<u8>, params: Vec<u8>) -> DeviceState {
+        DeviceState { mem, consts, params, arg_addrs: Vec::new(), field_addrs: Vec::new(), global_allocs: Vec::new() }
+    }
+
+    /// Device memory and the constant bank, taken back after a run.
+    pub fn into_parts(self) -> (DeviceMemory, Vec<u8>) {
+        (self.mem, self.consts)
+    }
+
+    /// Checks a resident state against the launch: the parameter buffer's size, the constant bank's, and
+    /// the memory limit (its allocations plus the resident CTAs' state).
+    pub fn check_resident(&self, prog: &Program, cfg: &LaunchConfig, resident_ctas: u64) -> Result<(), SimError> {
+        if self.params.len() < prog.param_size as usize || self.consts.len() < prog.const_size as usize {
+            return Err(LaunchError::Machine(format!(
+                "resident state of {} parameter and {} constant bytes for a kernel with {} and {}",
+                self.params.len(),
+                self.consts.len(),
+                prog.param_size,
+                prog.const_size
+            ))
+            .into());
+        }
+        let [_, _, ctas] = memory_estimate(prog, &LaunchArgs::Borrowed(&[]), cfg, resident_ctas);
+        let held = self.mem.allocations().iter().map(|a| a.data.len() as u64).fold(0u64, u64::saturating_add);
+        let total = held.saturating_add(ctas.1).saturating_add(cfg.model_bytes);
+        if total > cfg.max_memory {
+            let mut parts = vec![("device memory", held), ctas];
+            if cfg.model_bytes > 0 {
+                parts.push(("timing model", cfg.model_bytes));
+            }
+            return Err(LaunchError::MemoryLimit { total, parts, limit: cfg.max_memory }.into());
+        }
+        Ok(())
+    }
+
     /// The final buffer arguments and the variables named in `cfg.dump_globals`. The buffers move out of
     /// device memory (no copy); the state is consumed.
     pub fn into_outputs(mut self, prog: &Program, cfg: &LaunchConfig) -> Outputs {

@@ -19,6 +19,7 @@ pub mod device;
 pub mod error;
 mod machine;
 pub mod memory;
+pub mod printf;
 pub mod scalarize;
 pub mod stats;
 
@@ -29,7 +30,7 @@ use reconverge_program::{decode, launch, layout, program, types};
 pub use core::{IssueEvent, NoObserver, Observer};
 pub use device::{DeviceState, Outputs};
 pub use error::{Location, RunLimit, SimError};
-pub use machine::{run, RunResult};
+pub use machine::{run, run_resident, RunResult};
 pub use stats::Stats;
 
 use reconverge_ir::{Function, Module};

@@ -7,6 +7,7 @@ use crate::error::{RunLimit, SimError};
 use crate::launch::{Buffer, LaunchArgs, LaunchConfig};
 use crate::mechanism::{Peek, Tracker};
 use crate::memory::DeviceMemory;
+use crate::printf::PrintfRecord;
 use crate::program::Program;
 use crate::stats::Stats;
 use crate::Loaded;
@@ -26,6 +27,13 @@ pub struct RunResult {
     pub globals: Vec<(String, Buffer)>,
     /// Final contents of the buffers that struct arguments' pointer fields point into.
     pub fields: Vec<reconverge_program::FieldBuffer>,
+    /// What the kernel's `printf` calls printed, one record per call of a thread: in execution order for
+    /// a functional run, in thread order for a timed one (its SMs' records gathered,
+    /// [`crate::printf::gather`]). [`RunResult::printf_in_thread_order`] gives the order to print.
+    pub printf: Vec<PrintfRecord>,
+    /// Whether `printf` output was dropped: a launch keeps at most [`crate::printf::OUTPUT_LIMIT`] bytes
+    /// (CUDA's default printf FIFO size).
+    pub printf_truncated: bool,
 }
 
 impl RunResult {
@@ -42,6 +50,19 @@ impl RunResult {
         self.error.is_some()
     }
 
+    /// The `printf` records in thread order: by linear CTA index, then linear thread index, then the
+    /// order each thread printed them. CUDA leaves the order unspecified; this one is deterministic.
+    pub fn printf_in_thread_order(&self) -> Vec<&PrintfRecord> {
+        let mut out: Vec<&PrintfRecord> = self.printf.iter().collect();
+        out.sort_by_key(|r| r.thread_key());
+        out
+    }
+
+    /// This result with the `printf` output `(records, truncated)`.
+    pub fn with_printf(self, (printf, printf_truncated): (Vec<PrintfRecord>, bool)) -> RunResult {
+        RunResult { printf, printf_truncated, ..self }
+    }
+
     /// The result of a run of a launch with `nargs` arguments that stopped with `error` before it started.
     pub fn failed(prog: &Program, stats: Stats, error: SimError, nargs: usize) -> RunResult {
         RunResult {
@@ -51,6 +72,8 @@ impl RunResult {
             branch_sites: crate::stats::branch_sites(prog),
             globals: Vec::new(),
             fields: Vec::new(),
+            printf: Vec::new(),
+            printf_truncated: false,
         }
     }
 
@@ -68,6 +91,8 @@ impl RunResult {
             branch_sites: crate::stats::branch_sites(prog),
             globals: outputs.globals,
             fields: outputs.fields,
+            printf: Vec::new(),
+            printf_truncated: false,
         }
     }
 }
@@ -100,9 +125,56 @@ fn run_with<T: Tracker>(
             Ok(d) => d,
             Err(e) => return RunResult::failed(prog, empty(), e, nargs),
         };
+    let (stats, error, printed) = execute(prog, tracker, cfg, &mut dev, observer);
+    RunResult::finished(prog, stats, error, dev.into_outputs(prog, cfg)).with_printf(printed)
+}
+
+/// Runs `kernel` on a device state the caller keeps between launches ([`DeviceState::resident`]): device
+/// memory, the constant bank and the parameter buffer as the caller built them, changed in place. The
+/// result carries statistics and the error, no outputs (the caller reads its memory itself). This is how
+/// a whole program's launches share one device (`reconverge-cudart`).
+pub fn run_resident(
+    kernel: &Loaded,
+    cfg: &LaunchConfig,
+    dev: &mut DeviceState,
+    observer: &mut dyn Observer,
+) -> RunResult {
+    let prog = kernel.program();
+    reconverge_mechanism::with_tracker!(kernel.mechanism(), |t| run_resident_with(prog, t, cfg, dev, observer))
+}
+
+fn run_resident_with<T: Tracker>(
+    prog: &Program,
+    tracker: &T,
+    cfg: &LaunchConfig,
+    dev: &mut DeviceState,
+    observer: &mut dyn Observer,
+) -> RunResult {
+    let checked = cfg
+        .validate(prog)
+        .map_err(SimError::from)
+        .and_then(|_| dev.check_resident(prog, cfg, cfg.max_resident_ctas as u64));
+    match checked {
+        Ok(()) => {
+            let (stats, error, printed) = execute(prog, tracker, cfg, dev, observer);
+            RunResult::finished(prog, stats, error, crate::device::Outputs::default()).with_printf(printed)
+        }
+        Err(e) => RunResult::failed(prog, Stats::new(prog, cfg.warp_size, T::STRUCTURE), e, prog.params.len()),
+    }
+}
+
+/// Runs the launch on one core over `dev`: the statistics, why it stopped early, if it did, and the
+/// `printf` output (execution order; whether some was dropped).
+fn execute<T: Tracker>(
+    prog: &Program,
+    tracker: &T,
+    cfg: &LaunchConfig,
+    dev: &mut DeviceState,
+    observer: &mut dyn Observer,
+) -> (Stats, Option<SimError>, (Vec<PrintfRecord>, bool)) {
     let mut core = SmCore::new(prog, tracker, cfg, 0, 1);
     let error = simulate(&mut core, cfg, &mut dev.mem, &dev.consts, &dev.params, observer).err();
-    RunResult::finished(prog, core.stats().clone(), error, dev.into_outputs(prog, cfg))
+    (core.stats().clone(), error, core.take_printf())
 }
 
 /// Instructions an issue context issues before the machine moves to the next (functional mode).

@@ -103,6 +103,56 @@ impl DeviceMemory {
         &self.allocs
     }
 
+    /// Inserts an allocation at `base` without moving the cursor later allocations are placed after: for
+    /// memory that lives elsewhere between launches (a host-visible managed allocation mapped in for one
+    /// launch and taken out after). The caller keeps it clear of every other allocation.
+    pub fn insert_at(&mut self, base: u64, data: Vec<u8>, name: impl Into<String>) {
+        let i = self.allocs.partition_point(|a| a.base < base);
+        self.allocs.insert(i, Allocation { base, data, name: name.into() });
+        self.last.store(0, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// Takes the allocation at `base` out, with its bytes.
+    pub fn take(&mut self, base: u64) -> Option<Allocation> {
+        let i = self.allocs.iter().position(|a| a.base == base)?;
+        self.last.store(0, std::sync::atomic::Ordering::Relaxed);
+        Some(self.allocs.remove(i))
+    }
+
+    /// Removes the allocation at `base`; false when no allocation starts there. Its addresses are not
+    /// reused (later allocations are placed after every earlier one), so a stale pointer faults.
+    pub fn free(&mut self, base: u64) -> bool {
+        self.take(base).is_some()
+    }
+
+    /// The allocation holding `addr` and the offset of `addr` in it.
+    pub fn containing(&self, addr: u64) -> Option<(&Allocation, usize)> {
+        let i = self.allocs.partition_point(|a| a.base <= addr);
+        let a = self.allocs.get(i.checked_sub(1)?)?;
+        let off = addr - a.base;
+        (off < a.data.len() as u64).then_some((a, off as usize))
+    }
+
+    /// The `len` bytes at `addr`, when one allocation holds them all.
+    pub fn bytes(&self, addr: u64, len: u64) -> Option<&[u8]> {
+        if len == 0 {
+            return Some(&[]);
+        }
+        let (a, off) = self.containing(addr)?;
+        a.data.get(off..off.checked_add(usize::try_from(len).ok()?)?)
+    }
+
+    /// The `len` bytes at `addr`, writable, when one allocation holds them all.
+    pub fn bytes_mut(&mut self, addr: u64, len: u64) -> Option<&mut [u8]> {
+        if len == 0 {
+            return Some(&mut []);
+        }
+        let i = self.allocs.partition_point(|a| a.base <= addr).checked_sub(1)?;
+        let a = &mut self.allocs[i];
+        let off = usize::try_from(addr - a.base).ok()?;
+        a.data.get_mut(off..off.checked_add(usize::try_from(len).ok()?)?)
+    }
+
     #[inline]
     fn locate(&self, addr: u64, size: u32) -> Option<(usize, usize)> {
         let end = addr.checked_add(size as u64)?;

@@ -101,7 +101,8 @@ pub struct Latencies {
     pub double: u64,
     /// Special functions (transcendentals, rcp, sqrt, division).
     pub sfu: u64,
-    /// Branches, calls, returns, and the explicit stack instructions: cycles before the warp issues again.
+    /// Branches, calls (`printf`, whose reads of its strings and arguments are not modelled), returns, and
+    /// the explicit stack instructions: cycles before the warp issues again.
     pub branch: u64,
     /// Shared-memory access (plus one cycle per extra bank-conflict wavefront).
     pub shared: u64,

@@ -65,7 +65,33 @@ pub fn run_timed_traced<'a>(
     let pool = if threads > 1 { pool(threads) } else { None };
     let bounds = Bounds { max_cycles: opts.max_cycles, pool };
     let prog = kernel.program();
-    reconverge_mechanism::with_tracker!(kernel.mechanism(), |t| run_with(prog, t, launch, gpu, args, bounds, trace))
+    let source = Source::Args(args);
+    reconverge_mechanism::with_tracker!(kernel.mechanism(), |t| run_with(prog, t, launch, gpu, source, bounds, trace))
+}
+
+/// [`run_timed`] on a device state the caller keeps between launches ([`DeviceState::resident`]): memory
+/// is changed in place and the result carries no outputs (see [`reconverge_sim::run_resident`]).
+pub fn run_timed_resident(
+    kernel: &Loaded,
+    launch: &LaunchConfig,
+    gpu: &GpuConfig,
+    dev: &mut DeviceState,
+    opts: TimedOptions,
+) -> TimedResult {
+    let threads = host_threads(opts.threads, gpu, launch);
+    let pool = if threads > 1 { pool(threads) } else { None };
+    let bounds = Bounds { max_cycles: opts.max_cycles, pool };
+    let prog = kernel.program();
+    let source = Source::Resident(dev);
+    reconverge_mechanism::with_tracker!(kernel.mechanism(), |t| run_with(prog, t, launch, gpu, source, bounds, None)).0
+}
+
+/// Where a timed run's device state comes from.
+enum Source<'a, 'd> {
+    /// Built from the launch's arguments, read back into the result's outputs.
+    Args(LaunchArgs<'a>),
+    /// The caller's, changed in place.
+    Resident(&'d mut DeviceState),
 }
 
 /// The host threads a timed run uses: `requested` (0: one per core), at most the SMs that can have work
@@ -102,11 +128,14 @@ fn run_with<T: Tracker>(
     tracker: &T,
     launch: &LaunchConfig,
     gpu: &GpuConfig,
-    args: LaunchArgs<'_>,
+    source: Source<'_, '_>,
     bounds: Bounds,
     trace: Option<TraceSpec>,
 ) -> (TimedResult, Timeline) {
-    let nargs = args.as_slice().len();
+    let nargs = match &source {
+        Source::Args(args) => args.as_slice().len(),
+        Source::Resident(_) => prog.params.len(),
+    };
     let empty = |e: SimError| {
         let r = TimedResult {
             run: RunResult::failed(prog, Stats::new(prog, launch.warp_size, T::STRUCTURE), e, nargs),
@@ -124,9 +153,18 @@ fn run_with<T: Tracker>(
         trace.map_or(0, |t| t.max_events as u64).saturating_mul(std::mem::size_of::<trace::TraceEvent>() as u64);
     let model_bytes = gpu.model_bytes(prog.nregs as u64, launch).saturating_add(recorded);
     let launch = &LaunchConfig { model_bytes, ..launch.clone() };
-    let mut dev = match DeviceState::new(prog, args, launch, resident) {
-        Ok(d) => d,
-        Err(e) => return empty(e),
+    let mut owned: Option<DeviceState> = None;
+    let dev: &mut DeviceState = match source {
+        Source::Args(args) => match DeviceState::new(prog, args, launch, resident) {
+            Ok(d) => owned.insert(d),
+            Err(e) => return empty(e),
+        },
+        Source::Resident(d) => {
+            if let Err(e) = d.check_resident(prog, launch, resident) {
+                return empty(e);
+            }
+            d
+        }
     };
     let mut sms: Vec<Sm<'_, T>> = match (0..gpu.num_sms).map(|i| Sm::new(i, gpu, prog, tracker, launch)).collect() {
         Ok(v) => v,
@@ -163,13 +201,16 @@ fn run_with<T: Tracker>(
     }
     let epoch = (gpu.l1.hit_latency + gpu.l2.hit_latency).max(1);
     let mut timing = TimingStats { epoch_cycles: epoch, ..TimingStats::default() };
-    let error = epochs(&mut sms, &mut l2, &mut dev, launch, gpu, bounds, &mut timing);
+    let error = epochs(&mut sms, &mut l2, dev, launch, gpu, bounds, &mut timing);
     let stats = collect(&sms, &l2, gpu, launch, prog, &mut timing);
     let timeline = match trace {
         Some(spec) => trace::merge(spec, sms.iter_mut().filter_map(|s| s.trace.take()).collect()),
         None => Timeline::default(),
     };
-    (TimedResult { run: RunResult::finished(prog, stats, error, dev.into_outputs(prog, launch)), timing }, timeline)
+    let outputs = owned.map(|d| d.into_outputs(prog, launch)).unwrap_or_default();
+    // `printf` output of every SM, in thread order (independent of the host threads).
+    let printed = reconverge_sim::printf::gather(sms.iter().map(|s| s.core().printf()));
+    (TimedResult { run: RunResult::finished(prog, stats, error, outputs).with_printf(printed), timing }, timeline)
 }
 
 fn l2_config(gpu: &GpuConfig) -> MemL2Config {

@@ -32,6 +32,6 @@ pub mod trace;
 pub use config::{
     ConstCacheConfig, Dispatch, FrontendConfig, GpuConfig, LaunchCostConfig, OpcodeConfig, SchedulerPolicy, PRESETS,
 };
-pub use gpu::{run_timed, run_timed_traced, TimedOptions, TimedResult};
+pub use gpu::{run_timed, run_timed_resident, run_timed_traced, TimedOptions, TimedResult};
 pub use stats::TimingStats;
 pub use trace::{Timeline, TraceEvent, TraceSpec};

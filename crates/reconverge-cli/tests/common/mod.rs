@@ -25,3 +25,10 @@ pub fn ok(args: &[&str]) -> String {
     assert_eq!(code, 0, "reconverge {args:?} failed:\n{err}");
     out
 }
+
+/// A fresh directory under the system's temporary directory for this test process, named after `tag`.
+pub fn temp_dir(tag: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("reconverge-{tag}-{}", std::process::id()));
+    std::fs::create_dir_all(&d).expect("temp dir");
+    d
+}

@@ -17,6 +17,7 @@ use crate::access::{AccessLog, GlobalMemory};
 use crate::error::SimError;
 use crate::launch::LaunchConfig;
 use crate::mechanism::{BarrierMode, CtaView, Delay, EntryView, Flow, Group, LaneMap, Peek, Tracker, UpdateCtx};
+use crate::printf::{PrintfLog, PrintfRecord};
 use crate::program::{InstClass, Program};
 use crate::stats::Stats;
 use crate::types::{LaneMask, Pc};
@@ -189,6 +190,8 @@ pub struct SmCore<'a, T: Tracker> {
     released: SmallVec<[usize; 2]>,
     /// The SM-wide view ([`Tracker::SM_POOL`] only).
     view: SmView,
+    /// The output of the `printf` calls executed here.
+    printf: PrintfLog,
 }
 
 impl<'a, T: Tracker> SmCore<'a, T> {
@@ -211,6 +214,7 @@ impl<'a, T: Tracker> SmCore<'a, T> {
             wpc: launch.threads_per_cta().div_ceil(launch.warp_size.max(1)),
             view: SmView::default(),
             released: SmallVec::new(),
+            printf: PrintfLog::default(),
             fixed: Fixed {
                 grid: launch.grid,
                 block: launch.block,
@@ -360,7 +364,7 @@ impl<'a, T: Tracker> SmCore<'a, T> {
         let wants = observer.wants(owner.cta.linear, group.ctx);
         let subs = self.by_cta(cta, group);
         let (cycle, track) = (env.cycle, env.track);
-        let mut e = exec_env(prog, env, &self.fixed, &mut self.access, T::AWAITS_MEMBERS);
+        let mut e = exec_env(prog, env, &self.fixed, (&mut self.access, &mut self.printf), T::AWAITS_MEMBERS);
         let mut merged = (subs.len() > 1 && e.access.enabled).then(AccessLog::default);
         let mut out = Executed::new(wants, prog.info[pc as usize].writes.len());
         for sub in &subs {
@@ -513,7 +517,7 @@ impl<'a, T: Tracker> SmCore<'a, T> {
             return Err(SimError::Internal("issue to an empty CTA slot"));
         };
         let (clock, cycle) = (env.clock, env.cycle);
-        let mut e = exec_env(prog, env, &self.fixed, &mut self.access, T::AWAITS_MEMBERS);
+        let mut e = exec_env(prog, env, &self.fixed, (&mut self.access, &mut self.printf), T::AWAITS_MEMBERS);
         let mut quiet = 0;
         for k in 0..n {
             e.clock = clock + u64::from(k);
@@ -581,6 +585,17 @@ impl<'a, T: Tracker> SmCore<'a, T> {
         }
     }
 
+    /// The output of the `printf` calls this core executed so far, in execution order.
+    pub fn printf(&self) -> &PrintfLog {
+        &self.printf
+    }
+
+    /// Takes the output of the `printf` calls out ([`PrintfLog::take`]): the records in execution order
+    /// and whether the launch's output limit dropped some.
+    pub fn take_printf(&mut self) -> (Vec<PrintfRecord>, bool) {
+        self.printf.take()
+    }
+
     /// The statistics gathered so far.
     pub fn stats(&self) -> &Stats {
         &self.stats
@@ -624,7 +639,7 @@ fn exec_env<'e, G: GlobalMemory>(
     prog: &'e Program,
     env: IssueEnv<'e, G>,
     fixed: &'e Fixed,
-    access: &'e mut AccessLog,
+    (access, printf): (&'e mut AccessLog, &'e mut PrintfLog),
     await_members: bool,
 ) -> Env<'e, G> {
     access.enabled = env.record_access;
@@ -640,6 +655,7 @@ fn exec_env<'e, G: GlobalMemory>(
         access,
         await_members,
         cta_slot: 0,
+        printf,
     }
 }
 

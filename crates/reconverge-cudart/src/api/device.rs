@@ -1,0 +1,348 @@
+//! The device: count, selection, properties and attributes (describing the configured GPU),
+//! synchronisation, reset, per-function settings and attributes, errors and versions.
+
+use super::{call, put, with_runtime};
+use crate::error::{self as cuda, CudaError};
+use crate::runtime::Runtime;
+use reconverge_timing::GpuConfig;
+use std::ffi::{c_char, c_int, c_void, CString};
+use std::sync::OnceLock;
+
+/// The compute capability reported: the simulator runs PTX of any target, so programs' capability
+/// checks pass.
+const CAPABILITY: (i32, i32) = (8, 0);
+
+/// The machine the properties describe: the configuration, or the default preset in functional mode.
+fn described(rt: &Runtime) -> GpuConfig {
+    rt.settings.gpu.clone().or_else(|| GpuConfig::preset("gtx480")).unwrap_or_else(unreachable_config)
+}
+
+/// A configuration of last resort (the presets are built in, so this is never reached in practice).
+fn unreachable_config() -> GpuConfig {
+    super::exit_with(70, "no built-in GPU configuration")
+}
+
+/// `cudaDeviceProp`'s fields the shim fills: (name, offset, size in bytes) in CUDA 13's layout (1008 bytes).
+/// `tests/device_props.rs` checks every offset and size against the CUDA 13 headers with the C compiler.
+pub const PROP_LAYOUT: [(&str, usize, usize); 25] = [
+    ("totalGlobalMem", 288, 8),
+    ("sharedMemPerBlock", 296, 8),
+    ("regsPerBlock", 304, 4),
+    ("warpSize", 308, 4),
+    ("memPitch", 312, 8),
+    ("maxThreadsPerBlock", 320, 4),
+    ("maxThreadsDim[0]", 324, 4),
+    ("maxThreadsDim[1]", 328, 4),
+    ("maxThreadsDim[2]", 332, 4),
+    ("maxGridSize[0]", 336, 4),
+    ("maxGridSize[1]", 340, 4),
+    ("maxGridSize[2]", 344, 4),
+    ("totalConstMem", 352, 8),
+    ("major", 360, 4),
+    ("minor", 364, 4),
+    ("textureAlignment", 368, 8),
+    ("multiProcessorCount", 384, 4),
+    ("unifiedAddressing", 588, 4),
+    ("l2CacheSize", 596, 4),
+    ("maxThreadsPerMultiProcessor", 604, 4),
+    ("sharedMemPerMultiprocessor", 624, 8),
+    ("regsPerMultiprocessor", 632, 4),
+    ("managedMemory", 636, 4),
+    ("sharedMemPerBlockOptin", 672, 8),
+    ("maxBlocksPerMultiProcessor", 688, 4),
+];
+
+/// The value of `cudaDeviceProp` field `name` for the configured GPU.
+fn prop_value(rt: &Runtime, g: &GpuConfig, name: &str) -> u64 {
+    let sm = &g.sm;
+    let per_block_shared = u64::from(sm.shared_memory.min(48 * 1024));
+    match name {
+        "totalGlobalMem" => rt.settings.max_memory,
+        "sharedMemPerBlock" | "sharedMemPerBlockOptin" => per_block_shared,
+        "regsPerBlock" | "regsPerMultiprocessor" => u64::from(sm.registers),
+        "warpSize" => u64::from(rt.settings.warp_size),
+        "memPitch" => 1 << 31,
+        "maxThreadsPerBlock" => u64::from(sm.max_threads.min(1024)),
+        "maxThreadsDim[0]" | "maxThreadsDim[1]" => 1024,
+        "maxThreadsDim[2]" => 64,
+        "maxGridSize[0]" => (1 << 31) - 1,
+        "maxGridSize[1]" | "maxGridSize[2]" => 65535,
+        "totalConstMem" => 65536,
+        "major" => CAPABILITY.0 as u64,
+        "minor" => CAPABILITY.1 as u64,
+        "textureAlignment" => 512,
+        "multiProcessorCount" => u64::from(g.num_sms),
+        "unifiedAddressing" | "managedMemory" => 1,
+        "l2CacheSize" => g.l2.size,
+        "maxThreadsPerMultiProcessor" => u64::from(sm.max_threads),
+        "sharedMemPerMultiprocessor" => u64::from(sm.shared_memory),
+        "maxBlocksPerMultiProcessor" => u64::from(sm.max_ctas),
+        _ => 0,
+    }
+}
+
+/// Size of CUDA 13's `cudaDeviceProp`.
+pub const DEVICE_PROP_SIZE: usize = 1008;
+
+/// The bytes of `cudaDeviceProp` for the configured GPU.
+pub fn device_prop(rt: &Runtime) -> Vec<u8> {
+    let g = described(rt);
+    let mut out = vec![0u8; DEVICE_PROP_SIZE];
+    let name = format!("reconverge {} ({})", g.name, rt.settings.mechanism.name());
+    let n = name.len().min(255);
+    out[..n].copy_from_slice(&name.as_bytes()[..n]);
+    for (field, offset, size) in PROP_LAYOUT {
+        out[offset..offset + size].copy_from_slice(&prop_value(rt, &g, field).to_le_bytes()[..size]);
+    }
+    out
+}
+
+/// `cudaDeviceGetAttribute`'s value of `attr` (`cudaDeviceAttr`), when the shim knows it.
+pub fn attribute(rt: &Runtime, attr: i32) -> Option<i64> {
+    let g = described(rt);
+    let sm = &g.sm;
+    Some(match attr {
+        1 => i64::from(sm.max_threads.min(1024)),        // MaxThreadsPerBlock
+        2 | 3 => 1024,                                   // MaxBlockDimX/Y
+        4 => 64,                                         // MaxBlockDimZ
+        5 => (1 << 31) - 1,                              // MaxGridDimX
+        6 | 7 => 65535,                                  // MaxGridDimY/Z
+        8 => i64::from(sm.shared_memory.min(48 * 1024)), // MaxSharedMemoryPerBlock
+        9 => 65536,                                      // TotalConstantMemory
+        10 => i64::from(rt.settings.warp_size),          // WarpSize
+        12 => i64::from(sm.registers),                   // MaxRegistersPerBlock
+        13 => i64::from(g.clock_mhz) * 1000,             // ClockRate (kHz)
+        16 => i64::from(g.num_sms),                      // MultiProcessorCount
+        38 => g.l2.size as i64,                          // L2CacheSize
+        39 => i64::from(sm.max_threads),                 // MaxThreadsPerMultiProcessor
+        41 | 83 => 1,                                    // UnifiedAddressing, ManagedMemory
+        75 => i64::from(CAPABILITY.0),                   // ComputeCapabilityMajor
+        76 => i64::from(CAPABILITY.1),                   // ComputeCapabilityMinor
+        81 => i64::from(sm.shared_memory),               // MaxSharedMemoryPerMultiprocessor
+        82 => i64::from(sm.registers),                   // MaxRegistersPerMultiprocessor
+        106 => i64::from(sm.max_ctas),                   // MaxBlocksPerMultiprocessor
+        _ => return None,
+    })
+}
+
+/// `cudaGetDeviceCount`: one simulated GPU.
+#[no_mangle]
+pub unsafe extern "C" fn cudaGetDeviceCount(count: *mut c_int) -> CudaError {
+    // SAFETY: the program passes the address of its count.
+    call("cudaGetDeviceCount", |_| if unsafe { put(count, 1) } { cuda::SUCCESS } else { cuda::INVALID_VALUE })
+}
+
+/// `cudaSetDevice`: only device 0.
+#[no_mangle]
+pub unsafe extern "C" fn cudaSetDevice(device: c_int) -> CudaError {
+    call("cudaSetDevice", |rt| {
+        if device == 0 {
+            rt.device = 0;
+            cuda::SUCCESS
+        } else {
+            cuda::INVALID_DEVICE
+        }
+    })
+}
+
+/// `cudaGetDevice`.
+#[no_mangle]
+pub unsafe extern "C" fn cudaGetDevice(device: *mut c_int) -> CudaError {
+    // SAFETY: the program passes the address of its device.
+    call("cudaGetDevice", |rt| if unsafe { put(device, rt.device) } { cuda::SUCCESS } else { cuda::INVALID_VALUE })
+}
+
+/// `cudaGetDeviceProperties`: the configured GPU.
+#[no_mangle]
+pub unsafe extern "C" fn cudaGetDeviceProperties(prop: *mut c_void, device: c_int) -> CudaError {
+    call("cudaGetDeviceProperties", |rt| {
+        if device != 0 {
+            return cuda::INVALID_DEVICE;
+        }
+        if prop.is_null() {
+            return cuda::INVALID_VALUE;
+        }
+        let bytes = device_prop(rt);
+        // SAFETY: the program passes a `cudaDeviceProp` (CUDA 13's, DEVICE_PROP_SIZE bytes).
+        unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), prop as *mut u8, bytes.len()) };
+        cuda::SUCCESS
+    })
+}
+
+/// `cudaDeviceGetAttribute`.
+#[no_mangle]
+pub unsafe extern "C" fn cudaDeviceGetAttribute(value: *mut c_int, attr: c_int, device: c_int) -> CudaError {
+    call("cudaDeviceGetAttribute", |rt| {
+        if device != 0 {
+            return cuda::INVALID_DEVICE;
+        }
+        match attribute(rt, attr) {
+            // SAFETY: the program passes the address of its value.
+            Some(v) => {
+                unsafe { put(value, v.clamp(i64::from(i32::MIN), i64::from(i32::MAX)) as c_int) };
+                cuda::SUCCESS
+            }
+            None => {
+                eprintln!("reconverge: cudaDeviceGetAttribute: attribute {attr} is not described (docs/cudart.md)");
+                cuda::INVALID_VALUE
+            }
+        }
+    })
+}
+
+/// `cudaDeviceSynchronize`: launches are synchronous; returns a sticky error if a launch faulted.
+#[no_mangle]
+pub unsafe extern "C" fn cudaDeviceSynchronize() -> CudaError {
+    call("cudaDeviceSynchronize", |_| cuda::SUCCESS)
+}
+
+/// `cudaThreadSynchronize` (removed from CUDA 13's headers; kept for programs built against older ones).
+#[no_mangle]
+pub unsafe extern "C" fn cudaThreadSynchronize() -> CudaError {
+    call("cudaThreadSynchronize", |_| cuda::SUCCESS)
+}
+
+/// `cudaDeviceReset`: frees every `cudaMalloc` allocation and clears the errors.
+#[no_mangle]
+pub unsafe extern "C" fn cudaDeviceReset() -> CudaError {
+    with_runtime("cudaDeviceReset", |rt| {
+        let owned: Vec<u64> =
+            rt.mem.allocations().iter().filter(|a| a.name.starts_with("cudaMalloc(")).map(|a| a.base).collect();
+        for a in owned {
+            rt.mem.free(a);
+        }
+        rt.sticky = cuda::SUCCESS;
+        rt.pending = cuda::SUCCESS;
+        rt.last_error = cuda::SUCCESS;
+        cuda::SUCCESS
+    })
+}
+
+/// `cudaThreadExit` (the old name of `cudaDeviceReset`).
+#[no_mangle]
+pub unsafe extern "C" fn cudaThreadExit() -> CudaError {
+    // SAFETY: no arguments.
+    unsafe { cudaDeviceReset() }
+}
+
+/// A call that only tunes hardware the model does not have (cache split, limits, flags): accepted, with
+/// no effect on results or cycles (docs/cudart.md).
+fn accepted(name: &str) -> CudaError {
+    call(name, |_| cuda::SUCCESS)
+}
+
+/// `cudaFuncSetCacheConfig` (no effect: the configuration fixes the L1/shared split).
+#[no_mangle]
+pub unsafe extern "C" fn cudaFuncSetCacheConfig(func: *const c_void, _config: c_int) -> CudaError {
+    call("cudaFuncSetCacheConfig", |rt| {
+        if rt.kernels.contains_key(&(func as u64)) {
+            cuda::SUCCESS
+        } else {
+            cuda::INVALID_DEVICE_FUNCTION
+        }
+    })
+}
+
+/// `cudaDeviceSetCacheConfig` (no effect).
+#[no_mangle]
+pub unsafe extern "C" fn cudaDeviceSetCacheConfig(_config: c_int) -> CudaError {
+    accepted("cudaDeviceSetCacheConfig")
+}
+
+/// `cudaSetDeviceFlags` (no effect).
+#[no_mangle]
+pub unsafe extern "C" fn cudaSetDeviceFlags(_flags: u32) -> CudaError {
+    accepted("cudaSetDeviceFlags")
+}
+
+/// `cudaFuncGetAttributes`: the kernel's static shared, constant and local bytes, registers, and the
+/// block size limit.
+#[no_mangle]
+pub unsafe extern "C" fn cudaFuncGetAttributes(attr: *mut c_void, func: *const c_void) -> CudaError {
+    call("cudaFuncGetAttributes", |rt| {
+        if attr.is_null() {
+            return cuda::INVALID_VALUE;
+        }
+        if let Err(c) = rt.param_layout(func as u64) {
+            return c;
+        }
+        let g = described(rt);
+        let Some(prog) = rt.program(func as u64) else { return cuda::INVALID_DEVICE_FUNCTION };
+        let mut out = [0u8; 144];
+        let fields: [(usize, u64, usize); 7] = [
+            (0, u64::from(prog.static_shared), 8),
+            (8, prog.const_size, 8),
+            (16, u64::from(prog.functions[0].frame_size), 8),
+            (24, u64::from(g.sm.max_threads.min(1024)), 4),
+            (28, u64::from(prog.nregs), 4),
+            (32, 80, 4),
+            (36, 80, 4),
+        ];
+        for (o, v, s) in fields {
+            out[o..o + s].copy_from_slice(&v.to_le_bytes()[..s]);
+        }
+        // SAFETY: the program passes a `cudaFuncAttributes` (144 bytes in CUDA 13).
+        unsafe { std::ptr::copy_nonoverlapping(out.as_ptr(), attr as *mut u8, out.len()) };
+        cuda::SUCCESS
+    })
+}
+
+/// `cudaGetLastError`: the last error, cleared unless sticky.
+#[no_mangle]
+pub unsafe extern "C" fn cudaGetLastError() -> CudaError {
+    with_runtime("cudaGetLastError", |rt| {
+        let e = rt.last_error;
+        rt.last_error = rt.sticky;
+        e
+    })
+}
+
+/// `cudaPeekAtLastError`.
+#[no_mangle]
+pub unsafe extern "C" fn cudaPeekAtLastError() -> CudaError {
+    with_runtime("cudaPeekAtLastError", |rt| rt.last_error)
+}
+
+/// The C strings of the error table: (name, description) per code.
+fn error_texts() -> &'static [(CudaError, CString, CString)] {
+    static TEXTS: OnceLock<Vec<(CudaError, CString, CString)>> = OnceLock::new();
+    TEXTS.get_or_init(|| {
+        cuda::ERRORS.iter().filter_map(|&(c, n, d)| Some((c, CString::new(n).ok()?, CString::new(d).ok()?))).collect()
+    })
+}
+
+/// The entry of `code` in the error table (unknown codes read as `cudaErrorUnknown`).
+fn error_text(code: CudaError) -> Option<&'static (CudaError, CString, CString)> {
+    let t = error_texts();
+    t.iter().find(|e| e.0 == code).or_else(|| t.iter().find(|e| e.0 == cuda::UNKNOWN))
+}
+
+/// `cudaGetErrorString`.
+#[no_mangle]
+pub unsafe extern "C" fn cudaGetErrorString(code: CudaError) -> *const c_char {
+    error_text(code).map_or(c"unknown error".as_ptr(), |e| e.2.as_ptr())
+}
+
+/// `cudaGetErrorName`.
+#[no_mangle]
+pub unsafe extern "C" fn cudaGetErrorName(code: CudaError) -> *const c_char {
+    error_text(code).map_or(c"cudaErrorUnknown".as_ptr(), |e| e.1.as_ptr())
+}
+
+/// `cudaDriverGetVersion`: 13.0.
+#[no_mangle]
+pub unsafe extern "C" fn cudaDriverGetVersion(version: *mut c_int) -> CudaError {
+    // SAFETY: the program passes the address of its version.
+    if unsafe { put(version, 13000) } {
+        cuda::SUCCESS
+    } else {
+        cuda::INVALID_VALUE
+    }
+}
+
+/// `cudaRuntimeGetVersion`: 13.0.
+#[no_mangle]
+pub unsafe extern "C" fn cudaRuntimeGetVersion(version: *mut c_int) -> CudaError {
+    // SAFETY: as above.
+    unsafe { cudaDriverGetVersion(version) }
+}

@@ -1,0 +1,103 @@
+//! CUDA runtime error codes (`cudaError_t`) the shim returns, with their names and descriptions as
+//! `cudaGetErrorName` and `cudaGetErrorString` give them.
+
+/// A `cudaError_t` value.
+pub type CudaError = i32;
+
+/// The codes the shim returns, with CUDA's names and descriptions (the values are CUDA 13's).
+pub const ERRORS: &[(CudaError, &str, &str)] = &[
+    (0, "cudaSuccess", "no error"),
+    (1, "cudaErrorInvalidValue", "invalid argument"),
+    (2, "cudaErrorMemoryAllocation", "out of memory"),
+    (3, "cudaErrorInitializationError", "initialization error"),
+    (4, "cudaErrorCudartUnloading", "driver shutting down"),
+    (9, "cudaErrorInvalidConfiguration", "invalid configuration argument"),
+    (13, "cudaErrorInvalidSymbol", "invalid device symbol"),
+    (17, "cudaErrorInvalidDevicePointer", "invalid device pointer"),
+    (21, "cudaErrorInvalidMemcpyDirection", "invalid copy direction for memcpy"),
+    (52, "cudaErrorMissingConfiguration", "__global__ function call is not configured"),
+    (98, "cudaErrorInvalidDeviceFunction", "invalid device function"),
+    (100, "cudaErrorNoDevice", "no CUDA-capable device is detected"),
+    (101, "cudaErrorInvalidDevice", "invalid device ordinal"),
+    (200, "cudaErrorInvalidKernelImage", "device kernel image is invalid"),
+    (209, "cudaErrorNoKernelImageForDevice", "no kernel image is available for execution on the device"),
+    (218, "cudaErrorInvalidPtx", "a PTX JIT compilation failed"),
+    (400, "cudaErrorInvalidResourceHandle", "invalid resource handle"),
+    (600, "cudaErrorNotReady", "device not ready"),
+    (700, "cudaErrorIllegalAddress", "an illegal memory access was encountered"),
+    (701, "cudaErrorLaunchOutOfResources", "too many resources requested for launch"),
+    (702, "cudaErrorLaunchTimeout", "the launch timed out and was terminated"),
+    (710, "cudaErrorAssert", "device-side assert triggered"),
+    (716, "cudaErrorMisalignedAddress", "misaligned address"),
+    (719, "cudaErrorLaunchFailure", "unspecified launch failure"),
+    (801, "cudaErrorNotSupported", "operation not supported"),
+    (999, "cudaErrorUnknown", "unknown error"),
+];
+
+/// `cudaSuccess`.
+pub const SUCCESS: CudaError = 0;
+/// `cudaErrorInvalidValue`.
+pub const INVALID_VALUE: CudaError = 1;
+/// `cudaErrorMemoryAllocation`.
+pub const MEMORY_ALLOCATION: CudaError = 2;
+/// `cudaErrorInitializationError`.
+pub const INITIALIZATION: CudaError = 3;
+/// `cudaErrorInvalidConfiguration`.
+pub const INVALID_CONFIGURATION: CudaError = 9;
+/// `cudaErrorInvalidSymbol`.
+pub const INVALID_SYMBOL: CudaError = 13;
+/// `cudaErrorInvalidDevicePointer`.
+pub const INVALID_DEVICE_POINTER: CudaError = 17;
+/// `cudaErrorInvalidMemcpyDirection`.
+pub const INVALID_MEMCPY_DIRECTION: CudaError = 21;
+/// `cudaErrorMissingConfiguration`.
+pub const MISSING_CONFIGURATION: CudaError = 52;
+/// `cudaErrorInvalidDeviceFunction`.
+pub const INVALID_DEVICE_FUNCTION: CudaError = 98;
+/// `cudaErrorInvalidDevice`.
+pub const INVALID_DEVICE: CudaError = 101;
+/// `cudaErrorInvalidPtx`.
+pub const INVALID_PTX: CudaError = 218;
+/// `cudaErrorInvalidResourceHandle`.
+pub const INVALID_RESOURCE_HANDLE: CudaError = 400;
+/// `cudaErrorIllegalAddress`.
+pub const ILLEGAL_ADDRESS: CudaError = 700;
+/// `cudaErrorLaunchOutOfResources`.
+pub const LAUNCH_OUT_OF_RESOURCES: CudaError = 701;
+/// `cudaErrorMisalignedAddress`.
+pub const MISALIGNED_ADDRESS: CudaError = 716;
+/// `cudaErrorLaunchFailure`.
+pub const LAUNCH_FAILURE: CudaError = 719;
+/// `cudaErrorUnknown`.
+pub const UNKNOWN: CudaError = 999;
+
+/// `cudaGetErrorName`'s text for `code`.
+pub fn name(code: CudaError) -> &'static str {
+    ERRORS.iter().find(|e| e.0 == code).map_or("cudaErrorUnknown", |e| e.1)
+}
+
+/// `cudaGetErrorString`'s text for `code`.
+pub fn description(code: CudaError) -> &'static str {
+    ERRORS.iter().find(|e| e.0 == code).map_or("unknown error", |e| e.2)
+}
+
+/// Whether `code` is a sticky error: CUDA's context is corrupted and every later call returns it.
+pub fn is_sticky(code: CudaError) -> bool {
+    matches!(code, ILLEGAL_ADDRESS | MISALIGNED_ADDRESS | LAUNCH_FAILURE | 710)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_and_descriptions_come_from_one_table() {
+        assert_eq!(name(ILLEGAL_ADDRESS), "cudaErrorIllegalAddress");
+        assert_eq!(description(SUCCESS), "no error");
+        assert_eq!(name(12345), "cudaErrorUnknown");
+        let mut codes: Vec<_> = ERRORS.iter().map(|e| e.0).collect();
+        codes.dedup();
+        assert_eq!(codes.len(), ERRORS.len(), "each code once, in order");
+        assert!(is_sticky(ILLEGAL_ADDRESS) && !is_sticky(INVALID_VALUE));
+    }
+}

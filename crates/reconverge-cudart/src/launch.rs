@@ -1,0 +1,213 @@
+//! A kernel launch: the kernel decoded for the process's mechanism, its parameter buffer, one run on the
+//! shared device memory (functional or timed), device `printf`, the statistics line, simulated time and
+//! the error the program sees.
+
+use crate::error::{self as cuda, CudaError};
+use crate::runtime::{CallConfig, Runtime};
+use reconverge_program::LaunchConfig;
+use reconverge_sim::{DeviceState, NoObserver, RunResult, SimError};
+use reconverge_timing::TimingStats;
+use std::io::Write;
+
+/// A kernel's parameters as the launch fills them: each parameter's offset and size, and the buffer's.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ParamLayout {
+    /// `(offset, size)` of each parameter, in order.
+    pub params: Vec<(usize, usize)>,
+    /// Size of the parameter buffer.
+    pub size: usize,
+}
+
+/// What a launch ended with, for the entry point.
+#[derive(Debug, PartialEq, Eq)]
+pub enum LaunchEnd {
+    /// The kernel ran (or failed in a way the program sees as an error code).
+    Returned(CudaError),
+    /// The kernel deadlocked or hit a limit: CUDA would never return, so the process ends with this status
+    /// after its statistics are written.
+    Exit(i32),
+}
+
+impl Runtime {
+    /// The parameter layout of the kernel registered for host stub `host_fn` (decoding it on first use).
+    pub fn param_layout(&mut self, host_fn: u64) -> Result<ParamLayout, CudaError> {
+        let k = self.kernels.get(&host_fn).cloned().ok_or(cuda::INVALID_DEVICE_FUNCTION)?;
+        let settings = self.settings.clone();
+        let module = self.modules.get_mut(k.module).ok_or(cuda::INVALID_DEVICE_FUNCTION)?;
+        let loaded = module.kernel(&k.name, &settings).map_err(|e| {
+            eprintln!("reconverge: {e}");
+            cuda::INVALID_PTX
+        })?;
+        let prog = loaded.program();
+        Ok(ParamLayout {
+            params: prog.params.iter().map(|p| (p.offset as usize, p.size as usize)).collect(),
+            size: prog.param_size as usize,
+        })
+    }
+
+    /// The decoded kernel of host stub `host_fn`, once [`Runtime::param_layout`] has decoded it.
+    pub fn program(&mut self, host_fn: u64) -> Option<&reconverge_program::Program> {
+        let k = self.kernels.get(&host_fn)?.clone();
+        let settings = self.settings.clone();
+        self.modules.get_mut(k.module)?.kernel(&k.name, &settings).ok().map(|l| l.program())
+    }
+
+    /// Runs the kernel of host stub `host_fn` with the parameter buffer `params` under `call`.
+    pub fn launch(&mut self, host_fn: u64, call: CallConfig, params: Vec<u8>) -> LaunchEnd {
+        if self.sticky != cuda::SUCCESS {
+            return LaunchEnd::Returned(self.sticky);
+        }
+        if call.grid.contains(&0) || call.block.contains(&0) {
+            return LaunchEnd::Returned(self.fail(cuda::INVALID_CONFIGURATION));
+        }
+        let Some(k) = self.kernels.get(&host_fn).cloned() else {
+            return LaunchEnd::Returned(self.fail(cuda::INVALID_DEVICE_FUNCTION));
+        };
+        let settings = self.settings.clone();
+        let Some(module) = self.modules.get_mut(k.module) else {
+            return LaunchEnd::Returned(self.fail(cuda::INVALID_DEVICE_FUNCTION));
+        };
+        let loaded = match module.kernel(&k.name, &settings) {
+            Ok(l) => l.clone(),
+            Err(e) => {
+                eprintln!("reconverge: {e}");
+                return LaunchEnd::Returned(self.fail(cuda::INVALID_PTX));
+            }
+        };
+        let cfg = LaunchConfig {
+            grid: call.grid,
+            block: call.block,
+            warp_size: settings.warp_size,
+            dynamic_shared: u32::try_from(call.shared).unwrap_or(u32::MAX),
+            max_instructions: Some(settings.max_instructions),
+            max_memory: settings.max_memory,
+            ..LaunchConfig::default()
+        };
+        self.sync_managed_vars(true);
+        self.managed.map_into(&mut self.mem);
+        let consts = std::mem::take(&mut self.modules[k.module].consts);
+        let mut dev = DeviceState::resident(std::mem::take(&mut self.mem), consts, params);
+        let (run, timing) = match &settings.gpu {
+            None => (reconverge_sim::run_resident(&loaded, &cfg, &mut dev, &mut NoObserver), None),
+            Some(g) => {
+                let opts =
+                    reconverge_timing::TimedOptions { max_cycles: settings.max_cycles, threads: settings.threads };
+                let t = reconverge_timing::run_timed_resident(&loaded, &cfg, g, &mut dev, opts);
+                (t.run, Some(t.timing))
+            }
+        };
+        let (mem, consts) = dev.into_parts();
+        self.mem = mem;
+        self.modules[k.module].consts = consts;
+        self.managed.take_back(&mut self.mem);
+        self.sync_managed_vars(false);
+        self.launches += 1;
+        self.advance_clock(&run, timing.as_ref());
+        let name = loaded.program().kernel_name().to_string();
+        self.write_stats(&name, &call, &run, timing.as_ref());
+        self.finish(&name, &call, &run)
+    }
+
+    /// Copies `__managed__` variables' host copies into their device variables (`to_device`) or back.
+    fn sync_managed_vars(&mut self, to_device: bool) {
+        let vars: Vec<_> = self.variables.values().filter(|v| v.managed.is_some()).cloned().collect();
+        for v in vars {
+            let (Some(host), Some(place)) = (v.managed, self.modules.get(v.module).and_then(|m| m.variable(&v.name)))
+            else {
+                continue;
+            };
+            let len = v.size.min(place.size);
+            let Some(dev) = self.mem.bytes_mut(place.addr, len) else { continue };
+            // SAFETY: `host` is the managed block `__cudaRegisterManagedVar` mapped for this variable, at
+            // least `v.size` bytes long.
+            let host = unsafe { std::slice::from_raw_parts_mut(host as *mut u8, len as usize) };
+            if to_device {
+                dev.copy_from_slice(host);
+            } else {
+                host.copy_from_slice(dev);
+            }
+        }
+    }
+
+    /// Moves simulated time on by the launch: its cycles at the configuration's clock; in functional mode
+    /// (no cycles) one nanosecond per issued warp instruction, so elapsed times stay positive and ordered.
+    fn advance_clock(&mut self, run: &RunResult, timing: Option<&TimingStats>) {
+        self.clock_ns += match (timing, &self.settings.gpu) {
+            (Some(t), Some(g)) => t.cycles as f64 * 1000.0 / f64::from(g.clock_mhz.max(1)),
+            _ => run.stats.warp_instructions as f64,
+        };
+    }
+
+    /// Appends the launch's statistics line (`run --json`'s object plus the launch) to the stats file.
+    fn write_stats(&self, name: &str, call: &CallConfig, run: &RunResult, timing: Option<&TimingStats>) {
+        let Some(path) = &self.settings.stats else { return };
+        let s = &self.settings;
+        let mut v =
+            reconverge_report::run::run_json_timed(name, s.mechanism.name(), s.warp_size, run, timing, s.gpu.as_ref());
+        if let Some(obj) = v.as_object_mut() {
+            let hidden = reconverge_records::aggregate::hidden_counts(&run.stats, timing);
+            obj.insert(reconverge_records::aggregate::HIDDEN.into(), hidden.into());
+            obj.insert("launch".into(), self.launches.into());
+            obj.insert("grid".into(), serde_json::json!(call.grid));
+            obj.insert("block".into(), serde_json::json!(call.block));
+            obj.insert("dynamic_shared".into(), call.shared.into());
+            obj.insert("stream".into(), call.stream.into());
+        }
+        let line = serde_json::to_string(&v).unwrap_or_default();
+        let written =
+            std::fs::OpenOptions::new().create(true).append(true).open(path).and_then(|mut f| writeln!(f, "{line}"));
+        if let Err(e) = written {
+            eprintln!("reconverge: cannot write the statistics to {path}: {e}");
+        }
+    }
+
+    /// Prints device `printf` output and the launch's error, and says what the program sees.
+    fn finish(&mut self, name: &str, call: &CallConfig, run: &RunResult) -> LaunchEnd {
+        crate::printf::print(run);
+        let Some(e) = &run.error else { return LaunchEnd::Returned(cuda::SUCCESS) };
+        let (g, b) = (call.grid, call.block);
+        eprintln!(
+            "reconverge: launch {} of `{name}` (grid {},{},{}, block {},{},{}) under {}: {}",
+            self.launches,
+            g[0],
+            g[1],
+            g[2],
+            b[0],
+            b[1],
+            b[2],
+            self.settings.mechanism.name(),
+            render(e)
+        );
+        match e {
+            SimError::Memory { fault, .. } => {
+                let code = match fault.kind {
+                    reconverge_sim::memory::FaultKind::Misaligned => cuda::MISALIGNED_ADDRESS,
+                    _ => cuda::ILLEGAL_ADDRESS,
+                };
+                self.pending = code;
+                LaunchEnd::Returned(cuda::SUCCESS)
+            }
+            SimError::Trap { .. } => {
+                self.pending = cuda::LAUNCH_FAILURE;
+                LaunchEnd::Returned(cuda::SUCCESS)
+            }
+            SimError::Launch(_) => LaunchEnd::Returned(self.fail(cuda::LAUNCH_OUT_OF_RESOURCES)),
+            other => LaunchEnd::Exit(other.exit_code()),
+        }
+    }
+}
+
+/// A simulator error as the shim prints it: limits name the variable that sets them.
+fn render(e: &SimError) -> String {
+    use reconverge_sim::RunLimit;
+    match e {
+        SimError::Limit(RunLimit::Instructions(n)) => {
+            format!("limit reached: RECONVERGE_MAX_INSTRUCTIONS={n} warp instructions")
+        }
+        SimError::Limit(RunLimit::Cycles(n)) => format!("limit reached: RECONVERGE_MAX_CYCLES={n}"),
+        SimError::Launch(reconverge_program::LaunchError::MemoryLimit { .. }) => {
+            format!("invalid launch: {e} (raise it with RECONVERGE_MAX_MEMORY or --max-memory)")
+        }
+        _ => format!("error: {e}"),
+    }
+}
