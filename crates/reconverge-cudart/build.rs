@@ -14,9 +14,14 @@ fn implemented(dir: &Path) -> BTreeSet<String> {
         println!("cargo:rerun-if-changed={}", e.path().display());
         let Ok(text) = std::fs::read_to_string(e.path()) else { continue };
         for line in text.lines() {
-            if let Some(rest) = line.trim_start().strip_prefix("pub unsafe extern \"C\" fn ") {
+            let line = line.trim_start();
+            if let Some(rest) = line.strip_prefix("pub unsafe extern \"C\" fn ") {
                 let name: String = rest.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
                 out.insert(name);
+            }
+            // Entry points a macro defines: `launch_entry!(a, b, c);`.
+            if let Some(rest) = line.strip_prefix("launch_entry!(") {
+                out.extend(rest.trim_end_matches(");").split(',').map(|n| n.trim().to_string()));
             }
         }
     }

@@ -132,20 +132,27 @@ fn shim_built() -> bool {
 
 const MECHANISMS: [&str; 4] = ["pdom", "tbc", "its", "ssy"];
 
+/// Runs `program` under every mechanism, functional and timed, and hands `check` the flags and
+/// (status, stdout, stderr) of each run.
+fn everywhere(program: &str, check: impl Fn(&[&str], (i32, String, String))) {
+    for mech in MECHANISMS {
+        for mode in [&["--functional"][..], &["--config", "gtx480"][..]] {
+            let mut flags = vec!["--mechanism", mech];
+            flags.extend_from_slice(mode);
+            check(&flags, exec(&flags, program));
+        }
+    }
+}
+
 /// Runs `program` under every mechanism, functional and timed: exit 0 and `PASS` last.
 fn passes_everywhere(program: &str) {
     if built().is_none() || !shim_built() {
         return;
     }
-    for mech in MECHANISMS {
-        for mode in [&["--functional"][..], &["--config", "gtx480"][..]] {
-            let mut flags = vec!["--mechanism", mech];
-            flags.extend_from_slice(mode);
-            let (code, out, err) = exec(&flags, program);
-            assert_eq!(code, 0, "{program} under {mech} {mode:?}:\n{out}\n{err}");
-            assert_eq!(out.lines().last(), Some("PASS"), "{program} under {mech} {mode:?}:\n{out}\n{err}");
-        }
-    }
+    everywhere(program, |flags, (code, out, err)| {
+        assert_eq!(code, 0, "{program} {flags:?}:\n{out}\n{err}");
+        assert_eq!(out.lines().last(), Some("PASS"), "{program} {flags:?}:\n{out}\n{err}");
+    });
 }
 
 #[test]

@@ -41,10 +41,12 @@ pub fn exec_html(program: &str, launches: &[Map<String, Value>], kernels: &[Kern
     let mut body = String::new();
     let _ = write!(
         body,
-        "<h1>{}</h1><p class=\"meta\">{} launch(es) of {} kernel(s) under <b>{}</b>, warp size {}, {}</p>",
+        "<h1>{}</h1><p class=\"meta\">{} launch{} of {} kernel{} under <b>{}</b>, warp size {}, {}</p>",
         esc(program),
         launches.len(),
+        if launches.len() == 1 { "" } else { "es" },
         kernels.len(),
+        if kernels.len() == 1 { "" } else { "s" },
         esc(&field("mechanism")),
         first.map_or("–".into(), |l| num(l, "warp_size")),
         config.map_or("functional simulation (no cycles)".to_string(), |c| format!("configuration {}", esc(c)))

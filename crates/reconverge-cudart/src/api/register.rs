@@ -281,58 +281,25 @@ unsafe fn launch(
     }
 }
 
-/// `__cudaLaunchKernel`: the launch `<<<...>>>` compiles to.
-#[no_mangle]
-pub unsafe extern "C" fn __cudaLaunchKernel(
-    kernel: *const c_void,
-    grid: Dim3,
-    block: Dim3,
-    args: *mut *mut c_void,
-    shared: usize,
-    stream: *mut c_void,
-) -> CudaError {
-    // SAFETY: the compiler's launch code passes the argument array.
-    unsafe { launch("__cudaLaunchKernel", kernel, grid, block, args, shared, stream) }
+/// Defines launch entry points: `<<<...>>>` compiles to `__cudaLaunchKernel` (CUDA 13), the explicit API
+/// is `cudaLaunchKernel`, and `_ptsz` are their per-thread-default-stream forms; all launch the kernel
+/// of a host stub (or kernel handle, which is the stub's address) with its argument array.
+macro_rules! launch_entry {
+    ($($name:ident),*) => {$(
+        #[doc = concat!("`", stringify!($name), "`: launches a kernel with its argument array.")]
+        #[no_mangle]
+        pub unsafe extern "C" fn $name(
+            func: *const c_void,
+            grid: Dim3,
+            block: Dim3,
+            args: *mut *mut c_void,
+            shared: usize,
+            stream: *mut c_void,
+        ) -> CudaError {
+            // SAFETY: the program passes its argument array, one pointer per kernel parameter.
+            unsafe { launch(stringify!($name), func, grid, block, args, shared, stream) }
+        }
+    )*};
 }
 
-/// `__cudaLaunchKernel_ptsz`: the same with the per-thread default stream.
-#[no_mangle]
-pub unsafe extern "C" fn __cudaLaunchKernel_ptsz(
-    kernel: *const c_void,
-    grid: Dim3,
-    block: Dim3,
-    args: *mut *mut c_void,
-    shared: usize,
-    stream: *mut c_void,
-) -> CudaError {
-    // SAFETY: as above.
-    unsafe { launch("__cudaLaunchKernel_ptsz", kernel, grid, block, args, shared, stream) }
-}
-
-/// `cudaLaunchKernel`: the explicit launch API.
-#[no_mangle]
-pub unsafe extern "C" fn cudaLaunchKernel(
-    func: *const c_void,
-    grid: Dim3,
-    block: Dim3,
-    args: *mut *mut c_void,
-    shared: usize,
-    stream: *mut c_void,
-) -> CudaError {
-    // SAFETY: the program passes its argument array.
-    unsafe { launch("cudaLaunchKernel", func, grid, block, args, shared, stream) }
-}
-
-/// `cudaLaunchKernel_ptsz`.
-#[no_mangle]
-pub unsafe extern "C" fn cudaLaunchKernel_ptsz(
-    func: *const c_void,
-    grid: Dim3,
-    block: Dim3,
-    args: *mut *mut c_void,
-    shared: usize,
-    stream: *mut c_void,
-) -> CudaError {
-    // SAFETY: as above.
-    unsafe { launch("cudaLaunchKernel_ptsz", func, grid, block, args, shared, stream) }
-}
+launch_entry!(__cudaLaunchKernel, __cudaLaunchKernel_ptsz, cudaLaunchKernel, cudaLaunchKernel_ptsz);
