@@ -976,7 +976,8 @@ impl<'m> Decoder<'m> {
         Ok(match a.base {
             IrBase::Reg(r) => {
                 let reg = self.reg(fi, &Operand::Reg(r))?;
-                (space_of(declared), Addr { base: AddrBase::Reg(reg), offset: a.offset })
+                let base = if reg_bits(f.regs[r].ty) <= 32 { AddrBase::Reg32(reg) } else { AddrBase::Reg(reg) };
+                (space_of(declared), Addr { base, offset: a.offset })
             }
             IrBase::Abs => (space_of(declared), Addr { base: AddrBase::Const(a.offset as u64), offset: 0 }),
             IrBase::Sym(sym) => {
@@ -1942,7 +1943,7 @@ fn src_reg(s: &Src, out: &mut SmallVec<[Reg; 4]>) {
 }
 
 fn addr_reg(a: &Addr, out: &mut SmallVec<[Reg; 4]>) {
-    if let AddrBase::Reg(r) = a.base {
+    if let AddrBase::Reg(r) | AddrBase::Reg32(r) = a.base {
         out.push(r);
     }
 }

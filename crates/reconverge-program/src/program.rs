@@ -91,8 +91,12 @@ pub enum PredSrc {
 /// Where an address points before the space is applied.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum AddrBase {
-    /// A register holding an address in the instruction's space.
+    /// A 64-bit register holding an address in the instruction's space.
     Reg(Reg),
+    /// A 32-bit register holding an address (shared, local, const or param windows): the base plus the
+    /// offset wraps modulo 2^32, as PTX's 32-bit addresses do (`[%r4+68]` with `%r4` below zero, which
+    /// compilers emit for `&s[tid - k]`).
+    Reg32(Reg),
     /// A constant address in the instruction's space (symbols, absolute addresses).
     Const(u64),
     /// The lane's current frame (local memory, `.param` staging and device-function parameters).

@@ -507,6 +507,7 @@ impl<'t, 'e, 'a, 'm> X<'t, 'e, 'a, 'm> {
             return Err(self.invalid(format!("expected an address operand, found {op:?}")));
         };
         let off = *offset as u64;
+        let base_reg = if let AddrBase::Reg(r) = base { Some(*r) } else { None };
         let (sym_region, base) = match base {
             AddrBase::Reg(r) => (None, self.reg(*r)),
             AddrBase::Abs => (None, 0),
@@ -515,7 +516,11 @@ impl<'t, 'e, 'a, 'm> X<'t, 'e, 'a, 'm> {
                 (Some(reg), a)
             }
         };
-        let a = base.wrapping_add(off);
+        // A 32-bit register's address wraps modulo 2^32, as PTX's 32-bit addresses do.
+        let a = match base_reg {
+            Some(r) if self.f.regs[r].ty.bits() <= 32 => u64::from((base as u32).wrapping_add(off as u32)),
+            _ => base.wrapping_add(off),
+        };
         Ok(match space {
             None => match sym_region {
                 Some(reg) => resolve_generic(self.generic(reg, base)?.wrapping_add(off)),

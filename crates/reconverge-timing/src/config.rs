@@ -804,6 +804,60 @@ impl GpuConfig {
         Ok(())
     }
 
+    /// Registers one thread of `prog` holds: the configuration's fixed count, or the kernel's own 32-bit
+    /// register words capped at `max_regs_per_thread` (what an SM allocates per thread).
+    pub fn registers_per_thread(&self, prog: &reconverge_program::Program) -> u32 {
+        let est = prog.functions.first().map_or(1, |f| f.reg_words).clamp(1, self.sm.max_regs_per_thread.max(1));
+        if self.sm.regs_per_thread > 0 {
+            self.sm.regs_per_thread
+        } else {
+            est
+        }
+    }
+
+    /// Registers one thread of `prog` holds in a CTA of `threads` threads (warps of `warp_size`): the
+    /// estimate of [`GpuConfig::registers_per_thread`], but never more than lets one such CTA fit the
+    /// register file. The estimate counts the kernel's PTX registers, which a real compiler (`ptxas`)
+    /// allocates into fewer, spilling when it must; a launch that runs on the GPU is not refused here
+    /// because of an estimate.
+    pub fn launch_registers_per_thread(&self, prog: &reconverge_program::Program, threads: u32, warp_size: u32) -> u32 {
+        let w = warp_size.max(1);
+        let slots = threads.div_ceil(w).max(1).saturating_mul(w);
+        self.registers_per_thread(prog).min(self.sm.registers / slots).max(1)
+    }
+
+    /// CTAs of `threads` threads (warps of `warp_size`) and `dynamic_shared` bytes of dynamic shared
+    /// memory that one SM holds at once: the least of its CTA, thread, warp, register and shared-memory
+    /// limits (0 when one CTA does not fit), the occupancy `cudaOccupancyMaxActiveBlocksPerMultiprocessor`
+    /// reports.
+    pub fn resident_ctas(
+        &self,
+        prog: &reconverge_program::Program,
+        threads: u32,
+        warp_size: u32,
+        dynamic_shared: u32,
+    ) -> u32 {
+        let sm = &self.sm;
+        let warps = threads.div_ceil(warp_size.max(1)).max(1);
+        let regs =
+            self.launch_registers_per_thread(prog, threads, warp_size).saturating_mul(warps * warp_size.max(1)).max(1);
+        let shared = prog.static_shared.saturating_add(dynamic_shared);
+        let by_shared = sm.shared_memory.checked_div(shared).unwrap_or(u32::MAX);
+        [sm.max_ctas, sm.max_threads / threads.max(1), sm.max_warps / warps, sm.registers / regs, by_shared]
+            .into_iter()
+            .min()
+            .unwrap_or(0)
+    }
+
+    /// The most threads a CTA can have on one SM (a multiple of `warp_size`, at most 1024): what
+    /// `cudaFuncGetAttributes` reports as `maxThreadsPerBlock` (registers adapt to the CTA, see
+    /// [`GpuConfig::launch_registers_per_thread`]).
+    pub fn max_threads_per_cta(&self, warp_size: u32) -> u32 {
+        let w = warp_size.max(1);
+        let limit = self.sm.max_threads.min(self.sm.max_warps.saturating_mul(w)).min(1024);
+        limit / w * w
+    }
+
     /// An upper bound of the bytes the timing model's own structures take for a launch whose kernel has
     /// `nregs` registers (the caches' tags, MSHRs, and per resident thread its scoreboard and timing rows),
     /// counted against the launch's memory limit before anything is built.

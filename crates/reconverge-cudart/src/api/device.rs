@@ -24,7 +24,7 @@ fn unreachable_config() -> GpuConfig {
 
 /// `cudaDeviceProp`'s fields the shim fills: (name, offset, size in bytes) in CUDA 13's layout (1008 bytes).
 /// `tests/device_props.rs` checks every offset and size against the CUDA 13 headers with the C compiler.
-pub const PROP_LAYOUT: [(&str, usize, usize); 25] = [
+pub const PROP_LAYOUT: [(&str, usize, usize); 26] = [
     ("totalGlobalMem", 288, 8),
     ("sharedMemPerBlock", 296, 8),
     ("regsPerBlock", 304, 4),
@@ -42,6 +42,7 @@ pub const PROP_LAYOUT: [(&str, usize, usize); 25] = [
     ("minor", 364, 4),
     ("textureAlignment", 368, 8),
     ("multiProcessorCount", 384, 4),
+    ("asyncEngineCount", 584, 4),
     ("unifiedAddressing", 588, 4),
     ("l2CacheSize", 596, 4),
     ("maxThreadsPerMultiProcessor", 604, 4),
@@ -72,7 +73,8 @@ fn prop_value(rt: &Runtime, g: &GpuConfig, name: &str) -> u64 {
         "minor" => CAPABILITY.1 as u64,
         "textureAlignment" => 512,
         "multiProcessorCount" => u64::from(g.num_sms),
-        "unifiedAddressing" | "managedMemory" => 1,
+        // One copy engine, as GTX 480 and Volta-class GPUs have (copies run in program order here).
+        "unifiedAddressing" | "managedMemory" | "asyncEngineCount" => 1,
         "l2CacheSize" => g.l2.size,
         "maxThreadsPerMultiProcessor" => u64::from(sm.max_threads),
         "sharedMemPerMultiprocessor" => u64::from(sm.shared_memory),
@@ -243,6 +245,88 @@ pub unsafe extern "C" fn cudaFuncSetCacheConfig(func: *const c_void, _config: c_
     })
 }
 
+/// `cudaFuncSetAttribute` (no effect: the model does not cap dynamic shared memory per block below the
+/// SM's, nor take a carveout preference).
+#[no_mangle]
+pub unsafe extern "C" fn cudaFuncSetAttribute(func: *const c_void, _attr: c_int, _value: c_int) -> CudaError {
+    call("cudaFuncSetAttribute", |rt| {
+        if rt.kernels.contains_key(&(func as u64)) {
+            cuda::SUCCESS
+        } else {
+            cuda::INVALID_DEVICE_FUNCTION
+        }
+    })
+}
+
+/// `cudaDeviceSetLimit` (no effect: stack, heap and printf buffer are the model's own).
+#[no_mangle]
+pub unsafe extern "C" fn cudaDeviceSetLimit(_limit: c_int, _value: usize) -> CudaError {
+    accepted("cudaDeviceSetLimit")
+}
+
+/// `cudaDeviceGetLimit`: the stack per thread (the model's local memory per thread), the printf buffer
+/// (1 MiB), the device heap (8 MiB, CUDA's default; `malloc` in kernels is not supported).
+#[no_mangle]
+pub unsafe extern "C" fn cudaDeviceGetLimit(value: *mut usize, limit: c_int) -> CudaError {
+    call("cudaDeviceGetLimit", |_| {
+        let v = match limit {
+            0 => 64 * 1024,
+            1 => 1 << 20,
+            2 => 8 << 20,
+            _ => return cuda::INVALID_VALUE,
+        };
+        // SAFETY: the program passes the address of its value.
+        if unsafe { put(value, v) } {
+            cuda::SUCCESS
+        } else {
+            cuda::INVALID_VALUE
+        }
+    })
+}
+
+/// `cudaGetDeviceFlags`: none set.
+#[no_mangle]
+pub unsafe extern "C" fn cudaGetDeviceFlags(flags: *mut u32) -> CudaError {
+    // SAFETY: the program passes the address of its flags.
+    call("cudaGetDeviceFlags", |_| if unsafe { put(flags, 0) } { cuda::SUCCESS } else { cuda::INVALID_VALUE })
+}
+
+/// `cudaDeviceGetStreamPriorityRange`: one priority (streams run in program order).
+#[no_mangle]
+pub unsafe extern "C" fn cudaDeviceGetStreamPriorityRange(least: *mut c_int, greatest: *mut c_int) -> CudaError {
+    // SAFETY: the program passes the addresses of its two values (either may be null).
+    unsafe {
+        put(least, 0);
+        put(greatest, 0);
+    }
+    call("cudaDeviceGetStreamPriorityRange", |_| cuda::SUCCESS)
+}
+
+/// `cudaProfilerStart` (no effect: every launch is measured).
+#[no_mangle]
+pub unsafe extern "C" fn cudaProfilerStart() -> CudaError {
+    accepted("cudaProfilerStart")
+}
+
+/// `cudaProfilerStop` (no effect).
+#[no_mangle]
+pub unsafe extern "C" fn cudaProfilerStop() -> CudaError {
+    accepted("cudaProfilerStop")
+}
+
+/// `cudaMemPrefetchAsync` (no effect: managed memory is copied for every launch; the arguments, whose
+/// layout changed in CUDA 13, are not read).
+#[no_mangle]
+pub unsafe extern "C" fn cudaMemPrefetchAsync() -> CudaError {
+    accepted("cudaMemPrefetchAsync")
+}
+
+/// `cudaMemAdvise` (no effect; the arguments are not read).
+#[no_mangle]
+pub unsafe extern "C" fn cudaMemAdvise() -> CudaError {
+    accepted("cudaMemAdvise")
+}
+
 /// `cudaDeviceSetCacheConfig` (no effect).
 #[no_mangle]
 pub unsafe extern "C" fn cudaDeviceSetCacheConfig(_config: c_int) -> CudaError {
@@ -255,8 +339,8 @@ pub unsafe extern "C" fn cudaSetDeviceFlags(_flags: u32) -> CudaError {
     accepted("cudaSetDeviceFlags")
 }
 
-/// `cudaFuncGetAttributes`: the kernel's static shared, constant and local bytes, registers, and the
-/// block size limit.
+/// `cudaFuncGetAttributes`: the kernel's static shared, constant and local bytes, the registers a thread
+/// holds on the configured GPU, and the most threads a CTA of it can have there.
 #[no_mangle]
 pub unsafe extern "C" fn cudaFuncGetAttributes(attr: *mut c_void, func: *const c_void) -> CudaError {
     call("cudaFuncGetAttributes", |rt| {
@@ -266,15 +350,15 @@ pub unsafe extern "C" fn cudaFuncGetAttributes(attr: *mut c_void, func: *const c
         if let Err(c) = rt.param_layout(func as u64) {
             return c;
         }
-        let g = described(rt);
+        let (g, w) = (described(rt), rt.settings.warp_size);
         let Some(prog) = rt.program(func as u64) else { return cuda::INVALID_DEVICE_FUNCTION };
         let mut out = [0u8; 144];
         let fields: [(usize, u64, usize); 7] = [
             (0, u64::from(prog.static_shared), 8),
             (8, prog.const_size, 8),
             (16, u64::from(prog.functions[0].frame_size), 8),
-            (24, u64::from(g.sm.max_threads.min(1024)), 4),
-            (28, u64::from(prog.nregs), 4),
+            (24, u64::from(g.max_threads_per_cta(w)), 4),
+            (28, u64::from(g.registers_per_thread(prog)), 4),
             (32, 80, 4),
             (36, 80, 4),
         ];
@@ -285,6 +369,54 @@ pub unsafe extern "C" fn cudaFuncGetAttributes(attr: *mut c_void, func: *const c
         unsafe { std::ptr::copy_nonoverlapping(out.as_ptr(), attr as *mut u8, out.len()) };
         cuda::SUCCESS
     })
+}
+
+/// CTAs of `block` threads of kernel `func` one SM of the configured GPU holds at once.
+fn occupancy(name: &str, blocks: *mut c_int, func: *const c_void, block: c_int, dynamic_shared: usize) -> CudaError {
+    call(name, |rt| {
+        if let Err(c) = rt.param_layout(func as u64) {
+            return c;
+        }
+        let (g, w) = (described(rt), rt.settings.warp_size);
+        let Some(prog) = rt.program(func as u64) else { return cuda::INVALID_DEVICE_FUNCTION };
+        let (Ok(threads), Ok(shared)) = (u32::try_from(block), u32::try_from(dynamic_shared)) else {
+            return cuda::INVALID_VALUE;
+        };
+        if threads == 0 {
+            return cuda::INVALID_VALUE;
+        }
+        let n = g.resident_ctas(prog, threads, w, shared);
+        // SAFETY: the program passes the address of its count.
+        if unsafe { put(blocks, n.min(i32::MAX as u32) as c_int) } {
+            cuda::SUCCESS
+        } else {
+            cuda::INVALID_VALUE
+        }
+    })
+}
+
+/// `cudaOccupancyMaxActiveBlocksPerMultiprocessor`: from the timing model's residency limits (CTAs,
+/// threads, warps, registers, shared memory per SM).
+#[no_mangle]
+pub unsafe extern "C" fn cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+    blocks: *mut c_int,
+    func: *const c_void,
+    block: c_int,
+    dynamic_shared: usize,
+) -> CudaError {
+    occupancy("cudaOccupancyMaxActiveBlocksPerMultiprocessor", blocks, func, block, dynamic_shared)
+}
+
+/// `cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags` (the flags change nothing here).
+#[no_mangle]
+pub unsafe extern "C" fn cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(
+    blocks: *mut c_int,
+    func: *const c_void,
+    block: c_int,
+    dynamic_shared: usize,
+    _flags: u32,
+) -> CudaError {
+    occupancy("cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags", blocks, func, block, dynamic_shared)
 }
 
 /// `cudaGetLastError`: the last error, cleared unless sticky.

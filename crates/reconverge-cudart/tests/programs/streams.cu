@@ -48,6 +48,12 @@ int main() {
     CHECK(cudaFuncGetAttributes(&attr, digits));
     bool attr_ok = attr.numRegs >= 0 && attr.maxThreadsPerBlock > 0;
     printf("function attributes sane: %s\n", yes(attr_ok));
+    // Occupancy: at least one CTA of the largest block the kernel allows fits an SM, and halving the
+    // block never lowers the CTAs that fit.
+    int full = 0, half = 0;
+    CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&full, digits, attr.maxThreadsPerBlock, 0));
+    CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&half, digits, attr.maxThreadsPerBlock / 2, 0));
+    printf("occupancy sane: %s\n", yes(full >= 1 && half >= full));
     size_t free_b = 0, total_b = 0;
     CHECK(cudaMemGetInfo(&free_b, &total_b));
     printf("free <= total: %s\n", yes(free_b <= total_b && total_b > 0));

@@ -407,6 +407,10 @@ fn mem_err<G: GlobalMemory>(env: &Env<G>, cta: &Cta, pc: Pc, slot: usize, fault:
 fn lane_addr<L: Lanes>(cta: &Cta, g: L, lane: usize, a: &Addr) -> u64 {
     let base = match a.base {
         AddrBase::Reg(r) => cta.regs[r as usize * cta.padded + g.slot(lane)],
+        AddrBase::Reg32(r) => {
+            let base = cta.regs[r as usize * cta.padded + g.slot(lane)] as u32;
+            return u64::from(base.wrapping_add(a.offset as u32));
+        }
         AddrBase::Const(c) => c,
         AddrBase::Frame => cta.frame_base[g.slot(lane)] as u64,
     };

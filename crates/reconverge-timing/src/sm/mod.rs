@@ -178,8 +178,7 @@ impl<'a, T: Tracker> Sm<'a, T> {
         launch: &'a LaunchConfig,
     ) -> Result<Sm<'a, T>, crate::error::StructureError> {
         let nsched = gpu.sm.schedulers as usize;
-        let est = prog.functions[0].reg_words.clamp(1, gpu.sm.max_regs_per_thread);
-        let regs_per_thread = if gpu.sm.regs_per_thread > 0 { gpu.sm.regs_per_thread } else { est };
+        let regs_per_thread = gpu.launch_registers_per_thread(prog, launch.threads_per_cta(), launch.warp_size);
         let nthreads = launch.threads_per_cta();
         let nctx = tracker.contexts(nthreads.div_ceil(launch.warp_size), nthreads);
         Ok(Sm {
