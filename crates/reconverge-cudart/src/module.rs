@@ -6,6 +6,7 @@ use reconverge_program::DecodeOptions;
 use reconverge_sim::memory::DeviceMemory;
 use reconverge_sim::Loaded;
 use std::collections::HashMap;
+use std::sync::Arc;
 
 /// Where a module variable lives.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -82,7 +83,8 @@ pub struct ModuleImage {
     /// Every module variable and where it lives.
     pub vars: Vec<VarPlace>,
     /// Kernels decoded so far, by PTX name.
-    kernels: HashMap<String, Loaded>,
+    /// (Shared, so a launch holds its kernel without copying the program.)
+    kernels: HashMap<String, Arc<Loaded>>,
 }
 
 impl ModuleImage {
@@ -128,7 +130,7 @@ impl ModuleImage {
     }
 
     /// Kernel `name` decoded for the settings' mechanism (decoded on first use, then kept).
-    pub fn kernel(&mut self, name: &str, settings: &Settings) -> Result<&Loaded, ModuleError> {
+    pub fn kernel(&mut self, name: &str, settings: &Settings) -> Result<&Arc<Loaded>, ModuleError> {
         if !self.kernels.contains_key(name) {
             let scalarize = settings.gpu.as_ref().is_some_and(|g| g.sm.dispatch.needs_scalar_plan());
             let opts = DecodeOptions {
@@ -150,7 +152,7 @@ impl ModuleImage {
                     self.consts[a..a + n].copy_from_slice(&c.init[..n]);
                 }
             }
-            self.kernels.insert(name.to_string(), loaded);
+            self.kernels.insert(name.to_string(), Arc::new(loaded));
         }
         self.kernels.get(name).ok_or(ModuleError::Parse { label: self.label.clone(), errors: name.to_string() })
     }
