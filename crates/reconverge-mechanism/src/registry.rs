@@ -93,7 +93,7 @@ pub struct Entry {
 }
 
 /// Every mechanism, in the order tables list them.
-pub const REGISTRY: [Entry; 28] = [
+pub const REGISTRY: &[Entry] = &[
     Entry { mechanism: Mechanism::Pdom, info: &pdom::INFO },
     Entry { mechanism: Mechanism::Ssy, info: &ssy::INFO },
     Entry { mechanism: Mechanism::None, info: &none::INFO },
