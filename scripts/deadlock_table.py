@@ -42,7 +42,11 @@ NOTES: dict[str, dict[tuple[str, str], int]] = {
     **{m: {("spinlock_naive", "deadlock"): 3, ("spinlock_safe", "deadlock"): 3, ("flag_handoff", "deadlock"): 3}
        for m in ["dwf", "dwf:sm", "dwf:minority", "dwf:pc", "dwf:pdom"]},
     "dwf:fifo": {("spinlock_naive", "completed"): 2, ("flag_handoff", "completed"): 2},
-    **{m: ORDER_LIVELOCK for m in ["minpc", "sorted:minpc", "sorted:depth", "simty", "arbiter", "thread-frontiers"]},
+    **{m: ORDER_LIVELOCK for m in ["minpc", "sorted:minpc", "sorted:depth", "simty", "arbiter", "thread-frontiers",
+                                   "hybrid", "maven:1-stack", "runner-up"]},
+    "maven:2-stack": {("spinlock_naive", "completed"): 14, ("flag_handoff", "completed"): 14},
+    "mimd": {("spinlock_naive", "completed"): 2, ("flag_handoff", "completed"): 2},
+    **{m: {("spinlock_naive", "deadlock"): 1, ("flag_handoff", "completed"): 2} for m in ["sbi", "harp", "dws"]},
     "sorted:majority": {("spinlock_naive", "deadlock"): 7, ("spinlock_safe", "deadlock"): 7,
                         ("warp_reduce", "deadlock"): 4, ("flag_handoff", "deadlock"): 7},
     "sorted:minority": {("spinlock_naive", "deadlock"): 8, ("warp_reduce", "deadlock"): 13},
@@ -53,13 +57,14 @@ NOTES: dict[str, dict[tuple[str, str], int]] = {
     "its": {("spinlock_naive", "completed"): 11, ("flag_handoff", "completed"): 11},
 }
 SUP[13] = "¹³"
+SUP[14] = "¹⁴"
 WORD = {"completed": "completes", "deadlock": "deadlock", "limit": "limit", "error": "error", "broken": "broken"}
 
 
 def mechanisms(binary: str) -> list[str]:
     """The mechanisms in the registry's order, as `suite --help` lists its `--mechanism` values."""
     text = subprocess.run([binary, "suite", "--help"], check=True, capture_output=True, text=True).stdout
-    return re.findall(r"^\s+- ([a-z][a-z:-]*):", text, flags=re.M)
+    return re.findall(r"^\s+- ([a-z][a-z0-9:-]*):", text, flags=re.M)
 
 
 def cell(mech: str, kernel: str, by_warp: dict[int, str]) -> str:

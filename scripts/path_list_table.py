@@ -29,8 +29,9 @@ from doc_tables import write_or_check  # noqa: E402
 DOC = Path(__file__).resolve().parent.parent / "docs" / "seed003-results.md"
 BEGIN, END = "<!-- seed003:tables -->", "<!-- /seed003:tables -->"
 
-MECHS = ["pdom", "minpc", "breadth", "sorted:minpc", "sorted:depth", "sorted:majority", "sorted:minority",
-         "simty", "arbiter", "thread-frontiers", "forkjoin", "dual-path", "multi-path", "its"]
+MECHS = ["pdom", "minpc", "breadth", "hybrid", "sorted:minpc", "sorted:depth", "sorted:majority", "sorted:minority",
+         "maven:1-stack", "maven:2-stack", "runner-up", "simty", "arbiter", "thread-frontiers", "forkjoin",
+         "dual-path", "multi-path", "sbi", "harp", "dws", "its", "mimd"]
 
 
 def run(binary: str, *args: str) -> list[dict[str, str]]:
@@ -79,7 +80,8 @@ def tables(binary: str, config: str) -> str:
     print("")
     print("Structure size per kernel (max_stack_depth as `s`, max_paths as `p`; `*` = did not complete)")
     print("")
-    short = {m: m.replace("sorted:", "s:").replace("thread-frontiers", "tf") for m in MECHS}
+    abbrev = {"thread-frontiers": "tf", "maven:1-stack": "mv1", "maven:2-stack": "mv2", "runner-up": "ru"}
+    short = {m: abbrev.get(m, m.replace("sorted:", "s:")) for m in MECHS}
     print("| kernel | " + " | ".join(short[m] for m in MECHS) + " |")
     print("| --- " * (len(MECHS) + 1) + "|")
     for k in kernels:

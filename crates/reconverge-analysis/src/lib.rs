@@ -15,6 +15,7 @@
 //! | [`loops`] | [`LoopInfo`] | back edges, natural loops, irreducible regions, retreating edges |
 //! | [`reconvergence`] | [`Reconvergence`] | the IPDOM reconvergence point of every conditional branch |
 //! | [`likely`] | [`likely_convergence`] | the likely-convergence point of a branch that can leave its loop (TBC's LPC) |
+//! | [`structured`] | [`structured_branches`] | whether each branch's region is a properly nested single-entry single-exit region (`hybrid`) |
 //! | [`naive`] | free functions | slow textbook algorithms, kept public as test oracles |
 //! | [`analysis`] | [`FunctionAnalysis`] | all of the above for one function, computed once |
 //!
@@ -53,6 +54,7 @@ pub mod naive;
 pub mod postdom;
 pub mod priority;
 pub mod reconvergence;
+pub mod structured;
 pub mod variance;
 
 pub use analysis::FunctionAnalysis;
@@ -67,4 +69,5 @@ pub use loops::{IrreducibleRegion, Loop, LoopInfo};
 pub use postdom::{PostDom, PostDomTree};
 pub use priority::frontier_order;
 pub use reconvergence::{BranchInfo, Reconvergence};
+pub use structured::structured_branches;
 pub use variance::{Variance, VarianceAnalysis};

@@ -65,6 +65,12 @@ pub struct VarianceAnalysis {
     pub scalar: Vec<bool>,
     /// Per instruction: a warp-sequential load or store.
     pub warp_sequential: Vec<bool>,
+    /// Per instruction: a warp-sequential access for which the compiler adds one scalar instruction that
+    /// computes the warp's base address (the address of thread 0 of the warp, §3.5): every warp-sequential
+    /// access, unless an earlier warp-sequential access of the same block reads the same value of the same
+    /// address register (that base is already in a scalar register; an immediate offset folds into the
+    /// access). See `docs/scalarization.md`.
+    pub base_address: Vec<bool>,
     /// Per register (`RegId` index): a per-warp scalar register.
     pub scalar_reg: Vec<bool>,
     /// Per register: defined or used anywhere.
@@ -415,8 +421,11 @@ impl VarianceAnalysis {
         let mut stride = vec![None; n];
         let mut scalar = vec![false; n];
         let mut warp_sequential = vec![false; n];
+        let mut base_address = vec![false; n];
+        let mut bases: Vec<(u32, Value)> = Vec::new();
         for &b in &f.layout {
             let conv = convergent_exit[b.index()];
+            bases.clear();
             for &i in &f.blocks[b].insts {
                 let ii = i.index();
                 let inst = &f.insts[i];
@@ -436,7 +445,13 @@ impl VarianceAnalysis {
                     });
                     if let (Some(a), Some(size)) = (addr, access_bytes(inst)) {
                         if let AddrBase::Reg(r) = a.base {
-                            warp_sequential[ii] = aff.of(du.value_of(i, r)) == Aff::Lin(size);
+                            let v = du.value_of(i, r);
+                            warp_sequential[ii] = aff.of(v) == Aff::Lin(size);
+                            let key = (r.index() as u32, v);
+                            if warp_sequential[ii] && !bases.contains(&key) {
+                                base_address[ii] = true;
+                                bases.push(key);
+                            }
                         }
                     }
                 }
@@ -489,6 +504,7 @@ impl VarianceAnalysis {
             stride,
             scalar,
             warp_sequential,
+            base_address,
             scalar_reg,
             used_reg,
         }

@@ -135,7 +135,9 @@ pub fn run(a: CompareArgs) -> Result<(), Failure> {
             outln!("{}", records::to_json(&rows))?;
         }
     } else if !print_tidy(a.csv, a.json, a.branches, &runs, &branch_rows)? {
-        print_table(&runs)?;
+        let storage: Vec<Option<u64>> =
+            jobs.iter().zip(&runs).map(|(j, r)| run_storage(&manifest, &configs, j, r)).collect();
+        print_table(&runs, &storage)?;
         if a.counters {
             print_counters_table(&runs)?;
         }
@@ -194,7 +196,31 @@ fn print_scalarization(runs: &[RunRecord]) -> Result<(), Failure> {
     Ok(())
 }
 
-fn print_table(runs: &[RunRecord]) -> Result<(), Failure> {
+/// The storage of the run's mechanism per SM, in bits, at the depth the run reached, for the run's
+/// geometry: its warp size, the configuration's warps per SM (48 in functional mode), the kernel's CTA
+/// size, a 30-bit pc and an 8-bit call depth (`reconverge cost`'s defaults; docs/storage-cost.md).
+fn run_storage(
+    manifest: &reconverge_suite::Manifest,
+    configs: &[reconverge_timing::GpuConfig],
+    j: &Job,
+    r: &RunRecord,
+) -> Option<u64> {
+    if r.outcome == "broken" {
+        return None;
+    }
+    let warps = j.config.map_or(48, |c| configs[c].sm.max_warps).max(1);
+    let threads: u32 = manifest.kernels[j.entry].block.iter().product();
+    let g = reconverge_mechanism::storage::Geometry {
+        warp_size: j.warp,
+        warps,
+        cta_warps: threads.div_ceil(j.warp.max(1)).clamp(1, warps),
+        lut_entries: j.mech.lut().map_or(0, |l| l.entries),
+        ..reconverge_mechanism::storage::Geometry::GTX480
+    };
+    Some(reconverge_report::cost::run_storage_bits(j.mech.info(), &g, r))
+}
+
+fn print_table(runs: &[RunRecord], storage: &[Option<u64>]) -> Result<(), Failure> {
     let mut t = Table::new(&[
         "kernel",
         "config",
@@ -207,6 +233,7 @@ fn print_table(runs: &[RunRecord]) -> Result<(), Failure> {
         "SIMD eff",
         "IPC",
         "structure",
+        "storage",
         "mem",
         "dep",
         "pipe",
@@ -214,7 +241,7 @@ fn print_table(runs: &[RunRecord]) -> Result<(), Failure> {
         "mech",
         "idle",
     ]);
-    for r in runs {
+    for (r, bits) in runs.iter().zip(storage) {
         let slots = r.issue_slots.unwrap_or(0);
         let share = |x: Option<u64>| match x {
             Some(v) if slots > 0 => format!("{:.0}%", 100.0 * v as f64 / slots as f64),
@@ -232,6 +259,7 @@ fn print_table(runs: &[RunRecord]) -> Result<(), Failure> {
             records::pct(r.simd_efficiency),
             r.ipc.map(|x| format!("{x:.2}")).unwrap_or_else(|| "-".into()),
             records::structure(r),
+            bits.map_or_else(|| "-".into(), |b| b.to_string()),
             share(r.stall_memory),
             share(r.stall_scoreboard),
             share(r.stall_pipeline),
@@ -246,6 +274,9 @@ fn print_table(runs: &[RunRecord]) -> Result<(), Failure> {
     }
     outln!(
         "\nidle issue slots by cause: mem = memory, dep = register dependency, pipe = busy unit or branch, bar = barrier, mech = mechanism, idle = no warp"
+    )?;
+    outln!(
+        "storage = the mechanism's bits per SM at the depth the run reached, for its warp size, warps per SM and CTA size (docs/storage-cost.md)"
     )?;
     print_summaries(&speedup_summaries(runs))
 }

@@ -1,9 +1,18 @@
-//! `reconverge cost`: the analytic cost of seed 003 §3's two path-tracking units, and with `--synth`
-//! their RTL (`hw/`) synthesized by Yosys.
+//! `reconverge cost`: the storage and area of every mechanism (worst case and at the depth the built-in
+//! suite reached, seed 001's 5% check); with `--units` the analytic cost of seed 003 §3's two
+//! path-tracking units, and with `--synth` their RTL (`hw/`) synthesized by Yosys.
 
+use crate::suite_cmd::{check_kernel_names, check_warp_sizes, default_kernels_dir, load_manifest, record_of};
 use crate::{outln, Failure};
 use clap::Args;
-use reconverge_report::cost::{unit_cost, CostParams, Unit};
+use rayon::prelude::*;
+use reconverge_mechanism::storage::{Cells, Geometry, Reach};
+use reconverge_mechanism::Mechanism;
+use reconverge_report::cost::{
+    seed001_check, storage_cost, structure_stat, unit_cost, AreaModel, CostParams, PartCost, Reached, Unit,
+    SEED001_SHARE,
+};
+use reconverge_report::records::RunRecord;
 use reconverge_report::synth::{parse_stat, svg, Stat, SynthRow};
 use reconverge_report::table::Table;
 use std::path::{Path, PathBuf};
@@ -12,25 +21,52 @@ use std::process::Command;
 /// Arguments of `reconverge cost`.
 #[derive(Args, Debug)]
 pub struct CostArgs {
-    /// Threads per warp (comma-separated or repeated).
-    #[arg(long = "warp-size", value_delimiter = ',', default_values_t = [2, 4, 8, 16, 32, 64])]
+    /// Threads per warp (comma-separated or repeated; default 32, with --units or --synth
+    /// 2,4,8,16,32,64).
+    #[arg(long = "warp-size", value_delimiter = ',')]
     warp_sizes: Vec<u32>,
-    /// Warps per core (seed 003's Figure 4 uses 8).
-    #[arg(long, default_value_t = 8)]
-    warps: u32,
+    /// Warps per SM (default 48, the GTX 480's; with --units or --synth 8, seed 003's Figure 4).
+    #[arg(long)]
+    warps: Option<u32>,
+    /// Warps per CTA, for the CTA-wide structures of tbc and capri.
+    #[arg(long = "cta-warps", default_value_t = 8)]
+    cta_warps: u32,
     /// Bits of a pc (Simty: 30, a word-aligned 32-bit RISC-V pc).
     #[arg(long = "pc-bits", default_value_t = 30)]
     pc_bits: u32,
     /// Bits of a call depth.
     #[arg(long = "depth-bits", default_value_t = 8)]
     depth_bits: u32,
-    /// Print CSV (columns unit, warp_size, warps, storage_bits, comparators, multiplexers; with --synth
-    /// unit, warp_size, warps, logic_cells, flip_flops, memory_bits, tool).
+    /// Mechanisms (repeatable; default: every mechanism of the registry).
+    #[arg(long = "mechanism", value_parser = crate::launch_args::mechanism_values())]
+    mechanisms: Vec<String>,
+    /// The kernel directory whose kernels give the depth reached (default: kernels/ of this repository).
+    #[arg(long)]
+    kernels: Option<PathBuf>,
+    /// Only these kernels give the depth reached (repeatable; default: every kernel of the suite).
+    #[arg(long = "kernel")]
+    only: Vec<String>,
+    /// Worst case only: run no kernel.
+    #[arg(long = "no-runs")]
+    no_runs: bool,
+    /// Warp-instruction limit per run (a run stopped by it still gives the depth it reached).
+    #[arg(long, default_value_t = 50_000_000)]
+    max_instructions: u64,
+    /// Host threads for the runs (0 = all cores, at most 1024); results do not depend on it.
+    #[arg(long, default_value_t = 0, value_parser = crate::launch_args::host_threads)]
+    threads: usize,
+    /// Print seed 003 §3's two path-tracking units instead (arbiter, Simty's sorted list): storage bits,
+    /// comparators and multiplexers per warp size.
+    #[arg(long)]
+    units: bool,
+    /// Print CSV (one row per structure and a `total` row per mechanism and warp size; with --units
+    /// columns unit, warp_size, warps, storage_bits, comparators, multiplexers; with --synth unit,
+    /// warp_size, warps, logic_cells, flip_flops, memory_bits, tool).
     #[arg(long)]
     csv: bool,
-    /// Synthesize the RTL of hw/ with Yosys (Cyclone IV E when this Yosys has `synth_intel`, otherwise
-    /// a generic 4-LUT mapping) for every warp size and print logic cells, flip-flops and memory bits
-    /// beside the analytic counts (docs/hardware.md).
+    /// Synthesize the two units' RTL of hw/ with Yosys (Cyclone IV E when this Yosys has `synth_intel`,
+    /// otherwise a generic 4-LUT mapping) for every warp size and print logic cells, flip-flops and memory
+    /// bits beside the analytic counts (docs/hardware.md).
     #[arg(long)]
     synth: bool,
     /// With --synth: the directory of the RTL (default: hw/ beside the kernels directory).
@@ -41,20 +77,53 @@ pub struct CostArgs {
     svg: Option<String>,
 }
 
+impl CostArgs {
+    /// The warp sizes asked for, or the mode's default.
+    fn warp_sizes(&self) -> Vec<u32> {
+        match (self.warp_sizes.is_empty(), self.units || self.synth) {
+            (false, _) => self.warp_sizes.clone(),
+            (true, true) => vec![2, 4, 8, 16, 32, 64],
+            (true, false) => vec![32],
+        }
+    }
+
+    /// The warps per SM asked for, or the mode's default.
+    fn warps(&self) -> u32 {
+        self.warps.unwrap_or(if self.units || self.synth { 8 } else { 48 })
+    }
+}
+
 /// Runs `reconverge cost`.
 pub fn run(a: CostArgs) -> Result<(), Failure> {
-    if let Some(w) = a.warp_sizes.iter().find(|&&w| !(2..=64).contains(&w)) {
-        return Err(Failure::input(format!("--warp-size {w}: warp sizes are 2 to 64")));
-    }
-    if a.warps == 0 || a.warps > 1024 || a.pc_bits == 0 || a.pc_bits > 64 || a.depth_bits > 32 {
+    let warps = a.warps();
+    if warps == 0 || warps > 1024 || a.pc_bits == 0 || a.pc_bits > 64 || a.depth_bits > 32 {
         return Err(Failure::input("--warps must be 1 to 1024, --pc-bits 1 to 64, --depth-bits 0 to 32".to_string()));
     }
-    if a.synth {
-        return synth_cmd(&a);
+    if a.units || a.synth {
+        if !a.mechanisms.is_empty() || !a.only.is_empty() || a.no_runs || a.kernels.is_some() {
+            return Err(Failure::input(
+                "--mechanism, --kernel, --kernels and --no-runs apply to the storage table, not to --units or --synth",
+            ));
+        }
+        if let Some(w) = a.warp_sizes().iter().find(|&&w| !(2..=64).contains(&w)) {
+            return Err(Failure::input(format!("--warp-size {w}: warp sizes are 2 to 64")));
+        }
+        if a.synth {
+            return synth_cmd(&a);
+        }
     }
     if a.svg.is_some() || a.hw.is_some() {
         return Err(Failure::input("--svg and --hw apply to --synth"));
     }
+    if a.units {
+        return units_cmd(&a);
+    }
+    storage_cmd(&a)
+}
+
+/// `reconverge cost --units`: seed 003 §3's two path-tracking units.
+fn units_cmd(a: &CostArgs) -> Result<(), Failure> {
+    let warps = a.warps();
     let mut csv = Table::new(&["unit", "warp_size", "warps", "storage_bits", "comparators", "multiplexers"]);
     let mut text = Table::new(&[
         "unit",
@@ -66,12 +135,12 @@ pub fn run(a: CostArgs) -> Result<(), Failure> {
         "multiplexers",
         "comparators vs sorted list",
     ]);
-    for &w in &a.warp_sizes {
-        let p = CostParams { warp_size: w, warps: a.warps, pc_bits: a.pc_bits, depth_bits: a.depth_bits };
+    for w in a.warp_sizes() {
+        let p = CostParams { warp_size: w, warps, pc_bits: a.pc_bits, depth_bits: a.depth_bits };
         let sorted = unit_cost(Unit::SortedList, p);
         for unit in [Unit::Arbiter, Unit::SortedList] {
             let c = unit_cost(unit, p);
-            let base = [unit.name().to_string(), w.to_string(), a.warps.to_string(), c.storage_bits.to_string()];
+            let base = [unit.name().to_string(), w.to_string(), warps.to_string(), c.storage_bits.to_string()];
             csv.row([&base[..], &[c.comparators.to_string(), c.multiplexers.to_string()]].concat());
             let ratio = format!("{:.2}x", c.comparators as f64 / sorted.comparators as f64);
             text.row(
@@ -86,7 +155,7 @@ pub fn run(a: CostArgs) -> Result<(), Failure> {
     }
     outln!(
         "path-tracking units of seed 003 §3, {} warps, {}-bit pc, {}-bit call depth: counted structures, not synthesis results",
-        a.warps,
+        warps,
         a.pc_bits,
         a.depth_bits
     )?;
@@ -99,6 +168,318 @@ pub fn run(a: CostArgs) -> Result<(), Failure> {
     outln!("2W - 1 and W - 1 and its pc table (read whole every cycle: flip-flops) as N x W; the sorted list's")?;
     outln!("logic is constant (7 comparators, 5 multiplexers) and its storage grows as W^2 per warp, mostly in")?;
     outln!("the CCT, a narrow table that goes into RAM blocks. Formulas: docs/path-tracking-cost.md.")?;
+    Ok(())
+}
+
+/// One mechanism's evaluated structures at one warp size.
+struct MechCost {
+    mechanism: Mechanism,
+    parts: Vec<PartCost>,
+}
+
+/// The figures every mechanism of `mechs` reached on the suite at warp size `w` (functional runs, in
+/// parallel), and the number of kernels run.
+fn reached_on_suite(a: &CostArgs, mechs: &[Mechanism], w: u32) -> Result<(Vec<Reached>, usize), Failure> {
+    let dir = a
+        .kernels
+        .clone()
+        .or_else(default_kernels_dir)
+        .ok_or_else(|| Failure::input("cannot find kernels/; pass --kernels DIR or --no-runs"))?;
+    let manifest = load_manifest(&dir)?;
+    check_kernel_names(&manifest, &a.only)?;
+    let jobs = reconverge_suite::grid::jobs(&manifest, &a.only, 0, &[w], mechs);
+    let load = |p: &str| std::fs::read(dir.join(p));
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let threads = if a.threads == 0 { cores } else { a.threads }.min(jobs.len().max(1));
+    let pool =
+        rayon::ThreadPoolBuilder::new().num_threads(threads).build().map_err(|e| Failure::input(e.to_string()))?;
+    let records: Vec<(Mechanism, RunRecord)> = pool.install(|| {
+        jobs.par_iter()
+            .map(|j| {
+                let o = reconverge_suite::grid::run_job(&manifest, j, &[], &load, a.max_instructions, false);
+                (j.mech, record_of(&o, None))
+            })
+            .collect()
+    });
+    let mut kernels: Vec<&str> = records.iter().map(|(_, r)| r.kernel.as_str()).collect();
+    kernels.dedup();
+    let reached = mechs.iter().map(|m| Reached::of(records.iter().filter(|(x, _)| x == m).map(|(_, r)| r))).collect();
+    Ok((reached, kernels.len()))
+}
+
+/// `reconverge cost`: every mechanism's storage and area.
+fn storage_cmd(a: &CostArgs) -> Result<(), Failure> {
+    let warp_sizes = a.warp_sizes();
+    check_warp_sizes(&warp_sizes)?;
+    if a.cta_warps == 0 || a.cta_warps > a.warps() {
+        return Err(Failure::input(format!("--cta-warps must be 1 to --warps ({})", a.warps())));
+    }
+    let mechs: Vec<Mechanism> = if a.mechanisms.is_empty() {
+        Mechanism::ALL.to_vec()
+    } else {
+        a.mechanisms.iter().map(|m| crate::launch_args::mechanism(m)).collect::<Result<_, _>>()?
+    };
+    let area = AreaModel::GF100_40NM;
+    let mut csv = Table::new(&CSV_COLUMNS);
+    for (i, &w) in warp_sizes.iter().enumerate() {
+        let g = Geometry {
+            warp_size: w,
+            warps: a.warps(),
+            cta_warps: a.cta_warps,
+            pc_bits: a.pc_bits,
+            depth_bits: a.depth_bits,
+            lut_entries: 0,
+        };
+        let (reached, kernels) = if a.no_runs { (Vec::new(), 0) } else { reached_on_suite(a, &mechs, w)? };
+        let costs: Vec<MechCost> = mechs
+            .iter()
+            .enumerate()
+            .map(|(k, &m)| MechCost { mechanism: m, parts: storage_cost(m.info(), &g, reached.get(k), &area) })
+            .collect();
+        if a.csv {
+            csv_rows(&mut csv, &g, &costs, &area);
+            continue;
+        }
+        if i > 0 {
+            outln!()?;
+        }
+        print_storage(&g, &costs, kernels, &area)?;
+        let pdom = mechs.iter().position(|&m| m == Mechanism::Pdom);
+        print_seed001(&g, pdom.and_then(|k| reached.get(k)), kernels, &area)?;
+    }
+    if a.csv {
+        outln!("{}", csv.render_csv().trim_end())?;
+    }
+    Ok(())
+}
+
+/// The columns of `cost --csv`.
+const CSV_COLUMNS: [&str; 20] = [
+    "mechanism",
+    "structure",
+    "per",
+    "cells",
+    "fields",
+    "warp_size",
+    "warps",
+    "cta_warps",
+    "pc_bits",
+    "depth_bits",
+    "copies",
+    "entries_worst",
+    "entries_reached",
+    "sized_by",
+    "entry_bits",
+    "bits_worst",
+    "bits_reached",
+    "mm2_worst",
+    "mm2_reached",
+    "sm_share_reached",
+];
+
+/// The CSV rows of one warp size: every structure, then a `total` row per mechanism.
+fn csv_rows(csv: &mut Table, g: &Geometry, costs: &[MechCost], area: &AreaModel) {
+    let geo = [g.warp_size, g.warps, g.cta_warps, g.pc_bits, g.depth_bits].map(|x| x.to_string());
+    for c in costs {
+        let name = c.mechanism.name().to_string();
+        for p in &c.parts {
+            let sized = sized_by(c.mechanism, p);
+            csv.row(
+                [
+                    &[name.clone(), p.part.name.into(), p.part.per.name().into(), p.part.cells.name().into()][..],
+                    &[p.part.fields.into()],
+                    &geo[..],
+                    &[p.copies.to_string(), p.entries_worst.to_string(), p.entries_reached.to_string(), sized],
+                    &[p.entry_bits.to_string(), p.bits_worst.to_string(), p.bits_reached.to_string()],
+                    &[format!("{:.6}", p.mm2_worst), format!("{:.6}", p.mm2_reached)],
+                    &[format!("{:.6}", area.of_sm(p.mm2_reached))],
+                ]
+                .concat(),
+            );
+        }
+        let t = totals(&c.parts);
+        let blank = || String::new();
+        csv.row(
+            [
+                &[name, "total".into(), blank(), blank(), blank()][..],
+                &geo[..],
+                &[blank(), blank(), blank(), blank(), blank()],
+                &[t.bits[0].to_string(), t.bits[1].to_string()],
+                &[format!("{:.6}", t.mm2[0]), format!("{:.6}", t.mm2[1]), format!("{:.6}", area.of_sm(t.mm2[1]))],
+            ]
+            .concat(),
+        );
+    }
+}
+
+/// What sizes a structure at the depth reached: the statistic, `(worst)` after it when no run reported
+/// it, empty for a structure fixed by the geometry.
+fn sized_by(m: Mechanism, p: &PartCost) -> String {
+    match p.sized_by {
+        None => String::new(),
+        Some((key, found)) => {
+            let name = match key {
+                Reach::Structure => structure_stat(m),
+                Reach::Counter(c) => c,
+            };
+            if found {
+                name.to_string()
+            } else {
+                format!("{name} (worst)")
+            }
+        }
+    }
+}
+
+/// A mechanism's totals: bits and mm², worst case and reached.
+struct Totals {
+    bits: [u64; 2],
+    mm2: [f64; 2],
+}
+
+fn totals(parts: &[PartCost]) -> Totals {
+    Totals {
+        bits: [parts.iter().map(|p| p.bits_worst).sum(), parts.iter().map(|p| p.bits_reached).sum()],
+        mm2: [parts.iter().fold(0.0, |a, p| a + p.mm2_worst), parts.iter().fold(0.0, |a, p| a + p.mm2_reached)],
+    }
+}
+
+/// A share as a percentage with two decimals.
+fn pct(x: f64) -> String {
+    format!("{:.2}%", 100.0 * x)
+}
+
+/// The text report of one warp size: the totals per mechanism, then every structure.
+fn print_storage(g: &Geometry, costs: &[MechCost], kernels: usize, area: &AreaModel) -> Result<(), Failure> {
+    outln!(
+        "storage per SM: W = {} threads per warp, N = {} warps, C = {} warps per CTA ({} CTAs), P = {}-bit pc, D = {}-bit call depth",
+        g.warp_size,
+        g.warps,
+        g.cta_warps,
+        g.ctas(),
+        g.pc_bits,
+        g.depth_bits
+    )?;
+    if kernels > 0 {
+        outln!(
+            "worst: the bound for this geometry; reached: each structure sized to the largest one of the {} reached (functional, W = {})",
+            crate::suite_cmd::plural(kernels, "kernel"),
+            g.warp_size
+        )?;
+    } else {
+        outln!("worst: the bound for this geometry; reached: no runs (--no-runs), so the worst case")?;
+    }
+    outln!(
+        "area at {} nm: SRAM {:.3} um2/bit, flip-flops {:.2} um2/bit; % of an SM of {:.2} mm2 (assumptions: docs/storage-cost.md)",
+        area.node_nm,
+        area.um2_per_bit(Cells::Sram),
+        area.um2_per_bit(Cells::FlipFlops),
+        area.sm_mm2()
+    )?;
+    let mut t =
+        Table::new(&["mechanism", "worst bits", "worst mm2", "% of SM", "reached bits", "reached mm2", "% of SM"]);
+    for c in costs {
+        let s = totals(&c.parts);
+        t.row(vec![
+            c.mechanism.name().to_string(),
+            s.bits[0].to_string(),
+            format!("{:.3}", s.mm2[0]),
+            pct(area.of_sm(s.mm2[0])),
+            s.bits[1].to_string(),
+            format!("{:.3}", s.mm2[1]),
+            pct(area.of_sm(s.mm2[1])),
+        ]);
+    }
+    outln!("{}", t.render().trim_end())?;
+    outln!()?;
+    outln!("structures (bits per SM = copies x entries x bits per entry; formulas of W, N, C, P, D, L):")?;
+    let mut t = Table::new(&[
+        "mechanism",
+        "structure",
+        "per",
+        "cells",
+        "entries",
+        "worst",
+        "reached",
+        "sized by",
+        "bits per entry",
+        "worst bits",
+        "reached bits",
+    ]);
+    for (k, c) in costs.iter().enumerate() {
+        // Variants with the same structures (heuristics, the likely-convergence and dcp variants) are
+        // named once.
+        let same = |d: &MechCost| std::ptr::eq(d.mechanism.info().storage, c.mechanism.info().storage);
+        if let Some(first) = costs[..k].iter().find(|d| same(d)) {
+            t.row(vec![c.mechanism.name().to_string(), format!("as {}", first.mechanism.name())]);
+            continue;
+        }
+        for (i, p) in c.parts.iter().enumerate() {
+            t.row(vec![
+                if i == 0 { c.mechanism.name().to_string() } else { String::new() },
+                p.part.name.to_string(),
+                p.part.per.name().to_string(),
+                p.part.cells.name().to_string(),
+                p.part.entries.to_string(),
+                p.entries_worst.to_string(),
+                p.entries_reached.to_string(),
+                sized_by(c.mechanism, p),
+                format!("{} = {}", p.part.bits, p.entry_bits),
+                p.bits_worst.to_string(),
+                p.bits_reached.to_string(),
+            ]);
+        }
+    }
+    outln!("{}", t.render().trim_end())
+}
+
+/// Seed 001's "estimate 5% chip area for SIMT stack" against `pdom`'s storage.
+fn print_seed001(g: &Geometry, reached: Option<&Reached>, kernels: usize, area: &AreaModel) -> Result<(), Failure> {
+    let c = seed001_check(g, reached, area);
+    outln!()?;
+    outln!("seed 001: \"estimate 5% chip area for simt-stack\" (Fung et al., MICRO 2007), against pdom's stacks:")?;
+    let mut t =
+        Table::new(&["pdom stacks", "entries/warp", "bits/SM", "mm2/SM", "% of SM", "% of chip", "as flip-flops"]);
+    let labels = ["worst case", if kernels > 0 { "reached" } else { "reached (no runs)" }];
+    for (k, label) in labels.iter().enumerate() {
+        t.row(vec![
+            label.to_string(),
+            c.depth[k].to_string(),
+            c.bits[k].to_string(),
+            format!("{:.3}", c.mm2[k]),
+            pct(area.of_sm(c.mm2[k])),
+            pct(area.of_chip(c.mm2[k])),
+            format!(
+                "{} of SM, {} of chip",
+                pct(area.of_sm(c.mm2_flip_flops[k])),
+                pct(area.of_chip(c.mm2_flip_flops[k]))
+            ),
+        ]);
+    }
+    outln!("{}", t.render().trim_end())?;
+    let verdict = |x: f64| if x >= SEED001_SHARE { "holds" } else { "does not hold" };
+    let (sm, chip) = (area.of_sm(c.mm2[0]), area.of_chip(c.mm2[0]));
+    let (ff_sm, ff_chip) = (area.of_sm(c.mm2_flip_flops[0]), area.of_chip(c.mm2_flip_flops[0]));
+    outln!(
+        "5% of the chip {}: worst-case SRAM stacks are {} of the chip ({} of an SM); 5% needs {:.1}x their area.",
+        verdict(chip),
+        pct(chip),
+        pct(sm),
+        SEED001_SHARE / chip
+    )?;
+    outln!(
+        "Built of flip-flops ({:.1}x the area of an SRAM bit) they are {} of the chip and {} of an SM:",
+        area.um2_per_bit(Cells::FlipFlops) / area.um2_per_bit(Cells::Sram),
+        pct(ff_chip),
+        pct(ff_sm)
+    )?;
+    outln!(
+        "5% of the chip {}, 5% of an SM {}. At the depth reached ({} entries per warp) the stacks are {} of the chip.",
+        verdict(ff_chip),
+        verdict(ff_sm),
+        c.depth[1],
+        pct(area.of_chip(c.mm2[1]))
+    )?;
     Ok(())
 }
 
@@ -178,11 +559,11 @@ fn synth_one(unit: Unit, p: CostParams, flow: Flow, hw: &Path, tmp: &Path) -> Re
 
 /// `reconverge cost --synth`.
 fn synth_cmd(a: &CostArgs) -> Result<(), Failure> {
-    if let Some(w) = a.warp_sizes.iter().find(|w| !w.is_power_of_two()) {
+    if let Some(w) = a.warp_sizes().iter().find(|w| !w.is_power_of_two()) {
         return Err(Failure::input(format!("--warp-size {w}: the RTL needs a power of two")));
     }
-    if !a.warps.is_power_of_two() {
-        return Err(Failure::input(format!("--warps {}: the RTL needs a power of two", a.warps)));
+    if !a.warps().is_power_of_two() {
+        return Err(Failure::input(format!("--warps {}: the RTL needs a power of two", a.warps())));
     }
     if a.depth_bits == 0 {
         return Err(Failure::input("--depth-bits must be at least 1 for the RTL"));
@@ -215,8 +596,8 @@ fn synth_cmd(a: &CostArgs) -> Result<(), Failure> {
     std::fs::create_dir_all(&tmp).map_err(|e| Failure::input(format!("cannot create {}: {e}", tmp.display())))?;
     let mut rows: Vec<(SynthRow, CostParams)> = Vec::new();
     let mut result = Ok(());
-    'outer: for &w in &a.warp_sizes {
-        let p = CostParams { warp_size: w, warps: a.warps, pc_bits: a.pc_bits, depth_bits: a.depth_bits };
+    'outer: for &w in &a.warp_sizes() {
+        let p = CostParams { warp_size: w, warps: a.warps(), pc_bits: a.pc_bits, depth_bits: a.depth_bits };
         for unit in [Unit::Arbiter, Unit::SortedList] {
             let t0 = std::time::Instant::now();
             let (pre, post) = match synth_one(unit, p, flow, &hw, &tmp) {
@@ -242,7 +623,7 @@ fn synth_cmd(a: &CostArgs) -> Result<(), Failure> {
                 SynthRow {
                     unit: unit.name().to_string(),
                     warp_size: w,
-                    warps: a.warps,
+                    warps: a.warps(),
                     logic_cells: logic,
                     flip_flops: ffs,
                     memory_bits: if ram > 0 { pre.memory_bits } else { 0 },
@@ -277,7 +658,7 @@ fn synth_cmd(a: &CostArgs) -> Result<(), Failure> {
         let plain: Vec<SynthRow> = rows.iter().map(|(r, _)| r.clone()).collect();
         let title = format!(
             "Path tracking, {} warps: Yosys {}",
-            a.warps,
+            a.warps(),
             if flow == Flow::CycloneIvE { "Cyclone IV E" } else { "generic 4-LUT" }
         );
         std::fs::write(path, svg(&plain, &title)).map_err(|e| Failure::input(format!("cannot write `{path}`: {e}")))?;
@@ -296,6 +677,7 @@ fn print_synth_table(a: &CostArgs, rows: &[(SynthRow, CostParams)], tool: &str) 
         "memory_bits",
         "RAM blocks",
         "analytic storage bits",
+        "analytic RAM bits",
         "analytic comparators",
         "yosys seconds",
     ]);
@@ -311,13 +693,14 @@ fn print_synth_table(a: &CostArgs, rows: &[(SynthRow, CostParams)], tool: &str) 
             r.memory_bits.to_string(),
             r.ram_blocks.to_string(),
             c.storage_bits.to_string(),
+            c.ram_bits.to_string(),
             c.comparators.to_string(),
             format!("{:.1}", r.seconds),
         ]);
     }
     outln!(
         "RTL of hw/ synthesized by {tool}, {} warps, {}-bit pc, {}-bit call depth (logic cells: 4-input LUTs; flip-flops; memory bits: in block RAM)",
-        a.warps,
+        a.warps(),
         a.pc_bits,
         a.depth_bits
     )?;
@@ -325,7 +708,7 @@ fn print_synth_table(a: &CostArgs, rows: &[(SynthRow, CostParams)], tool: &str) 
     let cell = |unit: &str, w: u32| rows.iter().find(|(r, _)| r.unit == unit && r.warp_size == w).map(|(r, _)| r);
     let mut ratios = Vec::new();
     let mut crossover = None;
-    for &w in &a.warp_sizes {
+    for &w in &a.warp_sizes() {
         if let (Some(x), Some(s)) = (cell("arbiter", w), cell("sorted_list", w)) {
             let (xa, sa) = (x.logic_cells + x.flip_flops, s.logic_cells + s.flip_flops);
             ratios.push(format!("W={w}: {:.2}x", xa as f64 / sa.max(1) as f64));

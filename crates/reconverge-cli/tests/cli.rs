@@ -367,14 +367,83 @@ fn compare_table_of_the_seed_kernels() {
 
 #[test]
 fn cost_of_the_path_tracking_units() {
-    expect_file!["golden/cost.txt"].assert_eq(&ok(&["cost"]));
-    let csv = ok(&["cost", "--csv", "--warp-size", "4,8"]);
+    expect_file!["golden/cost_units.txt"].assert_eq(&ok(&["cost", "--units"]));
+    let csv = ok(&["cost", "--units", "--csv", "--warp-size", "4,8"]);
     assert_eq!(
         csv,
         "unit,warp_size,warps,storage_bits,comparators,multiplexers\narbiter,4,8,1248,7,3\n\
          sorted_list,4,8,2065,7,5\narbiter,8,8,2496,15,7\nsorted_list,8,8,3738,7,5\n"
     );
-    let (code, _, err) = reconverge(&["cost", "--warp-size", "1"]);
+    let (code, _, err) = reconverge(&["cost", "--units", "--warp-size", "1"]);
     assert_eq!(code, 2);
     assert!(err.contains("--warp-size 1"), "{err}");
+}
+
+/// The seed kernels `cost`'s golden and `compare`'s golden share: small, so the runs are quick.
+const COST_KERNELS: [&str; 8] =
+    ["--kernel", "kern", "--kernel", "capri", "--kernel", "short_circuit", "--kernel", "fir"];
+
+#[test]
+fn storage_and_area_of_every_mechanism() {
+    expect_file!["golden/cost.txt"].assert_eq(&ok(&[&["cost"][..], &COST_KERNELS].concat()));
+}
+
+/// `cost --csv` rows: (mechanism, structure) → the row's cells by column name.
+fn cost_csv(args: &[&str]) -> Vec<std::collections::BTreeMap<String, String>> {
+    let out = ok(&[&["cost", "--csv"][..], args].concat());
+    let mut lines = out.lines();
+    let header: Vec<&str> = lines.next().expect("header").split(',').collect();
+    lines.map(|l| header.iter().map(|h| h.to_string()).zip(csv_cells(l)).collect()).collect()
+}
+
+/// The cells of one CSV line (quoted cells may hold commas).
+fn csv_cells(line: &str) -> Vec<String> {
+    let (mut cells, mut cell, mut quoted) = (Vec::new(), String::new(), false);
+    for c in line.chars() {
+        match c {
+            '"' => quoted = !quoted,
+            ',' if !quoted => cells.push(std::mem::take(&mut cell)),
+            c => cell.push(c),
+        }
+    }
+    cells.push(cell);
+    cells
+}
+
+#[test]
+fn storage_rows_name_every_mechanism_and_scale_with_the_warp() {
+    let rows = cost_csv(&["--no-runs", "--warp-size", "8,32"]);
+    let total = |m: &str, w: &str| -> u64 {
+        let r = rows.iter().find(|r| r["mechanism"] == m && r["structure"] == "total" && r["warp_size"] == w);
+        r.unwrap_or_else(|| panic!("no total of {m} at W = {w}"))["bits_worst"].parse().expect("a number")
+    };
+    for e in reconverge_mechanism::REGISTRY {
+        assert!(total(e.info.name, "32") > 0, "{}", e.info.name);
+    }
+    // pdom: 48 warps × 2W entries × (W + 2·30) bits, plus a log2(2W + 1)-bit pointer per warp.
+    assert_eq!(total("pdom", "8"), 48 * (16 * (8 + 60) + 5));
+    assert_eq!(total("pdom", "32"), 48 * (64 * (32 + 60) + 7));
+    // The arbiter's pc table grows as W, the CTA-wide stack of tbc as W² (2CW entries of CW-bit masks).
+    assert_eq!(total("arbiter", "32"), 4 * total("arbiter", "8"));
+    assert!(total("tbc", "32") > 8 * total("tbc", "8"));
+    // Without runs the depth reached is the worst case.
+    assert!(rows.iter().all(|r| r["bits_reached"] == r["bits_worst"]));
+}
+
+#[test]
+fn storage_at_the_depth_reached_comes_from_the_runs() {
+    let rows = cost_csv(
+        &[&["--mechanism", "pdom", "--mechanism", "multi-path", "--mechanism", "simty"][..], &COST_KERNELS].concat(),
+    );
+    let row = |m: &str, s: &str| rows.iter().find(|r| r["mechanism"] == m && r["structure"] == s).expect("row").clone();
+    let stack = row("pdom", "stack");
+    // The seed kernels nest at most 3 entries deep at W = 32 (compare's golden: `stack 3`).
+    assert_eq!((stack["entries_reached"].as_str(), stack["sized_by"].as_str()), ("3", "max_stack_depth"));
+    assert_eq!(stack["bits_reached"], (48 * 3 * 92).to_string());
+    assert_eq!(row("multi-path", "reconvergence table")["sized_by"], "max_rt_entries");
+    assert_eq!(row("simty", "cold context table")["sized_by"], "max_cct_occupancy");
+    assert!(rows.iter().all(|r| !r["sized_by"].contains("worst")), "every figure was reported by a run");
+    let (code, _, err) = reconverge(&["cost", "--units", "--mechanism", "pdom"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("--mechanism"), "{err}");
 }

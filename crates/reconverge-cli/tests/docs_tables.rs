@@ -32,3 +32,9 @@ fn the_seed003_tables_match_the_binary() {
 fn the_seed004_cycles_table_matches_the_binary() {
     check("scripts/seed004_cycles_table.py", &[]);
 }
+
+/// docs/paper-headlines.md: the papers' headline numbers beside ours (GTX 480, warp 32).
+#[test]
+fn the_paper_headlines_table_matches_the_binary() {
+    check("scripts/paper_headlines.py", &[]);
+}

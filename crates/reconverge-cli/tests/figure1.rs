@@ -66,6 +66,24 @@ fn figure1_depth_first_runs_d_once_and_breadth_first_synchronises_at_e() {
 }
 
 #[test]
+fn figure1_hybrid_is_breadth_first_and_maven_and_the_runner_up_run_d_once() {
+    // The trace without its first line (which names the mechanism).
+    let body = |t: &str| t.lines().skip(1).collect::<Vec<_>>().join("\n");
+    // `if (A && B)` is unstructured at both branches: `hybrid` traverses it breadth-first (Fig. 1d).
+    let h = trace(Mechanism::Hybrid);
+    assert_eq!(body(&h), body(&trace(Mechanism::Breadth)), "{h}");
+    assert!(h.contains("[B5 0111]"), "lanes wait at E for thread 0:\n{h}");
+    // Minimum-pc orders (Maven's shift registers, the runner-up registers): the paths into D merge, as in
+    // `sorted:minpc`; with no back edge, 2-stack's second register stays empty.
+    let sorted = body(&trace(Mechanism::Sorted(reconverge_mechanism::Priority::MinPc)));
+    for m in [Mechanism::Maven { two_stacks: false }, Mechanism::Maven { two_stacks: true }, Mechanism::RunnerUp] {
+        let t = trace(m);
+        assert_eq!(d_runs(&t), 1, "{m}: D runs once\n{t}");
+        assert_eq!(body(&t), sorted, "{m}");
+    }
+}
+
+#[test]
 fn cfg_shows_the_region_instructions() {
     let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
     for (mech, file) in

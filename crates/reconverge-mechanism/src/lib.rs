@@ -44,13 +44,20 @@ mod mechanisms {
     pub mod capri;
     pub mod dual_path;
     pub mod dwf;
+    pub mod dws;
     pub mod forkjoin;
     pub mod frontier;
+    pub mod harp;
+    pub mod hybrid;
     pub mod its;
+    pub mod maven;
+    pub mod mimd;
     pub mod minpc;
     pub mod multi_path;
     pub mod none;
     pub mod pdom;
+    pub mod runner_up;
+    pub mod sbi;
     pub mod simty;
     pub mod sorted;
     pub mod ssy;
@@ -60,8 +67,10 @@ mod mechanisms {
 
 // Module paths every file names its neighbours by (`crate::pdom::...`, `crate::paths::...`).
 use adapters::{cta_stack, parallel, paths, per_warp};
+use mechanisms::mimd;
 use mechanisms::{arbiter, breadth, capri, dual_path, dwf, forkjoin, frontier, its, minpc, multi_path, none, pdom};
-use mechanisms::{simty, sorted, ssy, stackless, tbc};
+use mechanisms::{dws, harp, sbi, simty, sorted, ssy, stackless, tbc};
+use mechanisms::{hybrid, maven, runner_up};
 use reconverge_program::{launch, program, types};
 
 pub use arbiter::{Arbiter, ThreadPcs};
@@ -70,10 +79,15 @@ pub use capri::{Capri, Capt};
 pub use cta_stack::{CompactionPolicy, CtaMask, CtaStack, Decision};
 pub use dual_path::{DualEntry, DualPath};
 pub use dwf::{Dwf, Heuristic, LutGeometry, PoolCta, PoolSm};
+pub use dws::{Dws, DwsState, SplitJoin, WarpSplit};
 pub use forkjoin::{ForkJoin, ForkJoinState, Region};
 pub use frontier::ThreadFrontiers;
+pub use harp::{CbtEntry, Harp, HarpState};
+pub use hybrid::{Hybrid, HybridState};
 pub use interface::*;
 pub use its::{ConvergenceBarrier, Its, ItsState, YIELD_AFTER};
+pub use maven::{Maven, MavenState};
+pub use mimd::{Mimd, MimdCta, MimdWarp, GROUPS_PER_WARP};
 pub use minpc::MinPc;
 pub use multi_path::{MultiPath, MultiPathState, RtEntry, Split};
 pub use none::NoReconvergence;
@@ -83,6 +97,8 @@ pub use pdom::PdomStack;
 pub use per_warp::{PerWarp, WarpCtx, WarpTracker};
 pub use registry::Mechanism;
 pub use registry::{known_names, Entry, Info, REGISTRY};
+pub use runner_up::{Place, RunnerUp, RunnerUpState};
+pub use sbi::{Interval, Sbi, SbiState};
 pub use simty::{Simty, SimtyState};
 pub use sorted::{Priority, Sorted};
 pub use ssy::SsyStack;

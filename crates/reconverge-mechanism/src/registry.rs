@@ -7,8 +7,10 @@
 //! Adding a mechanism: its file (the tracker and its `Info`), one [`Mechanism`] variant, one registry line
 //! and one arm of [`with_tracker!`](crate::with_tracker).
 
+use crate::mimd;
 use crate::{arbiter, breadth, capri, dual_path, dwf, forkjoin, frontier, its, minpc, multi_path, none, pdom};
-use crate::{simty, sorted, ssy, stackless, tbc, Heuristic, LutGeometry, Pass, Priority, Scope};
+use crate::{dws, harp, sbi, simty, sorted, ssy, stackless, tbc, Heuristic, LutGeometry, Pass, Priority, Scope};
+use crate::{hybrid, maven, runner_up};
 use std::fmt;
 
 /// What a mechanism is, as the rest of the program needs to know it.
@@ -28,12 +30,15 @@ pub struct Info {
     pub reads_divergence: bool,
     /// Whether `suite`, `compare` and `report --all` run it when no mechanism is named. Variants that
     /// differ only in an issue heuristic, an extension or their hardware (DWF's other heuristics and its
-    /// SM-wide pool, the likely-convergence variants, `arbiter`, which issues exactly `sorted:depth`'s
-    /// sequence) are left out to keep the default tables readable.
+    /// SM-wide pool, the likely-convergence variants, `arbiter` and `maven:1-stack`, which issue exactly
+    /// `sorted:depth`'s and `sorted:minpc`'s sequences) are left out to keep the default tables readable.
     pub default: bool,
     /// Whether it is one of seed 003's path-tracking units, whose per-warp path trace the hardware test
     /// benches replay (`trace --export-paths`).
     pub exports_paths: bool,
+    /// What its hardware stores ([`crate::storage`]): every structure, sized for a geometry. Empty only
+    /// while a new mechanism's declaration is missing, which a test rejects.
+    pub storage: &'static [crate::storage::Part],
 }
 
 impl Info {
@@ -49,7 +54,14 @@ impl Info {
             reads_divergence: false,
             default: true,
             exports_paths: false,
+            storage: &[],
         }
+    }
+
+    /// What its hardware stores: its structures ([`crate::storage::Part`]).
+    pub const fn storage(mut self, parts: &'static [crate::storage::Part]) -> Info {
+        self.storage = parts;
+        self
     }
 
     /// Other names the command line accepts.
@@ -109,19 +121,27 @@ pub const REGISTRY: &[Entry] = &[
     Entry { mechanism: Mechanism::CapriLpc, info: &capri::LIKELY_INFO },
     Entry { mechanism: Mechanism::MinPc, info: &minpc::INFO },
     Entry { mechanism: Mechanism::Breadth, info: &breadth::INFO },
+    Entry { mechanism: Mechanism::Hybrid, info: &hybrid::INFO },
     Entry { mechanism: Mechanism::Sorted(Priority::MinPc), info: &sorted::MIN_PC },
     Entry { mechanism: Mechanism::Sorted(Priority::Depth), info: &sorted::DEPTH },
     Entry { mechanism: Mechanism::Sorted(Priority::Majority), info: &sorted::MAJORITY },
     Entry { mechanism: Mechanism::Sorted(Priority::Minority), info: &sorted::MINORITY },
+    Entry { mechanism: Mechanism::Maven { two_stacks: false }, info: &maven::ONE_STACK },
+    Entry { mechanism: Mechanism::Maven { two_stacks: true }, info: &maven::TWO_STACK },
     Entry { mechanism: Mechanism::Simty, info: &simty::INFO },
     Entry { mechanism: Mechanism::Arbiter, info: &arbiter::INFO },
+    Entry { mechanism: Mechanism::RunnerUp, info: &runner_up::INFO },
     Entry { mechanism: Mechanism::ThreadFrontiers, info: &frontier::INFO },
     Entry { mechanism: Mechanism::ForkJoin, info: &forkjoin::INFO },
     Entry { mechanism: Mechanism::DualPath, info: &dual_path::INFO },
     Entry { mechanism: Mechanism::MultiPath, info: &multi_path::INFO },
+    Entry { mechanism: Mechanism::Sbi, info: &sbi::INFO },
+    Entry { mechanism: Mechanism::Harp, info: &harp::INFO },
+    Entry { mechanism: Mechanism::Dws, info: &dws::INFO },
     Entry { mechanism: Mechanism::Its, info: &its::INFO },
     Entry { mechanism: Mechanism::Stackless, info: &stackless::INFO },
     Entry { mechanism: Mechanism::StacklessDcp, info: &stackless::DCP },
+    Entry { mechanism: Mechanism::Mimd, info: &mimd::INFO },
 ];
 
 /// Every name the command line accepts, aliases in parentheses after their mechanism's name (for help
@@ -240,6 +260,18 @@ mod tests {
     }
 
     #[test]
+    fn every_mechanism_declares_its_storage() {
+        let g = crate::storage::Geometry::GTX480;
+        for e in REGISTRY {
+            assert!(!e.info.storage.is_empty(), "{} declares no storage (`.storage(&[...])` in its file)", e.info.name);
+            for p in e.info.storage {
+                assert!(p.sm_bits(&g, None) > 0, "{}: {} has no bits", e.info.name, p.name);
+                assert!(!p.name.is_empty() && p.fields.starts_with('{'), "{}: {}", e.info.name, p.name);
+            }
+        }
+    }
+
+    #[test]
     fn the_tracker_of_each_mechanism_answers_to_its_registry_name() {
         for m in Mechanism::ALL {
             crate::with_tracker!(m, |t| assert_eq!(crate::Tracker::name(t), m.name()));
@@ -276,12 +308,24 @@ pub enum Mechanism {
     MinPc,
     /// Breadth-first path traversal with synchronisation at safe points (seed 003 §2.3).
     Breadth,
+    /// Structured control flow depth-first, unstructured breadth-first (seed 003 §2.3, the hybrid order of
+    /// a patent application that may describe NVIDIA Volta).
+    Hybrid,
     /// A path list sorted by a priority, convergence at the head (seed 003 §2.4).
     Sorted(Priority),
+    /// Maven's systolic shift register sorting the path list by minimum pc (`1-stack`), or two of them,
+    /// the second holding the paths that took a back edge (`2-stack`) (seed 003 §2.4).
+    Maven {
+        /// `2-stack`.
+        two_stacks: bool,
+    },
     /// Simty's hot and cold context tables with the compact-sort unit (seed 003 §3.2).
     Simty,
     /// Per-thread pcs and a reduction tree choosing maximum depth, then minimum pc (seed 003 §3.1).
     Arbiter,
+    /// Per-thread pcs with a current and a runner-up execution position register (ARM's patent, seed 003
+    /// §2.4).
+    RunnerUp,
     /// Depth-first traversal with stack-depth minimisation: compiler fork/join regions, minority path
     /// first (seed 003 §2.2, AMD GCN).
     ForkJoin,
@@ -297,11 +341,23 @@ pub enum Mechanism {
     /// Multi-path IPDOM: a split table whose every path issues and a reconvergence table (ElTantawy et
     /// al., HPCA'14; seed 003 §2.5).
     MultiPath,
+    /// Simultaneous branch interweaving with constraints: a sorted path list whose first two paths issue,
+    /// convergence restricted to address intervals (Brunie, Collange & Diamos, ISCA'12; seed 003 §2.5).
+    Sbi,
+    /// HARP: every path issues; convergence by associative lookup in a convergence barrier table
+    /// (Lashgar, Khonsari & Baniasadi, TECS 2014; seed 003 §2.5).
+    Harp,
+    /// Dynamic warp subdivision: divergent branches split a warp into independently scheduled warp-splits
+    /// reconverging at the post-dominator (Meng, Tarjan & Skadron, ISCA'10).
+    Dws,
     /// Stackless SIMT: per-thread pcs, compiler `syncwarp` at convergent blocks with a divergent
     /// predecessor, independent threads in between (seed 004 §5.2).
     Stackless,
     /// Stackless SIMT with dynamic convergence preservation: threads that branch alike stay together.
     StacklessDcp,
+    /// The MIMD upper bound (Fung et al., MICRO'07): every thread its own pc; the timing model fills a
+    /// cycle's W lanes with groups at any pcs. Not a mechanism: the ideal one is measured against.
+    Mimd,
 }
 
 /// Runs `$body` with `$t` bound to the [`Tracker`] of mechanism `$m`: the one place a mechanism's name
@@ -359,6 +415,22 @@ macro_rules! with_tracker {
                 let $t = &PerWarp(Breadth);
                 $body
             }
+            M::Hybrid => {
+                let $t = &PerWarp($crate::Hybrid);
+                $body
+            }
+            M::Maven { two_stacks: false } => {
+                let $t = &PerWarp($crate::Maven::<false>);
+                $body
+            }
+            M::Maven { two_stacks: true } => {
+                let $t = &PerWarp($crate::Maven::<true>);
+                $body
+            }
+            M::RunnerUp => {
+                let $t = &PerWarp($crate::RunnerUp);
+                $body
+            }
             M::Sorted(p) => {
                 let $t = &PerWarp(Sorted(p));
                 $body
@@ -391,12 +463,28 @@ macro_rules! with_tracker {
                 let $t = &Slots(MultiPath);
                 $body
             }
+            M::Sbi => {
+                let $t = &Slots($crate::Sbi);
+                $body
+            }
+            M::Harp => {
+                let $t = &Slots($crate::Harp);
+                $body
+            }
+            M::Dws => {
+                let $t = &Slots($crate::Dws);
+                $body
+            }
             M::Stackless => {
                 let $t = &PerWarp(Stackless { dcp: false });
                 $body
             }
             M::StacklessDcp => {
                 let $t = &PerWarp(Stackless { dcp: true });
+                $body
+            }
+            M::Mimd => {
+                let $t = &$crate::Mimd;
                 $body
             }
         }

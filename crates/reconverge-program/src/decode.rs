@@ -104,6 +104,9 @@ pub struct BranchPoint {
     /// The likely-convergence block ([`reconverge_analysis::likely_convergence`]) of a branch that can leave
     /// its loop: where the lanes that stay in the loop meet (TBC's and CAPRI's LPC variants wait there).
     pub likely: Option<reconverge_ir::BlockId>,
+    /// Whether the branch's region is a properly nested single-entry single-exit region
+    /// ([`reconverge_analysis::structured_branches`]; the `hybrid` traversal's test).
+    pub structured: bool,
 }
 
 /// What the control-flow analyses tell the decoder about one function.
@@ -407,6 +410,7 @@ impl<'m> Decoder<'m> {
             likely: Vec::new(),
             frontier_rank: Vec::new(),
             divergent: Vec::new(),
+            structured: Vec::new(),
             straight: Vec::new(),
             scalar: None,
             branches: Vec::new(),
@@ -604,6 +608,7 @@ impl<'m> Decoder<'m> {
         self.prog.npreds = cursor.pred;
         self.prog.reconv = vec![PC_NONE; pc as usize];
         self.prog.divergent = vec![false; pc as usize];
+        self.prog.structured = vec![false; pc as usize];
         // Pass 2: instructions.
         for (fi, &fid) in order.iter().enumerate() {
             self.decode_function(fi, fid, reconv);
@@ -840,6 +845,7 @@ impl<'m> Decoder<'m> {
                 if let Some(b) = bp.likely {
                     self.prog.likely.push((pc, self.ctxs[fi].block_pc[b.index()]));
                 }
+                self.prog.structured[pc as usize] = bp.structured;
             }
         }
     }

@@ -42,6 +42,7 @@ pub fn reconvergence_points(f: &Function) -> FunctionPoints {
 /// `divergence` is set (only the mechanisms that read them pay for the analysis).
 pub fn function_points(f: &Function, divergence: bool) -> FunctionPoints {
     let fa = FunctionAnalysis::compute(f);
+    let structured = reconverge_analysis::structured_branches(&fa);
     let branches = fa
         .reconvergence
         .branches()
@@ -54,7 +55,8 @@ pub fn function_points(f: &Function, divergence: bool) -> FunctionPoints {
                     g.blocks.binary_search(&b.block).is_ok() && r.is_some_and(|r| g.blocks.binary_search(&r).is_err())
                 });
             let likely = reconverge_analysis::likely_convergence(&fa, b.block).map(|x| BlockId::new(x as usize));
-            Some(BranchPoint { inst, reconvergence: r.map(|x| BlockId::new(x as usize)), leaves_loop, likely })
+            let reconvergence = r.map(|x| BlockId::new(x as usize));
+            Some(BranchPoint { inst, reconvergence, leaves_loop, likely, structured: structured[b.block as usize] })
         })
         .collect();
     let frontier_order =

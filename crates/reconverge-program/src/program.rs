@@ -732,6 +732,11 @@ pub struct Program {
     pub likely: Vec<(Pc, Pc)>,
     /// Per pc: its block is not proven convergent by seed 004's analysis (CA+VA).
     pub divergent: Vec<bool>,
+    /// Per pc: the conditional branch there opens a *structured* region, a properly nested single-entry
+    /// single-exit one ([`crate::decode::BranchPoint::structured`]); `false` at every other pc. The
+    /// `hybrid` path-list traversal runs the paths of a structured divergence depth-first and those of an
+    /// unstructured one breadth-first.
+    pub structured: Vec<bool>,
     /// Per pc: how many instructions from it, within its basic block, run straight through
     /// (computation and memory classes, [`InstClass`]: no control transfer, barrier, warp-synchronous or
     /// mechanism instruction): 0 when the instruction itself does not. The functional
@@ -784,6 +789,19 @@ impl Program {
     #[inline]
     pub fn leaves_loop(&self, pc: Pc) -> bool {
         self.leaves_loop.binary_search(&pc).is_ok()
+    }
+
+    /// Whether `pc` is a conditional branch (guarded `bra`, `brx.idx`, guarded `ret` or `exit`) of the
+    /// program: one with a reconvergence point.
+    #[inline]
+    pub fn is_conditional_branch(&self, pc: Pc) -> bool {
+        self.reconv.get(pc as usize).is_some_and(|&r| r != crate::types::PC_NONE)
+    }
+
+    /// Whether `pc` is a conditional branch whose region is structured ([`Program::structured`]).
+    #[inline]
+    pub fn is_structured(&self, pc: Pc) -> bool {
+        self.structured.get(pc as usize).copied().unwrap_or(false)
     }
 
     /// The likely-convergence pc of the conditional branch at `pc`, if it has one.

@@ -27,6 +27,10 @@ pub struct PcPlan {
     pub scalar: bool,
     /// A warp-sequential load or store (`ldwseq`/`stwseq`): one base address per warp.
     pub warp_sequential: bool,
+    /// Scalar instructions the compiler adds before this access to compute the warp's base address
+    /// (§3.5; `VarianceAnalysis::base_address`): 1 for a warp-sequential access whose base is not already
+    /// in a scalar register, else 0. They execute once per warp each time the access executes.
+    pub base_instructions: u8,
     /// A thread entering this pc starts a new *element* of its dynamic block sequence: the first
     /// instruction of a block, or the instruction after a call (where a thread resumes the block).
     pub entry: bool,
@@ -46,6 +50,11 @@ pub struct PcPlan {
 pub struct ScalarPlan {
     /// One per pc.
     pub pcs: Vec<PcPlan>,
+    /// 32-bit register words of the kernel's (the program's first function's) registers that hold only
+    /// scalar values (`VarianceAnalysis::scalar_reg`), counted like `FunctionInfo::reg_words` (64-bit
+    /// registers twice, predicates not at all): what a machine with a separate scalar register file keeps
+    /// once per warp instead of once per thread.
+    pub scalar_reg_words: u32,
 }
 
 impl ScalarPlan {
@@ -53,10 +62,14 @@ impl ScalarPlan {
     /// the kernel's own instructions are the same in both).
     pub fn build(module: &Module, prog: &Program) -> ScalarPlan {
         let mut per_inst: HashMap<(u32, u32), PcPlan> = HashMap::new();
-        for fi in &prog.functions {
+        let mut scalar_reg_words = 0;
+        for (k, fi) in prog.functions.iter().enumerate() {
             let Some(f) = module.functions.get(fi.ir) else { continue };
             let fa = FunctionAnalysis::compute(f);
             let va = VarianceAnalysis::compute(f, &fa);
+            if k == 0 {
+                scalar_reg_words = reg_words(f, &va.scalar_reg);
+            }
             for &b in &f.layout {
                 let block = &f.blocks[b];
                 let mut prev_call = false;
@@ -75,6 +88,7 @@ impl ScalarPlan {
                         exit: va.convergent_exit[b.index()],
                         scalar: va.scalar[i.index()],
                         warp_sequential: va.warp_sequential[i.index()],
+                        base_instructions: u8::from(va.base_address[i.index()]),
                         entry: k == 0 || prev_call,
                         reads: clamp(read.len()),
                         scalar_reads: clamp(read.iter().filter(|r| va.scalar_reg[r.index()]).count()),
@@ -96,8 +110,22 @@ impl ScalarPlan {
                 _ => PcPlan::default(),
             })
             .collect();
-        ScalarPlan { pcs }
+        ScalarPlan { pcs, scalar_reg_words }
     }
+
+    /// Base-address instructions of the kernel's own code (static count, [`PcPlan::base_instructions`]).
+    pub fn static_base_instructions(&self) -> u64 {
+        self.pcs.iter().map(|p| u64::from(p.base_instructions)).sum()
+    }
+}
+
+/// 32-bit words of the registers of `f` marked in `which` (the decoder's `reg_words` rule).
+fn reg_words(f: &reconverge_ir::Function, which: &[bool]) -> u32 {
+    f.regs
+        .iter()
+        .filter(|(r, reg)| which.get(r.index()).copied().unwrap_or(false) && reg.ty != reconverge_ir::ScalarType::Pred)
+        .map(|(_, reg)| reg.ty.bits().div_ceil(32).max(1) * reg.vector.unwrap_or(1) as u32)
+        .sum()
 }
 
 fn clamp(n: usize) -> u8 {

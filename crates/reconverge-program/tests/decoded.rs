@@ -130,3 +130,29 @@ fn other_external_calls_and_foreign_vprintfs_stay_unsupported() {
     ));
     assert!(matches!(&calls(&p, "call")[..], [Op::Printf { ret: None, .. }]));
 }
+
+/// The pcs of the conditional branches of `p` and whether each is structured.
+fn structured_branches(p: &Program) -> Vec<(u32, bool)> {
+    (0..p.insts.len() as u32).filter(|&pc| p.is_conditional_branch(pc)).map(|pc| (pc, p.is_structured(pc))).collect()
+}
+
+#[test]
+fn short_circuit_branches_are_unstructured_and_if_else_nests_structured() {
+    // Seed 003's Figure 1, `if (A && B) C; else D;`: D is entered from A and from B.
+    let p = decoded("short_circuit");
+    let b = structured_branches(&p);
+    assert_eq!(b.len(), 2, "{b:?}");
+    assert!(b.iter().all(|&(_, s)| !s), "{b:?}");
+    // An irreducible loop (entered at two blocks): its branches are unstructured.
+    let b = structured_branches(&decoded("irreducible"));
+    assert!(b.iter().any(|&(_, s)| !s), "{b:?}");
+    // `kern` (seed 001): an if/else; `nested_loops`: loops entered at their header, whose exits (breaks and
+    // early returns included) meet at one block.
+    for name in ["kern", "nested_loops"] {
+        let p = decoded(name);
+        let b = structured_branches(&p);
+        assert!(!b.is_empty() && b.iter().all(|&(_, s)| s), "{name}: {b:?}");
+        // Only conditional branches are marked.
+        assert_eq!(p.structured.iter().filter(|&&s| s).count(), b.len());
+    }
+}

@@ -66,6 +66,10 @@ pub struct Summary {
     /// Warp-sequential loads and stores (each needs its base address computed once per warp: the paper's
     /// 2% extra static instructions).
     pub warp_sequential: usize,
+    /// Scalar base-address instructions the compiler adds for them (`VarianceAnalysis::base_address`:
+    /// one per warp-sequential access unless an earlier one of the same block reads the same address
+    /// value); `instructions` does not include them.
+    pub base_instructions: usize,
     /// Registers used.
     pub registers: usize,
     /// Of which per-warp scalars.
@@ -141,6 +145,7 @@ pub fn analyze_report(module: &Module, src: &str, only: Option<FuncId>) -> Analy
             instructions: instructions.len(),
             scalar_instructions: instructions.iter().filter(|i| i.scalar).count(),
             warp_sequential: instructions.iter().filter(|i| i.warp_sequential).count(),
+            base_instructions: va.base_address.iter().filter(|&&b| b).count(),
             registers: va.used_reg.iter().filter(|&&u| u).count(),
             scalar_registers: va.scalar_reg.iter().filter(|&&s| s).count(),
             registers_per_warp: WARP_SIZES
@@ -200,11 +205,14 @@ impl AnalyzeReport {
             let m = &f.summary;
             let _ = writeln!(
                 s,
-                "  summary: {} of {} instructions scalar ({:.1}%), {} warp-sequential; {} of {} registers scalar",
+                "  summary: {} of {} instructions scalar ({:.1}%), {} warp-sequential (+{} base-address instructions, \
+                 +{:.1}% static); {} of {} registers scalar",
                 m.scalar_instructions,
                 m.instructions,
                 pct(m.scalar_instructions, m.instructions),
                 m.warp_sequential,
+                m.base_instructions,
+                pct(m.base_instructions, m.instructions),
                 m.scalar_registers,
                 m.registers
             );

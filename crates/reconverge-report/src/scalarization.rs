@@ -43,7 +43,13 @@ pub fn scalarization_text(s: &ScalarizeStats, warp_size: u32) -> String {
                 pct(Some(c.oracle))
             ),
         ),
-        ("issued", format!("{} scalar, {} converged, {} dcp, {} diverged", i.scalar, i.converged, i.dcp, i.diverged)),
+        (
+            "issued",
+            format!(
+                "{} scalar, {} converged, {} dcp, {} diverged; +{} base-address",
+                i.scalar, i.converged, i.dcp, i.diverged, i.base
+            ),
+        ),
         ("operations", format!("{} -> {} ({})", b.operations, z.operations, pct(r.operations.map(|x| -x)))),
         (
             "register reads",

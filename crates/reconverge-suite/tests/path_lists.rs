@@ -210,3 +210,105 @@ fn threads_that_advance_slowly_are_not_a_livelock() {
     assert!(timed.run.error.is_none(), "timed: {:?}", timed.run.error.map(|e| e.to_string()));
     assert_eq!(timed.run.buffers, want.buffers);
 }
+
+/// Asserts that `mech` issues exactly `reference`'s sequence of (CTA, warp, pc, mask) on `kernel` at
+/// warp size `w`, with the same memory.
+fn same_sequence(kernel: &str, mech: Mechanism, reference: Mechanism, w: u32) {
+    let (r0, s0) = sequence(kernel, reference, w);
+    let (r, s) = sequence(kernel, mech, w);
+    assert_eq!(r.buffers, r0.buffers, "{kernel} {mech} w{w}: memory");
+    if let Some(k) = (0..s.len().min(s0.len())).find(|&k| s[k] != s0[k]) {
+        panic!("{kernel} {mech} w{w}: issue {k} differs: {:?} vs {reference} {:?}", s[k], s0[k]);
+    }
+    assert_eq!(s.len(), s0.len(), "{kernel} {mech} w{w}: issued count");
+}
+
+#[test]
+fn maven_1_stack_and_the_runner_up_issue_exactly_the_sorted_minpc_sequence() {
+    // 1-stack is `sorted:minpc` in a shift register. The runner-up registers order by pc too; they differ
+    // only where threads share a pc at different call depths (recursion: the deeper issues first).
+    let (manifest, _) = manifest();
+    let minpc = Mechanism::Sorted(Priority::MinPc);
+    for e in &manifest.kernels {
+        if e.name == "spinlock_naive" {
+            continue; // a livelock under both
+        }
+        for w in [4u32, 32] {
+            if e.warp_sizes.as_ref().is_some_and(|ws| !ws.contains(&w)) {
+                continue;
+            }
+            same_sequence(&e.name, Mechanism::Maven { two_stacks: false }, minpc, w);
+            if e.name != "recursion" {
+                same_sequence(&e.name, Mechanism::RunnerUp, minpc, w);
+            }
+        }
+    }
+}
+
+#[test]
+fn hybrid_runs_structured_code_exactly_as_minpc_and_short_circuits_breadth_first() {
+    let (manifest, _) = manifest();
+    let mut structured = 0;
+    for e in &manifest.kernels {
+        let p = prepared(&e.name, Mechanism::Hybrid, 32);
+        let prog = p.kernel.program();
+        let branches: Vec<u32> = (0..prog.insts.len() as u32).filter(|&pc| prog.is_conditional_branch(pc)).collect();
+        if branches.iter().all(|&pc| prog.is_structured(pc)) && e.name != "spinlock_naive" {
+            same_sequence(&e.name, Mechanism::Hybrid, Mechanism::MinPc, 32);
+            structured += 1;
+        }
+    }
+    assert!(structured > 10, "most suite kernels are structured: {structured}");
+    // Seed 003's Figure 1 at W = 32: both branches unstructured, breadth-first with its synchronisation.
+    same_sequence("short_circuit", Mechanism::Hybrid, Mechanism::Breadth, 32);
+    let (r, _) = sequence("switch_kernel", Mechanism::Hybrid, 32);
+    assert!(counter(&r, "unstructured_divergences") > 0 && counter(&r, "path_rotations") > 0);
+    assert_eq!(counter(&r, "structured_divergences"), 0);
+}
+
+#[test]
+fn maven_2_stack_keeps_no_outer_loop_in_step_on_nested_loops() {
+    // `nested_loops`: an outer loop (8 iterations) around an inner loop with a data-dependent trip count.
+    // 1-stack reconverges at the inner loop's exit: each warp runs the outer loop's header once per outer
+    // iteration. 2-stack's second register holds the inner loop's back-edge paths until every forward path
+    // ran out: lanes that leave the inner loop run on into their next outer iteration alone, so the outer
+    // header issues many more times, for fewer lanes each, and lanes of different outer iterations meet
+    // in the inner loop (which, on this kernel, packs the inner loop better: fewer warp instructions).
+    let header = |p: &PreparedEntry| {
+        let prog = p.kernel.program();
+        let pc = (0..prog.insts.len()).find(|&pc| prog.info[pc].text.contains("%r26, %r44, %r1"));
+        pc.expect("the outer header") as u32
+    };
+    let one = prepared("nested_loops", Mechanism::Maven { two_stacks: false }, 32);
+    let two = prepared("nested_loops", Mechanism::Maven { two_stacks: true }, 32);
+    let (r1, s1) = sequence("nested_loops", Mechanism::Maven { two_stacks: false }, 32);
+    let (r2, s2) = sequence("nested_loops", Mechanism::Maven { two_stacks: true }, 32);
+    assert!(r1.error.is_none() && r2.error.is_none());
+    assert_eq!(r1.buffers, r2.buffers, "correct either way");
+    let at = |s: &[(u64, u32, u32, u64)], pc: u32| s.iter().filter(|i| (i.0, i.1, i.2) == (0, 0, pc)).count();
+    let (h1, h2) = (at(&s1, header(&one)), at(&s2, header(&two)));
+    assert_eq!(h1, 8, "1-stack: the outer header once per outer iteration");
+    assert!(h2 >= 4 * h1, "2-stack: the outer loop runs split ({h2} issues of its header)");
+    assert!(counter(&r2, "stack_swaps") > 0 && counter(&r2, "back_edge_paths") > 0);
+    assert!(r2.stats.warp_instructions < r1.stats.warp_instructions);
+}
+
+#[test]
+fn maven_and_the_runner_up_charge_their_sequential_logic_in_timed_runs() {
+    let gpu = reconverge_timing::GpuConfig::preset("gtx480").expect("preset");
+    let timed = |m: Mechanism| {
+        let p = prepared("nested_loops", m, 32);
+        let (r, t) = run_prepared(&p, Mode::Timed { gpu: &gpu, threads: 1 });
+        assert!(r.error.is_none(), "{m}: {:?}", r.error);
+        (r, t.expect("timing"))
+    };
+    let (_, minpc) = timed(Mechanism::Sorted(Priority::MinPc));
+    let (r, one) = timed(Mechanism::Maven { two_stacks: false });
+    // The same issue order, plus one cycle per extra path a divergence inserts.
+    assert_eq!(one.issued, minpc.issued);
+    assert!(counter(&r, "insert_wait_cycles") > 0 && one.cycles > minpc.cycles);
+    // The runner-up issues `sorted:minpc`'s order too, plus log2(32) = 5 cycles per scan.
+    let (r, up) = timed(Mechanism::RunnerUp);
+    assert_eq!(up.issued, minpc.issued);
+    assert!(counter(&r, "runner_up_scans") > 0 && up.cycles > minpc.cycles);
+}

@@ -40,12 +40,42 @@ pub enum Dispatch {
     /// scalar instruction of the scalarization plan dispatches once per warp, as do mechanism-inserted
     /// instructions; results are ready one latency after the last thread dispatched.
     Temporal,
+    /// Spatial SIMT with a separate scalar unit (seed 004 §5.1, Figure 7a): a scalar instruction of the
+    /// scalarization plan (other than a memory access, which keeps the load/store unit) executes once per
+    /// static warp on the scheduler's own 1-wide scalar unit, busy 1 cycle per dispatch, with its class's
+    /// latency, instead of on the SIMT unit of its kind, so another warp's SIMT instruction may use that
+    /// unit meanwhile; issue stays one instruction per scheduler per cycle. A warp-sequential access's
+    /// base-address instructions take the scheduler's next issue slots (one per base instruction). Scalar
+    /// registers live in the scalar unit's register file: the SIMT register file holds only the other
+    /// registers ([`GpuConfig::registers_per_thread`]).
+    ScalarUnit,
+    /// Spatial SIMT executing scalar instructions on one SIMT lane (seed 004 §5.1, Figure 7b): cycles and
+    /// registers exactly as [`Dispatch::Spatial`]; only the lane operations count one per static warp
+    /// for a scalar instruction.
+    ScalarLane,
 }
 
 impl Dispatch {
     /// Whether runs need seed 004's scalarization plan (to dispatch scalar instructions once).
     pub fn needs_scalar_plan(self) -> bool {
-        self == Dispatch::Temporal
+        self != Dispatch::Spatial
+    }
+
+    /// The configuration name (`sm.dispatch`, and the suffix of `PRESET+DISPATCH` in [`GpuConfig::preset`]).
+    pub fn name(self) -> &'static str {
+        match self {
+            Dispatch::Spatial => "spatial",
+            Dispatch::Temporal => "temporal",
+            Dispatch::ScalarUnit => "scalar-unit",
+            Dispatch::ScalarLane => "scalar-lane",
+        }
+    }
+
+    /// The dispatch named `name` ([`Dispatch::name`]).
+    pub fn from_name(name: &str) -> Option<Dispatch> {
+        [Dispatch::Spatial, Dispatch::Temporal, Dispatch::ScalarUnit, Dispatch::ScalarLane]
+            .into_iter()
+            .find(|d| d.name() == name)
     }
 }
 
@@ -78,7 +108,7 @@ pub struct SmConfig {
     /// Seed 001's rule: a warp with an outstanding load miss leaves the active list until the data returns.
     /// When false, only instructions that use the loaded registers wait (scoreboard).
     pub miss_blocks_warp: bool,
-    /// Spatial or temporal SIMT dispatch.
+    /// How instructions dispatch (seed 004 Figure 7): `spatial`, `scalar-unit` (7a), `scalar-lane` (7b) or `temporal` (7c).
     #[serde(default)]
     pub dispatch: Dispatch,
     /// Functional units per SM shared by its schedulers, by kind: integer (with an `[opcode]` table: every
@@ -624,8 +654,16 @@ impl GpuConfig {
         c
     }
 
-    /// A preset by name.
+    /// A preset by name; `PRESET+DISPATCH` (e.g. `gtx480+scalar-unit`) is a spatial preset (`gtx480`,
+    /// `volta`, `tiny`) with `sm.dispatch` set to `spatial`, `scalar-unit` or `scalar-lane`, named so.
     pub fn preset(name: &str) -> Option<GpuConfig> {
+        if let Some((base, dispatch)) = name.split_once('+') {
+            let d = Dispatch::from_name(dispatch).filter(|&d| d != Dispatch::Temporal)?;
+            let mut c = GpuConfig::preset(base).filter(|c| c.sm.dispatch == Dispatch::Spatial)?;
+            c.sm.dispatch = d;
+            c.name = name.into();
+            return Some(c);
+        }
         match name {
             "gtx480" => Some(GpuConfig::gtx480()),
             "volta" => Some(GpuConfig::volta()),
@@ -806,8 +844,17 @@ impl GpuConfig {
 
     /// Registers one thread of `prog` holds: the configuration's fixed count, or the kernel's own 32-bit
     /// register words capped at `max_regs_per_thread` (what an SM allocates per thread).
+    ///
+    /// Under [`Dispatch::ScalarUnit`] the estimate leaves out the registers the scalarization plan keeps in
+    /// the scalar unit's own register file (`ScalarPlan::scalar_reg_words`: registers every definition of
+    /// which is a scalar instruction), so more CTAs may fit; a fixed `regs_per_thread` is taken as given.
     pub fn registers_per_thread(&self, prog: &reconverge_program::Program) -> u32 {
-        let est = prog.functions.first().map_or(1, |f| f.reg_words).clamp(1, self.sm.max_regs_per_thread.max(1));
+        let words = prog.functions.first().map_or(1, |f| f.reg_words);
+        let scalar = match (self.sm.dispatch, &prog.scalar) {
+            (Dispatch::ScalarUnit, Some(plan)) => plan.scalar_reg_words,
+            _ => 0,
+        };
+        let est = words.saturating_sub(scalar).clamp(1, self.sm.max_regs_per_thread.max(1));
         if self.sm.regs_per_thread > 0 {
             self.sm.regs_per_thread
         } else {

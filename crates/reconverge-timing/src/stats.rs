@@ -65,6 +65,12 @@ pub struct TimingStats {
     /// waiting on a register dependence or memory: latency the second path hid (parallel traversals,
     /// `dual-path` and `multi-path`; 0 under every other mechanism).
     pub latency_hiding_issues: u64,
+    /// Lane operations: thread-instructions that occupied a datapath lane (a SIMT lane, the scalar unit,
+    /// a temporal-SIMT lane). Spatial: every active thread of every issued group; `scalar-unit` and
+    /// `scalar-lane`: one per static warp for a scalar instruction of the scalarization plan, plus (under
+    /// `scalar-unit`) one per base-address instruction; temporal: one per dispatch (per active thread,
+    /// once per warp for scalar and mechanism instructions, plus the base-address instructions).
+    pub lane_ops: u64,
     /// Idle scheduler-cycles by cause.
     pub stalls: StallCounts,
     /// Memory counters.

@@ -31,6 +31,14 @@ pub trait SlotTracker: Sync {
     fn init(&self, entry: Pc, live: LaneMask, w: u32) -> Self::State;
     /// The path in slot `k` (its pc and lanes), if the slot may issue. Pure.
     fn slot(&self, st: &Self::State, k: u32) -> Option<(Pc, LaneMask)>;
+    /// The path in slot `k` when the warp's `live` lanes are alive and its `blocked` lanes wait at a
+    /// barrier: what the issue logic offers now. The default is [`SlotTracker::slot`]; a mechanism whose
+    /// slots are *chosen* among its paths (`sbi`'s primary and secondary) skips paths that cannot issue.
+    /// Pure.
+    #[inline]
+    fn slot_in(&self, st: &Self::State, k: u32, _live: LaneMask, _blocked: LaneMask) -> Option<(Pc, LaneMask)> {
+        self.slot(st, k)
+    }
     /// Updates the structure after slot `k` issued (`pc`, `mask`) with outcome `flow`.
     fn update(
         &self,
@@ -107,7 +115,7 @@ impl<T: SlotTracker> Tracker for Slots<T> {
         let (w, k) = ((ctx / st.slots) as usize, ctx % st.slots);
         let Some(s) = st.warps.get(w) else { return Peek::Empty };
         let live = view.live[w];
-        match self.0.slot(s, k) {
+        match self.0.slot_in(s, k, live, view.blocked[w]) {
             None => Peek::Empty,
             Some((pc, m)) => {
                 let mask = m & live & !view.blocked[w];

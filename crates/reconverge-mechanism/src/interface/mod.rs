@@ -2,6 +2,7 @@
 //! [`Tracker`] trait and its issue groups, the mechanism's errors, structure entries for traces, and the
 //! facts every mechanism declares about itself ([`Scope`], [`Pass`], [`BarrierMode`], [`Structure`]).
 
+pub mod storage;
 pub mod tracker;
 
 pub use tracker::{
@@ -212,6 +213,10 @@ pub enum MechError {
     /// A mechanism that does not gather warp-synchronous members was asked to.
     #[error("this mechanism does not await warp-synchronous lanes")]
     NoAwait,
+    /// A hardware structure (named) needed more entries than it has (its capacity): the model's
+    /// sizing invariant does not hold.
+    #[error("{0} overflowed its {1} entries")]
+    Overflow(&'static str, u32),
 }
 
 /// What an entry of a mechanism's structure is, for traces: each mechanism names its entries, and the
@@ -274,6 +279,12 @@ pub enum EntryKind {
     Head,
     /// a path of a sorted list.
     Path,
+    /// a path of Maven's second shift register (it took a back edge: `maven:2-stack`).
+    BackEdge,
+    /// the threads at the current execution position (`runner-up`).
+    Current,
+    /// the threads at the runner-up execution position (`runner-up`).
+    RunnerUp,
 }
 
 impl EntryKind {
@@ -309,6 +320,9 @@ impl EntryKind {
             EntryKind::Saved => "saved",
             EntryKind::Head => "head",
             EntryKind::Path => "path",
+            EntryKind::BackEdge => "back edge",
+            EntryKind::Current => "current",
+            EntryKind::RunnerUp => "runner-up",
         }
     }
 

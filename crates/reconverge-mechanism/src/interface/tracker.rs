@@ -202,6 +202,13 @@ pub enum Delay {
         /// Sorter steps.
         steps: u32,
     },
+    /// A warp waits for sequential logic whose cycles the mechanism's model counts itself (Maven's
+    /// shift-register insertions, the runner-up register's comparator-tree scan): `cycles`, whatever the
+    /// configuration.
+    Cycles {
+        /// Cycles.
+        cycles: u32,
+    },
 }
 
 /// The cycles of each [`Delay`]: the latencies of the divergence mechanisms' own hardware (the
@@ -234,6 +241,7 @@ impl MechanismLatencies {
             Delay::Compaction => self.compaction_latency,
             Delay::PoolInsert => self.pool_latency,
             Delay::SortStall { steps } => u64::from(steps).saturating_mul(self.sort_step_latency),
+            Delay::Cycles { cycles } => u64::from(cycles),
         }
     }
 }
@@ -351,6 +359,13 @@ pub trait Tracker: Sync {
     /// [`CtaView`] the mechanism receives is the SM's: the live and blocked lanes of every SM warp, an
     /// empty CTA slot's all zero. The core executes such a group once per CTA it draws from.
     const SM_POOL: bool = false;
+    /// Whether the timing model issues the mechanism's groups *lane-packed*: in one cycle a scheduler may
+    /// issue several ready groups (of any of its warps, in its policy's order after the last issued) while
+    /// their active lanes sum to at most the warp size and they go to the same functional unit, which they
+    /// occupy once, as one warp instruction would (GPGPU-Sim 2.x's MIMD idealisation: the same issue
+    /// width, any pcs). Only the `mimd` bound sets it; every other mechanism issues one group per
+    /// scheduler per cycle.
+    const LANE_PACKED: bool = false;
     /// Counters the mechanism keeps.
     const COUNTERS: &'static [Counter] = &[];
     /// Ratios of counters the mechanism reports.

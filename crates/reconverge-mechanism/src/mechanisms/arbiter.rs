@@ -131,7 +131,22 @@ pub const INFO: crate::Info = crate::Info::new(
     "a pc per thread and a reduction tree choosing maximum depth, then minimum pc (seed 003, section 3.1)",
 )
 .outside_defaults()
-.exports_paths();
+.exports_paths()
+.storage(STORAGE);
+
+/// What `arbiter` stores (seed 003 §3.1; `reconverge cost`'s arbiter unit counts these bits): a pc and a
+/// call depth per thread, the issuing warp's W entries read at once by the reduction tree every cycle.
+const STORAGE: &[crate::storage::Part] = {
+    use crate::storage::{common, Cells, Part, Per, Size};
+    &[Part::new(
+        "thread pcs",
+        Per::Thread,
+        Cells::FlipFlops,
+        common::ONE,
+        Size::Sum(&[Size::Const(1), Size::Pc, Size::Depth]),
+        "{valid, pc, depth}",
+    )]
+};
 
 #[cfg(test)]
 mod diamond {

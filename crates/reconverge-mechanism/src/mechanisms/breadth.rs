@@ -47,13 +47,14 @@ pub struct BreadthState {
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Breadth;
 
-const ROTATIONS: usize = 0;
-const MERGES: usize = 1;
-const SYNC_WAITS: usize = 2;
-const MAX_SYNCS: usize = 3;
+// Counter indices; `hybrid` keeps the same four first, so the helpers below count for it too.
+pub(crate) const ROTATIONS: usize = 0;
+pub(crate) const MERGES: usize = 1;
+pub(crate) const SYNC_WAITS: usize = 2;
+pub(crate) const MAX_SYNCS: usize = 3;
 
 /// Appends `p` to the tail, or merges it into a queued path at the same place. Returns whether it merged.
-fn enqueue(queue: &mut Vec<Path>, p: Path) -> bool {
+pub(crate) fn enqueue(queue: &mut Vec<Path>, p: Path) -> bool {
     match queue.iter_mut().find(|q| q.same_place(&p)) {
         Some(q) => {
             q.mask |= p.mask;
@@ -66,25 +67,49 @@ fn enqueue(queue: &mut Vec<Path>, p: Path) -> bool {
     }
 }
 
+/// Parks the lanes of `paths` that reached an open synchronisation point of `syncs` (the innermost one at
+/// the path's place expecting them) and drops the paths left empty. Returns whether any lane parked.
+pub(crate) fn park(syncs: &mut [SyncPoint], paths: &mut Vec<Path>, ctx: &mut WarpCtx<'_>) -> bool {
+    let mut parked = false;
+    for q in paths.iter_mut() {
+        if let Some(s) = syncs.iter_mut().rev().find(|s| s.pc == q.pc && s.depth == q.depth && s.expected & q.mask != 0)
+        {
+            let m = s.expected & q.mask;
+            s.arrived |= m;
+            q.mask &= !m;
+            ctx.count(SYNC_WAITS, 1);
+            parked = true;
+        }
+    }
+    paths.retain(|q| q.mask != 0);
+    parked
+}
+
 impl BreadthState {
+    /// After the path at call depth `depth` issued the branch at `pc` with the lanes `mask` and outcome
+    /// `flow`: if the branch split them and its reconvergence point is a safe point (it does not leave a
+    /// loop holding the branch), opens a synchronisation point there for those lanes, unless an open one
+    /// at the same place already expects them all (a divergence nested in a region with the same safe point).
+    pub(crate) fn open(&mut self, pc: Pc, mask: LaneMask, depth: u32, flow: &Flow, ctx: &mut WarpCtx<'_>) {
+        if !splits(mask, flow) {
+            return;
+        }
+        let r = ctx.prog.reconv.get(pc as usize).copied().unwrap_or(crate::types::PC_NONE);
+        if is_pseudo(r) || ctx.prog.leaves_loop(pc) {
+            return;
+        }
+        let covered = self.syncs.iter().any(|s| s.pc == r && s.depth == depth && s.expected & mask == mask);
+        if !covered {
+            self.syncs.push(SyncPoint { pc: r, depth, expected: mask & ctx.live, arrived: 0 });
+            ctx.max(MAX_SYNCS, self.syncs.len() as u64);
+        }
+    }
+
     /// Parks lanes that reached an open synchronisation point and releases the points every expected lane
     /// reached; repeats until nothing changes.
-    fn synchronize(&mut self, live: LaneMask, ctx: &mut WarpCtx<'_>) {
+    pub(crate) fn synchronize(&mut self, live: LaneMask, ctx: &mut WarpCtx<'_>) {
         loop {
-            let mut changed = false;
-            for q in self.queue.iter_mut() {
-                // The innermost open point here holding some of the path's lanes.
-                if let Some(s) =
-                    self.syncs.iter_mut().rev().find(|s| s.pc == q.pc && s.depth == q.depth && s.expected & q.mask != 0)
-                {
-                    let m = s.expected & q.mask;
-                    s.arrived |= m;
-                    q.mask &= !m;
-                    ctx.count(SYNC_WAITS, 1);
-                    changed = true;
-                }
-            }
-            self.queue.retain(|q| q.mask != 0);
+            let mut changed = park(&mut self.syncs, &mut self.queue, ctx);
             let mut k = 0;
             while k < self.syncs.len() {
                 let s = &mut self.syncs[k];
@@ -155,17 +180,7 @@ impl WarpTracker for Breadth {
             Flow::Branch { taken, .. } => taken & mask != 0,
             _ => true,
         };
-        if splits(mask, flow) {
-            let r = ctx.prog.reconv.get(pc as usize).copied().unwrap_or(crate::types::PC_NONE);
-            if !is_pseudo(r) && !ctx.prog.leaves_loop(pc) {
-                let d = path.depth;
-                let covered = st.syncs.iter().any(|s| s.pc == r && s.depth == d && s.expected & mask == mask);
-                if !covered {
-                    st.syncs.push(SyncPoint { pc: r, depth: d, expected: mask & ctx.live, arrived: 0 });
-                    ctx.max(MAX_SYNCS, st.syncs.len() as u64);
-                }
-            }
-        }
+        st.open(pc, mask, path.depth, flow, ctx);
         if jumped {
             st.queue.remove(i);
             if rest != 0 {
@@ -231,7 +246,23 @@ pub const INFO: crate::Info = crate::Info::new(
     "breadth",
     crate::Scope::Warp,
     "breadth-first path traversal with synchronisation at safe points (seed 003, section 2.3)",
-);
+)
+.storage(STORAGE);
+
+/// What `breadth` stores: one queue per warp holding its paths (at most W, disjoint) and its open
+/// synchronisation points (fewer than W: nested divergences), which `max_paths` counts together; a kind
+/// bit tells them apart.
+const STORAGE: &[crate::storage::Part] = {
+    use crate::storage::{common, Cells, Part, Per, Reach, Size};
+    &[Part::new(
+        "queue",
+        Per::Warp,
+        Cells::Sram,
+        Size::Reached(Reach::Structure, &common::STACK_WORST),
+        Size::Sum(&[Size::Const(1), common::PATH_BITS]),
+        "{kind, pc, depth, mask}",
+    )]
+};
 
 #[cfg(test)]
 mod diamond {

@@ -67,11 +67,41 @@ pub const INFO: crate::Info = crate::Info::new(
     "capri",
     crate::Scope::Cta,
     "CAPRI (Rhu and Erez, ISCA 2012): thread block compaction where only branches predicted compaction-adequate wait",
-);
+)
+.storage(&[
+    crate::storage::common::CTA_STACK,
+    crate::storage::common::CTA_STACK_POINTER,
+    crate::storage::common::CTA_PENDING,
+    crate::storage::common::WARP_THREADS,
+    CAPT,
+]);
 
 /// The registry's facts of `capri:lpc`.
 pub const LIKELY_INFO: crate::Info =
-    crate::Info::new("capri:lpc", crate::Scope::Cta, "CAPRI with likely-convergence points").outside_defaults();
+    crate::Info::new("capri:lpc", crate::Scope::Cta, "CAPRI with likely-convergence points")
+        .outside_defaults()
+        .storage(&[
+            crate::storage::common::CTA_STACK_LPC,
+            crate::storage::common::CTA_STACK_POINTER,
+            crate::storage::common::CTA_PENDING,
+            crate::storage::common::WARP_THREADS,
+            CAPT,
+        ]);
+
+/// The compaction-adequacy prediction table beside TBC's structures: per SM, looked up by branch pc (a
+/// fully associative tag match: flip-flops); 32 entries is our assumption (the model's table is
+/// unbounded).
+const CAPT: crate::storage::Part = {
+    use crate::storage::{Cells, Part, Per, Size};
+    Part::new(
+        "CAPT",
+        Per::Sm,
+        Cells::FlipFlops,
+        Size::Const(32),
+        Size::Sum(&[Size::Const(1), Size::Pc, Size::Const(1)]),
+        "{valid, branch pc, history}",
+    )
+};
 
 #[cfg(test)]
 mod tests {

@@ -177,7 +177,25 @@ pub const INFO: crate::Info = crate::Info::new(
     "dual-path",
     crate::Scope::Warp,
     "dual-path execution (Rhu and Erez, HPCA 2013): the stack's top entry holds two paths that both issue",
-);
+)
+.storage(STORAGE);
+
+/// What `dual-path` stores: a stack per warp whose entries hold two paths (never deeper than `pdom`'s
+/// stack, which pushes two entries where this pushes one) and its pointer.
+const STORAGE: &[crate::storage::Part] = {
+    use crate::storage::{common, Cells, Part, Per, Size};
+    &[
+        Part::new(
+            "stack",
+            Per::Warp,
+            Cells::Sram,
+            common::STACK_ENTRIES,
+            Size::Sum(&[Size::Pc, Size::Product(&[Size::Const(2), Size::Sum(&[Size::Const(1), Size::Pc, Size::W])])]),
+            "{rpc, A{valid, pc, mask}, B{valid, pc, mask}}",
+        ),
+        Part::new("stack pointer", Per::Warp, Cells::FlipFlops, common::ONE, common::STACK_POINTER, "{top}"),
+    ]
+};
 
 #[cfg(test)]
 mod tests {

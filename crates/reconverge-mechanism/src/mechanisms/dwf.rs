@@ -759,7 +759,8 @@ impl<const SM_POOL: bool> Tracker for Dwf<SM_POOL> {
 }
 
 /// The registry's facts of `dwf`.
-pub const MAJORITY: crate::Info = crate::Info::new("dwf", crate::Scope::Sm, "dynamic warp formation (Fung et al., MICRO 2007): threads regrouped by pc in a warp pool per CTA, majority heuristic").aliases(&["dwf:majority"]);
+pub const MAJORITY: crate::Info = crate::Info::new("dwf", crate::Scope::Sm, "dynamic warp formation (Fung et al., MICRO 2007): threads regrouped by pc in a warp pool per CTA, majority heuristic").aliases(&["dwf:majority"])
+.storage(STORAGE);
 
 /// The registry's facts of `dwf:minority`.
 pub const MINORITY: crate::Info = crate::Info::new(
@@ -767,12 +768,14 @@ pub const MINORITY: crate::Info = crate::Info::new(
     crate::Scope::Sm,
     "dynamic warp formation, the pc with the fewest threads issues first",
 )
-.outside_defaults();
+.outside_defaults()
+.storage(STORAGE);
 
 /// The registry's facts of `dwf:pc`.
 pub const PC: crate::Info =
     crate::Info::new("dwf:pc", crate::Scope::Sm, "dynamic warp formation, the lowest pc issues first")
-        .outside_defaults();
+        .outside_defaults()
+        .storage(STORAGE);
 
 /// The registry's facts of `dwf:pdom`.
 pub const PDOM: crate::Info = crate::Info::new(
@@ -780,12 +783,14 @@ pub const PDOM: crate::Info = crate::Info::new(
     crate::Scope::Sm,
     "dynamic warp formation, post-dominator priority: threads that passed fewer reconvergence points first",
 )
-.outside_defaults();
+.outside_defaults()
+.storage(PDOM_STORAGE);
 
 /// The registry's facts of `dwf:fifo`.
 pub const FIFO: crate::Info =
     crate::Info::new("dwf:fifo", crate::Scope::Sm, "dynamic warp formation, the oldest pool warp issues first")
-        .outside_defaults();
+        .outside_defaults()
+        .storage(STORAGE);
 
 /// The registry's facts of `dwf:sm`.
 pub const SM_POOL_INFO: crate::Info = crate::Info::new(
@@ -793,7 +798,92 @@ pub const SM_POOL_INFO: crate::Info = crate::Info::new(
     crate::Scope::Sm,
     "dynamic warp formation with one warp pool for all the CTAs of an SM: threads of different CTAs share warps",
 )
-.outside_defaults();
+.outside_defaults()
+.storage(SM_STORAGE);
+
+/// The pool warps (per SM: at most one per thread, every thread alone at its pc): a pc and, per lane, a
+/// valid bit and the thread's index in the SM.
+const POOL: crate::storage::Part = {
+    use crate::storage::{Cells, Part, Per, Reach, Size};
+    Part::new(
+        "warp pool",
+        Per::Sm,
+        Cells::Sram,
+        Size::Reached(Reach::Structure, &Size::SmThreads),
+        Size::Sum(&[
+            Size::Pc,
+            Size::Product(&[Size::W, Size::Sum(&[Size::Const(1), Size::IndexBits(&Size::SmThreads)])]),
+        ]),
+        "{pc, W x (valid, thread)}",
+    )
+};
+
+/// Each thread's next pc, which the branch unit writes and the write-back into the pool reads (a lane's
+/// threads in one bank).
+const THREAD_PCS: crate::storage::Part = {
+    use crate::storage::{common, Cells, Part, Per, Size};
+    Part::new("thread pcs", Per::Thread, Cells::Sram, common::ONE, Size::Pc, "{next pc}")
+};
+
+/// The look-up table (L entries, or with a perfect table one per pool warp being filled, which the pool
+/// bounds): a tag, the pool warp it names and the lanes that warp has taken. `key` is the tag beside the
+/// pc: the CTA under `dwf` (its LUT is keyed by CTA and pc), nothing under `dwf:sm`.
+const fn lut(key: &'static [crate::storage::Size], fields: &'static str) -> crate::storage::Part {
+    use crate::storage::{Cells, Part, Per, Reach, Size};
+    Part::new(
+        "look-up table",
+        Per::Sm,
+        Cells::Sram,
+        Size::Lut(&Size::Reached(Reach::Structure, &Size::SmThreads)),
+        Size::Sum(key),
+        fields,
+    )
+}
+
+/// What `dwf` and its heuristics store.
+const STORAGE: &[crate::storage::Part] = {
+    use crate::storage::Size;
+    &[
+        POOL,
+        lut(
+            &[Size::Const(1), Size::Pc, Size::IndexBits(&Size::Ctas), Size::IndexBits(&Size::SmThreads), Size::W],
+            "{valid, pc, CTA, pool warp, lanes taken}",
+        ),
+        THREAD_PCS,
+    ]
+};
+
+/// What `dwf:pdom` stores: `dwf`'s structures and each thread's count of reconvergence points passed
+/// (D bits).
+const PDOM_STORAGE: &[crate::storage::Part] = {
+    use crate::storage::{common, Cells, Part, Per, Size};
+    &[
+        STORAGE[0],
+        STORAGE[1],
+        STORAGE[2],
+        Part::new(
+            "thread priorities",
+            Per::Thread,
+            Cells::Sram,
+            common::ONE,
+            Size::Depth,
+            "{reconvergence points passed}",
+        ),
+    ]
+};
+
+/// What `dwf:sm` stores: its look-up table is keyed by pc alone.
+const SM_STORAGE: &[crate::storage::Part] = {
+    use crate::storage::Size;
+    &[
+        POOL,
+        lut(
+            &[Size::Const(1), Size::Pc, Size::IndexBits(&Size::SmThreads), Size::W],
+            "{valid, pc, pool warp, lanes taken}",
+        ),
+        THREAD_PCS,
+    ]
+};
 
 #[cfg(test)]
 mod tests {

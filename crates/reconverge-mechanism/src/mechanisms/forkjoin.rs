@@ -204,7 +204,35 @@ pub const INFO: crate::Info = crate::Info::new(
     crate::Scope::Warp,
     "depth-first with stack-depth minimisation: compiler fork/join regions, minority path first (AMD GCN)",
 )
-.pass(crate::Pass::Region(reconverge_transform::RegionPass::Join));
+.pass(crate::Pass::Region(reconverge_transform::RegionPass::Join))
+.storage(STORAGE);
+
+/// What `forkjoin` stores per warp: the saved paths (GCN's PC and EXEC pairs; at most log2(W), since the
+/// minority side runs first) and the open regions (each opened by a fork that saved a path, so no more
+/// than the saved paths): the join pc, the stack depth to return to (GCN's CSP) and the region's lanes.
+const STORAGE: &[crate::storage::Part] = {
+    use crate::storage::{common, Cells, Part, Per, Reach, Size};
+    const WORST: Size = Size::IndexBits(&Size::W);
+    &[
+        Part::new(
+            "saved paths",
+            Per::Warp,
+            Cells::Sram,
+            Size::Reached(Reach::Structure, &WORST),
+            Size::Sum(&[Size::Pc, Size::W]),
+            "{pc, exec mask}",
+        ),
+        Part::new(
+            "open regions",
+            Per::Warp,
+            Cells::Sram,
+            Size::Reached(Reach::Structure, &WORST),
+            Size::Sum(&[Size::Pc, Size::CountBits(&WORST), Size::W]),
+            "{join pc, saved depth, lanes}",
+        ),
+        Part::new("stack pointer", Per::Warp, Cells::FlipFlops, common::ONE, Size::CountBits(&WORST), "{top}"),
+    ]
+};
 
 #[cfg(test)]
 mod tests {

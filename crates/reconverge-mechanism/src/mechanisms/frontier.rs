@@ -104,7 +104,9 @@ pub const INFO: crate::Info = crate::Info::new(
     "thread-frontiers",
     crate::Scope::Warp,
     "thread frontiers (Diamos et al., MICRO 2011): paths sorted by block priority, merging wherever they meet",
-);
+)
+// The priority is the block's place in the compiler's layout, so a path needs no priority field.
+.storage(crate::storage::common::PATH_LIST);
 
 #[cfg(test)]
 mod diamond {

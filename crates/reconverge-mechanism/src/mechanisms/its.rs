@@ -324,7 +324,33 @@ pub const INFO: crate::Info = crate::Info::new(
     crate::Scope::Warp,
     "independent thread scheduling (Volta and later): per-thread pcs, compiler convergence barriers, yield",
 )
-.pass(crate::Pass::Region(reconverge_transform::RegionPass::ConvergenceBarrier));
+.pass(crate::Pass::Region(reconverge_transform::RegionPass::ConvergenceBarrier))
+.storage(STORAGE);
+
+/// What `its` stores: a pc, a call depth and two state bits (blocked, yielded) per thread, read every
+/// cycle to form the next group; and the warp's convergence barriers, each a participation mask (Volta's
+/// 16 barrier registers B0 to B15 per warp; sized by `max_barriers` at the depth reached).
+const STORAGE: &[crate::storage::Part] = {
+    use crate::storage::{common, Cells, Part, Per, Reach, Size};
+    &[
+        Part::new(
+            "thread pcs",
+            Per::Thread,
+            Cells::FlipFlops,
+            common::ONE,
+            Size::Sum(&[Size::Pc, Size::Depth, Size::Const(2)]),
+            "{pc, depth, blocked, yielded}",
+        ),
+        Part::new(
+            "convergence barriers",
+            Per::Warp,
+            Cells::FlipFlops,
+            Size::Reached(Reach::Counter("max_barriers"), &Size::Const(16)),
+            Size::W,
+            "{participants}",
+        ),
+    ]
+};
 
 #[cfg(test)]
 mod tests {

@@ -30,16 +30,70 @@ pub struct MinPc;
 const SWAPS: usize = 0;
 const MERGES: usize = 1;
 
+/// What [`place`] did.
+#[derive(Clone, Copy, Default, Debug)]
+pub(crate) struct Placed {
+    /// Uniform forward branches past the top entry that swapped the active path with it.
+    pub swaps: u64,
+    /// Paths merged (convergence events).
+    pub merges: u64,
+}
+
 /// Pushes `p` on the stack, merging it into the top entry when that one is at the same place (two saved
 /// paths converging, the case of block D in the seed's Figure 1b).
-fn push(st: &mut Vec<Path>, p: Path, ctx: &mut WarpCtx<'_>) {
+fn push(st: &mut Vec<Path>, p: Path, placed: &mut Placed) {
     match st.last_mut() {
         Some(top) if top.same_place(&p) => {
             top.mask |= p.mask;
-            ctx.count(MERGES, 1);
+            placed.merges += 1;
         }
         _ => st.push(p),
     }
+}
+
+/// The depth-first rules: places `next`, the successors of the path that issued (`pc`, `mask`) with
+/// outcome `flow` (already taken out of the stack `st`, bottom first), on the stack, then merges the active
+/// path with the top entry while they are at the same place.
+pub(crate) fn place(st: &mut Vec<Path>, pc: Pc, mask: LaneMask, flow: &Flow, next: &[Path]) -> Placed {
+    let mut placed = Placed::default();
+    match next {
+        [] => {}
+        [one] => {
+            let forward_jump = matches!(flow, Flow::Branch { taken, .. } if *taken & mask != 0) && one.pc > pc;
+            match st.last() {
+                Some(top) if forward_jump && one.pc > top.pc => {
+                    // Uniform forward branch past the top: swap the active path with the top.
+                    let top = st.pop().expect("a top entry");
+                    push(st, *one, &mut placed);
+                    st.push(top);
+                    placed.swaps += 1;
+                }
+                _ => st.push(*one),
+            }
+        }
+        [fall, taken] if matches!(flow, Flow::Branch { .. }) => {
+            // Forward: save the target, continue on the fall-through; backward: the reverse.
+            let (saved, active) = if taken.pc > pc { (taken, fall) } else { (fall, taken) };
+            push(st, *saved, &mut placed);
+            st.push(*active);
+        }
+        many => {
+            let mut v: smallvec::SmallVec<[Path; 4]> = many.iter().copied().collect();
+            v.sort_by(|a, b| b.pc.cmp(&a.pc).then(b.depth.cmp(&a.depth)));
+            let active = v.pop().expect("several paths");
+            for p in v {
+                push(st, p, &mut placed);
+            }
+            st.push(active);
+        }
+    }
+    // Convergence: the active path meets the top entry.
+    while st.len() >= 2 && st[st.len() - 1].same_place(&st[st.len() - 2]) {
+        let a = st.pop().expect("active path");
+        st.last_mut().expect("top entry").mask |= a.mask;
+        placed.merges += 1;
+    }
+    placed
 }
 
 impl WarpTracker for MinPc {
@@ -83,43 +137,9 @@ impl WarpTracker for MinPc {
             st.insert(index, r);
         }
         retain_live(st, ctx.live);
-        match next.as_slice() {
-            [] => {}
-            [one] => {
-                let forward_jump = matches!(flow, Flow::Branch { taken, .. } if *taken & mask != 0) && one.pc > pc;
-                match st.last() {
-                    Some(top) if forward_jump && one.pc > top.pc => {
-                        // Uniform forward branch past the top: swap the active path with the top.
-                        let top = st.pop().expect("a top entry");
-                        push(st, *one, ctx);
-                        st.push(top);
-                        ctx.count(SWAPS, 1);
-                    }
-                    _ => st.push(*one),
-                }
-            }
-            [fall, taken] if matches!(flow, Flow::Branch { .. }) => {
-                // Forward: save the target, continue on the fall-through; backward: the reverse.
-                let (saved, active) = if taken.pc > pc { (taken, fall) } else { (fall, taken) };
-                push(st, *saved, ctx);
-                st.push(*active);
-            }
-            many => {
-                let mut v: smallvec::SmallVec<[Path; 4]> = many.iter().copied().collect();
-                v.sort_by(|a, b| b.pc.cmp(&a.pc).then(b.depth.cmp(&a.depth)));
-                let active = v.pop().expect("several paths");
-                for p in v {
-                    push(st, p, ctx);
-                }
-                st.push(active);
-            }
-        }
-        // Convergence: the active path meets the top entry.
-        while st.len() >= 2 && st[st.len() - 1].same_place(&st[st.len() - 2]) {
-            let a = st.pop().expect("active path");
-            st.last_mut().expect("top entry").mask |= a.mask;
-            ctx.count(MERGES, 1);
-        }
+        let placed = place(st, pc, mask, flow, &next);
+        ctx.count(SWAPS, placed.swaps);
+        ctx.count(MERGES, placed.merges);
         Ok(())
     }
 
@@ -141,7 +161,8 @@ pub const INFO: crate::Info = crate::Info::new(
     "minpc",
     crate::Scope::Warp,
     "depth-first path traversal, minimum pc first (seed 003, section 2.1)",
-);
+)
+.storage(crate::storage::common::PATH_LIST);
 
 #[cfg(test)]
 mod diamond {

@@ -243,7 +243,37 @@ pub const INFO: crate::Info = crate::Info::new(
     "multi-path",
     crate::Scope::Warp,
     "multi-path IPDOM (ElTantawy et al., HPCA 2014): every path of a split table issues",
-);
+)
+.storage(STORAGE);
+
+/// What `multi-path` stores per warp: the split table (at most W splits, disjoint; each names its
+/// reconvergence-table entry) and the reconvergence table (entries nest with strictly smaller masks: at
+/// most W), as AWARE's `simt_splits_table` and `simt_reconvergence_table`.
+const STORAGE: &[crate::storage::Part] = {
+    use crate::storage::{common, Cells, Part, Per, Reach, Size};
+    &[
+        Part::new(
+            "split table",
+            Per::Warp,
+            Cells::Sram,
+            common::PATHS_ENTRIES,
+            Size::Sum(&[Size::Pc, Size::W, Size::IndexBits(&Size::W)]),
+            "{pc, mask, rt entry}",
+        ),
+        Part::new(
+            "reconvergence table",
+            Per::Warp,
+            Cells::Sram,
+            Size::Reached(Reach::Counter("max_rt_entries"), &Size::W),
+            Size::Sum(&[
+                Size::Product(&[Size::Const(2), Size::Pc]),
+                Size::IndexBits(&Size::W),
+                Size::Product(&[Size::Const(2), Size::W]),
+            ]),
+            "{pc, rpc, outer, mask, pending}",
+        ),
+    ]
+};
 
 #[cfg(test)]
 mod tests {

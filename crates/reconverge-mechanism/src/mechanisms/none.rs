@@ -109,7 +109,14 @@ pub const INFO: crate::Info = crate::Info::new(
     "none",
     crate::Scope::Warp,
     "no reconvergence (GPGPU-Sim 2.x NO_RECONVERGE): split groups take turns until they exit",
-);
+)
+.storage(STORAGE);
+
+/// What `none` stores: a list of disjoint groups per warp, at most one per thread.
+const STORAGE: &[crate::storage::Part] = {
+    use crate::storage::{common, Cells, Part, Per, Size};
+    &[Part::new("groups", Per::Warp, Cells::Sram, common::PATHS_ENTRIES, Size::Sum(&[Size::Pc, Size::W]), "{pc, mask}")]
+};
 
 #[cfg(test)]
 mod diamond {

@@ -226,7 +226,18 @@ impl WarpTracker for PdomStack {
 }
 
 /// The registry's facts of `pdom`.
-pub const INFO: crate::Info = crate::Info::new("pdom", crate::Scope::Warp, "the implicit per-warp reconvergence stack of GPGPU-Sim: reconverge at the immediate post-dominator of each divergent branch");
+pub const INFO: crate::Info = crate::Info::new("pdom", crate::Scope::Warp, "the implicit per-warp reconvergence stack of GPGPU-Sim: reconverge at the immediate post-dominator of each divergent branch")
+.storage(STORAGE);
+
+/// What `pdom` stores: a stack per warp (a call entry is told apart by its rpc, the callee's virtual exit,
+/// so an entry needs no type bit) and its pointer.
+const STORAGE: &[crate::storage::Part] = {
+    use crate::storage::{common, Cells, Part, Per};
+    &[
+        Part::new("stack", Per::Warp, Cells::Sram, common::STACK_ENTRIES, common::MASK_TWO_PCS, "{mask, pc, rpc}"),
+        Part::new("stack pointer", Per::Warp, Cells::FlipFlops, common::ONE, common::STACK_POINTER, "{top}"),
+    ]
+};
 
 #[cfg(test)]
 mod diamond {

@@ -295,7 +295,43 @@ pub const INFO: crate::Info = crate::Info::new(
     crate::Scope::Warp,
     "Simty's hot and cold context tables with the compact-sort unit (seed 003, section 3.2)",
 )
-.exports_paths();
+.exports_paths()
+.storage(STORAGE);
+
+/// What `simty` stores (seed 003 §3.2; `reconverge cost`'s sorted-list unit counts these bits): two hot
+/// contexts per warp, read every cycle; the cold context table, a stack of W paths per warp read one
+/// entry at a time, and its pointer; the background sorter shared by the warps (a cursor into the CCT, a
+/// warp counter and a 2-bit state).
+const STORAGE: &[crate::storage::Part] = {
+    use crate::storage::{common, Cells, Part, Per, Reach, Size};
+    &[
+        Part::new(
+            "hot contexts x, y",
+            Per::Warp,
+            Cells::FlipFlops,
+            Size::Const(2),
+            Size::Sum(&[Size::Const(1), Size::Pc, Size::Depth, Size::W]),
+            "{valid, pc, depth, mask}",
+        ),
+        Part::new(
+            "cold context table",
+            Per::Warp,
+            Cells::Sram,
+            Size::Reached(Reach::Counter("max_cct_occupancy"), &Size::W),
+            common::PATH_BITS,
+            "{pc, depth, mask}",
+        ),
+        Part::new("CCT pointer", Per::Warp, Cells::FlipFlops, common::ONE, Size::CountBits(&Size::W), "{top}"),
+        Part::new(
+            "background sorter",
+            Per::Sm,
+            Cells::FlipFlops,
+            common::ONE,
+            Size::Sum(&[Size::CountBits(&Size::W), Size::CountBits(&Size::Warps), Size::Const(2)]),
+            "{cursor, warp, state}",
+        ),
+    ]
+};
 
 #[cfg(test)]
 mod diamond {

@@ -60,10 +60,12 @@ impl Priority {
         }
     }
 
-    /// Inserts `p` into the sorted list `list` after every path that does not come after it.
-    pub fn insert(self, list: &mut Vec<Path>, p: Path) {
+    /// Inserts `p` into the sorted list `list` after every path that does not come after it; returns its
+    /// index (the number of paths ahead of it).
+    pub fn insert(self, list: &mut Vec<Path>, p: Path) -> usize {
         let at = list.partition_point(|q| self.cmp(q, &p) != Ordering::Greater);
         list.insert(at, p);
+        at
     }
 
     /// Merges the head with the next path while they are at the same place; returns the merges.
@@ -79,8 +81,28 @@ impl Priority {
     }
 }
 
+/// What [`step`] did to a sorted list, for the hardware models built on it (Maven's shift register).
+#[derive(Clone, Copy, Default, PartialEq, Eq, Debug)]
+pub(crate) struct Stepped {
+    /// Merges at the head.
+    pub merges: u64,
+    /// Paths inserted: the successors, and the lanes of the issued path that did not issue.
+    pub inserted: u32,
+    /// The paths ahead of each inserted path when it went in, summed: how far paths entering at the head
+    /// moved down the list.
+    pub passed: u64,
+}
+
+impl Stepped {
+    /// Inserts `p` into the sorted list `list` and records the insertion.
+    pub(crate) fn insert(&mut self, order: Priority, list: &mut Vec<Path>, p: Path) {
+        self.passed += order.insert(list, p) as u64;
+        self.inserted += 1;
+    }
+}
+
 /// Replaces the path that issued (`pc`, `mask`) in the sorted list `list` by its successors after `flow`
-/// and merges at the head; returns the number of merges.
+/// and merges at the head.
 pub(crate) fn step(
     order: Priority,
     list: &mut Vec<Path>,
@@ -88,7 +110,7 @@ pub(crate) fn step(
     mask: LaneMask,
     flow: &Flow,
     live: LaneMask,
-) -> Result<u64, MechError> {
+) -> Result<Stepped, MechError> {
     let Taken { rest, next, .. } = take(list, pc, mask, flow, live)?;
     let by_count = matches!(order, Priority::Majority | Priority::Minority);
     if by_count && list.iter().any(|p| p.mask & !live != 0) {
@@ -98,13 +120,15 @@ pub(crate) fn step(
     } else {
         retain_live(list, live);
     }
+    let mut s = Stepped::default();
     if let Some(r) = rest {
-        order.insert(list, r);
+        s.insert(order, list, r);
     }
     for p in next {
-        order.insert(list, p);
+        s.insert(order, list, p);
     }
-    Ok(order.converge_at_head(list))
+    s.merges = order.converge_at_head(list);
+    Ok(s)
 }
 
 /// A sorted path list.
@@ -141,8 +165,8 @@ impl WarpTracker for Sorted {
         flow: &Flow,
         ctx: &mut WarpCtx<'_>,
     ) -> Result<(), MechError> {
-        let merges = step(self.0, st, pc, mask, flow, ctx.live)?;
-        ctx.count(0, merges);
+        let s = step(self.0, st, pc, mask, flow, ctx.live)?;
+        ctx.count(0, s.merges);
         Ok(())
     }
 
@@ -165,28 +189,33 @@ pub const MIN_PC: crate::Info = crate::Info::new(
     "sorted:minpc",
     crate::Scope::Warp,
     "a path list sorted by minimum pc, convergence at the head (seed 003, section 2.4)",
-);
+)
+.storage(crate::storage::common::PATH_LIST);
 
 /// The registry's facts of `sorted:depth`.
 pub const DEPTH: crate::Info = crate::Info::new(
     "sorted:depth",
     crate::Scope::Warp,
     "a path list sorted by call depth, then minimum pc (seed 003, section 2.4)",
-);
+)
+.storage(crate::storage::common::PATH_LIST);
 
-/// The registry's facts of `sorted:majority`.
+/// The registry's facts of `sorted:majority` (the priority, a thread count, is the mask's population:
+/// no field).
 pub const MAJORITY: crate::Info = crate::Info::new(
     "sorted:majority",
     crate::Scope::Warp,
     "a path list sorted by the most threads first (seed 003, section 2.4)",
-);
+)
+.storage(crate::storage::common::PATH_LIST);
 
 /// The registry's facts of `sorted:minority`.
 pub const MINORITY: crate::Info = crate::Info::new(
     "sorted:minority",
     crate::Scope::Warp,
     "a path list sorted by the fewest threads first (seed 003, section 2.4)",
-);
+)
+.storage(crate::storage::common::PATH_LIST);
 
 #[cfg(test)]
 mod tests {

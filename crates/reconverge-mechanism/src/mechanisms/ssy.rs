@@ -232,7 +232,25 @@ pub const INFO: crate::Info = crate::Info::new(
     crate::Scope::Warp,
     "the explicit SSY/SYNC, PBK/BRK stack of seed 001, whose instructions a compiler pass inserts",
 )
-.pass(crate::Pass::Ssy);
+.pass(crate::Pass::Ssy)
+.storage(STORAGE);
+
+/// What `ssy` stores: a stack per warp whose entries carry their type (divergence, ssy and pbk tokens,
+/// call tokens), and its pointer.
+const STORAGE: &[crate::storage::Part] = {
+    use crate::storage::{common, Cells, Part, Per, Size};
+    &[
+        Part::new(
+            "stack",
+            Per::Warp,
+            Cells::Sram,
+            common::STACK_ENTRIES,
+            Size::Sum(&[Size::Const(2), common::MASK_TWO_PCS]),
+            "{type, mask, npc, rpc}",
+        ),
+        Part::new("stack pointer", Per::Warp, Cells::FlipFlops, common::ONE, common::STACK_POINTER, "{top}"),
+    ]
+};
 
 #[cfg(test)]
 mod tests {

@@ -189,7 +189,8 @@ pub const INFO: crate::Info = crate::Info::new(
     "stackless SIMT (seed 004, section 5.2): per-thread pcs, compiler syncwarp at convergent blocks",
 )
 .pass(crate::Pass::Region(reconverge_transform::RegionPass::SyncWarp))
-.reads_divergence();
+.reads_divergence()
+.storage(STORAGE);
 
 /// The registry's facts of `stackless-dcp`.
 pub const DCP: crate::Info = crate::Info::new(
@@ -198,7 +199,22 @@ pub const DCP: crate::Info = crate::Info::new(
     "stackless SIMT with dynamic convergence preservation: threads that branch alike stay together",
 )
 .pass(crate::Pass::Region(reconverge_transform::RegionPass::SyncWarp))
-.reads_divergence();
+.reads_divergence()
+.storage(STORAGE);
+
+/// What `stackless` and `stackless-dcp` store: a pc, a call depth and a waiting bit (at a `syncwarp`)
+/// per thread, read every cycle to form the next group; no divergence structure.
+const STORAGE: &[crate::storage::Part] = {
+    use crate::storage::{common, Cells, Part, Per, Size};
+    &[Part::new(
+        "thread pcs",
+        Per::Thread,
+        Cells::FlipFlops,
+        common::ONE,
+        Size::Sum(&[Size::Pc, Size::Depth, Size::Const(1)]),
+        "{pc, depth, waiting}",
+    )]
+};
 
 #[cfg(test)]
 mod tests {

@@ -35,7 +35,13 @@ impl<const LIKELY: bool> CompactionPolicy for Tbc<LIKELY> {
 }
 
 /// The registry's facts of `tbc`.
-pub const INFO: crate::Info = crate::Info::new("tbc", crate::Scope::Cta, "thread block compaction (Fung and Aamodt, HPCA 2011): a CTA-wide stack; warps wait at every branch and are compacted");
+pub const INFO: crate::Info = crate::Info::new("tbc", crate::Scope::Cta, "thread block compaction (Fung and Aamodt, HPCA 2011): a CTA-wide stack; warps wait at every branch and are compacted")
+.storage(&[
+    crate::storage::common::CTA_STACK,
+    crate::storage::common::CTA_STACK_POINTER,
+    crate::storage::common::CTA_PENDING,
+    crate::storage::common::WARP_THREADS,
+]);
 
 /// The registry's facts of `tbc:lpc`.
 pub const LIKELY_INFO: crate::Info = crate::Info::new(
@@ -43,7 +49,13 @@ pub const LIKELY_INFO: crate::Info = crate::Info::new(
     crate::Scope::Cta,
     "thread block compaction with likely-convergence points: threads that stay in a loop meet at its continue point",
 )
-.outside_defaults();
+.outside_defaults()
+.storage(&[
+    crate::storage::common::CTA_STACK_LPC,
+    crate::storage::common::CTA_STACK_POINTER,
+    crate::storage::common::CTA_PENDING,
+    crate::storage::common::WARP_THREADS,
+]);
 
 #[cfg(test)]
 mod tests {

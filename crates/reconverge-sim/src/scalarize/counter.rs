@@ -129,6 +129,7 @@ fn count_activity(s: &mut ScalarizeStats, p: &PcPlan, active: u64, np: u64) {
         _ if active >= 2 => i.dcp += 1,
         _ => i.diverged += 1,
     }
+    i.base += np * u64::from(p.base_instructions);
     let (reads, sreads, writes) = (u64::from(p.reads), u64::from(p.scalar_reads), u64::from(p.writes));
     let (mem, elems) = (p.mem_elements > 0, u64::from(p.mem_elements));
     let b = &mut s.baseline;

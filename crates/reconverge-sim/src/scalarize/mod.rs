@@ -18,7 +18,9 @@
 //!   computed from the threads' own block sequences, so the same under every mechanism for a race-free
 //!   kernel (a greedy lower bound where a region is too large to solve exactly: see `oracle_exact`);
 //! - `issued`: each issued group once, as `scalar` (a scalar instruction), `converged` (in a block proven
-//!   convergent), `dcp` (in a divergent block, 2 or more threads together) or `diverged` (one thread).
+//!   convergent), `dcp` (in a divergent block, 2 or more threads together) or `diverged` (one thread);
+//!   `issued.base` counts, apart, the base-address instructions of warp-sequential accesses (once per
+//!   static warp per execution of the access).
 
 mod counter;
 pub mod oracle;
@@ -66,6 +68,11 @@ pub struct IssuedSplit {
     pub dcp: u64,
     /// Single-thread instructions in divergent blocks.
     pub diverged: u64,
+    /// Base-address instructions a scalarizing compiler adds for warp-sequential accesses
+    /// ([`PcPlan::base_instructions`]): scalar instructions issued once per static warp each time such an
+    /// access issues. Not part of the four kinds above (they split the kernel's own issued groups) nor
+    /// of the `scalarized` activity (which counts the kernel's own instructions only).
+    pub base: u64,
 }
 
 /// Thread instructions proven or found convergent.
@@ -123,6 +130,7 @@ impl ScalarizeStats {
         a.converged += b.converged;
         a.dcp += b.dcp;
         a.diverged += b.diverged;
+        a.base += b.base;
         self.baseline.add(&o.baseline);
         self.scalarized.add(&o.scalarized);
     }

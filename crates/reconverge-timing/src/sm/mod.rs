@@ -5,6 +5,7 @@
 
 mod front;
 mod memory;
+mod packed;
 mod times;
 
 pub use memory::L2Request;
@@ -136,6 +137,8 @@ pub struct Sm<'a, T: Tracker> {
     pub issue_slots: u64,
     /// Issues from one path of a warp while another of its paths waited on latency.
     pub latency_hiding_issues: u64,
+    /// Thread-instructions that occupied a datapath lane ([`crate::TimingStats::lane_ops`]).
+    pub lane_ops: u64,
     /// Cycles with resident work.
     pub busy_cycles: u64,
     /// The last cycle with resident work.
@@ -166,6 +169,11 @@ pub struct Sm<'a, T: Tracker> {
     /// The timing state of every CTA's threads when the mechanism regroups threads across CTAs
     /// ([`Tracker::SM_POOL`]; each [`CtaRes`] then keeps none).
     sm_times: Option<CtaTimes>,
+    /// Threads per warp: the lanes one lane-packed issue fills ([`Tracker::LANE_PACKED`]).
+    warp_size: u32,
+    /// A lane-packed issue is adding a group to the cycle's first: it occupies no functional unit of its
+    /// own ([`Sm::pack`]).
+    packing: bool,
 }
 
 impl<'a, T: Tracker> Sm<'a, T> {
@@ -200,6 +208,7 @@ impl<'a, T: Tracker> Sm<'a, T> {
             stalls: StallCounts::default(),
             issue_slots: 0,
             latency_hiding_issues: 0,
+            lane_ops: 0,
             busy_cycles: 0,
             last_busy: None,
             last_store_ack: 0,
@@ -211,11 +220,13 @@ impl<'a, T: Tracker> Sm<'a, T> {
             asleep: Vec::new(),
             fixed_candidates: None,
             trace: None,
-            timings: op_timings(prog, gpu),
+            timings: scalar_unit_timings(op_timings(prog, gpu), prog, gpu),
             front: front::Front::new(gpu)?,
             wpc: nthreads.div_ceil(launch.warp_size.max(1)) as usize,
             sm_times: T::SM_POOL
                 .then(|| CtaTimes::new(0, launch.warp_size as usize, prog.nregs as usize, prog.npreds as usize)),
+            warp_size: launch.warp_size,
+            packing: false,
         })
     }
 
@@ -724,6 +735,12 @@ impl<'a, T: Tracker> Sm<'a, T> {
                         cycle.issued[s] = true;
                         out.issued += 1;
                         self.last_issued[s] = Some(g);
+                        if T::LANE_PACKED {
+                            if let Err(e) = self.pack(&order, (g, &grp), (s, t), ctx, &mut out) {
+                                out.error = Some((t, e));
+                                return out;
+                            }
+                        }
                         if policy == SchedulerPolicy::TwoLevel && !self.active[s].contains(&g) {
                             if self.active[s].len() >= self.gpu.sm.two_level_active as usize {
                                 self.active[s].remove(0);
@@ -860,20 +877,47 @@ impl<'a, T: Tracker> Sm<'a, T> {
             occupancy = timing.occupancy;
             pending = timing.pending;
         }
-        if gpu.sm.dispatch == Dispatch::Temporal {
-            // One lane runs the threads one after another: every unit of the lane is busy until the last
-            // thread dispatched, and the result is ready one latency after that.
-            let threads = temporal_threads(prog, grp.pc, info.class, grp.mask, exec_parts.len());
-            let per_thread = match info.class {
-                InstClass::Mem | InstClass::Nop => iv.mem,
-                _ => occupancy,
-            };
-            let busy = (threads * per_thread).max(if access.mask != 0 { occupancy } else { 0 });
-            latency += threads - 1;
-            occupancy = busy;
-            self.fu.occupy_all(sched, now + busy.max(1));
+        let plan = prog.scalar.as_ref().and_then(|p| p.pcs.get(grp.pc as usize)).copied().unwrap_or_default();
+        let nparts = exec_parts.len().max(1) as u64;
+        // Base-address instructions of a warp-sequential access: once per static warp.
+        let base = u64::from(plan.base_instructions) * nparts;
+        let mut lane_ops = u64::from(grp.mask.count_ones());
+        match gpu.sm.dispatch {
+            Dispatch::Temporal => {
+                // One lane runs the threads one after another: every unit of the lane is busy until the last
+                // thread dispatched (after the access's base-address instructions, one dispatch each per
+                // warp), and the result is ready one latency after that.
+                let threads = temporal_threads(prog, grp.pc, info.class, grp.mask, exec_parts.len());
+                let per_thread = match info.class {
+                    InstClass::Mem | InstClass::Nop => iv.mem,
+                    _ => occupancy,
+                };
+                let busy = (threads * per_thread).max(if access.mask != 0 { occupancy } else { 0 }) + base * iv.int;
+                latency += threads - 1;
+                occupancy = busy;
+                self.fu.occupy_all(sched, now + busy.max(1));
+                lane_ops = threads + base;
+            }
+            Dispatch::ScalarUnit => {
+                if plan.scalar {
+                    lane_ops = nparts;
+                    if usize::from(op.unit) == SCALAR_UNIT {
+                        occupancy = nparts;
+                    }
+                }
+                if base > 0 {
+                    // The base-address instructions take the scheduler's next issue slots and the scalar unit.
+                    self.fu.take_issue(sched, now + 1 + base);
+                    lane_ops += base;
+                }
+            }
+            Dispatch::ScalarLane if plan.scalar => lane_ops = nparts,
+            Dispatch::ScalarLane | Dispatch::Spatial => {}
         }
-        self.fu.occupy(sched, op.unit as usize, now, now + occupancy.max(1));
+        self.lane_ops += lane_ops;
+        if !self.packing {
+            self.fu.occupy(sched, op.unit as usize, now, now + occupancy.max(1));
+        }
         let done = (occupancy.max(1), issued.structure);
         let released: SmallVec<[std::ops::Range<usize>; 2]> =
             self.core.released_ctas().iter().map(|&s| self.own_warps(s)).collect();
@@ -919,21 +963,48 @@ fn times_in<'t>(
     }
 }
 
-/// The functional units of an SM and when each is next free: one of each kind per scheduler, or pools of
-/// each kind that all the SM's schedulers share (`sm.units`; a kind with no unit runs on the integer pool).
-enum Units {
+/// The scalar unit's index (seed 004 Figure 7a, [`Dispatch::ScalarUnit`]), after
+/// [`crate::opcode::unit_of_class`]'s five SIMT kinds; one per scheduler, never shared.
+const SCALAR_UNIT: usize = 5;
+
+/// Under [`Dispatch::ScalarUnit`], the scalarization plan's scalar instructions other than memory accesses
+/// run on the scheduler's scalar unit, busy 1 cycle per static warp, with their class's latency.
+fn scalar_unit_timings(mut t: Vec<OpTiming>, prog: &Program, gpu: &GpuConfig) -> Vec<OpTiming> {
+    let Some(plan) = prog.scalar.as_ref().filter(|_| gpu.sm.dispatch == Dispatch::ScalarUnit) else { return t };
+    for ((op, p), info) in t.iter_mut().zip(&plan.pcs).zip(&prog.info) {
+        if p.scalar && info.class != InstClass::Mem {
+            op.unit = SCALAR_UNIT as u8;
+            op.occupancy = 1;
+        }
+    }
+    t
+}
+
+/// The functional units of an SM and when each is next free: the SIMT units ([`Pools`]) and, per
+/// scheduler, its scalar unit and the cycle its issue slot is next free (both used only by
+/// [`Dispatch::ScalarUnit`]: the slot is taken by base-address instructions).
+struct Units {
+    pools: Pools,
+    /// Per scheduler: `[scalar unit free at, issue slot free at]`.
+    own: Vec<[u64; 2]>,
+}
+
+/// The SIMT units: one of each kind per scheduler, or pools of each kind that all the SM's schedulers
+/// share (`sm.units`; a kind with no unit runs on the integer pool).
+enum Pools {
     PerScheduler(Vec<[u64; 5]>),
     Shared([Vec<u64>; 5]),
 }
 
 impl Units {
     fn new(gpu: &GpuConfig) -> Units {
-        if gpu.sm.units.len() == 5 {
+        let pools = if gpu.sm.units.len() == 5 {
             let pool = |k: usize| vec![0u64; gpu.sm.units[k] as usize];
-            Units::Shared([pool(0), pool(1), pool(2), pool(3), pool(4)])
+            Pools::Shared([pool(0), pool(1), pool(2), pool(3), pool(4)])
         } else {
-            Units::PerScheduler(vec![[0; 5]; gpu.sm.schedulers as usize])
-        }
+            Pools::PerScheduler(vec![[0; 5]; gpu.sm.schedulers as usize])
+        };
+        Units { pools, own: vec![[0; 2]; gpu.sm.schedulers as usize] }
     }
 
     fn pool(pools: &[Vec<u64>; 5], unit: usize) -> usize {
@@ -944,19 +1015,23 @@ impl Units {
         }
     }
 
-    /// When a unit of kind `unit` is next free for scheduler `sched`.
+    /// When a unit of kind `unit` is next free for scheduler `sched` (and its issue slot is free).
     fn free_at(&self, sched: usize, unit: usize) -> u64 {
-        match self {
-            Units::PerScheduler(f) => f[sched][unit],
-            Units::Shared(p) => p[Self::pool(p, unit)].iter().copied().min().unwrap_or(0),
-        }
+        let own = self.own[sched];
+        let unit_free = match &self.pools {
+            _ if unit == SCALAR_UNIT => own[0],
+            Pools::PerScheduler(f) => f[sched][unit],
+            Pools::Shared(p) => p[Self::pool(p, unit)].iter().copied().min().unwrap_or(0),
+        };
+        unit_free.max(own[1])
     }
 
     /// Scheduler `sched` takes the first free unit of kind `unit` at `now` until `until`.
     fn occupy(&mut self, sched: usize, unit: usize, now: u64, until: u64) {
-        match self {
-            Units::PerScheduler(f) => f[sched][unit] = until,
-            Units::Shared(p) => {
+        match &mut self.pools {
+            _ if unit == SCALAR_UNIT => self.own[sched][0] = until,
+            Pools::PerScheduler(f) => f[sched][unit] = until,
+            Pools::Shared(p) => {
                 let k = Self::pool(p, unit);
                 let pool = &mut p[k];
                 let i = pool.iter().position(|&u| u <= now).or_else(|| (0..pool.len()).min_by_key(|&i| pool[i]));
@@ -967,11 +1042,19 @@ impl Units {
         }
     }
 
+    /// Scheduler `sched` issues nothing before `until`, and its scalar unit is busy until then (base-address
+    /// instructions, one issue slot each).
+    fn take_issue(&mut self, sched: usize, until: u64) {
+        let own = &mut self.own[sched];
+        own[0] = own[0].max(until);
+        own[1] = own[1].max(until);
+    }
+
     /// Every unit of scheduler `sched` is busy until `until` (a temporal-SIMT lane).
     fn occupy_all(&mut self, sched: usize, until: u64) {
-        match self {
-            Units::PerScheduler(f) => f[sched].iter_mut().for_each(|u| *u = until),
-            Units::Shared(p) => p.iter_mut().flatten().for_each(|u| *u = (*u).max(until)),
+        match &mut self.pools {
+            Pools::PerScheduler(f) => f[sched].iter_mut().for_each(|u| *u = until),
+            Pools::Shared(p) => p.iter_mut().flatten().for_each(|u| *u = (*u).max(until)),
         }
     }
 }
