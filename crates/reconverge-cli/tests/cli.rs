@@ -294,7 +294,7 @@ fn runaway_kernels_stop_at_the_limit() {
 fn suite_passes() {
     let (code, out, err) = reconverge(&["suite"]);
     assert_eq!(code, 0, "{out}\n{err}");
-    assert!(out.contains("480 of 480 runs as expected (24 kernels"), "{out}");
+    assert!(out.contains("648 of 648 runs as expected (24 kernels"), "{out}");
 }
 
 const HIST: [&str; 12] = [
