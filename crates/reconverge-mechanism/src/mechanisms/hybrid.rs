@@ -87,7 +87,7 @@ impl HybridState {
         if self.stack.len() != 1 {
             return;
         }
-        let p = self.stack.pop().expect("one path");
+        let Some(p) = self.stack.pop() else { return };
         let q = &mut self.breadth.queue;
         match q.iter_mut().find(|x| x.same_place(&p)) {
             Some(x) => {
