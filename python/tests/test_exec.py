@@ -217,21 +217,11 @@ def test_a_local_sweep_of_a_program(programs, tmp_path):
     pd.testing.assert_frame_equal(df, again, check_dtype=False)
 
 
-def test_a_ray_sweep_of_a_program_equals_the_local_one(programs):
-    try:
-        import ray
-    except ImportError:
-        if os.environ.get("RECONVERGE_REQUIRE_RAY") == "1":
-            raise
-        pytest.skip("ray is not installed")
+def test_a_ray_sweep_of_a_program_equals_the_local_one(programs, ray_cluster):
     import pandas as pd
 
     local = rc.sweep(backend="local", **sweep_args(programs))
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
-    try:
-        remote = rc.sweep(backend="ray", **sweep_args(programs))
-    finally:
-        ray.shutdown()
+    remote = rc.sweep(backend="ray", **sweep_args(programs))
     pd.testing.assert_frame_equal(local, remote)
     assert remote.attrs["ran"] == 4 and len(remote) == 120
     assert not math.isnan(remote["speedup_over_pdom"].iloc[-1])

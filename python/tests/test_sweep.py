@@ -45,20 +45,10 @@ def test_a_local_sweep_resumes_from_parquet(tmp_path):
     pd.testing.assert_frame_equal(df.reset_index(drop=True), again.reset_index(drop=True), check_dtype=False)
 
 
-def test_a_ray_sweep_equals_the_local_one():
-    try:
-        import ray
-    except ImportError:
-        if os.environ.get("RECONVERGE_REQUIRE_RAY") == "1":
-            raise
-        pytest.skip("ray is not installed")
+def test_a_ray_sweep_equals_the_local_one(ray_cluster):
     kw = dict(kernels=["fir", "nested_loops", fig2_launch()], mechanisms=["pdom", "tbc", "dwf"],
               warp_sizes=[32], configs=["tiny"])
     local = rc.sweep(backend="local", **kw)
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
-    try:
-        remote = rc.sweep(backend="ray", **kw)
-    finally:
-        ray.shutdown()
+    remote = rc.sweep(backend="ray", **kw)
     pd.testing.assert_frame_equal(local, remote)
     assert remote.attrs["ran"] == 9

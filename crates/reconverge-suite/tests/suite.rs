@@ -1,4 +1,4 @@
-//! Every kernel of `kernels/` under every mechanism and warp sizes 4..32 matches its expected outputs.
+//! Every kernel of `kernels/` under every mechanism at warp sizes 4, 32 and 64 matches its expected outputs.
 
 mod common;
 
@@ -15,7 +15,11 @@ fn every_kernel_every_mechanism_every_warp_size() {
     let mut runs = 0;
     for entry in &manifest.kernels {
         for mech in Mechanism::ALL {
-            for ws in [4, 8, 16, 32] {
+            // The narrowest, the native and the widest warp. Warp sizes 8 and 16 are not repeated here:
+            // reconverge-reference's tests/kernels.rs runs every kernel (and its other PTX variants) under
+            // every mechanism at 4, 8, 16 and 32 against the reference interpreter, whose outputs are in
+            // turn checked against these same expected outputs.
+            for ws in [4, 32, 64] {
                 if !entry.supports_warp_size(ws) {
                     continue;
                 }

@@ -149,6 +149,70 @@ pub fn first_ready<'a>(
     order.map(|p| (p.pc, p.mask & live & !blocked)).find(|(_, m)| *m != 0)
 }
 
+/// How many straight-line instructions from `pc` (at most `max`) the path holding exactly the issuing
+/// lanes `mask` may run back to back without meeting another path: 1 unless it holds every issuing lane
+/// and no other lane, and no other path is at `pc`; otherwise up to the nearest pc ahead that another path
+/// holds (any call depth), where the path may merge on the run's last instruction. Straight-line code moves
+/// only the path's pc, so a list traversal whose order compares places (pc, depth, thread count) keeps it
+/// where it is while it passes no other path.
+#[inline]
+pub fn clear_run<'a>(paths: impl IntoIterator<Item = &'a Path>, pc: Pc, mask: LaneMask, max: u32) -> u32 {
+    let mut n = max;
+    let mut mine = false;
+    for q in paths {
+        if q.pc == pc {
+            if q.mask != mask || mine {
+                return 1;
+            }
+            mine = true;
+        } else if q.pc > pc {
+            n = n.min(q.pc - pc);
+        }
+    }
+    if mine {
+        n.max(1)
+    } else {
+        1
+    }
+}
+
+/// Moves the path at `from` holding `mask` to `to` (the middle of a straight run, see [`clear_run`]).
+#[inline]
+pub fn skip(paths: &mut [Path], from: Pc, mask: LaneMask, to: Pc) -> Result<(), MechError> {
+    match paths.iter_mut().find(|p| p.pc == from && p.mask == mask) {
+        Some(p) => {
+            p.pc = to;
+            Ok(())
+        }
+        None => Err(MechError::NotHeld("the path list")),
+    }
+}
+
+/// [`clear_run`] for per-thread pcs (`pcs` and `depths` per lane): the lanes `mask` at (`pc`, the depth of
+/// its first lane) may run up to the nearest pc ahead where another live lane at that depth waits, unless
+/// another live lane is at their place (it would split from them, adding a place).
+#[inline]
+pub fn clear_lanes(pcs: &[Pc], depths: &[u32], live: LaneMask, pc: Pc, mask: LaneMask, max: u32) -> u32 {
+    let Some(l0) = crate::types::lanes(mask).next() else { return 1 };
+    let d = depths[l0];
+    if crate::types::lanes(mask).any(|l| pcs[l] != pc || depths[l] != d) {
+        return 1;
+    }
+    let mut n = max;
+    for l in crate::types::lanes(live & !mask) {
+        if depths[l] != d {
+            continue;
+        }
+        if pcs[l] == pc {
+            return 1;
+        }
+        if pcs[l] > pc {
+            n = n.min(pcs[l] - pc);
+        }
+    }
+    n.max(1)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -177,5 +241,26 @@ mod tests {
         assert_eq!(issued(&paths, 5, 0b0100).unwrap(), 1);
         assert_eq!(issued(&paths, 5, 0b0001).unwrap(), 0);
         assert!(issued(&paths, 6, 0b0001).is_err());
+    }
+
+    #[test]
+    fn a_clear_run_stops_before_another_path() {
+        let paths = [Path { pc: 5, mask: 0b0011, depth: 0 }, Path { pc: 9, mask: 0b1100, depth: 1 }];
+        assert_eq!(clear_run(&paths, 5, 0b0011, 8), 4, "pcs 5 to 8, meeting the other path at 9");
+        assert_eq!(clear_run(&paths, 5, 0b0001, 8), 1, "a lane of the path does not issue");
+        assert_eq!(clear_run(&paths, 9, 0b1100, 8), 8, "nothing ahead");
+        let two = [Path { pc: 5, mask: 0b0011, depth: 0 }, Path { pc: 5, mask: 0b1100, depth: 1 }];
+        assert_eq!(clear_run(&two, 5, 0b0011, 8), 1, "another path at the same pc");
+    }
+
+    #[test]
+    fn a_lane_run_stops_before_a_lane_at_the_same_depth() {
+        let mut pcs = vec![0; 64];
+        let mut depths = vec![0; 64];
+        pcs[..4].copy_from_slice(&[3, 3, 6, 4]);
+        depths[3] = 1;
+        assert_eq!(clear_lanes(&pcs, &depths, 0b1111, 3, 0b0011, 9), 3, "lane 2 waits at pc 6");
+        assert_eq!(clear_lanes(&pcs, &depths, 0b1011, 3, 0b0011, 9), 9, "lane 2 exited");
+        assert_eq!(clear_lanes(&pcs, &depths, 0b1111, 3, 0b0001, 9), 1, "lane 1 would split off");
     }
 }

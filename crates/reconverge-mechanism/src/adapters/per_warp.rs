@@ -99,6 +99,14 @@ pub trait WarpTracker: Sync {
         1
     }
 
+    /// [`WarpTracker::straight_run`] for the group (`pc`, `mask`), for mechanisms whose answer depends on
+    /// the issuing lanes (a path may hold lanes that wait at a barrier and do not issue). The default asks
+    /// [`WarpTracker::straight_run`]. Pure.
+    #[inline]
+    fn straight_run_lanes(&self, st: &Self::State, pc: Pc, _mask: LaneMask, max: u32) -> u32 {
+        self.straight_run(st, pc, max)
+    }
+
     /// The group (`pc`, `mask`) issued the `n` straight-line instructions that
     /// [`WarpTracker::straight_run`] allowed: update as `n` updates with [`Flow::Next`] would.
     #[inline]
@@ -126,6 +134,30 @@ pub trait WarpTracker: Sync {
 
     /// The structure, bottom first, for traces.
     fn entries(&self, st: &Self::State) -> Vec<EntryView>;
+}
+
+/// [`WarpTracker::advance`] for a run of `n` straight-line instructions from `pc` whose middle updates
+/// (all but the first and the last) would each change nothing but what `skip` does at once: the first and
+/// the last instruction update as usual (so whatever the first changes, such as a path's place in a list,
+/// and whatever the last changes, such as a merge at the next pc, happens exactly), and `skip` moves the
+/// group's state from `pc + 1` to `pc + n - 1` in one step (its pcs, and any per-update counter `n - 2`
+/// times).
+#[inline]
+pub(crate) fn advance_ends<T: WarpTracker + ?Sized>(
+    t: &T,
+    st: &mut T::State,
+    (pc, mask, n): (Pc, LaneMask, u32),
+    ctx: &mut WarpCtx<'_>,
+    skip: impl FnOnce(&mut T::State, &mut WarpCtx<'_>) -> Result<(), MechError>,
+) -> Result<(), MechError> {
+    t.update(st, pc, mask, &Flow::Next, ctx)?;
+    if n >= 2 {
+        if n >= 3 {
+            skip(st, ctx)?;
+        }
+        t.update(st, pc + n - 1, mask, &Flow::Next, ctx)?;
+    }
+    Ok(())
 }
 
 /// A [`WarpTracker`] as a [`Tracker`]: the CTA's static warps are its issue contexts.
@@ -200,7 +232,7 @@ impl<T: WarpTracker> Tracker for PerWarp<T> {
 
     #[inline]
     fn straight_run(&self, _sm: &(), st: &Vec<T::State>, group: &Group, max: u32) -> u32 {
-        st.get(group.ctx as usize).map_or(1, |s| self.0.straight_run(s, group.pc, max))
+        st.get(group.ctx as usize).map_or(1, |s| self.0.straight_run_lanes(s, group.pc, group.mask, max))
     }
 
     #[inline]

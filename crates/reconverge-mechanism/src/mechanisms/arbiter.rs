@@ -9,7 +9,7 @@
 //! Cost statistics: one selection per issued instruction; each costs `W - 1` comparisons in the tree
 //! (one per node: depth, then pc) plus `W` equality comparisons that form the mask (`comparisons`).
 
-use crate::paths::{successors, Path};
+use crate::paths::{clear_lanes, successors, Path};
 use crate::types::{lanes, LaneMask, Pc};
 use crate::EntryKind;
 use crate::Structure;
@@ -87,6 +87,34 @@ impl WarpTracker for Arbiter {
         let (d, pc) = best?;
         let mask = lanes(cand).filter(|&l| st.pc[l] == pc && st.depth[l] == d).fold(0, |m, l| m | 1 << l);
         Some((pc, mask))
+    }
+
+    #[inline]
+    fn straight_run_lanes(&self, st: &ThreadPcs, pc: Pc, mask: LaneMask, max: u32) -> u32 {
+        // The tree picks the same lanes at the next pcs until they reach a pc where another live lane at
+        // their depth waits (lanes deeper than them or at a lower pc would have been picked instead).
+        clear_lanes(&st.pc, &st.depth, st.live, pc, mask, max)
+    }
+
+    fn advance(
+        &self,
+        st: &mut ThreadPcs,
+        pc: Pc,
+        mask: LaneMask,
+        n: u32,
+        ctx: &mut WarpCtx<'_>,
+    ) -> Result<(), MechError> {
+        if mask == 0 {
+            return Err(MechError::EmptyGroup);
+        }
+        for l in lanes(mask & ctx.live) {
+            st.pc[l] = pc + n;
+        }
+        st.live = ctx.live;
+        let (n, w) = (u64::from(n), u64::from(ctx.w));
+        ctx.count(SELECTIONS, n);
+        ctx.count(COMPARISONS, n * (2 * w - 1));
+        Ok(())
     }
 
     fn update(

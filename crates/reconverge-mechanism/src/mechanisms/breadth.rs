@@ -15,7 +15,8 @@
 //! opportunistically (or at an enclosing safe point). Divergences nested in a region with the same
 //! safe point share its synchronisation point.
 
-use crate::paths::{first_ready, issued, retain_live, successors, Path};
+use crate::paths::{clear_run, first_ready, issued, retain_live, skip, successors, Path};
+use crate::per_warp::advance_ends;
 use crate::types::{is_pseudo, LaneMask, Pc};
 use crate::EntryKind;
 use crate::Structure;
@@ -65,6 +66,12 @@ pub(crate) fn enqueue(queue: &mut Vec<Path>, p: Path) -> bool {
             false
         }
     }
+}
+
+/// [`clear_run`] capped before the next open synchronisation point ahead of `pc` (any call depth), where
+/// the path's lanes might park.
+pub(crate) fn clear_of_syncs(syncs: &[SyncPoint], pc: Pc, run: u32) -> u32 {
+    syncs.iter().filter(|s| s.pc > pc).fold(run, |n, s| n.min(s.pc - pc)).max(1)
 }
 
 /// Parks the lanes of `paths` that reached an open synchronisation point of `syncs` (the innermost one at
@@ -161,6 +168,24 @@ impl WarpTracker for Breadth {
     #[inline]
     fn select(&self, st: &BreadthState, live: LaneMask, blocked: LaneMask) -> Option<(Pc, LaneMask)> {
         first_ready(st.queue.iter(), live, blocked)
+    }
+
+    #[inline]
+    fn straight_run_lanes(&self, st: &BreadthState, pc: Pc, mask: LaneMask, max: u32) -> u32 {
+        // Straight on, the path keeps its place in the queue: up to the next pc where another path or an
+        // open synchronisation point is (a merge or a park, on the run's last instruction at the latest).
+        clear_of_syncs(&st.syncs, pc, clear_run(st.queue.iter(), pc, mask, max))
+    }
+
+    fn advance(
+        &self,
+        st: &mut BreadthState,
+        pc: Pc,
+        mask: LaneMask,
+        n: u32,
+        ctx: &mut WarpCtx<'_>,
+    ) -> Result<(), MechError> {
+        advance_ends(self, st, (pc, mask, n), ctx, |st, _| skip(&mut st.queue, pc + 1, mask, pc + n - 1))
     }
 
     fn update(

@@ -20,7 +20,8 @@
 //! holds more than log2(W) saved paths (a property test). A `join` of a region that never forked (its
 //! branch was uniform) does nothing. Paths whose lanes all exit are dropped and the top entry runs.
 
-use crate::paths::{first_ready, issued, successors, Path};
+use crate::paths::{first_ready, issued, skip, successors, Path};
+use crate::per_warp::advance_ends;
 use crate::types::{is_pseudo, LaneMask, Pc, PC_NONE};
 use crate::EntryKind;
 use crate::Structure;
@@ -118,6 +119,27 @@ impl WarpTracker for ForkJoin {
     #[inline]
     fn select(&self, st: &ForkJoinState, live: LaneMask, blocked: LaneMask) -> Option<(Pc, LaneMask)> {
         first_ready(st.stack.iter().rev(), live, blocked)
+    }
+
+    #[inline]
+    fn straight_run_lanes(&self, st: &ForkJoinState, pc: Pc, mask: LaneMask, max: u32) -> u32 {
+        // Paths meet only at joins (never straight-line code): a path whose lanes all issue goes to the top
+        // of the stack after its first instruction and stays there, the stack's length unchanged.
+        match issued(&st.stack, pc, mask) {
+            Ok(i) if st.stack[i].mask == mask => max,
+            _ => 1,
+        }
+    }
+
+    fn advance(
+        &self,
+        st: &mut ForkJoinState,
+        pc: Pc,
+        mask: LaneMask,
+        n: u32,
+        ctx: &mut WarpCtx<'_>,
+    ) -> Result<(), MechError> {
+        advance_ends(self, st, (pc, mask, n), ctx, |st, _| skip(&mut st.stack, pc + 1, mask, pc + n - 1))
     }
 
     fn update(

@@ -12,7 +12,8 @@
 //! meet at the first block where they can: before the immediate post-dominator on unstructured code
 //! (short-circuit conditions), where PDOM reconverges later.
 
-use crate::paths::{first_ready, retain_live, start, take, Path, Taken};
+use crate::paths::{clear_run, first_ready, retain_live, skip, start, take, Path, Taken};
+use crate::per_warp::advance_ends;
 use crate::program::Program;
 use crate::types::{LaneMask, Pc};
 use crate::EntryKind;
@@ -63,6 +64,24 @@ impl WarpTracker for ThreadFrontiers {
     #[inline]
     fn select(&self, st: &Vec<Path>, live: LaneMask, blocked: LaneMask) -> Option<(Pc, LaneMask)> {
         first_ready(st.iter(), live, blocked)
+    }
+
+    #[inline]
+    fn straight_run_lanes(&self, st: &Vec<Path>, pc: Pc, mask: LaneMask, max: u32) -> u32 {
+        // Up to the next pc another path holds: ranks within a block are consecutive, so until then
+        // the path keeps its rank among the others and merges with none.
+        clear_run(st.iter(), pc, mask, max)
+    }
+
+    fn advance(
+        &self,
+        st: &mut Vec<Path>,
+        pc: Pc,
+        mask: LaneMask,
+        n: u32,
+        ctx: &mut WarpCtx<'_>,
+    ) -> Result<(), MechError> {
+        advance_ends(self, st, (pc, mask, n), ctx, |st, _| skip(st, pc + 1, mask, pc + n - 1))
     }
 
     fn update(

@@ -24,7 +24,8 @@
 
 use crate::breadth::{self, enqueue, park, BreadthState};
 use crate::minpc::place;
-use crate::paths::{first_ready, issued, retain_live, successors, Path};
+use crate::paths::{clear_run, first_ready, issued, retain_live, skip, successors, Path};
+use crate::per_warp::advance_ends;
 use crate::types::{LaneMask, Pc};
 use crate::Structure;
 use crate::{splits, BarrierMode, Counter, EntryView, Flow, MechError, WarpCtx, WarpTracker};
@@ -129,6 +130,29 @@ impl WarpTracker for Hybrid {
     #[inline]
     fn select(&self, st: &HybridState, live: LaneMask, blocked: LaneMask) -> Option<(Pc, LaneMask)> {
         first_ready(st.stack.iter().rev().chain(st.breadth.queue.iter()), live, blocked)
+    }
+
+    #[inline]
+    fn straight_run_lanes(&self, st: &HybridState, pc: Pc, mask: LaneMask, max: u32) -> u32 {
+        // Straight-line code is a depth-first step: after the first one the path is the stack's top, or
+        // (the stack empty) back at its place in the queue; it stays there up to the next pc where another
+        // path or an open synchronisation point is.
+        let paths = st.stack.iter().chain(st.breadth.queue.iter());
+        breadth::clear_of_syncs(&st.breadth.syncs, pc, clear_run(paths, pc, mask, max))
+    }
+
+    fn advance(
+        &self,
+        st: &mut HybridState,
+        pc: Pc,
+        mask: LaneMask,
+        n: u32,
+        ctx: &mut WarpCtx<'_>,
+    ) -> Result<(), MechError> {
+        advance_ends(self, st, (pc, mask, n), ctx, |st, _| {
+            let list = if st.stack.is_empty() { &mut st.breadth.queue } else { &mut st.stack };
+            skip(list, pc + 1, mask, pc + n - 1)
+        })
     }
 
     fn update(

@@ -30,7 +30,8 @@
 //! at the instruction, and the group that brings the last members executes it with all of them.
 //! `bar.sync` counts threads.
 
-use crate::paths::{successors, Path};
+use crate::paths::{clear_lanes, successors, Path};
+use crate::per_warp::advance_ends;
 use crate::types::{lanes, LaneMask, Pc};
 use crate::EntryKind;
 use crate::Structure;
@@ -192,6 +193,38 @@ impl WarpTracker for Its {
         // Threads waiting at a warp-synchronous instruction join the group that reaches them.
         let mask = st.at_place(ready | (st.awaiting & live & !blocked), lead);
         Some((st.pc[lead], mask))
+    }
+
+    #[inline]
+    fn straight_run_lanes(&self, st: &ItsState, pc: Pc, mask: LaneMask, max: u32) -> u32 {
+        // The scheduler stays on the current group up to the instruction that makes it yield (the run's
+        // last), or, when another group may be ready, the one after which it may turn to that group; and,
+        // like `arbiter`, before any pc where another live lane at its depth waits (it would join).
+        let first = if mask & st.current == 0 { 1 } else { st.run.saturating_add(1) };
+        let others = st.live & !mask & !st.blocked & !st.awaiting != 0;
+        let stop = if others { YIELD_AFTER } else { first.next_multiple_of(YIELD_AFTER) };
+        if first >= stop {
+            return 1;
+        }
+        clear_lanes(&st.pc, &st.depth, st.live, pc, mask, max.min(stop + 1 - first))
+    }
+
+    fn advance(
+        &self,
+        st: &mut ItsState,
+        pc: Pc,
+        mask: LaneMask,
+        n: u32,
+        ctx: &mut WarpCtx<'_>,
+    ) -> Result<(), MechError> {
+        // Between the first and the last update the group only moves on: no yield, no barrier changes.
+        advance_ends(self, st, (pc, mask, n), ctx, |st, _| {
+            for l in lanes(mask) {
+                st.pc[l] = pc + n - 1;
+            }
+            st.run += n - 2;
+            Ok(())
+        })
     }
 
     fn update(
@@ -360,6 +393,27 @@ mod tests {
     use crate::Mechanism;
 
     const ALL: LaneMask = 0b1111;
+
+    #[test]
+    fn a_straight_run_stops_where_the_group_would_yield_or_meet_other_lanes() {
+        let mut st = Its.init(10, ALL);
+        assert_eq!(Its.straight_run_lanes(&st, 10, ALL, 100), 64, "the 64th instruction yields");
+        st.run = 64;
+        assert_eq!(Its.straight_run_lanes(&st, 10, ALL, 100), 64, "alone, up to the next yield (128)");
+        st.run = 127;
+        assert_eq!(Its.straight_run_lanes(&st, 10, ALL, 100), 1, "its next instruction yields");
+        // Lanes 2 and 3 wait at pc 14: the group may turn to them once it has run 64 in a row.
+        st.pc[2] = 14;
+        st.pc[3] = 14;
+        st.current = 0b0011;
+        st.run = 50;
+        assert_eq!(Its.straight_run_lanes(&st, 10, 0b0011, 100), 4, "up to pc 14, where they meet");
+        st.pc[2] = 90;
+        st.pc[3] = 90;
+        assert_eq!(Its.straight_run_lanes(&st, 10, 0b0011, 100), 14, "the 64th in a row yields");
+        st.run = 64;
+        assert_eq!(Its.straight_run_lanes(&st, 10, 0b0011, 100), 1, "another group may run next");
+    }
 
     /// The run of one warp of `live` lanes on `src` after the convergence-barrier pass.
     fn run(src: &str, live: LaneMask, preds: Preds<'_>) -> Run {

@@ -34,7 +34,8 @@
 //! in a different iteration, and threads of different outer iterations meet only at the inner loop's
 //! header. A test on the suite's `nested_loops` shows the cost against 1-stack.
 
-use crate::paths::{first_ready, issued, retain_live, take, Path, Taken};
+use crate::paths::{clear_run, first_ready, issued, retain_live, take, Path, Taken};
+use crate::per_warp::advance_ends;
 use crate::sorted::{step, Priority, Stepped};
 use crate::types::{LaneMask, Pc};
 use crate::EntryKind;
@@ -142,6 +143,32 @@ impl<const TWO_STACKS: bool> WarpTracker for Maven<TWO_STACKS> {
     fn select(&self, st: &MavenState, live: LaneMask, blocked: LaneMask) -> Option<(Pc, LaneMask)> {
         // The second register's paths issue only while every path of the first waits at a barrier.
         first_ready(st.first.iter().chain(st.second.iter()), live, blocked)
+    }
+
+    #[inline]
+    fn straight_run_lanes(&self, st: &MavenState, pc: Pc, mask: LaneMask, max: u32) -> u32 {
+        // As `sorted:minpc`: after its first instruction the path is in the first register (straight-line
+        // code is not a back edge) and keeps its place there until it reaches another path's pc; each
+        // re-insertion shifts it as far as that place.
+        clear_run(st.first.iter().chain(st.second.iter()), pc, mask, max)
+    }
+
+    fn advance(
+        &self,
+        st: &mut MavenState,
+        pc: Pc,
+        mask: LaneMask,
+        n: u32,
+        ctx: &mut WarpCtx<'_>,
+    ) -> Result<(), MechError> {
+        advance_ends(self, st, (pc, mask, n), ctx, |st, ctx| {
+            let Some(p) = st.first.iter().position(|p| p.pc == pc + 1 && p.mask == mask) else {
+                return Err(MechError::NotHeld("maven's shift register"));
+            };
+            st.first[p].pc = pc + n - 1;
+            ctx.count(SHIFT_STEPS, u64::from(n - 2) * p as u64);
+            Ok(())
+        })
     }
 
     fn update(

@@ -16,7 +16,8 @@
 //! and runs the smallest; a path whose lanes all exit is replaced by the top entry; when the active path
 //! waits at a barrier (threads arrive one by one) the topmost path that can issue is swapped in.
 
-use crate::paths::{first_ready, retain_live, start, take, Path, Taken};
+use crate::paths::{clear_run, first_ready, retain_live, skip, start, take, Path, Taken};
+use crate::per_warp::advance_ends;
 use crate::types::{LaneMask, Pc};
 use crate::EntryKind;
 use crate::Structure;
@@ -121,6 +122,24 @@ impl WarpTracker for MinPc {
     #[inline]
     fn select(&self, st: &Vec<Path>, live: LaneMask, blocked: LaneMask) -> Option<(Pc, LaneMask)> {
         first_ready(st.iter().rev(), live, blocked)
+    }
+
+    #[inline]
+    fn straight_run_lanes(&self, st: &Vec<Path>, pc: Pc, mask: LaneMask, max: u32) -> u32 {
+        // Up to the next pc another path holds: until then the path stays the active one (the first
+        // update may bring it to the top) and merges with nothing.
+        clear_run(st.iter(), pc, mask, max)
+    }
+
+    fn advance(
+        &self,
+        st: &mut Vec<Path>,
+        pc: Pc,
+        mask: LaneMask,
+        n: u32,
+        ctx: &mut WarpCtx<'_>,
+    ) -> Result<(), MechError> {
+        advance_ends(self, st, (pc, mask, n), ctx, |st, _| skip(st, pc + 1, mask, pc + n - 1))
     }
 
     fn update(

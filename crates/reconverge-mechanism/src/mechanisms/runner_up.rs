@@ -33,7 +33,8 @@
 //! the point: the minimum pc "is unable to arbitrate between threads running different functions".
 
 use crate::arbiter::ThreadPcs;
-use crate::paths::{successors, Path};
+use crate::paths::{clear_lanes, successors, Path};
+use crate::per_warp::advance_ends;
 use crate::types::{lanes, LaneMask, Pc};
 use crate::EntryKind;
 use crate::Structure;
@@ -144,6 +145,44 @@ impl WarpTracker for RunnerUp {
         // Both registers' threads wait at a barrier: the smallest place with threads that can issue.
         let p = st.smallest(ready, None)?;
         Some((p.0, st.at(p) & ready))
+    }
+
+    #[inline]
+    fn straight_run_lanes(&self, st: &RunnerUpState, pc: Pc, mask: LaneMask, max: u32) -> u32 {
+        // The current position's threads, all of them, move on without a scan while their new place comes
+        // before the runner-up: up to the runner-up's pc (where they may merge on the run's last
+        // instruction), and before any other live thread at their depth.
+        let Some(l0) = lanes(mask).next() else { return 1 };
+        let here = (pc, st.threads.depth[l0]);
+        if st.current != Some(here) {
+            return 1;
+        }
+        let max = match st.runner_up {
+            Some((r, _)) if r > pc => max.min(r - pc),
+            Some(_) => return 1,
+            None => max,
+        };
+        clear_lanes(&st.threads.pc, &st.threads.depth, st.threads.live, pc, mask, max)
+    }
+
+    fn advance(
+        &self,
+        st: &mut RunnerUpState,
+        pc: Pc,
+        mask: LaneMask,
+        n: u32,
+        ctx: &mut WarpCtx<'_>,
+    ) -> Result<(), MechError> {
+        // The middle updates each move the group and the current position one pc on, and count nothing.
+        advance_ends(self, st, (pc, mask, n), ctx, |st, _| {
+            for l in lanes(mask) {
+                st.threads.pc[l] = pc + n - 1;
+            }
+            if let Some(c) = st.current.as_mut() {
+                c.0 = pc + n - 1;
+            }
+            Ok(())
+        })
     }
 
     fn update(
@@ -262,6 +301,18 @@ mod tests {
     use super::*;
     use crate::testing::{assert_lower_pc_first_then_meet, issues, program, run_warp, taking, trips, DIAMOND, LOOP};
     use crate::{Priority, Sorted};
+
+    #[test]
+    fn a_straight_run_stops_at_the_runner_up() {
+        let mut st = RunnerUp.init(10, 0b1111);
+        assert_eq!(RunnerUp.straight_run_lanes(&st, 10, 0b1111, 50), 50, "no runner-up");
+        st.threads.pc[3] = 16;
+        st.runner_up = Some((16, 0));
+        assert_eq!(RunnerUp.straight_run_lanes(&st, 10, 0b0111, 50), 6, "pcs 10 to 15, promoting at 16");
+        assert_eq!(RunnerUp.straight_run_lanes(&st, 10, 0b0011, 50), 1, "lane 2 would stay behind");
+        st.current = Some((16, 0));
+        assert_eq!(RunnerUp.straight_run_lanes(&st, 10, 0b0111, 50), 1, "not the current position");
+    }
 
     #[test]
     fn the_diamond_example() {

@@ -14,7 +14,8 @@
 //!   mechanisms implement this order in hardware);
 //! - `majority` / `minority`: more / fewer live threads first (DWF's heuristics applied to one warp).
 
-use crate::paths::{first_ready, retain_live, start, take, Path, Taken};
+use crate::paths::{clear_run, first_ready, retain_live, skip, start, take, Path, Taken};
+use crate::per_warp::advance_ends;
 use crate::types::{LaneMask, Pc};
 use crate::EntryKind;
 use crate::Structure;
@@ -155,6 +156,24 @@ impl WarpTracker for Sorted {
     #[inline]
     fn select(&self, st: &Vec<Path>, live: LaneMask, blocked: LaneMask) -> Option<(Pc, LaneMask)> {
         first_ready(st.iter(), live, blocked)
+    }
+
+    #[inline]
+    fn straight_run_lanes(&self, st: &Vec<Path>, pc: Pc, mask: LaneMask, max: u32) -> u32 {
+        // Up to the next pc another path holds: until then the path keeps its rank in every order
+        // (pc, depth and thread count compare the same) and meets no path at the head.
+        clear_run(st.iter(), pc, mask, max)
+    }
+
+    fn advance(
+        &self,
+        st: &mut Vec<Path>,
+        pc: Pc,
+        mask: LaneMask,
+        n: u32,
+        ctx: &mut WarpCtx<'_>,
+    ) -> Result<(), MechError> {
+        advance_ends(self, st, (pc, mask, n), ctx, |st, _| skip(st, pc + 1, mask, pc + n - 1))
     }
 
     fn update(

@@ -72,8 +72,12 @@ pub struct Cta {
     pub tid: Vec<[u32; 3]>,
     /// Current frame base (local-space address) of each slot.
     pub frame_base: Vec<u32>,
-    /// Local memory of each slot (frames).
+    /// Local memory of each slot (frames); empty until the thread first writes it or calls (read
+    /// through [`Cta::local`], written through [`Cta::local_mut`]).
     pub local: Vec<Vec<u8>>,
+    /// The kernel's frame as every thread starts with it (zeros): what an untouched thread's local
+    /// memory reads as.
+    pub zero_frame: Vec<u8>,
     /// Call stacks of each slot.
     pub calls: Vec<Vec<CallFrame>>,
     /// Lanes whose thread has not exited, per warp.
@@ -126,13 +130,33 @@ impl Cta {
             shared,
             tid,
             frame_base: vec![0; padded],
-            local: (0..padded).map(|_| vec![0u8; kframe as usize]).collect(),
+            local: vec![Vec::new(); padded],
+            zero_frame: vec![0u8; kframe as usize],
             calls: vec![Vec::new(); padded],
             live,
             barriers: vec![Barrier::default(); 16],
             at_barrier: vec![None; nwarps as usize],
             blocked: vec![0; nwarps as usize],
         }
+    }
+
+    /// The local memory of thread slot `t` (its kernel frame of zeros until it first writes).
+    #[inline]
+    pub fn local(&self, t: usize) -> &[u8] {
+        match &self.local[t] {
+            l if l.is_empty() => &self.zero_frame,
+            l => l,
+        }
+    }
+
+    /// The local memory of thread slot `t`, for writing (at least its kernel frame).
+    #[inline]
+    pub fn local_mut(&mut self, t: usize) -> &mut Vec<u8> {
+        let l = &mut self.local[t];
+        if l.len() < self.zero_frame.len() {
+            l.resize(self.zero_frame.len(), 0);
+        }
+        l
     }
 
     /// Whether every thread has exited.

@@ -2,7 +2,8 @@
 //!
 //! Values are computed for every lane of the group at once: sources are fetched as lane slices (a
 //! register's lanes are contiguous), results are computed into a scratch lane array and written back under
-//! the group's mask. Memory operations and warp-collectives walk the active lanes in ascending order,
+//! the group's mask. An instruction with few active lanes (see [`Scratch`]) fetches, computes and writes
+//! only those instead. Memory operations and warp-collectives walk the active lanes in ascending order,
 //! which makes atomics deterministic.
 
 use super::cta::{CallFrame, Cta};
@@ -65,18 +66,47 @@ pub(crate) struct Fixed {
     pub dynamic_shared: u32,
 }
 
-/// Scratch lane arrays, reused across instructions.
+/// Scratch lane arrays, reused across instructions, and when an instruction iterates only its active
+/// lanes.
 pub struct Scratch {
     a: [u64; 64],
     b: [u64; 64],
     c: [u64; 64],
     e: [u64; 64],
     out: [u64; 64],
+    /// An instruction of a whole static warp whose active lanes are at most this many 32nds of the warp
+    /// fetches, computes and writes only them; more take the whole-warp path.
+    sparse_whole: u32,
+    /// The same for a regrouped group ([`super::lanes::Mixed`]), whose lanes are gathered one by one.
+    sparse_mixed: u32,
 }
+
+/// [`Scratch::sparse_whole`] by default, in 32nds of the warp: a quarter of it (a first choice, not yet tuned).
+const SPARSE_WHOLE: u32 = 8;
+/// [`Scratch::sparse_mixed`] by default, in 32nds of the warp (gathering lanes one by one costs as much).
+const SPARSE_MIXED: u32 = 24;
 
 impl Default for Scratch {
     fn default() -> Self {
-        Scratch { a: [0; 64], b: [0; 64], c: [0; 64], e: [0; 64], out: [0; 64] }
+        Scratch {
+            a: [0; 64],
+            b: [0; 64],
+            c: [0; 64],
+            e: [0; 64],
+            out: [0; 64],
+            sparse_whole: SPARSE_WHOLE,
+            sparse_mixed: SPARSE_MIXED,
+        }
+    }
+}
+
+impl Scratch {
+    /// The active lanes to iterate alone (`Some(eff)`), or `None` for the whole-warp path, for an
+    /// instruction whose guard holds in the lanes `eff` of a group of `w` lanes (whole static warp or not).
+    #[inline(always)]
+    fn only(&self, whole: bool, eff: LaneMask, w: usize) -> Option<LaneMask> {
+        let limit = if whole { self.sparse_whole } else { self.sparse_mixed };
+        (eff.count_ones() * 32 <= w as u32 * limit).then_some(eff)
     }
 }
 
@@ -190,8 +220,21 @@ fn sreg_value<G: GlobalMemory, L: Lanes>(cta: &Cta, env: &Env<G>, g: L, lane: us
     }
 }
 
+/// The value of source `src` in lane `l` of group `g`.
+#[inline(always)]
+fn lane_value<G: GlobalMemory, L: Lanes>(cta: &Cta, env: &Env<G>, g: L, src: Src, l: usize) -> u64 {
+    match src {
+        Src::Reg(r) => cta.regs[r as usize * cta.padded + g.slot(l)],
+        Src::Imm(v) => v,
+        Src::Pred(p) => cta.preds[p as usize * cta.nwarps as usize + g.warp(l) as usize] >> l & 1,
+        Src::LocalAddr(off) => cta.frame_base[g.slot(l)] as u64 + off as u64,
+        Src::Sreg(s) => sreg_value(cta, env, g, l, s),
+    }
+}
+
 /// The lanes of a source operand (a register of a whole static warp is a slice of the register file; a
-/// regrouped group's lanes are gathered).
+/// regrouped group's lanes are gathered). With `only`, just those lanes hold the operand (the others
+/// hold stale values) unless it is a whole warp's register or an immediate.
 #[inline]
 fn fetch<'x, G: GlobalMemory, L: Lanes>(
     cta: &'x Cta,
@@ -199,8 +242,18 @@ fn fetch<'x, G: GlobalMemory, L: Lanes>(
     g: L,
     src: Src,
     buf: &'x mut [u64; 64],
+    only: Option<LaneMask>,
 ) -> &'x [u64] {
     let w = cta.w;
+    if let Some(m) = only {
+        let whole_reg = matches!(src, Src::Reg(_)) && g.base().is_some();
+        if !whole_reg && !matches!(src, Src::Imm(_)) {
+            for l in lanes(m) {
+                buf[l] = lane_value(cta, env, g, src, l);
+            }
+            return &buf[..w];
+        }
+    }
     match src {
         Src::Reg(r) => {
             let row = r as usize * cta.padded;
@@ -240,9 +293,18 @@ fn fetch<'x, G: GlobalMemory, L: Lanes>(
     }
 }
 
-/// Writes `vals` to register `d` for the lanes in `eff`.
+/// Writes `vals` to register `d` for the lanes in `eff` (lane by lane when `sparse`, else blended over
+/// the whole warp).
 #[inline]
-fn write_reg<G: GlobalMemory, L: Lanes>(cta: &mut Cta, env: &mut Env<G>, g: L, d: Reg, eff: LaneMask, vals: &[u64]) {
+fn write_reg<G: GlobalMemory, L: Lanes>(
+    cta: &mut Cta,
+    env: &mut Env<G>,
+    g: L,
+    d: Reg,
+    eff: LaneMask,
+    vals: &[u64],
+    sparse: bool,
+) {
     let w = cta.w;
     let row = d as usize * cta.padded;
     let Some(base) = g.base() else {
@@ -256,9 +318,9 @@ fn write_reg<G: GlobalMemory, L: Lanes>(cta: &mut Cta, env: &mut Env<G>, g: L, d
         return;
     };
     let dst = &mut cta.regs[row + base..row + base + w];
-    if env.track {
+    if env.track || sparse {
         for l in crate::types::lanes(eff) {
-            if dst[l] != vals[l] {
+            if env.track && dst[l] != vals[l] {
                 env.changed = true;
             }
             dst[l] = vals[l];
@@ -281,28 +343,49 @@ fn write_lane<G: GlobalMemory, L: Lanes>(cta: &mut Cta, env: &mut Env<G>, g: L, 
     cta.regs[i] = v;
 }
 
-// Values are computed for every lane of the group, active or not (the semantics are total functions of
-// bit patterns), so the loops have no per-lane branch and vectorize; `write_reg` blends them in under the
-// mask. A partial-mask instruction costs a full one plus the blend.
+// Without `only`, values are computed for every lane of the group, active or not (the semantics are
+// total functions of bit patterns), so the loops have no per-lane branch and vectorize; `write_reg` blends
+// them in under the mask. With `only` (few active lanes), just those lanes are computed and written.
 
 #[inline(always)]
-fn map1(w: usize, a: &[u64], out: &mut [u64; 64], f: impl Fn(u64) -> u64) {
-    for (o, &x) in out[..w].iter_mut().zip(a) {
-        *o = f(x);
+fn map1(w: usize, only: Option<LaneMask>, a: &[u64], out: &mut [u64; 64], f: impl Fn(u64) -> u64) {
+    match only {
+        Some(m) => lanes(m).for_each(|l| out[l] = f(a[l])),
+        None => {
+            for (o, &x) in out[..w].iter_mut().zip(a) {
+                *o = f(x);
+            }
+        }
     }
 }
 
 #[inline(always)]
-fn map2(w: usize, a: &[u64], b: &[u64], out: &mut [u64; 64], f: impl Fn(u64, u64) -> u64) {
-    for ((o, &x), &y) in out[..w].iter_mut().zip(a).zip(b) {
-        *o = f(x, y);
+fn map2(w: usize, only: Option<LaneMask>, a: &[u64], b: &[u64], out: &mut [u64; 64], f: impl Fn(u64, u64) -> u64) {
+    match only {
+        Some(m) => lanes(m).for_each(|l| out[l] = f(a[l], b[l])),
+        None => {
+            for ((o, &x), &y) in out[..w].iter_mut().zip(a).zip(b) {
+                *o = f(x, y);
+            }
+        }
     }
 }
 
 #[inline(always)]
-fn map3(w: usize, a: &[u64], b: &[u64], c: &[u64], out: &mut [u64; 64], f: impl Fn(u64, u64, u64) -> u64) {
-    for (((o, &x), &y), &z) in out[..w].iter_mut().zip(a).zip(b).zip(c) {
-        *o = f(x, y, z);
+fn map3(
+    w: usize,
+    only: Option<LaneMask>,
+    (a, b, c): (&[u64], &[u64], &[u64]),
+    out: &mut [u64; 64],
+    f: impl Fn(u64, u64, u64) -> u64,
+) {
+    match only {
+        Some(m) => lanes(m).for_each(|l| out[l] = f(a[l], b[l], c[l])),
+        None => {
+            for (((o, &x), &y), &z) in out[..w].iter_mut().zip(a).zip(b).zip(c) {
+                *o = f(x, y, z);
+            }
+        }
     }
 }
 
@@ -372,9 +455,12 @@ fn direct2(cta: &mut Cta, base: usize, d: Reg, a: Src, b: Src, f: impl Fn(u64, u
     true
 }
 
-/// The lanes of `eff` for which `f` holds, computed over every lane.
+/// The lanes of `eff` for which `f` holds, computed over every lane (only those of `eff` when `sparse`).
 #[inline(always)]
-fn mask2(eff: LaneMask, w: usize, a: &[u64], b: &[u64], f: impl Fn(u64, u64) -> bool) -> LaneMask {
+fn mask2(eff: LaneMask, (w, sparse): (usize, bool), a: &[u64], b: &[u64], f: impl Fn(u64, u64) -> bool) -> LaneMask {
+    if sparse {
+        return lanes(eff).fold(0u64, |m, l| m | (f(a[l], b[l]) as u64) << l);
+    }
     let mut m = 0u64;
     for (l, (&x, &y)) in a[..w].iter().zip(&b[..w]).enumerate() {
         m |= (f(x, y) as u64) << l;
@@ -429,7 +515,7 @@ fn mem_read<G: GlobalMemory>(
     let r = match sp {
         Space::Global => env.mem.read(a, size),
         Space::Shared => flat_read(&cta.shared, a, size, Space::Shared),
-        Space::Local => flat_read(&cta.local[t], a, size, Space::Local),
+        Space::Local => flat_read(cta.local(t), a, size, Space::Local),
         Space::Const => flat_read(env.consts, a, size, Space::Const),
         Space::KernelParam => flat_read(env.params, a, size, Space::KernelParam),
         Space::Generic => unreachable!("resolved"),
@@ -460,10 +546,10 @@ fn mem_write<G: GlobalMemory>(
             flat_write(&mut cta.shared, a, size, v, Space::Shared)
         }
         Space::Local => {
-            if env.track && flat_read(&cta.local[t], a, size, Space::Local).ok() != Some(v & full_mask(size * 8)) {
+            if env.track && flat_read(cta.local(t), a, size, Space::Local).ok() != Some(v & full_mask(size * 8)) {
                 env.changed = true;
             }
-            flat_write(&mut cta.local[t], a, size, v, Space::Local)
+            flat_write(cta.local_mut(t), a, size, v, Space::Local)
         }
         Space::Const | Space::KernelParam => return Err(fault(FaultKind::ReadOnly)),
         Space::Generic => unreachable!("resolved"),
@@ -528,7 +614,7 @@ fn split_by_members<G: GlobalMemory, L: Lanes>(
     member: Src,
 ) -> Result<Option<Effects>, SimError> {
     let w = cta.w;
-    let values = fetch(cta, env, g, member, &mut sc.e);
+    let values = fetch(cta, env, g, member, &mut sc.e, None);
     let fm = full_mask(w as u32);
     // The common case: one static warp, one member mask.
     let first = values[eff.trailing_zeros() as usize] & fm;
@@ -582,7 +668,7 @@ fn fast_compare(
     cmp: Cmp,
     ty: reconverge_ir::ScalarType,
     eff: LaneMask,
-    w: usize,
+    w: (usize, bool),
     a: &[u64],
     b: &[u64],
 ) -> Option<LaneMask> {
@@ -653,44 +739,44 @@ fn fast_compare(
 // group `g` (straight into the destination row when `direct` says a whole warp issues) and write `d`;
 // the first argument names the caller's context variables.
 macro_rules! un {
-    (($env:ident, $sc:ident, $cta:ident, $g:ident, $eff:ident, $w:ident, $direct:ident), $d:expr, $a:expr, $f:expr) => {{
+    (($env:ident, $sc:ident, $cta:ident, $g:ident, $eff:ident, $w:ident, $direct:ident, $only:ident), $d:expr, $a:expr, $f:expr) => {{
         let f = $f;
         if let Some(base) = $direct {
             if direct1($cta, base, $d, $a, &f) {
                 return Ok(Effects::next());
             }
         }
-        let a = fetch($cta, $env, $g, $a, &mut $sc.a);
-        map1($w, a, &mut $sc.out, &f);
-        write_reg($cta, $env, $g, $d, $eff, &$sc.out);
+        let a = fetch($cta, $env, $g, $a, &mut $sc.a, $only);
+        map1($w, $only, a, &mut $sc.out, &f);
+        write_reg($cta, $env, $g, $d, $eff, &$sc.out, $only.is_some());
     }};
 }
 macro_rules! bin {
-    (($env:ident, $sc:ident, $cta:ident, $g:ident, $eff:ident, $w:ident, $direct:ident), $d:expr, $a:expr, $b:expr, $f:expr) => {{
+    (($env:ident, $sc:ident, $cta:ident, $g:ident, $eff:ident, $w:ident, $direct:ident, $only:ident), $d:expr, $a:expr, $b:expr, $f:expr) => {{
         let f = $f;
         if let Some(base) = $direct {
             if direct2($cta, base, $d, $a, $b, &f) {
                 return Ok(Effects::next());
             }
         }
-        let a = fetch($cta, $env, $g, $a, &mut $sc.a);
-        let b = fetch($cta, $env, $g, $b, &mut $sc.b);
-        map2($w, a, b, &mut $sc.out, &f);
-        write_reg($cta, $env, $g, $d, $eff, &$sc.out);
+        let a = fetch($cta, $env, $g, $a, &mut $sc.a, $only);
+        let b = fetch($cta, $env, $g, $b, &mut $sc.b, $only);
+        map2($w, $only, a, b, &mut $sc.out, &f);
+        write_reg($cta, $env, $g, $d, $eff, &$sc.out, $only.is_some());
     }};
 }
 macro_rules! ter {
-    (($env:ident, $sc:ident, $cta:ident, $g:ident, $eff:ident, $w:ident, $direct:ident), $d:expr, $a:expr, $b:expr, $c:expr, $f:expr) => {{
-        let a = fetch($cta, $env, $g, $a, &mut $sc.a);
-        let b = fetch($cta, $env, $g, $b, &mut $sc.b);
-        let c = fetch($cta, $env, $g, $c, &mut $sc.c);
-        map3($w, a, b, c, &mut $sc.out, $f);
-        write_reg($cta, $env, $g, $d, $eff, &$sc.out);
+    (($env:ident, $sc:ident, $cta:ident, $g:ident, $eff:ident, $w:ident, $direct:ident, $only:ident), $d:expr, $a:expr, $b:expr, $c:expr, $f:expr) => {{
+        let a = fetch($cta, $env, $g, $a, &mut $sc.a, $only);
+        let b = fetch($cta, $env, $g, $b, &mut $sc.b, $only);
+        let c = fetch($cta, $env, $g, $c, &mut $sc.c, $only);
+        map3($w, $only, (a, b, c), &mut $sc.out, $f);
+        write_reg($cta, $env, $g, $d, $eff, &$sc.out, $only.is_some());
     }};
 }
 /// The issue an instruction family of [`execute`] runs: the group's threads, its pc, the lanes whose
-/// guard holds, and the base thread slot when a whole warp with every lane active computes directly
-/// into its registers.
+/// guard holds, the base thread slot when a whole warp with every lane active computes directly
+/// into its registers, and the active lanes when only they are computed.
 #[derive(Clone, Copy)]
 struct At<L> {
     g: L,
@@ -700,6 +786,9 @@ struct At<L> {
     /// Those whose guard holds.
     eff: LaneMask,
     direct: Option<usize>,
+    /// `Some(eff)` when the instruction fetches, computes and writes only its active lanes (few of them:
+    /// [`Scratch::only`]); `None` for the whole-warp path.
+    only: Option<LaneMask>,
 }
 
 /// Executes the instruction at `pc` for the lanes `mask` of an issue group whose threads `lanes` names.
@@ -731,7 +820,11 @@ pub(crate) fn execute<G: GlobalMemory, L: Lanes>(
     if eff == 0 && !matches!(inst.op, Op::Bra { .. } | Op::Brx { .. }) {
         return Ok(Effects::next());
     }
-    let at = At { g, pc, mask, eff, direct };
+    let only = match direct {
+        None => sc.only(g.base().is_some(), eff, w),
+        Some(_) => None,
+    };
+    let at = At { g, pc, mask, eff, direct, only };
     if let Some(m) = inst.op.member_mask() {
         if let Some(fx) = split_by_members(env, sc, cta, at, m)? {
             return Ok(fx);
@@ -793,7 +886,7 @@ fn integer<G: GlobalMemory, L: Lanes>(
     env: &mut Env<G>,
     sc: &mut Scratch,
     cta: &mut Cta,
-    At { g, eff, direct, .. }: At<L>,
+    At { g, eff, direct, only, .. }: At<L>,
     op: &Op,
 ) -> Result<Effects, SimError> {
     let w = cta.w;
@@ -801,7 +894,7 @@ fn integer<G: GlobalMemory, L: Lanes>(
     match op {
         Op::IntUn { op, ty, d, a } => {
             let f = alu::int_un(*op, *ty);
-            un!((env, sc, cta, g, eff, w, direct), *d, *a, f)
+            un!((env, sc, cta, g, eff, w, direct, only), *d, *a, f)
         }
         Op::IntBin { op, ty, d, a, b } => match (op, ty) {
             // The hottest cases inline; the rest go through a function pointer.
@@ -809,28 +902,29 @@ fn integer<G: GlobalMemory, L: Lanes>(
                 IntBinOp::Add,
                 reconverge_ir::ScalarType::S32 | reconverge_ir::ScalarType::U32 | reconverge_ir::ScalarType::B32,
             ) => {
-                bin!((env, sc, cta, g, eff, w, direct), *d, *a, *b, |x: u64, y: u64| (x as u32).wrapping_add(y as u32)
+                bin!((env, sc, cta, g, eff, w, direct, only), *d, *a, *b, |x: u64, y: u64| (x as u32)
+                    .wrapping_add(y as u32)
                     as u64)
             }
             (
                 IntBinOp::Add,
                 reconverge_ir::ScalarType::S64 | reconverge_ir::ScalarType::U64 | reconverge_ir::ScalarType::B64,
             ) => {
-                bin!((env, sc, cta, g, eff, w, direct), *d, *a, *b, |x: u64, y: u64| x.wrapping_add(y))
+                bin!((env, sc, cta, g, eff, w, direct, only), *d, *a, *b, |x: u64, y: u64| x.wrapping_add(y))
             }
             _ => {
                 let f = alu::int_bin(*op, *ty);
-                bin!((env, sc, cta, g, eff, w, direct), *d, *a, *b, f)
+                bin!((env, sc, cta, g, eff, w, direct, only), *d, *a, *b, f)
             }
         },
         Op::IntTer { op, ty, d, a, b, c } => {
             let f = alu::int_ter(*op, *ty);
-            ter!((env, sc, cta, g, eff, w, direct), *d, *a, *b, *c, f)
+            ter!((env, sc, cta, g, eff, w, direct, only), *d, *a, *b, *c, f)
         }
         Op::Carry { op, ty, cin, cout, d, a, b, c } => {
-            let av = fetch(cta, env, g, *a, &mut sc.a);
-            let bv = fetch(cta, env, g, *b, &mut sc.b);
-            let cv = fetch(cta, env, g, *c, &mut sc.c);
+            let av = fetch(cta, env, g, *a, &mut sc.a, only);
+            let bv = fetch(cta, env, g, *b, &mut sc.b, only);
+            let cv = fetch(cta, env, g, *c, &mut sc.c, only);
             let carry_in = g.gather(&cta.carry, 0, nw);
             let mut carry_out = 0u64;
             for l in lanes(eff) {
@@ -839,33 +933,33 @@ fn integer<G: GlobalMemory, L: Lanes>(
                 sc.out[l] = v;
                 carry_out |= (co as u64) << l;
             }
-            write_reg(cta, env, g, *d, eff, &sc.out);
+            write_reg(cta, env, g, *d, eff, &sc.out, only.is_some());
             if *cout {
                 g.scatter(&mut cta.carry, 0, nw, eff, carry_out);
             }
         }
         Op::Bfi { ty, d, a, b, c, e } => {
             let bits = ty.bits();
-            let av = fetch(cta, env, g, *a, &mut sc.a);
-            let bv = fetch(cta, env, g, *b, &mut sc.b);
-            let cv = fetch(cta, env, g, *c, &mut sc.c);
-            let ev = fetch(cta, env, g, *e, &mut sc.e);
+            let av = fetch(cta, env, g, *a, &mut sc.a, only);
+            let bv = fetch(cta, env, g, *b, &mut sc.b, only);
+            let cv = fetch(cta, env, g, *c, &mut sc.c, only);
+            let ev = fetch(cta, env, g, *e, &mut sc.e, only);
             for l in lanes(eff) {
                 sc.out[l] = alu::bfi(bits, av[l], bv[l], cv[l], ev[l]);
             }
-            write_reg(cta, env, g, *d, eff, &sc.out);
+            write_reg(cta, env, g, *d, eff, &sc.out, only.is_some());
         }
         Op::Prmt { mode, d, a, b, c } => {
             let f = alu::prmt(*mode);
-            ter!((env, sc, cta, g, eff, w, direct), *d, *a, *b, *c, f)
+            ter!((env, sc, cta, g, eff, w, direct, only), *d, *a, *b, *c, f)
         }
         Op::Lop3 { d, a, b, c, lut } => {
             let lut = *lut;
-            ter!((env, sc, cta, g, eff, w, direct), *d, *a, *b, *c, move |x, y, z| alu::lop3(x, y, z, lut))
+            ter!((env, sc, cta, g, eff, w, direct, only), *d, *a, *b, *c, move |x, y, z| alu::lop3(x, y, z, lut))
         }
         Op::Shf { left, clamp, d, a, b, c } => {
             let f = alu::shf(*left, *clamp);
-            ter!((env, sc, cta, g, eff, w, direct), *d, *a, *b, *c, f)
+            ter!((env, sc, cta, g, eff, w, direct, only), *d, *a, *b, *c, f)
         }
         _ => unreachable!("execute dispatches only these instructions to `integer`"),
     }
@@ -878,14 +972,14 @@ fn float<G: GlobalMemory, L: Lanes>(
     env: &mut Env<G>,
     sc: &mut Scratch,
     cta: &mut Cta,
-    At { g, eff, direct, .. }: At<L>,
+    At { g, eff, direct, only, .. }: At<L>,
     op: &Op,
 ) -> Result<Effects, SimError> {
     let w = cta.w;
     match op {
         Op::FloatUn { op, ty, mode, d, a } => {
             let f = alu::float_un(*op, *ty, *mode);
-            un!((env, sc, cta, g, eff, w, direct), *d, *a, f)
+            un!((env, sc, cta, g, eff, w, direct, only), *d, *a, f)
         }
         Op::FloatBin { op, ty: reconverge_ir::ScalarType::F32, mode, d, a, b }
             if mode.rnd == FRound::Rn
@@ -897,7 +991,7 @@ fn float<G: GlobalMemory, L: Lanes>(
             macro_rules! f32_op {
                 ($ftz:expr, $e:expr) => {{
                     let flush = move |x: u32| if $ftz && x & 0x7F80_0000 == 0 { x & 0x8000_0000 } else { x };
-                    bin!((env, sc, cta, g, eff, w, direct), *d, *a, *b, |x: u64, y: u64| {
+                    bin!((env, sc, cta, g, eff, w, direct, only), *d, *a, *b, |x: u64, y: u64| {
                         let (x, y) = (f32::from_bits(flush(x as u32)), f32::from_bits(flush(y as u32)));
                         let r: f32 = $e(x, y);
                         if r.is_nan() {
@@ -919,15 +1013,15 @@ fn float<G: GlobalMemory, L: Lanes>(
         }
         Op::FloatBin { op, ty, mode, d, a, b } => {
             let f = alu::float_bin(*op, *ty, *mode);
-            bin!((env, sc, cta, g, eff, w, direct), *d, *a, *b, f)
+            bin!((env, sc, cta, g, eff, w, direct, only), *d, *a, *b, f)
         }
         Op::Fma { ty, mode, d, a, b, c } => {
             let f = alu::fma(*ty, *mode);
-            ter!((env, sc, cta, g, eff, w, direct), *d, *a, *b, *c, f)
+            ter!((env, sc, cta, g, eff, w, direct, only), *d, *a, *b, *c, f)
         }
         Op::Testp { test, ty, p, a, .. } => {
             let f = alu::testp(test.as_str(), *ty);
-            let av = fetch(cta, env, g, *a, &mut sc.a);
+            let av = fetch(cta, env, g, *a, &mut sc.a, only);
             let mut m = 0u64;
             for l in lanes(eff) {
                 m |= (f(av[l]) as u64) << l;
@@ -936,7 +1030,7 @@ fn float<G: GlobalMemory, L: Lanes>(
         }
         Op::Cvt { dty, sty, rnd, ftz, sat, d, a } => {
             let f = alu::cvt(*dty, *sty, *rnd, *ftz, *sat);
-            un!((env, sc, cta, g, eff, w, direct), *d, *a, f)
+            un!((env, sc, cta, g, eff, w, direct, only), *d, *a, f)
         }
         _ => unreachable!("execute dispatches only these instructions to `float`"),
     }
@@ -949,15 +1043,15 @@ fn compare_move<G: GlobalMemory, L: Lanes>(
     env: &mut Env<G>,
     sc: &mut Scratch,
     cta: &mut Cta,
-    At { g, eff, direct, .. }: At<L>,
+    At { g, eff, direct, only, .. }: At<L>,
     op: &Op,
 ) -> Result<Effects, SimError> {
     let w = cta.w;
     match op {
         Op::Setp { cmp, ty, p, q, a, b, comb } => {
-            let av = fetch(cta, env, g, *a, &mut sc.a);
-            let bv = fetch(cta, env, g, *b, &mut sc.b);
-            let m = match fast_compare(*cmp, *ty, eff, w, av, bv) {
+            let av = fetch(cta, env, g, *a, &mut sc.a, only);
+            let bv = fetch(cta, env, g, *b, &mut sc.b, only);
+            let m = match fast_compare(*cmp, *ty, eff, (w, only.is_some()), av, bv) {
                 Some(m) => m,
                 None => {
                     let f = alu::compare(*cmp, *ty);
@@ -986,8 +1080,8 @@ fn compare_move<G: GlobalMemory, L: Lanes>(
             let f = alu::compare(*cmp, *sty);
             let cm = comb.map(|(op, c)| (op, pred_src_mask(cta, g, c)));
             let one = if dty.is_float() { 0x3F80_0000 } else { 0xFFFF_FFFF };
-            let av = fetch(cta, env, g, *a, &mut sc.a);
-            let bv = fetch(cta, env, g, *b, &mut sc.b);
+            let av = fetch(cta, env, g, *a, &mut sc.a, only);
+            let bv = fetch(cta, env, g, *b, &mut sc.b, only);
             for l in lanes(eff) {
                 let mut r = f(av[l], bv[l]);
                 if let Some((op, c)) = cm {
@@ -995,24 +1089,24 @@ fn compare_move<G: GlobalMemory, L: Lanes>(
                 }
                 sc.out[l] = if r { one } else { 0 };
             }
-            write_reg(cta, env, g, *d, eff, &sc.out);
+            write_reg(cta, env, g, *d, eff, &sc.out, only.is_some());
         }
         Op::Selp { d, a, b, c } => {
             let cm = pred_src_mask(cta, g, *c);
-            let av = fetch(cta, env, g, *a, &mut sc.a);
-            let bv = fetch(cta, env, g, *b, &mut sc.b);
+            let av = fetch(cta, env, g, *a, &mut sc.a, only);
+            let bv = fetch(cta, env, g, *b, &mut sc.b, only);
             for l in lanes(eff) {
                 sc.out[l] = if cm >> l & 1 == 1 { av[l] } else { bv[l] };
             }
-            write_reg(cta, env, g, *d, eff, &sc.out);
+            write_reg(cta, env, g, *d, eff, &sc.out, only.is_some());
         }
         Op::Slct { sty, d, a, b, c } => {
             let f = alu::slct_cond(*sty);
-            ter!((env, sc, cta, g, eff, w, direct), *d, *a, *b, *c, move |x, y, z| if f(z) { x } else { y })
+            ter!((env, sc, cta, g, eff, w, direct, only), *d, *a, *b, *c, move |x, y, z| if f(z) { x } else { y })
         }
         Op::Mov { d, a, bits } => {
             let m = full_mask(*bits);
-            un!((env, sc, cta, g, eff, w, direct), *d, *a, move |x: u64| x & m)
+            un!((env, sc, cta, g, eff, w, direct, only), *d, *a, move |x: u64| x & m)
         }
         Op::PredOp { op, not, d, a, b } => {
             let am = pred_src_mask(cta, g, *a);
@@ -1027,22 +1121,22 @@ fn compare_move<G: GlobalMemory, L: Lanes>(
             let em = full_mask(*elem_bits);
             sc.out[..w].fill(0);
             for (k, p) in parts.iter().enumerate() {
-                let pv = fetch(cta, env, g, *p, &mut sc.a);
+                let pv = fetch(cta, env, g, *p, &mut sc.a, only);
                 for l in lanes(eff) {
                     sc.out[l] |= (pv[l] & em) << (k as u32 * elem_bits);
                 }
             }
-            write_reg(cta, env, g, *d, eff, &sc.out);
+            write_reg(cta, env, g, *d, eff, &sc.out, only.is_some());
         }
         Op::Unpack { parts, s, elem_bits } => {
             let em = full_mask(*elem_bits);
-            let sv: SmallVec<[u64; 64]> = fetch(cta, env, g, *s, &mut sc.a).iter().copied().collect();
+            let sv: SmallVec<[u64; 64]> = fetch(cta, env, g, *s, &mut sc.a, only).iter().copied().collect();
             for (k, p) in parts.iter().enumerate() {
                 if let Some(r) = p {
                     for l in lanes(eff) {
                         sc.out[l] = (sv[l] >> (k as u32 * elem_bits)) & em;
                     }
-                    write_reg(cta, env, g, *r, eff, &sc.out);
+                    write_reg(cta, env, g, *r, eff, &sc.out, only.is_some());
                 }
             }
         }
@@ -1057,7 +1151,7 @@ fn memory<G: GlobalMemory, L: Lanes>(
     env: &mut Env<G>,
     sc: &mut Scratch,
     cta: &mut Cta,
-    At { g, pc, eff, direct, .. }: At<L>,
+    At { g, pc, eff, direct, only, .. }: At<L>,
     op: &Op,
 ) -> Result<Effects, SimError> {
     let w = cta.w;
@@ -1079,7 +1173,7 @@ fn memory<G: GlobalMemory, L: Lanes>(
             if let Some(r) = d[0] {
                 let v = if ty.is_signed() { sign_extend(v, size * 8, *dst_bits) } else { v };
                 sc.out[..w].fill(v);
-                write_reg(cta, env, g, r, eff, &sc.out);
+                write_reg(cta, env, g, r, eff, &sc.out, only.is_some());
             }
         }
         Op::Ld { space, ty, d, addr, dst_bits, .. } => {
@@ -1104,7 +1198,7 @@ fn memory<G: GlobalMemory, L: Lanes>(
             let size = ty.bytes();
             env.access.begin(AccessKind::Store, size * s.len() as u32);
             for (k, src) in s.iter().enumerate() {
-                let vals = fetch(cta, env, g, *src, &mut sc.a);
+                let vals = fetch(cta, env, g, *src, &mut sc.a, only);
                 sc.out[..w].copy_from_slice(vals);
                 for l in lanes(eff) {
                     let a0 = lane_addr(cta, g, l, addr);
@@ -1120,8 +1214,8 @@ fn memory<G: GlobalMemory, L: Lanes>(
         Op::Atom { space, op, ty, d, addr, b, c } => {
             let size = ty.bytes();
             env.access.begin(AccessKind::Atomic, size);
-            let bv: SmallVec<[u64; 64]> = fetch(cta, env, g, *b, &mut sc.b).iter().copied().collect();
-            let cv: SmallVec<[u64; 64]> = fetch(cta, env, g, *c, &mut sc.c).iter().copied().collect();
+            let bv: SmallVec<[u64; 64]> = fetch(cta, env, g, *b, &mut sc.b, only).iter().copied().collect();
+            let cv: SmallVec<[u64; 64]> = fetch(cta, env, g, *c, &mut sc.c, only).iter().copied().collect();
             for l in lanes(eff) {
                 let a = lane_addr(cta, g, l, addr);
                 env.access.record(l, *space, a);
@@ -1172,13 +1266,13 @@ fn memory<G: GlobalMemory, L: Lanes>(
                 _ => 0,
             };
             if *to_generic {
-                un!((env, sc, cta, g, eff, w, direct), *d, *a, move |x: u64| x.wrapping_add(window))
+                un!((env, sc, cta, g, eff, w, direct, only), *d, *a, move |x: u64| x.wrapping_add(window))
             } else {
-                un!((env, sc, cta, g, eff, w, direct), *d, *a, move |x: u64| x.wrapping_sub(window))
+                un!((env, sc, cta, g, eff, w, direct, only), *d, *a, move |x: u64| x.wrapping_sub(window))
             }
         }
         Op::Isspacep { space, p, a } => {
-            let av = fetch(cta, env, g, *a, &mut sc.a);
+            let av = fetch(cta, env, g, *a, &mut sc.a, only);
             let mut m = 0u64;
             for l in lanes(eff) {
                 let (sp, _) = resolve(Space::Generic, av[l]);
@@ -1205,7 +1299,7 @@ fn control<G: GlobalMemory, L: Lanes>(
     match op {
         Op::Bra { target } => Ok(Effects { flow: Flow::Branch { target: *target, taken: eff }, barrier: None }),
         Op::Brx { index, targets } => {
-            let iv = fetch(cta, env, g, *index, &mut sc.a);
+            let iv = fetch(cta, env, g, *index, &mut sc.a, None);
             let mut groups: SmallVec<[(Pc, LaneMask); 4]> = SmallVec::new();
             for l in lanes(eff) {
                 let i = iv[l] as u32 as usize;
@@ -1242,14 +1336,15 @@ fn control<G: GlobalMemory, L: Lanes>(
                         at: Box::new(location(prog, cta, pc, Some(g.slot(l)))),
                     });
                 }
-                if cta.local[t].len() < top as usize {
-                    cta.local[t].resize(top as usize, 0);
+                let local = cta.local_mut(t);
+                if local.len() < top as usize {
+                    local.resize(top as usize, 0);
                 }
                 for pcpy in args {
                     let from = (caller_base + pcpy.from) as usize;
                     let to = (new_base + pcpy.to) as usize;
                     let size = pcpy.size as usize;
-                    cta.local[t].copy_within(from..from + size, to);
+                    local.copy_within(from..from + size, to);
                 }
                 let saved_regs = (0..cf.nregs).map(|r| cta.regs[(cf.reg_base + r) as usize * cta.padded + t]).collect();
                 let saved_preds = (0..cf.npreds).map(|p| pred_mask(cta, g, cf.pred_base + p) >> l & 1 == 1).collect();
@@ -1281,7 +1376,7 @@ fn control<G: GlobalMemory, L: Lanes>(
                     for r in rets {
                         let from = (callee_base + r.from) as usize;
                         let dst = (frame.caller_base + r.to) as usize;
-                        cta.local[t].copy_within(from..from + r.size as usize, dst);
+                        cta.local_mut(t).copy_within(from..from + r.size as usize, dst);
                     }
                 }
                 for (k, v) in frame.saved_regs.iter().enumerate() {
@@ -1333,7 +1428,7 @@ fn collective<G: GlobalMemory, L: Lanes>(
     let w = cta.w;
     match op {
         Op::Bar { kind, id, count, d, p, c } => {
-            let idv = fetch(cta, env, g, *id, &mut sc.a)[eff.trailing_zeros() as usize] as u32;
+            let idv = fetch(cta, env, g, *id, &mut sc.a, None)[eff.trailing_zeros() as usize] as u32;
             if idv >= 16 {
                 return Err(SimError::Trap {
                     what: format!("barrier id {idv} is not in 0..16"),
@@ -1341,7 +1436,7 @@ fn collective<G: GlobalMemory, L: Lanes>(
                 });
             }
             let cnt = match count {
-                Some(cs) => Some(fetch(cta, env, g, *cs, &mut sc.b)[eff.trailing_zeros() as usize] as u32),
+                Some(cs) => Some(fetch(cta, env, g, *cs, &mut sc.b, None)[eff.trailing_zeros() as usize] as u32),
                 None => None,
             };
             let red = match kind {
@@ -1357,9 +1452,9 @@ fn collective<G: GlobalMemory, L: Lanes>(
         // The member check of `split_by_members` is all `bar.warp.sync` does.
         Op::WarpSync { .. } => {}
         Op::Shfl { mode, d, p, a, b, c, .. } => {
-            let av: SmallVec<[u64; 64]> = fetch(cta, env, g, *a, &mut sc.a).iter().copied().collect();
-            let bv = fetch(cta, env, g, *b, &mut sc.b);
-            let cv = fetch(cta, env, g, *c, &mut sc.c);
+            let av: SmallVec<[u64; 64]> = fetch(cta, env, g, *a, &mut sc.a, None).iter().copied().collect();
+            let bv = fetch(cta, env, g, *b, &mut sc.b, None);
+            let cv = fetch(cta, env, g, *c, &mut sc.c, None);
             let mut pm = 0u64;
             let mut read_inactive = None;
             for l in lanes(eff) {
@@ -1378,7 +1473,7 @@ fn collective<G: GlobalMemory, L: Lanes>(
                 });
             }
             if let Some(d) = d {
-                write_reg(cta, env, g, *d, eff, &sc.out);
+                write_reg(cta, env, g, *d, eff, &sc.out, false);
             }
             if let Some(p) = p {
                 write_pred(cta, env, g, *p, eff, pm);
@@ -1389,7 +1484,7 @@ fn collective<G: GlobalMemory, L: Lanes>(
             match (mode, d) {
                 (VoteMode::Ballot, Src::Reg(r)) => {
                     sc.out[..w].fill(am);
-                    write_reg(cta, env, g, *r, eff, &sc.out);
+                    write_reg(cta, env, g, *r, eff, &sc.out, false);
                 }
                 (_, Src::Pred(p)) => {
                     let r = match mode {
@@ -1414,12 +1509,12 @@ fn collective<G: GlobalMemory, L: Lanes>(
                     }
                 }
             }
-            write_reg(cta, env, g, *d, eff, &sc.out);
+            write_reg(cta, env, g, *d, eff, &sc.out, false);
         }
         Op::Match { all, ty, d, p, a, mask: m } => {
-            let mv = fetch(cta, env, g, *m, &mut sc.b)[eff.trailing_zeros() as usize] & full_mask(w as u32);
+            let mv = fetch(cta, env, g, *m, &mut sc.b, None)[eff.trailing_zeros() as usize] & full_mask(w as u32);
             let vm = full_mask(ty.bits());
-            let av = fetch(cta, env, g, *a, &mut sc.a);
+            let av = fetch(cta, env, g, *a, &mut sc.a, None);
             let members = mv & eff;
             let mut pm = 0u64;
             for l in lanes(eff) {
@@ -1433,19 +1528,19 @@ fn collective<G: GlobalMemory, L: Lanes>(
                 }
             }
             if let Some(d) = d {
-                write_reg(cta, env, g, *d, eff, &sc.out);
+                write_reg(cta, env, g, *d, eff, &sc.out, false);
             }
             if let Some(p) = p {
                 write_pred(cta, env, g, *p, eff, pm);
             }
         }
         Op::Redux { op, ty, d, a, mask: m } => {
-            let mv = fetch(cta, env, g, *m, &mut sc.b)[eff.trailing_zeros() as usize] & full_mask(w as u32);
-            let av = fetch(cta, env, g, *a, &mut sc.a);
+            let mv = fetch(cta, env, g, *m, &mut sc.b, None)[eff.trailing_zeros() as usize] & full_mask(w as u32);
+            let av = fetch(cta, env, g, *a, &mut sc.a, None);
             let members = mv & eff;
             let r = alu::redux(*op, *ty, lanes(members).map(|k| av[k]));
             sc.out[..w].fill(r);
-            write_reg(cta, env, g, *d, eff, &sc.out);
+            write_reg(cta, env, g, *d, eff, &sc.out, false);
         }
         _ => unreachable!("execute dispatches only these instructions to `collective`"),
     }
@@ -1527,5 +1622,195 @@ impl<G: GlobalMemory> PrintfSource for LaneSource<'_, '_, G> {
             what: format!("printf: the string at {addr:#x} has no terminating NUL within {MAX_STRING} bytes"),
             at: Box::new(location(self.env.prog, self.cta, self.pc, Some(self.t))),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! The sparse path (only the active lanes fetched, computed and written) against the whole-warp path.
+    use super::super::lanes::{Mixed, Whole};
+    use super::*;
+    use crate::memory::DeviceMemory;
+    use reconverge_program::DecodeOptions;
+
+    /// Integer, carry, bit-field, float, compare, select, move and special-register instructions.
+    const PTX: &str = r#"
+.version 8.8
+.target sm_80
+.address_size 64
+.visible .entry k()
+{
+    .reg .pred %p<5>;
+    .reg .b32 %r<12>;
+    .reg .b64 %rd<4>;
+    .reg .f32 %f<6>;
+    mul.hi.s32 %r3, %r1, %r2;
+    rem.s32 %r4, %r1, %r2;
+    add.s32 %r5, %r1, 7;
+    mad.lo.s32 %r6, %r1, %r2, %r3;
+    add.s64 %rd3, %rd1, %rd2;
+    shl.b32 %r7, %r1, 3;
+    add.cc.u32 %r8, %r1, %r2;
+    addc.u32 %r9, %r3, %r4;
+    bfi.b32 %r10, %r1, %r2, 8, 4;
+    add.f32 %f3, %f1, %f2;
+    div.rn.f32 %f4, %f1, %f2;
+    fma.rn.f32 %f5, %f1, %f2, %f3;
+    cvt.rn.f32.s32 %f1, %r1;
+    setp.lt.s32 %p1, %r1, %r2;
+    setp.gtu.f32 %p2, %f1, %f2;
+    setp.ne.and.s32 %p3, %r3, %r4, %p1;
+    selp.b32 %r11, %r1, %r2, %p2;
+    selp.f32 %f2, %f3, 0f3F800000, %p3;
+    mov.u32 %r2, %tid.x;
+    mov.u32 %r1, %laneid;
+    @%p1 add.s32 %r4, %r4, %r2;
+    ret;
+}
+"#;
+
+    fn program() -> Program {
+        let m = reconverge_ptx::parse(PTX).expect("test PTX parses");
+        let loaded = crate::load(&m, None, crate::mechanism::Mechanism::Pdom, &DecodeOptions::default())
+            .expect("test PTX decodes");
+        loaded.program().clone()
+    }
+
+    /// A CTA of two warps whose registers and predicates hold varied values (small, negative, zero,
+    /// float bit patterns).
+    fn cta(prog: &Program) -> Cta {
+        let mut cta = Cta::new(prog, [0; 3], 0, [64, 1, 1], 32, 0);
+        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        for (i, r) in cta.regs.iter_mut().enumerate() {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            *r = match i % 5 {
+                0 => x % 9,
+                1 => (x as i32 % 50) as u32 as u64,
+                2 => 0,
+                _ => x & 0xFFFF_FFFF,
+            };
+        }
+        for (i, p) in cta.preds.iter_mut().enumerate() {
+            *p = 0x5A5A_C3C3_0F0F_9669u64.rotate_left(i as u32 * 7);
+        }
+        cta
+    }
+
+    /// Runs every instruction of the program (but the last) for `lanes` and `mask` with the given
+    /// sparse limits, from the same state each time; returns the state after each and `env.changed`.
+    fn run_all<L: Lanes>(prog: &Program, g: L, mask: LaneMask, limits: u32, track: bool) -> Vec<(Cta, bool)> {
+        let fixed = Fixed { grid: [1; 3], block: [64, 1, 1], sm: 0, nsm: 1, local_limit: 1024, dynamic_shared: 0 };
+        let (mut mem, mut access, mut printf) = (DeviceMemory::new(), AccessLog::default(), PrintfLog::default());
+        let mut sc = Scratch { sparse_whole: limits, sparse_mixed: limits, ..Scratch::default() };
+        let mut out = Vec::new();
+        for pc in 0..prog.insts.len() as Pc - 1 {
+            let mut c = cta(prog);
+            let mut env = Env {
+                prog,
+                mem: &mut mem,
+                consts: &[],
+                params: &[],
+                fixed: &fixed,
+                clock: 0,
+                track,
+                changed: false,
+                access: &mut access,
+                cta_slot: 0,
+                await_members: false,
+                printf: &mut printf,
+            };
+            let fx = execute(&mut env, &mut sc, &mut c, g, pc, mask).expect("executes");
+            assert!(fx.barrier.is_none(), "no barriers in the test program");
+            out.push((c, env.changed));
+        }
+        out
+    }
+
+    /// The sparse and the whole-warp path leave the same registers, predicates, carries and `changed`;
+    /// registers change only in active lanes' thread slots, and some do.
+    fn same_both_ways<L: Lanes>(prog: &Program, g: L, mask: LaneMask) {
+        let before = cta(prog);
+        for track in [false, true] {
+            let dense = run_all(prog, g, mask, 0, track);
+            let sparse = run_all(prog, g, mask, 32, track);
+            let mut wrote = 0;
+            for (pc, ((d, dc), (s, sc))) in dense.iter().zip(&sparse).enumerate() {
+                let text = &prog.info[pc].text;
+                assert_eq!(d.regs, s.regs, "registers after `{text}` (mask {mask:#x}, track {track})");
+                assert_eq!(d.preds, s.preds, "predicates after `{text}`");
+                assert_eq!(d.carry, s.carry, "carries after `{text}`");
+                assert_eq!(dc, sc, "`changed` after `{text}`");
+                for (i, (a, b)) in before.regs.iter().zip(&s.regs).enumerate() {
+                    if a != b {
+                        let slot = i % before.padded;
+                        assert!(lanes(mask).any(|l| g.slot(l) == slot), "`{text}` wrote inactive slot {slot}");
+                        wrote += 1;
+                    }
+                }
+            }
+            assert!(wrote > 0, "the instructions wrote registers");
+        }
+    }
+
+    #[test]
+    fn sparse_lanes_compute_what_whole_warps_do() {
+        let prog = program();
+        for (warp, mask) in [(0u32, 1u64), (1, 0x8000_0001), (0, 0x00F0_0F00), (1, 0x7FFF_FFFE), (0, u32::MAX as u64)] {
+            same_both_ways(&prog, Whole { warp, base: warp as usize * 32 }, mask);
+        }
+    }
+
+    #[test]
+    fn sparse_lanes_of_regrouped_groups_compute_what_whole_warps_do() {
+        let prog = program();
+        for parts in [vec![(0u32, 0x0000_00FFu64), (1, 0x0F00_0000)], vec![(1, 0x1), (0, 0x8000_0000)]] {
+            let slots = Mixed::slot_table(&parts, 32);
+            let g = Mixed { parts: &parts, slots: &slots, w: 32 };
+            same_both_ways(&prog, g, parts.iter().fold(0, |a, p| a | p.1));
+        }
+    }
+
+    #[test]
+    fn sparse_results_are_the_expected_values() {
+        let prog = program();
+        let pc_of = |s: &str| prog.info.iter().position(|i| i.text.starts_with(s)).expect("instruction") as Pc;
+        let g = Whole { warp: 1, base: 32 };
+        let mask = 0x8000_0004u64;
+        let before = cta(&prog);
+        let sparse = run_all(&prog, g, mask, 32, false);
+        let reg = |c: &Cta, pc: Pc, l: usize| {
+            let (Op::Selp { d, .. } | Op::IntBin { d, .. }) = prog.insts[pc as usize].op else { panic!("no dest") };
+            c.regs[d as usize * c.padded + 32 + l]
+        };
+        let src = |pc: Pc, l: usize| {
+            let (Op::Selp { a, b, .. } | Op::IntBin { a, b, .. }) = prog.insts[pc as usize].op else { panic!() };
+            let v = |s: Src| match s {
+                Src::Reg(r) => before.regs[r as usize * before.padded + 32 + l],
+                Src::Imm(v) => v,
+                _ => panic!("register or immediate"),
+            };
+            (v(a), v(b))
+        };
+        let add = pc_of("add.s32 %r5");
+        let selp = pc_of("selp.b32");
+        let Op::Selp { c: PredSrc::Reg(p, false), .. } = prog.insts[selp as usize].op else { panic!("selp") };
+        for l in [2usize, 31] {
+            let (x, y) = src(add, l);
+            assert_eq!(reg(&sparse[add as usize].0, add, l), (x as u32).wrapping_add(y as u32) as u64);
+            let (x, y) = src(selp, l);
+            let pick = before.preds[p as usize * 2 + 1] >> l & 1 == 1;
+            assert_eq!(reg(&sparse[selp as usize].0, selp, l), if pick { x } else { y });
+        }
+        let setp = pc_of("setp.lt.s32");
+        let Op::Setp { p: Some(p), a, b, .. } = prog.insts[setp as usize].op else { panic!("setp") };
+        let (Src::Reg(a), Src::Reg(b)) = (a, b) else { panic!("registers") };
+        let after = sparse[setp as usize].0.preds[p as usize * 2 + 1];
+        for l in 0..32 {
+            let (x, y) = (before.regs[a as usize * 64 + 32 + l] as i32, before.regs[b as usize * 64 + 32 + l] as i32);
+            let expect = if mask >> l & 1 == 1 { x < y } else { before.preds[p as usize * 2 + 1] >> l & 1 == 1 };
+            assert_eq!(after >> l & 1 == 1, expect, "lane {l}");
+        }
     }
 }

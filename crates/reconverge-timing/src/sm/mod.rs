@@ -158,6 +158,14 @@ pub struct Sm<'a, T: Tracker> {
     /// Each scheduler's contexts in context order, while the set of contexts cannot change but by
     /// launches and retirements ([`Tracker::PER_WARP_CONTEXTS`]); rebuilt after those.
     fixed_candidates: Option<Vec<SmallVec<[u32; 64]>>>,
+    /// Whether [`Sm::fixed_candidates`] are kept in the order of their ages (the oldest-first policies):
+    /// sorting them again each cycle would change nothing.
+    fixed_by_age: bool,
+    /// Counts the rebuilds of [`Sm::fixed_candidates`] (a scheduler's order made from older lists is stale).
+    candidates_version: u64,
+    /// Whether two contexts of a resident CTA may share a hardware warp (paths of one warp under a
+    /// parallel traversal): only then can an issue hide another path's latency ([`Sm::other_path_waits`]).
+    shared_warps: bool,
     /// The timeline recorder, when one was asked for.
     pub trace: Option<crate::trace::SmTrace>,
     /// Each pc's latency, unit occupancy and unit ([`crate::opcode`]).
@@ -174,6 +182,8 @@ pub struct Sm<'a, T: Tracker> {
     /// A lane-packed issue is adding a group to the cycle's first: it occupies no functional unit of its
     /// own ([`Sm::pack`]).
     packing: bool,
+    /// A thread exited since the last retirement: a CTA may have finished (only exits finish one).
+    exited: bool,
 }
 
 impl<'a, T: Tracker> Sm<'a, T> {
@@ -219,6 +229,9 @@ impl<'a, T: Tracker> Sm<'a, T> {
             occupied: Default::default(),
             asleep: Vec::new(),
             fixed_candidates: None,
+            fixed_by_age: false,
+            candidates_version: 0,
+            shared_warps: true,
             trace: None,
             timings: scalar_unit_timings(op_timings(prog, gpu), prog, gpu),
             front: front::Front::new(gpu)?,
@@ -227,6 +240,7 @@ impl<'a, T: Tracker> Sm<'a, T> {
                 .then(|| CtaTimes::new(0, launch.warp_size as usize, prog.nregs as usize, prog.npreds as usize)),
             warp_size: launch.warp_size,
             packing: false,
+            exited: false,
         })
     }
 
@@ -335,6 +349,7 @@ impl<'a, T: Tracker> Sm<'a, T> {
 
     /// Frees the slots of finished CTAs.
     pub fn retire(&mut self) {
+        self.exited = false;
         let retired = self.core.retire();
         if !retired.is_empty() {
             self.refresh_candidates();
@@ -436,7 +451,12 @@ impl<'a, T: Tracker> Sm<'a, T> {
     /// accesses memory.
     fn lasting_checks(&self, g: u32, now: u64) -> Result<(Group, usize, bool), Wait> {
         let (c, ctx) = ((g / self.nctx) as usize, g % self.nctx);
-        let grp = match self.core.peek(c, ctx) {
+        self.lasting_checks_of(c, self.core.peek(c, ctx), now)
+    }
+
+    /// [`Sm::lasting_checks`] of a context of CTA slot `c` that holds `peek`.
+    fn lasting_checks_of(&self, c: usize, peek: Peek, now: u64) -> Result<(Group, usize, bool), Wait> {
+        let grp = match peek {
             Peek::Ready(grp) => grp,
             Peek::Blocked(Blocked::Barrier) => return Err(Wait::lasting(Cause::Barrier, u64::MAX)),
             Peek::Blocked(Blocked::Mechanism) => return Err(Wait::lasting(Cause::Mechanism, u64::MAX)),
@@ -507,11 +527,12 @@ impl<'a, T: Tracker> Sm<'a, T> {
             _ => {}
         }
         // The front end first: a context waiting on a register still has its next instructions fetched.
-        let fetched = match self.core.peek(c, ctx) {
+        let peek = self.core.peek(c, ctx);
+        let fetched = match &peek {
             Peek::Ready(grp) if self.front.enabled() => self.fetched(g, grp.pc, now),
             _ => Ok(()),
         };
-        let remember = match self.lasting_checks(g, now) {
+        let remember = match self.lasting_checks_of(c, peek, now) {
             Ok((grp, unit, mem)) => {
                 self.remember(g, Known::Ready { unit: unit as u8, mem });
                 fetched?;
@@ -560,6 +581,9 @@ impl<'a, T: Tracker> Sm<'a, T> {
     /// Whether another context of `g`'s hardware warp (another path of the same warp, under a parallel
     /// traversal) has an instruction waiting on a register dependence or memory at `now`.
     fn other_path_waits(&self, g: u32, order: &[u32], now: u64, sched: usize) -> bool {
+        if !self.shared_warps {
+            return false;
+        }
         let c = (g / self.nctx) as usize;
         let warp = self.core.hw_warp(c, g % self.nctx);
         order.iter().any(|&o| {
@@ -574,6 +598,14 @@ impl<'a, T: Tracker> Sm<'a, T> {
     fn candidates(&self, s: usize, nsched: usize, policy: SchedulerPolicy, out: &mut SmallVec<[u32; 64]>) {
         out.clear();
         match &self.fixed_candidates {
+            Some(fixed) if self.fixed_by_age && policy == SchedulerPolicy::Gto => {
+                // Already by age: the last issued first, then the others in order.
+                out.extend_from_slice(&fixed[s]);
+                if let Some(p) = self.last_issued[s].and_then(|l| out.iter().position(|&g| g == l)) {
+                    out[..=p].rotate_right(1);
+                }
+                return;
+            }
             Some(fixed) => out.extend_from_slice(&fixed[s]),
             None => self.occupied_contexts(s, nsched, out),
         }
@@ -606,18 +638,41 @@ impl<'a, T: Tracker> Sm<'a, T> {
     /// Recomputes [`Sm::fixed_candidates`] (after the resident CTAs changed).
     fn refresh_candidates(&mut self) {
         self.asleep.clear();
+        self.shared_warps = self.contexts_share_warps();
         if !T::PER_WARP_CONTEXTS {
             return;
         }
         let nsched = self.gpu.sm.schedulers as usize;
+        // The oldest-first order of a greedy scheduler depends only on the ages, which change only here.
+        let by_age = !T::ORDERED && self.gpu.sm.scheduler == SchedulerPolicy::Gto;
         let lists = (0..nsched)
             .map(|s| {
                 let mut v = SmallVec::new();
                 self.occupied_contexts(s, nsched, &mut v);
+                if by_age {
+                    v.sort_by_key(|&g| self.ages.get(g as usize).copied().unwrap_or(u64::MAX));
+                }
                 v
             })
             .collect();
         self.fixed_candidates = Some(lists);
+        self.fixed_by_age = by_age;
+        self.candidates_version += 1;
+    }
+
+    /// Whether two contexts of one resident CTA occupy the same hardware warp ([`Sm::shared_warps`]; a
+    /// CTA's mapping of contexts to hardware warps is fixed at its launch).
+    fn contexts_share_warps(&self) -> bool {
+        let mut seen = Vec::new();
+        (0..self.core.cta_slots()).any(|c| {
+            if self.res.get(c).and_then(Option::as_ref).is_none() {
+                return false;
+            }
+            seen.clear();
+            seen.extend((0..self.nctx).map(|k| self.core.hw_warp(c, k)));
+            seen.sort_unstable();
+            seen.windows(2).any(|w| w[0] == w[1])
+        })
     }
 
     /// Orders scheduler `s`'s contexts as its policy considers them.
@@ -679,7 +734,10 @@ impl<'a, T: Tracker> Sm<'a, T> {
         let mut out = EpochOutcome { wake: u64::MAX, ..EpochOutcome::default() };
         let nsched = self.gpu.sm.schedulers as usize;
         let policy = self.gpu.sm.scheduler;
-        let mut order: SmallVec<[u32; 64]> = SmallVec::new();
+        // Each scheduler's order of its contexts, and what it was made from when that alone decides it
+        // (the fixed lists by age, and the last issued context of a greedy scheduler).
+        let mut orders: SmallVec<[SchedulerOrder; 4]> = (0..nsched).map(|_| (SmallVec::new(), None)).collect();
+        let mut cycle = SchedulerCycle::new(nsched);
         // Global writes and atomics were performed at the last epoch's end.
         self.asleep.clear();
         let mut t = t0;
@@ -699,12 +757,18 @@ impl<'a, T: Tracker> Sm<'a, T> {
             self.busy_cycles += 1;
             self.last_busy = Some(t);
             self.issue_slots += nsched as u64;
-            let mut cycle = SchedulerCycle::new(nsched);
-            for s in 0..nsched {
-                self.candidates(s, nsched, policy, &mut order);
+            cycle.reset();
+            for (s, (order, made_for)) in orders.iter_mut().enumerate() {
+                let key = (self.fixed_by_age && policy == SchedulerPolicy::Gto)
+                    .then_some((self.candidates_version, self.last_issued[s]));
+                if key.is_none() || *made_for != key {
+                    self.candidates(s, nsched, policy, order);
+                    *made_for = key;
+                }
+                let order: &[u32] = order;
                 let mut best: Option<Cause> = None;
                 let mut chosen = None;
-                for &g in &order {
+                for &g in order {
                     match self.readiness_cached(g, t, s) {
                         Ok(grp) => {
                             chosen = Some((g, grp));
@@ -722,7 +786,7 @@ impl<'a, T: Tracker> Sm<'a, T> {
                 }
                 match chosen {
                     Some((g, grp)) => {
-                        if self.other_path_waits(g, &order, t, s) {
+                        if self.other_path_waits(g, order, t, s) {
                             self.latency_hiding_issues += 1;
                         }
                         match self.issue_one(g, &grp, s, t, ctx, &mut out) {
@@ -736,7 +800,7 @@ impl<'a, T: Tracker> Sm<'a, T> {
                         out.issued += 1;
                         self.last_issued[s] = Some(g);
                         if T::LANE_PACKED {
-                            if let Err(e) = self.pack(&order, (g, &grp), (s, t), ctx, &mut out) {
+                            if let Err(e) = self.pack(order, (g, &grp), (s, t), ctx, &mut out) {
                                 out.error = Some((t, e));
                                 return out;
                             }
@@ -762,7 +826,9 @@ impl<'a, T: Tracker> Sm<'a, T> {
         let (nsched, wake) = (cycle.issued.len(), cycle.wake);
         let idle: SmallVec<[(usize, Option<Cause>); 8]> =
             (0..nsched).filter(|&s| !cycle.issued[s]).map(|s| (s, cycle.causes[s])).collect();
-        self.retire();
+        if self.exited {
+            self.retire();
+        }
         if !self.has_work() {
             for &(s, c) in &idle {
                 self.count_stall(s, t, c, 1);
@@ -848,6 +914,7 @@ impl<'a, T: Tracker> Sm<'a, T> {
         };
         let issued = self.core.issue(c, grp, env, &mut NoObserver)?;
         out.changed |= issued.changed;
+        self.exited |= issued.exited;
         // What the issue may have changed for other contexts' readiness: only its own warp's, under a
         // per-warp mechanism, unless barriers, exits or a mechanism delay are involved.
         let own_only = T::PER_WARP_CONTEXTS && !(issued.barrier || issued.released || issued.exited);
@@ -1099,6 +1166,10 @@ fn order_memory(
     }
 }
 
+/// A scheduler's order of its contexts, and what it was made from ([`Sm::candidates_version`] and the
+/// last issued context) when it may be kept from one cycle to the next.
+type SchedulerOrder = (SmallVec<[u32; 64]>, Option<(u64, Option<u32>)>);
+
 /// What an SM's schedulers did in one cycle: which issued, why each of the others could not, and the
 /// earliest cycle a waiting group becomes ready.
 struct SchedulerCycle {
@@ -1118,5 +1189,12 @@ impl SchedulerCycle {
             causes: smallvec::smallvec![None; nsched],
             wake: u64::MAX,
         }
+    }
+
+    /// The same schedulers at the start of another cycle.
+    fn reset(&mut self) {
+        self.issued.fill(false);
+        self.causes.fill(None);
+        self.wake = u64::MAX;
     }
 }

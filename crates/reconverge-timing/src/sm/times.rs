@@ -2,26 +2,35 @@
 //!
 //! Threads can move between issue groups (DWF, TBC, CAPRI regroup them), so every "not before" time is
 //! kept per CTA thread slot: the scoreboard of each register, when a thread may issue again, how long
-//! the mechanism or a fence holds it. Each row also keeps the maximum over every static warp's slots, a
-//! fast path: a whole static warp that is ready by its maximum needs no per-lane look.
+//! the mechanism or a fence holds it. Each row also keeps bounds of every static warp's slots, fast paths:
+//! a whole static warp that is ready by its maximum needs no per-lane look, nor does one whose slots all
+//! hold one value (its bounds meet: a converged warp).
 
 use reconverge_program::{lanes, LaneMask};
 use std::ops::Range;
 
-/// Rows of per-thread-slot cycle values, with per-static-warp maxima.
+/// Rows of per-thread-slot cycle values, with per-static-warp bounds.
 #[derive(Clone, Debug)]
 pub(crate) struct Times {
     w: usize,
     rows: usize,
     nwarps: usize,
     slot: Vec<u64>,
+    /// Per (row, warp): an upper bound of its slots' values.
     warp: Vec<u64>,
+    /// Per (row, warp): a lower bound of its slots' values; equal to `warp` only when every slot of the
+    /// warp holds that value (a converged warp: its questions are answered without a per-lane look).
+    low: Vec<u64>,
+    /// Every lane of a warp.
+    full: LaneMask,
 }
 
 impl Times {
     /// `rows` rows for a CTA of `nwarps` warps of `w` threads, all zero.
     pub fn new(rows: usize, nwarps: usize, w: usize) -> Times {
-        Times { w, rows, nwarps, slot: vec![0; rows * nwarps * w], warp: vec![0; rows * nwarps] }
+        let full = if w >= 64 { u64::MAX } else { (1u64 << w) - 1 };
+        let n = rows * nwarps;
+        Times { w, rows, nwarps, slot: vec![0; n * w], warp: vec![0; n], low: vec![0; n], full }
     }
 
     /// The latest value over the lanes `hold` of the parts, or `None` when none exceeds `now` (the
@@ -31,15 +40,21 @@ impl Times {
         let mut worst: Option<u64> = None;
         for &(wi, m) in parts {
             let h = m & hold;
-            if h == 0 || self.warp[row * self.nwarps + wi as usize] <= now {
+            let wr = row * self.nwarps + wi as usize;
+            let high = self.warp[wr];
+            if h == 0 || high <= now {
                 continue;
             }
-            let base = (row * self.nwarps + wi as usize) * self.w;
-            for l in lanes(h) {
-                let v = self.slot[base + l];
-                if v > now {
-                    worst = Some(worst.map_or(v, |x: u64| x.max(v)));
-                }
+            // Every lane holds `high` when the bounds meet; else the largest of the lanes (it exceeds
+            // `now` exactly when some lane's value does).
+            let most = if self.low[wr] == high && h & !self.full == 0 {
+                high
+            } else {
+                let base = wr * self.w;
+                lanes(h).map(|l| self.slot[base + l]).max().unwrap_or(0)
+            };
+            if most > now {
+                worst = Some(worst.map_or(most, |x: u64| x.max(most)));
             }
         }
         worst
@@ -56,10 +71,21 @@ impl Times {
             }
             let wr = row * self.nwarps + wi as usize;
             let base = wr * self.w;
+            if e & self.full == self.full {
+                // Every lane: the bounds are exact.
+                self.slot[base..base + self.w].fill(value);
+                for l in lanes(e & !self.full) {
+                    self.slot[base + l] = value;
+                }
+                self.warp[wr] = value;
+                self.low[wr] = value;
+                continue;
+            }
             for l in lanes(e) {
                 self.slot[base + l] = value;
             }
             self.warp[wr] = self.warp[wr].max(value);
+            self.low[wr] = self.low[wr].min(value);
         }
     }
 
@@ -73,20 +99,38 @@ impl Times {
             }
             let wr = row * self.nwarps + wi as usize;
             let base = wr * self.w;
-            for l in lanes(e) {
-                let s = &mut self.slot[base + l];
-                *s = (*s).max(value);
+            if e & self.full == self.full && e & !self.full == 0 {
+                let (low, high) = (self.low[wr], self.warp[wr]);
+                if low == high {
+                    // A converged warp stays converged.
+                    let v = high.max(value);
+                    if v != high {
+                        self.slot[base..base + self.w].fill(v);
+                    }
+                } else {
+                    for s in &mut self.slot[base..base + self.w] {
+                        *s = (*s).max(value);
+                    }
+                }
+                self.low[wr] = low.max(value);
+            } else {
+                for l in lanes(e) {
+                    let s = &mut self.slot[base + l];
+                    *s = (*s).max(value);
+                }
             }
             self.warp[wr] = self.warp[wr].max(value);
         }
     }
 
-    /// Recomputes the warp maxima of the parts' warps in `row` (after values were lowered).
+    /// Recomputes the warp bounds of the parts' warps in `row` (after values were lowered).
     pub fn refresh(&mut self, row: usize, parts: &[(u32, LaneMask)]) {
         for &(wi, _) in parts {
             let wr = row * self.nwarps + wi as usize;
             let base = wr * self.w;
-            self.warp[wr] = self.slot[base..base + self.w].iter().copied().max().unwrap_or(0);
+            let values = &self.slot[base..base + self.w];
+            self.warp[wr] = values.iter().copied().max().unwrap_or(0);
+            self.low[wr] = values.iter().copied().min().unwrap_or(0);
         }
     }
 
@@ -105,6 +149,9 @@ impl Times {
         for x in &mut self.warp[r + warps.start..r + warps.end] {
             *x = (*x).max(value);
         }
+        for x in &mut self.low[r + warps.start..r + warps.end] {
+            *x = (*x).max(value);
+        }
     }
 
     /// Makes room for `nwarps` warps per row, zeroing the warps `fresh` (a CTA launched into their slot).
@@ -115,6 +162,7 @@ impl Times {
             for row in 0..rows {
                 let (old, new) = (row * self.nwarps, row * nwarps);
                 grown.warp[new..new + self.nwarps].copy_from_slice(&self.warp[old..old + self.nwarps]);
+                grown.low[new..new + self.nwarps].copy_from_slice(&self.low[old..old + self.nwarps]);
                 grown.slot[new * self.w..(new + self.nwarps) * self.w]
                     .copy_from_slice(&self.slot[old * self.w..(old + self.nwarps) * self.w]);
             }
@@ -123,6 +171,7 @@ impl Times {
         for row in 0..self.rows {
             let r = row * self.nwarps;
             self.warp[r + fresh.start..r + fresh.end].fill(0);
+            self.low[r + fresh.start..r + fresh.end].fill(0);
             self.slot[(r + fresh.start) * self.w..(r + fresh.end) * self.w].fill(0);
         }
     }
@@ -250,7 +299,63 @@ impl CtaTimes {
 
 #[cfg(test)]
 mod tests {
-    use super::{row, CtaTimes};
+    use super::{row, CtaTimes, Times};
+    use reconverge_program::{lanes, LaneMask};
+
+    /// The answer of [`Times::pending`] asked lane by lane of a plain copy of the values.
+    fn naive(vals: &[u64], w: usize, parts: &[(u32, LaneMask)], hold: LaneMask, now: u64) -> Option<u64> {
+        let mut worst = None;
+        for &(wi, m) in parts {
+            for l in lanes(m & hold) {
+                let v = vals[wi as usize * w + l];
+                if v > now {
+                    worst = Some(worst.map_or(v, |x: u64| x.max(v)));
+                }
+            }
+        }
+        worst
+    }
+
+    #[test]
+    fn the_warp_bounds_answer_as_every_lane_would() {
+        // A deterministic mix of full and partial sets, raises and refreshes on 3 warps of 8 lanes, checked
+        // after each step against a lane-by-lane copy.
+        let (w, nwarps) = (8usize, 3usize);
+        let full: LaneMask = 0xff;
+        let mut t = Times::new(1, nwarps, w);
+        let mut vals = vec![0u64; w * nwarps];
+        let mut x = 12345u64;
+        let mut converged_hits = 0;
+        for step in 0..4000u64 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let wi = (x % nwarps as u64) as u32;
+            let mask = if x & 0x300 == 0 { (x >> 16) & full } else { full };
+            let value = (x >> 24) % 64 + step / 40;
+            let parts = [(wi, full)];
+            match (x >> 10) % 4 {
+                0 | 1 => {
+                    t.set(0, &parts, mask, value);
+                    lanes(mask).for_each(|l| vals[wi as usize * w + l] = value);
+                }
+                2 => {
+                    t.raise(0, &parts, mask, value);
+                    lanes(mask).for_each(|l| vals[wi as usize * w + l] = vals[wi as usize * w + l].max(value));
+                }
+                _ => t.refresh(0, &parts),
+            }
+            let wr = wi as usize;
+            converged_hits += usize::from(t.low[wr] == t.warp[wr]);
+            for now in [0, value.saturating_sub(3), value, value + 5] {
+                for hold in [full, 0x0f, (x >> 32) & full] {
+                    let all: Vec<(u32, LaneMask)> = (0..nwarps as u32).map(|k| (k, full)).collect();
+                    assert_eq!(t.pending(0, &all, hold, now), naive(&vals, w, &all, hold, now), "step {step}");
+                }
+            }
+        }
+        assert!(converged_hits > 100, "the converged fast path was exercised ({converged_hits})");
+    }
 
     #[test]
     fn covering_more_warps_keeps_the_old_values_and_zeroes_the_fresh_ones() {
