@@ -91,20 +91,13 @@ pub trait WarpTracker: Sync {
         ctx: &mut WarpCtx<'_>,
     ) -> Result<(), MechError>;
 
-    /// How many straight-line instructions from `pc` (at most `max`) the warp may issue back to back with
-    /// the same lanes, one [`WarpTracker::advance`] standing for their updates (see
-    /// [`crate::Tracker::straight_run`]). The default, 1, updates after every instruction. Pure.
+    /// How many straight-line instructions from `pc` (at most `max`) the group (`pc`, `mask`) may issue back
+    /// to back with the same lanes, one [`WarpTracker::advance`] standing for their updates (see
+    /// [`crate::Tracker::straight_run`]; `mask` matters where a path may hold lanes that wait at a barrier
+    /// and do not issue). The default, 1, updates after every instruction. Pure.
     #[inline]
-    fn straight_run(&self, _st: &Self::State, _pc: Pc, _max: u32) -> u32 {
+    fn straight_run(&self, _st: &Self::State, _pc: Pc, _mask: LaneMask, _max: u32) -> u32 {
         1
-    }
-
-    /// [`WarpTracker::straight_run`] for the group (`pc`, `mask`), for mechanisms whose answer depends on
-    /// the issuing lanes (a path may hold lanes that wait at a barrier and do not issue). The default asks
-    /// [`WarpTracker::straight_run`]. Pure.
-    #[inline]
-    fn straight_run_lanes(&self, st: &Self::State, pc: Pc, _mask: LaneMask, max: u32) -> u32 {
-        self.straight_run(st, pc, max)
     }
 
     /// The group (`pc`, `mask`) issued the `n` straight-line instructions that
@@ -232,7 +225,7 @@ impl<T: WarpTracker> Tracker for PerWarp<T> {
 
     #[inline]
     fn straight_run(&self, _sm: &(), st: &Vec<T::State>, group: &Group, max: u32) -> u32 {
-        st.get(group.ctx as usize).map_or(1, |s| self.0.straight_run_lanes(s, group.pc, group.mask, max))
+        st.get(group.ctx as usize).map_or(1, |s| self.0.straight_run(s, group.pc, group.mask, max))
     }
 
     #[inline]

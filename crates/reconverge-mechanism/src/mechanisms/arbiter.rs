@@ -90,7 +90,7 @@ impl WarpTracker for Arbiter {
     }
 
     #[inline]
-    fn straight_run_lanes(&self, st: &ThreadPcs, pc: Pc, mask: LaneMask, max: u32) -> u32 {
+    fn straight_run(&self, st: &ThreadPcs, pc: Pc, mask: LaneMask, max: u32) -> u32 {
         // The tree picks the same lanes at the next pcs until they reach a pc where another live lane at
         // their depth waits (lanes deeper than them or at a lower pc would have been picked instead).
         clear_lanes(&st.pc, &st.depth, st.live, pc, mask, max)

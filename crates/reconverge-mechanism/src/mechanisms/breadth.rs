@@ -171,7 +171,7 @@ impl WarpTracker for Breadth {
     }
 
     #[inline]
-    fn straight_run_lanes(&self, st: &BreadthState, pc: Pc, mask: LaneMask, max: u32) -> u32 {
+    fn straight_run(&self, st: &BreadthState, pc: Pc, mask: LaneMask, max: u32) -> u32 {
         // Straight on, the path keeps its place in the queue: up to the next pc where another path or an
         // open synchronisation point is (a merge or a park, on the run's last instruction at the latest).
         clear_of_syncs(&st.syncs, pc, clear_run(st.queue.iter(), pc, mask, max))

@@ -122,7 +122,7 @@ impl WarpTracker for ForkJoin {
     }
 
     #[inline]
-    fn straight_run_lanes(&self, st: &ForkJoinState, pc: Pc, mask: LaneMask, max: u32) -> u32 {
+    fn straight_run(&self, st: &ForkJoinState, pc: Pc, mask: LaneMask, max: u32) -> u32 {
         // Paths meet only at joins (never straight-line code): a path whose lanes all issue goes to the top
         // of the stack after its first instruction and stays there, the stack's length unchanged.
         match issued(&st.stack, pc, mask) {

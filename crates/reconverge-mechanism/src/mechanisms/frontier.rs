@@ -67,7 +67,7 @@ impl WarpTracker for ThreadFrontiers {
     }
 
     #[inline]
-    fn straight_run_lanes(&self, st: &Vec<Path>, pc: Pc, mask: LaneMask, max: u32) -> u32 {
+    fn straight_run(&self, st: &Vec<Path>, pc: Pc, mask: LaneMask, max: u32) -> u32 {
         // Up to the next pc another path holds: ranks within a block are consecutive, so until then
         // the path keeps its rank among the others and merges with none.
         clear_run(st.iter(), pc, mask, max)

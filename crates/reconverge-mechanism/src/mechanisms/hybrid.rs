@@ -133,7 +133,7 @@ impl WarpTracker for Hybrid {
     }
 
     #[inline]
-    fn straight_run_lanes(&self, st: &HybridState, pc: Pc, mask: LaneMask, max: u32) -> u32 {
+    fn straight_run(&self, st: &HybridState, pc: Pc, mask: LaneMask, max: u32) -> u32 {
         // Straight-line code is a depth-first step: after the first one the path is the stack's top, or
         // (the stack empty) back at its place in the queue; it stays there up to the next pc where another
         // path or an open synchronisation point is.

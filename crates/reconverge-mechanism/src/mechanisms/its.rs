@@ -196,7 +196,7 @@ impl WarpTracker for Its {
     }
 
     #[inline]
-    fn straight_run_lanes(&self, st: &ItsState, pc: Pc, mask: LaneMask, max: u32) -> u32 {
+    fn straight_run(&self, st: &ItsState, pc: Pc, mask: LaneMask, max: u32) -> u32 {
         // The scheduler stays on the current group up to the instruction that makes it yield (the run's
         // last), or, when another group may be ready, the one after which it may turn to that group; and,
         // like `arbiter`, before any pc where another live lane at its depth waits (it would join).
@@ -397,22 +397,22 @@ mod tests {
     #[test]
     fn a_straight_run_stops_where_the_group_would_yield_or_meet_other_lanes() {
         let mut st = Its.init(10, ALL);
-        assert_eq!(Its.straight_run_lanes(&st, 10, ALL, 100), 64, "the 64th instruction yields");
+        assert_eq!(Its.straight_run(&st, 10, ALL, 100), 64, "the 64th instruction yields");
         st.run = 64;
-        assert_eq!(Its.straight_run_lanes(&st, 10, ALL, 100), 64, "alone, up to the next yield (128)");
+        assert_eq!(Its.straight_run(&st, 10, ALL, 100), 64, "alone, up to the next yield (128)");
         st.run = 127;
-        assert_eq!(Its.straight_run_lanes(&st, 10, ALL, 100), 1, "its next instruction yields");
+        assert_eq!(Its.straight_run(&st, 10, ALL, 100), 1, "its next instruction yields");
         // Lanes 2 and 3 wait at pc 14: the group may turn to them once it has run 64 in a row.
         st.pc[2] = 14;
         st.pc[3] = 14;
         st.current = 0b0011;
         st.run = 50;
-        assert_eq!(Its.straight_run_lanes(&st, 10, 0b0011, 100), 4, "up to pc 14, where they meet");
+        assert_eq!(Its.straight_run(&st, 10, 0b0011, 100), 4, "up to pc 14, where they meet");
         st.pc[2] = 90;
         st.pc[3] = 90;
-        assert_eq!(Its.straight_run_lanes(&st, 10, 0b0011, 100), 14, "the 64th in a row yields");
+        assert_eq!(Its.straight_run(&st, 10, 0b0011, 100), 14, "the 64th in a row yields");
         st.run = 64;
-        assert_eq!(Its.straight_run_lanes(&st, 10, 0b0011, 100), 1, "another group may run next");
+        assert_eq!(Its.straight_run(&st, 10, 0b0011, 100), 1, "another group may run next");
     }
 
     /// The run of one warp of `live` lanes on `src` after the convergence-barrier pass.

@@ -146,7 +146,7 @@ impl<const TWO_STACKS: bool> WarpTracker for Maven<TWO_STACKS> {
     }
 
     #[inline]
-    fn straight_run_lanes(&self, st: &MavenState, pc: Pc, mask: LaneMask, max: u32) -> u32 {
+    fn straight_run(&self, st: &MavenState, pc: Pc, mask: LaneMask, max: u32) -> u32 {
         // As `sorted:minpc`: after its first instruction the path is in the first register (straight-line
         // code is not a back edge) and keeps its place there until it reaches another path's pc; each
         // re-insertion shifts it as far as that place.

@@ -125,7 +125,7 @@ impl WarpTracker for MinPc {
     }
 
     #[inline]
-    fn straight_run_lanes(&self, st: &Vec<Path>, pc: Pc, mask: LaneMask, max: u32) -> u32 {
+    fn straight_run(&self, st: &Vec<Path>, pc: Pc, mask: LaneMask, max: u32) -> u32 {
         // Up to the next pc another path holds: until then the path stays the active one (the first
         // update may bring it to the top) and merges with nothing.
         clear_run(st.iter(), pc, mask, max)

@@ -86,7 +86,7 @@ impl WarpTracker for NoReconvergence {
         Ok(())
     }
 
-    fn straight_run(&self, st: &Self::State, _pc: Pc, max: u32) -> u32 {
+    fn straight_run(&self, st: &Self::State, _pc: Pc, _mask: LaneMask, max: u32) -> u32 {
         // Several groups take turns after every instruction; a lone group runs on.
         if st.groups.len() == 1 {
             max

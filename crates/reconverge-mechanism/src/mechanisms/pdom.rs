@@ -142,7 +142,7 @@ impl WarpTracker for PdomStack {
     }
 
     #[inline]
-    fn straight_run(&self, st: &Self::State, pc: Pc, max: u32) -> u32 {
+    fn straight_run(&self, st: &Self::State, pc: Pc, _mask: LaneMask, max: u32) -> u32 {
         // Straight-line code changes only the top entry's pc, until it reaches the entry's reconvergence
         // point (a block start, or the return point of a call entry's caller).
         match st.last() {

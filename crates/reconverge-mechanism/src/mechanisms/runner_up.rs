@@ -148,7 +148,7 @@ impl WarpTracker for RunnerUp {
     }
 
     #[inline]
-    fn straight_run_lanes(&self, st: &RunnerUpState, pc: Pc, mask: LaneMask, max: u32) -> u32 {
+    fn straight_run(&self, st: &RunnerUpState, pc: Pc, mask: LaneMask, max: u32) -> u32 {
         // The current position's threads, all of them, move on without a scan while their new place comes
         // before the runner-up: up to the runner-up's pc (where they may merge on the run's last
         // instruction), and before any other live thread at their depth.
@@ -305,13 +305,13 @@ mod tests {
     #[test]
     fn a_straight_run_stops_at_the_runner_up() {
         let mut st = RunnerUp.init(10, 0b1111);
-        assert_eq!(RunnerUp.straight_run_lanes(&st, 10, 0b1111, 50), 50, "no runner-up");
+        assert_eq!(RunnerUp.straight_run(&st, 10, 0b1111, 50), 50, "no runner-up");
         st.threads.pc[3] = 16;
         st.runner_up = Some((16, 0));
-        assert_eq!(RunnerUp.straight_run_lanes(&st, 10, 0b0111, 50), 6, "pcs 10 to 15, promoting at 16");
-        assert_eq!(RunnerUp.straight_run_lanes(&st, 10, 0b0011, 50), 1, "lane 2 would stay behind");
+        assert_eq!(RunnerUp.straight_run(&st, 10, 0b0111, 50), 6, "pcs 10 to 15, promoting at 16");
+        assert_eq!(RunnerUp.straight_run(&st, 10, 0b0011, 50), 1, "lane 2 would stay behind");
         st.current = Some((16, 0));
-        assert_eq!(RunnerUp.straight_run_lanes(&st, 10, 0b0111, 50), 1, "not the current position");
+        assert_eq!(RunnerUp.straight_run(&st, 10, 0b0111, 50), 1, "not the current position");
     }
 
     #[test]

@@ -159,7 +159,7 @@ impl WarpTracker for Sorted {
     }
 
     #[inline]
-    fn straight_run_lanes(&self, st: &Vec<Path>, pc: Pc, mask: LaneMask, max: u32) -> u32 {
+    fn straight_run(&self, st: &Vec<Path>, pc: Pc, mask: LaneMask, max: u32) -> u32 {
         // Up to the next pc another path holds: until then the path keeps its rank in every order
         // (pc, depth and thread count compare the same) and meets no path at the head.
         clear_run(st.iter(), pc, mask, max)

@@ -98,7 +98,7 @@ impl WarpTracker for SsyStack {
         (mask != 0).then_some((top.npc, mask))
     }
 
-    fn straight_run(&self, _st: &Self::State, _pc: Pc, max: u32) -> u32 {
+    fn straight_run(&self, _st: &Self::State, _pc: Pc, _mask: LaneMask, max: u32) -> u32 {
         // Straight-line code only moves the top entry's npc; normalising does not look at it.
         max
     }

@@ -245,48 +245,19 @@ fn fetch<'x, G: GlobalMemory, L: Lanes>(
     only: Option<LaneMask>,
 ) -> &'x [u64] {
     let w = cta.w;
-    if let Some(m) = only {
-        let whole_reg = matches!(src, Src::Reg(_)) && g.base().is_some();
-        if !whole_reg && !matches!(src, Src::Imm(_)) {
-            for l in lanes(m) {
-                buf[l] = lane_value(cta, env, g, src, l);
-            }
-            return &buf[..w];
+    match (src, g.base()) {
+        (Src::Reg(r), Some(base)) => {
+            let row = r as usize * cta.padded + base;
+            &cta.regs[row..row + w]
         }
-    }
-    match src {
-        Src::Reg(r) => {
-            let row = r as usize * cta.padded;
-            match g.base() {
-                Some(base) => &cta.regs[row + base..row + base + w],
-                None => {
-                    for (l, slot) in buf[..w].iter_mut().enumerate() {
-                        *slot = cta.regs[row + g.slot(l)];
-                    }
-                    &buf[..w]
-                }
-            }
-        }
-        Src::Imm(v) => {
+        (Src::Imm(v), _) => {
             buf[..w].fill(v);
             &buf[..w]
         }
-        Src::Pred(p) => {
-            let m = pred_mask(cta, g, p);
-            for (l, slot) in buf[..w].iter_mut().enumerate() {
-                *slot = m >> l & 1;
-            }
-            &buf[..w]
-        }
-        Src::LocalAddr(off) => {
-            for (l, slot) in buf[..w].iter_mut().enumerate() {
-                *slot = cta.frame_base[g.slot(l)] as u64 + off as u64;
-            }
-            &buf[..w]
-        }
-        Src::Sreg(s) => {
-            for (l, slot) in buf[..w].iter_mut().enumerate() {
-                *slot = sreg_value(cta, env, g, l, s);
+        _ => {
+            match only {
+                Some(m) => lanes(m).for_each(|l| buf[l] = lane_value(cta, env, g, src, l)),
+                None => (0..w).for_each(|l| buf[l] = lane_value(cta, env, g, src, l)),
             }
             &buf[..w]
         }
