@@ -5,7 +5,7 @@ use crate::suite_cmd::{check_kernel_names, check_warp_sizes, default_kernels_dir
 use crate::{out, outln, Failure};
 use clap::Args;
 use reconverge_mechanism::Mechanism;
-use reconverge_program::LaunchConfig;
+use reconverge_program::{JitPolicy, LaunchConfig};
 use reconverge_report::records;
 use reconverge_report::table::Table;
 use reconverge_sim::{run, NoObserver};
@@ -41,6 +41,10 @@ pub struct BenchArgs {
     /// Functional simulation only.
     #[arg(long)]
     pub functional: bool,
+    /// Interpret every instruction: do not compile hot straight-line segments to native code in the
+    /// functional runs (to measure what compiling gains).
+    #[arg(long)]
+    pub no_jit: bool,
     /// Side by side with native code: the suite's CUDA C compiled as C++ by the system compiler ($CXX or
     /// c++) and run one thread after another, beside the functional and timed simulation of the same
     /// launch (median times and ratios; kernels whose threads must run together are listed as skipped),
@@ -138,7 +142,11 @@ pub fn run_bench(a: BenchArgs) -> Result<(), Failure> {
         let p = reconverge_suite::prepare_entry(e, mech, a.warp_size, &load, u64::MAX)
             .map_err(|err| Failure::input(format!("{}: {err}", e.name)))?;
         let (kernel, args) = (&p.kernel, &p.args);
-        let cfg = LaunchConfig { max_instructions: None, ..p.cfg.clone() };
+        let cfg = LaunchConfig {
+            max_instructions: None,
+            jit: if a.no_jit { JitPolicy::Off } else { JitPolicy::Hot },
+            ..p.cfg.clone()
+        };
         let (mut warp, mut thread, mut runs) = (0u64, 0u64, 0u64);
         let start = Instant::now();
         let mut eff = 0.0;

@@ -7,7 +7,7 @@ use crate::bench_cmd::BenchArgs;
 use crate::native::{self, Workdir};
 use crate::{out, outln, Failure};
 use reconverge_mechanism::Mechanism;
-use reconverge_program::LaunchConfig;
+use reconverge_program::{JitPolicy, LaunchConfig};
 use reconverge_report::records;
 use reconverge_report::table::Table;
 use reconverge_sim::{run, NoObserver, RunResult};
@@ -41,6 +41,10 @@ pub struct NativeRecord {
     pub timed_ratio: Option<f64>,
     /// Whether the native run left the same buffers as the simulator.
     pub same_output: Option<bool>,
+    /// Segments the functional run compiled to native code (0 with --no-jit or when none got hot).
+    pub jit_segments: u64,
+    /// Time the functional run spent compiling them, seconds (included in `functional_s`).
+    pub jit_compile_s: f64,
 }
 
 /// Repeats of a measurement: at least 3, more while they fit in `min_ms`.
@@ -104,7 +108,11 @@ impl NativeBench<'_> {
         let load = |p: &str| std::fs::read(self.dir.join(p));
         let p = reconverge_suite::prepare_entry(e, self.mech, a.warp_size, &load, u64::MAX)
             .map_err(|err| Failure::input(format!("{}: {err}", e.name)))?;
-        let cfg = LaunchConfig { max_instructions: None, ..p.cfg.clone() };
+        let cfg = LaunchConfig {
+            max_instructions: None,
+            jit: if a.no_jit { JitPolicy::Off } else { JitPolicy::Hot },
+            ..p.cfg.clone()
+        };
         let threads = cfg.num_ctas() * u64::from(cfg.threads_per_cta());
         let mut row = NativeRecord { kernel: label.to_string(), threads, ..NativeRecord::default() };
         let first = run(&p.kernel, &cfg, &p.args, &mut NoObserver);
@@ -112,6 +120,7 @@ impl NativeBench<'_> {
             return Err(Failure::input(format!("{}: {}", e.name, crate::errors::render(err))));
         }
         row.warp_instructions = first.stats.warp_instructions;
+        (row.jit_segments, row.jit_compile_s) = (first.jit.segments, first.jit.time.as_secs_f64());
         let functional = measure(a.min_ms, || {
             run(&p.kernel, &cfg, &p.args, &mut NoObserver);
             Ok(())
@@ -195,6 +204,7 @@ impl NativeBench<'_> {
             "native ms",
             "functional ms",
             "func/native",
+            "jit ms",
             "timed ms",
             "timed/native",
             "output",
@@ -212,6 +222,7 @@ impl NativeBench<'_> {
                 ms(r.native_s),
                 ms(r.functional_s),
                 ratio(r.functional_ratio),
+                if r.jit_segments > 0 { ms(Some(r.jit_compile_s)) } else { "-".into() },
                 ms(r.timed_s),
                 ratio(r.timed_ratio),
                 output,
@@ -223,7 +234,8 @@ impl NativeBench<'_> {
         };
         outln!(
             "native: the CUDA C compiled as C++ ({} -O2 -ffp-contract=off), one thread after another; \
-             simulation: mechanism {}, warp size {}, timed on {} with {} host thread(s); medians over repeats",
+             simulation: mechanism {}, warp size {}, timed on {} with {} host thread(s); medians over repeats; \
+             jit ms: compiling hot segments in one functional run (included in functional ms)",
             native::compiler(),
             self.mech.name(),
             self.args.warp_size,

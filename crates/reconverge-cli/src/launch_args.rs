@@ -3,7 +3,7 @@
 use crate::{source, Failure};
 use clap::Args;
 use reconverge_mechanism::{LutGeometry, Mechanism};
-use reconverge_program::{Arg, DecodeOptions, LaunchConfig};
+use reconverge_program::{Arg, DecodeOptions, JitPolicy, LaunchConfig};
 use reconverge_sim::Loaded;
 
 /// Options that describe one launch.
@@ -72,6 +72,10 @@ pub struct LaunchArgs {
     /// 1000).
     #[arg(long, default_value_t = 100_000)]
     pub livelock_window: u64,
+    /// Interpret every instruction: do not compile hot straight-line segments to native code in functional
+    /// runs. Results and statistics are identical either way; only the speed differs.
+    #[arg(long)]
+    pub no_jit: bool,
     /// Set a module `.global`/`.const` variable (`__device__`/`__constant__`) before the launch:
     /// NAME=NUMBER, NAME=@FILE.npy or NAME=zeros:DTYPE:LEN (repeatable). For a 64-bit scalar variable (a
     /// device pointer) a buffer is allocated and its address stored; otherwise the bytes fill the variable.
@@ -300,6 +304,7 @@ impl LaunchArgs {
             globals,
             dump_globals: dump_globals.to_vec(),
             max_memory,
+            jit: if me.no_jit { JitPolicy::Off } else { JitPolicy::Hot },
             ..LaunchConfig::default()
         };
         cfg.validate(kernel.program()).map_err(|e| Failure::input(crate::errors::render(&e.into())))?;

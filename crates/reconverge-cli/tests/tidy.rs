@@ -13,7 +13,7 @@ const LAYERS: &[&[&str]] = &[
     &["reconverge-ir", "reconverge-nvrtc"],
     &["reconverge-ptx", "reconverge-analysis", "reconverge-semantics"],
     &["reconverge-transform", "reconverge-program"],
-    &["reconverge-mechanism", "reconverge-reference", "reconverge-kernelgen"],
+    &["reconverge-mechanism", "reconverge-jit", "reconverge-reference", "reconverge-kernelgen"],
     &["reconverge-sim"],
     &["reconverge-timing"],
     &["reconverge-records"],

@@ -8,7 +8,7 @@
 
 use reconverge_kernelgen::{generate, GenOptions, GeneratedKernel, KERNEL_NAME};
 use reconverge_mechanism::Mechanism;
-use reconverge_program::{Buffer, DecodeOptions, LaunchConfig};
+use reconverge_program::{Buffer, DecodeOptions, JitPolicy, LaunchConfig};
 use reconverge_reference::run_reference;
 use reconverge_sim::{load, run, NoObserver};
 use std::path::{Path, PathBuf};
@@ -96,10 +96,20 @@ fn check_seed(seed: u64, opts: &GenOptions) -> Result<u64, String> {
         for w in WARP_SIZES {
             // A bound far above what any generated kernel needs, so that a simulator that does not
             // terminate fails this test instead of hanging it.
-            let cfg = LaunchConfig { warp_size: w, max_instructions: Some(SIM_LIMIT), ..cfg.clone() };
+            // Every straight-line segment runs compiled (`JitPolicy::Always`), so the reference checks the
+            // compiled code too; at warp size 32 the interpreter alone must give the same statistics.
+            let cfg =
+                LaunchConfig { warp_size: w, max_instructions: Some(SIM_LIMIT), jit: JitPolicy::Always, ..cfg.clone() };
             let r = run(&prog, &cfg, &args, &mut NoObserver);
             if let Some(e) = &r.error {
                 return Err(fail(format!("{mech}, warp size {w}: the simulator stopped: {e}")));
+            }
+            if w == 32 {
+                let interpreted =
+                    run(&prog, &LaunchConfig { jit: JitPolicy::Off, ..cfg.clone() }, &args, &mut NoObserver);
+                if interpreted.stats != r.stats || interpreted.buffers != r.buffers {
+                    return Err(fail(format!("{mech}, warp size {w}: compiled segments change the results")));
+                }
             }
             // Fork/join runs the minority path first, so its stack never holds more than log2(W) paths.
             if mech == Mechanism::ForkJoin {

@@ -318,6 +318,22 @@ pub struct LaunchConfig {
     /// Set by another thread to stop the run (Ctrl-C in Python): the drivers look at it between rounds
     /// of issue (functional) or epochs (timed) and stop as interrupted.
     pub cancel: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
+    /// When functional runs compile straight-line segments of pure lane instructions to native code
+    /// (`--no-jit`: never). Results and statistics are the same under every policy; only the speed differs.
+    pub jit: JitPolicy,
+}
+
+/// When the functional machine compiles a straight-line segment of pure lane instructions to native code.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum JitPolicy {
+    /// Never: the interpreter executes every instruction (`--no-jit`).
+    Off,
+    /// Once runs have reached the segment a few dozen times, so that compiling pays for itself (the
+    /// default).
+    #[default]
+    Hot,
+    /// The first time a run reaches it (the differential tests: every segment runs compiled).
+    Always,
 }
 
 /// The smallest livelock window: a correct kernel may well run a few thousand warp instructions that
@@ -358,6 +374,7 @@ impl Default for LaunchConfig {
             max_memory: DEFAULT_MAX_MEMORY,
             model_bytes: 0,
             cancel: None,
+            jit: JitPolicy::Hot,
         }
     }
 }

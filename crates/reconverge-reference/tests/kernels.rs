@@ -6,9 +6,10 @@
 //! checked bit-exactly for integer outputs; float outputs of the FMA-contracted variants are only
 //! checked to be close (they legitimately round differently from the `--fmad=false` expectations).
 //!
-//! A second test runs the same launches on the simulator under every mechanism and compares every buffer
-//! (not only the expected ones) with the reference, bit for bit; launches the manifest expects to deadlock
-//! under a mechanism must deadlock there.
+//! A second test runs the same launches on the simulator under every mechanism, with every straight-line
+//! segment compiled to native code, and compares every buffer (not only the expected ones) with the
+//! reference, bit for bit; launches the manifest expects to deadlock under a mechanism must deadlock
+//! there.
 
 use reconverge_ir::{Module, ScalarType};
 use reconverge_reference::{run_reference, Arg, Buffer, Dtype, LaunchConfig, RefResult};
@@ -290,9 +291,12 @@ fn the_simulator_agrees_with_the_reference_on_every_kernel() {
                     failures.push(format!("{} warp {w}: the reference stopped: {err}", case.ptx));
                     continue;
                 }
+                // Every straight-line segment runs compiled from its first run, so the reference checks
+                // the compiled code as well as the interpreter.
+                let sim_cfg = LaunchConfig { jit: reconverge_program::JitPolicy::Always, ..cfg.clone() };
                 for (mech, prog) in &progs {
                     let tag = format!("{} {mech} warp {w}", case.ptx);
-                    let sim = run(prog, &cfg, &args, &mut NoObserver);
+                    let sim = run(prog, &sim_cfg, &args, &mut NoObserver);
                     runs += 1;
                     let listed = e.outcomes.iter().find(|(m, _)| m == mech.name()).map(|(_, o)| o.as_str());
                     // `a|b` accepts either outcome.

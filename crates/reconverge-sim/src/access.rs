@@ -22,6 +22,18 @@ pub trait GlobalMemory {
     fn atomic(&mut self, a: AtomicRequest) -> Result<(Option<u64>, bool), MemFault>;
     /// The allocations, for error messages.
     fn allocations(&self) -> &[crate::memory::Allocation];
+    /// The `len` bytes at `addr` when one allocation holds them all and they are exactly what
+    /// [`read`](Self::read) would return there: the executor then serves a whole warp's load from them
+    /// with one lookup. `None` (the default) makes it read lane by lane.
+    fn span(&self, _addr: u64, _len: u64) -> Option<&[u8]> {
+        None
+    }
+    /// The `len` bytes at `addr`, writable, when one allocation holds them all and writing them directly
+    /// is exactly what [`write`](Self::write) would do (nothing else to log or buffer). `None` (the
+    /// default) makes the executor write lane by lane.
+    fn span_mut(&mut self, _addr: u64, _len: u64) -> Option<&mut [u8]> {
+        None
+    }
 }
 
 /// One lane's atomic operation.
@@ -67,6 +79,14 @@ impl GlobalMemory for DeviceMemory {
     }
     fn allocations(&self) -> &[crate::memory::Allocation] {
         DeviceMemory::allocations(self)
+    }
+    #[inline]
+    fn span(&self, addr: u64, len: u64) -> Option<&[u8]> {
+        self.bytes(addr, len)
+    }
+    #[inline]
+    fn span_mut(&mut self, addr: u64, len: u64) -> Option<&mut [u8]> {
+        self.bytes_mut(addr, len)
     }
 }
 

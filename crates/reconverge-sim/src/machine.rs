@@ -1,9 +1,10 @@
 //! The functional machine: one [`SmCore`] holding up to `max_resident_ctas` CTAs, issue contexts visited
 //! round robin (each issues up to a quantum of instructions), deadlock and limit detection, and the result.
 
-use crate::core::{stall_report, IssueEnv, Observer, SmCore, Watchdog};
+use crate::core::{stall_report, IssueEnv, Jit, JitReport, Observer, SmCore, Watchdog, HOT_RUNS};
 use crate::device::DeviceState;
 use crate::error::{RunLimit, SimError};
+use crate::launch::JitPolicy;
 use crate::launch::{Buffer, LaunchArgs, LaunchConfig};
 use crate::mechanism::{Peek, Tracker};
 use crate::memory::DeviceMemory;
@@ -34,6 +35,9 @@ pub struct RunResult {
     /// Whether `printf` output was dropped: a launch keeps at most [`crate::printf::OUTPUT_LIMIT`] bytes
     /// (CUDA's default printf FIFO size).
     pub printf_truncated: bool,
+    /// What compiling straight-line segments did in a functional run ([`LaunchConfig::jit`]): segments,
+    /// instructions and wall-clock time. Not a statistic: it depends on the host, never on the results.
+    pub jit: JitReport,
 }
 
 impl RunResult {
@@ -74,6 +78,7 @@ impl RunResult {
             fields: Vec::new(),
             printf: Vec::new(),
             printf_truncated: false,
+            jit: JitReport::default(),
         }
     }
 
@@ -93,6 +98,7 @@ impl RunResult {
             fields: outputs.fields,
             printf: Vec::new(),
             printf_truncated: false,
+            jit: JitReport::default(),
         }
     }
 }
@@ -125,8 +131,8 @@ fn run_with<T: Tracker>(
             Ok(d) => d,
             Err(e) => return RunResult::failed(prog, empty(), e, nargs),
         };
-    let (stats, error, printed) = execute(prog, tracker, cfg, &mut dev, observer);
-    RunResult::finished(prog, stats, error, dev.into_outputs(prog, cfg)).with_printf(printed)
+    let (stats, error, printed, jit) = execute(prog, tracker, cfg, &mut dev, observer);
+    RunResult { jit, ..RunResult::finished(prog, stats, error, dev.into_outputs(prog, cfg)).with_printf(printed) }
 }
 
 /// Runs `kernel` on a device state the caller keeps between launches ([`DeviceState::resident`]): device
@@ -156,37 +162,44 @@ fn run_resident_with<T: Tracker>(
         .and_then(|_| dev.check_resident(prog, cfg, cfg.max_resident_ctas as u64));
     match checked {
         Ok(()) => {
-            let (stats, error, printed) = execute(prog, tracker, cfg, dev, observer);
-            RunResult::finished(prog, stats, error, crate::device::Outputs::default()).with_printf(printed)
+            let (stats, error, printed, jit) = execute(prog, tracker, cfg, dev, observer);
+            let done = RunResult::finished(prog, stats, error, crate::device::Outputs::default());
+            RunResult { jit, ..done.with_printf(printed) }
         }
         Err(e) => RunResult::failed(prog, Stats::new(prog, cfg.warp_size, T::STRUCTURE), e, prog.params.len()),
     }
 }
 
-/// Runs the launch on one core over `dev`: the statistics, why it stopped early, if it did, and the
-/// `printf` output (execution order; whether some was dropped).
+/// Runs the launch on one core over `dev`: the statistics, why it stopped early, if it did, the
+/// `printf` output (execution order; whether some was dropped) and what compiling did.
 fn execute<T: Tracker>(
     prog: &Program,
     tracker: &T,
     cfg: &LaunchConfig,
     dev: &mut DeviceState,
     observer: &mut dyn Observer,
-) -> (Stats, Option<SimError>, (Vec<PrintfRecord>, bool)) {
+) -> (Stats, Option<SimError>, (Vec<PrintfRecord>, bool), JitReport) {
     let mut core = SmCore::new(prog, tracker, cfg, 0, 1);
-    let error = simulate(&mut core, cfg, &mut dev.mem, &dev.consts, &dev.params, observer).err();
-    (core.stats().clone(), error, core.take_printf())
+    let hot = match cfg.jit {
+        JitPolicy::Off => None,
+        JitPolicy::Hot => Some(HOT_RUNS),
+        JitPolicy::Always => Some(1),
+    };
+    let mut jit = hot.map(|hot| Jit::new(prog, (core.warps_per_cta(), cfg.warp_size), hot));
+    let error = simulate(&mut core, cfg, (&mut dev.mem, &dev.consts, &dev.params), jit.as_mut(), observer).err();
+    let report = jit.as_ref().map(Jit::report).unwrap_or_default();
+    (core.stats().clone(), error, core.take_printf(), report)
 }
 
 /// Instructions an issue context issues before the machine moves to the next (functional mode).
 const QUANTUM: u32 = 64;
 
 /// The run loop: keep CTAs resident, visit every issue context in turn, stop at a deadlock or a limit.
-fn simulate<T: Tracker>(
-    core: &mut SmCore<'_, T>,
+fn simulate<'p, T: Tracker>(
+    core: &mut SmCore<'p, T>,
     cfg: &LaunchConfig,
-    mem: &mut DeviceMemory,
-    consts: &[u8],
-    params: &[u8],
+    (mem, consts, params): (&mut DeviceMemory, &[u8], &[u8]),
+    mut jit: Option<&mut Jit<'p>>,
     observer: &mut dyn Observer,
 ) -> Result<(), SimError> {
     let total = cfg.num_ctas();
@@ -232,7 +245,7 @@ fn simulate<T: Tracker>(
                         1
                     };
                     let (_, quiet) = if run >= 2 {
-                        core.issue_run(c, &group, run, env)?
+                        core.issue_run(c, &group, run, env, jit.as_deref_mut())?
                     } else {
                         let issued = core.issue(c, &group, env, observer)?;
                         (issued, u32::from(!issued.changed))

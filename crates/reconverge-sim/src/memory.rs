@@ -134,28 +134,29 @@ impl DeviceMemory {
     }
 
     /// The `len` bytes at `addr`, when one allocation holds them all.
+    #[inline]
     pub fn bytes(&self, addr: u64, len: u64) -> Option<&[u8]> {
         if len == 0 {
             return Some(&[]);
         }
-        let (a, off) = self.containing(addr)?;
-        a.data.get(off..off.checked_add(usize::try_from(len).ok()?)?)
+        let (i, off) = self.locate(addr, len)?;
+        Some(&self.allocs[i].data[off..off + len as usize])
     }
 
     /// The `len` bytes at `addr`, writable, when one allocation holds them all.
+    #[inline]
     pub fn bytes_mut(&mut self, addr: u64, len: u64) -> Option<&mut [u8]> {
         if len == 0 {
             return Some(&mut []);
         }
-        let i = self.allocs.partition_point(|a| a.base <= addr).checked_sub(1)?;
-        let a = &mut self.allocs[i];
-        let off = usize::try_from(addr - a.base).ok()?;
-        a.data.get_mut(off..off.checked_add(usize::try_from(len).ok()?)?)
+        let (i, off) = self.locate(addr, len)?;
+        Some(&mut self.allocs[i].data[off..off + len as usize])
     }
 
+    /// The index of the allocation holding the `len` bytes at `addr` and the offset of `addr` in it.
     #[inline]
-    fn locate(&self, addr: u64, size: u32) -> Option<(usize, usize)> {
-        let end = addr.checked_add(size as u64)?;
+    fn locate(&self, addr: u64, len: u64) -> Option<(usize, usize)> {
+        let end = addr.checked_add(len)?;
         let last = self.last.load(std::sync::atomic::Ordering::Relaxed);
         if let Some(a) = self.allocs.get(last) {
             if addr >= a.base && end <= a.base + a.data.len() as u64 {
@@ -182,7 +183,7 @@ impl DeviceMemory {
         if addr % size as u64 != 0 {
             return Err(fault(FaultKind::Misaligned));
         }
-        let (i, off) = self.locate(addr, size).ok_or(fault(FaultKind::OutOfBounds))?;
+        let (i, off) = self.locate(addr, u64::from(size)).ok_or(fault(FaultKind::OutOfBounds))?;
         Ok(read_le(&self.allocs[i].data[off..off + size as usize]))
     }
 
@@ -193,7 +194,7 @@ impl DeviceMemory {
         if addr % size as u64 != 0 {
             return Err(fault(FaultKind::Misaligned));
         }
-        let (i, off) = self.locate(addr, size).ok_or(fault(FaultKind::OutOfBounds))?;
+        let (i, off) = self.locate(addr, u64::from(size)).ok_or(fault(FaultKind::OutOfBounds))?;
         write_le(&mut self.allocs[i].data[off..off + size as usize], value);
         Ok(())
     }

@@ -427,6 +427,32 @@ impl<P: CompactionPolicy> Tracker for CtaStack<P> {
         Ok(())
     }
 
+    #[inline]
+    fn straight_run(&self, _sm: &P::Table, st: &CtaState, group: &Group, max: u32) -> u32 {
+        st.clear_run(group.ctx as usize, group.pc, max)
+    }
+
+    fn advance(
+        &self,
+        sm: &mut P::Table,
+        st: &mut CtaState,
+        group: &Group,
+        n: u32,
+        u: &mut UpdateCtx<'_>,
+    ) -> Result<(), MechError> {
+        // The middle updates each move the running warp one pc on and leave the settled stack as it is
+        // (settling reads no running warp's pc): the first and the last update as usual.
+        self.update(sm, st, group, &Flow::Next, u)?;
+        if n >= 2 {
+            let last = Group { pc: group.pc + n - 1, ..group.clone() };
+            if n >= 3 {
+                st.move_to(group.ctx as usize, last.pc);
+            }
+            self.update(sm, st, &last, &Flow::Next, u)?;
+        }
+        Ok(())
+    }
+
     fn entries(&self, _sm: &P::Table, st: &CtaState, _ctx: u32) -> Vec<EntryView> {
         st.views()
     }
@@ -476,17 +502,35 @@ impl CtaState {
         e == self.top() && self.stack[e].mask.unformed.is_empty()
     }
 
+    /// The pcs at which warp `w` parks ([`CtaState::move_to`]): its entry's stop, the function's virtual
+    /// exit, the reconvergence point of the instance it went ahead of, or else its entry's
+    /// likely-convergence point (a warp that went ahead is not part of the path entry's merge until
+    /// adopted). An absent one repeats the virtual exit.
+    fn parks(&self, w: &DynWarp) -> [Pc; 4] {
+        let (ahead, lpc) = match w.ahead {
+            Some((_, r)) => (r, PC_RET),
+            None => (PC_RET, self.stack[w.entry].mask.lpc),
+        };
+        [self.stop_pc(w.entry), PC_RET, ahead, lpc]
+    }
+
+    /// How many straight-line instructions from `pc` (at most `max`) running warp `ctx` may issue with one
+    /// update standing for them: up to the nearest pc ahead where it would park (it may park on the run's
+    /// last instruction). Moving a running warp's pc changes nothing else of a settled CTA.
+    fn clear_run(&self, ctx: usize, pc: Pc, max: u32) -> u32 {
+        let Some(Some(w)) = self.warps.get(ctx) else { return 1 };
+        if w.state != State::Run || w.pc != pc {
+            return 1;
+        }
+        self.parks(w).into_iter().filter(|&p| p > pc).fold(max, |n, p| n.min(p - pc)).max(1)
+    }
+
     /// Warp `ctx` continues at `pc` (not a sync point): it runs on, or parks at a stop.
     fn move_to(&mut self, ctx: usize, pc: Pc) {
         let Some(w) = self.warps[ctx].as_ref() else { return };
-        let stop = self.stop_pc(w.entry);
-        let lpc = self.stack[w.entry].mask.lpc;
+        let parked = self.parks(w).contains(&pc);
         let w = self.warps[ctx].as_mut().expect("warp");
         w.pc = pc;
-        // A warp that went ahead of an unresolved instance runs to that instance's reconvergence point, not
-        // to its entry's likely-convergence point (it is not part of the path entry's merge until adopted).
-        let at_lpc = pc == lpc && w.ahead.is_none();
-        let parked = pc == stop || at_lpc || pc == PC_RET || w.ahead.is_some_and(|(_, r)| r == pc);
         w.state = if parked { State::Parked } else { State::Run };
     }
 

@@ -379,6 +379,24 @@ impl<const SM_POOL: bool> Dwf<SM_POOL> {
     }
 }
 
+impl PoolWarp {
+    /// The live lanes if the warp may issue now; otherwise what [`Tracker::peek`] sees.
+    #[inline]
+    fn ready(&self, view: &CtaView<'_>) -> Result<LaneMask, Peek> {
+        let mask = self.lanes.parts().iter().fold(0, |a, &(sw, m)| a | (m & view.live[sw as usize]));
+        if mask == 0 {
+            return Err(Peek::Empty);
+        }
+        if self.lanes.parts().iter().any(|&(sw, m)| view.blocked[sw as usize] & m != 0) {
+            return Err(Peek::Blocked(Blocked::Barrier));
+        }
+        if self.awaiting.is_some_and(|(sw, m)| m & view.live[sw as usize] != 0) {
+            return Err(Peek::Blocked(Blocked::Mechanism));
+        }
+        Ok(mask)
+    }
+}
+
 impl Pool {
     fn alloc(&mut self) -> u32 {
         match self.warps.iter().position(Option::is_none) {
@@ -639,30 +657,29 @@ impl<const SM_POOL: bool> Tracker for Dwf<SM_POOL> {
 
     fn peek(&self, sm: &PoolSm, st: &PoolCta, view: &CtaView<'_>, ctx: u32) -> Peek {
         let Some(w) = sm.warp(WarpRef { slot: st.slot, ctx }) else { return Peek::Empty };
-        let mask = w.lanes.parts().iter().fold(0, |a, &(sw, m)| a | (m & view.live[sw as usize]));
-        if mask == 0 {
-            return Peek::Empty;
+        match w.ready(view) {
+            Ok(mask) => {
+                let prio = self.priority(sm, st.slot, w);
+                Peek::Ready(Group { ctx, pc: w.pc, mask, lanes: w.lanes.clone(), hold: mask, prio })
+            }
+            Err(p) => p,
         }
-        if w.lanes.parts().iter().any(|&(sw, m)| view.blocked[sw as usize] & m != 0) {
-            return Peek::Blocked(Blocked::Barrier);
-        }
-        if w.awaiting.is_some_and(|(sw, m)| m & view.live[sw as usize] != 0) {
-            return Peek::Blocked(Blocked::Mechanism);
-        }
-        let prio = self.priority(sm, st.slot, w);
-        Peek::Ready(Group { ctx, pc: w.pc, mask, lanes: w.lanes.clone(), hold: mask, prio })
     }
 
     fn choose(&self, sm: &PoolSm, st: &PoolCta, view: &CtaView<'_>) -> Option<Group> {
-        let mut best: Option<Group> = None;
-        for ctx in 0..sm.pools[st.slot as usize].warps.len() as u32 {
-            if let Peek::Ready(g) = self.peek(sm, st, view, ctx) {
-                if best.as_ref().is_none_or(|b| g.prio < b.prio) {
-                    best = Some(g);
-                }
+        // The ready warp of the lowest priority, the lowest context among equals; only it becomes a group.
+        let mut best: Option<(u64, u32)> = None;
+        for (ctx, w) in sm.pools[st.slot as usize].warps.iter().enumerate() {
+            let Some(w) = w.as_ref().filter(|w| w.ready(view).is_ok()) else { continue };
+            let prio = self.priority(sm, st.slot, w);
+            if best.is_none_or(|b| prio < b.0) {
+                best = Some((prio, ctx as u32));
             }
         }
-        best
+        match self.peek(sm, st, view, best?.1) {
+            Peek::Ready(g) => Some(g),
+            _ => None,
+        }
     }
 
     fn update(

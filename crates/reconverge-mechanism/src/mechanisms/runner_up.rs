@@ -102,6 +102,20 @@ impl RunnerUpState {
         self.runner_up = self.smallest(self.threads.live, self.current);
     }
 
+    /// How many distinct places the live threads are at ([`RunnerUpState::places`]'s length, without
+    /// sorting: threads are usually at a few places).
+    #[inline]
+    fn place_count(&self) -> usize {
+        let mut seen: SmallVec<[Place; 8]> = SmallVec::new();
+        for l in lanes(self.threads.live) {
+            let p = (self.threads.pc[l], self.threads.depth[l]);
+            if !seen.contains(&p) {
+                seen.push(p);
+            }
+        }
+        seen.len()
+    }
+
     /// The distinct places of the live threads, in order.
     fn places(&self) -> SmallVec<[Place; 32]> {
         let mut v: SmallVec<[Place; 32]> =
@@ -244,7 +258,7 @@ impl WarpTracker for RunnerUp {
     }
 
     fn depth(&self, st: &RunnerUpState) -> usize {
-        st.places().len()
+        st.place_count()
     }
 
     fn entries(&self, st: &RunnerUpState) -> Vec<EntryView> {

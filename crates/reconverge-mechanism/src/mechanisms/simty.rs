@@ -22,6 +22,7 @@
 //! what happens then.
 
 use crate::paths::{successors, Path};
+use crate::per_warp::advance_ends;
 use crate::sorted::Priority;
 use crate::types::{LaneMask, Pc};
 use crate::EntryKind;
@@ -131,6 +132,17 @@ impl SimtyState {
         self.stalled = self.stalled.saturating_add(n as u32);
     }
 
+    /// Whether the sorter has nothing left to do: `y` is ahead of every CCT path and the CCT is in order
+    /// (or, without `y`, the CCT is empty). Then a step that only moves `x` on changes nothing else.
+    fn sorted(&self) -> bool {
+        match self.y {
+            None => self.cct.is_empty(),
+            Some(y) => {
+                !self.cct.iter().any(|e| better(&e.0, &y)) && !self.cct.windows(2).any(|p| better(&p[0].0, &p[1].0))
+            }
+        }
+    }
+
     /// One idle step of the background sorter.
     fn sort_step(&mut self, ctx: &mut WarpCtx<'_>) {
         let n = self.cct.len();
@@ -193,6 +205,36 @@ impl WarpTracker for Simty {
         }
         // The executing path waits at a barrier: the next path that can issue, in order.
         st.ordered().iter().map(|p| (p.pc, p.mask & live & !blocked)).find(|(_, m)| *m != 0)
+    }
+
+    #[inline]
+    fn straight_run(&self, st: &SimtyState, pc: Pc, mask: LaneMask, max: u32) -> u32 {
+        // All of `x` moves on, no CCT port use, no sorter work, while `x` stays ahead of `y` (it may merge
+        // with it on the run's last instruction).
+        if st.x.pc != pc || st.x.mask != mask || !st.sorted() {
+            return 1;
+        }
+        match st.y {
+            Some(y) if y.depth == st.x.depth && y.pc > pc => max.min(y.pc - pc),
+            Some(y) if y.depth >= st.x.depth => 1,
+            _ => max,
+        }
+    }
+
+    fn advance(
+        &self,
+        st: &mut SimtyState,
+        pc: Pc,
+        mask: LaneMask,
+        n: u32,
+        ctx: &mut WarpCtx<'_>,
+    ) -> Result<(), MechError> {
+        // The middle updates each move `x` one pc on and count one step.
+        advance_ends(self, st, (pc, mask, n), ctx, |st, _| {
+            st.x.pc = pc + n - 1;
+            st.steps += u64::from(n - 2);
+            Ok(())
+        })
     }
 
     fn update(

@@ -13,7 +13,7 @@ use crate::alu;
 use crate::error::{Location, SimError};
 use crate::layout::{CONST_WINDOW, LOCAL_WINDOW, PARAM_WINDOW, SHARED_WINDOW};
 use crate::mechanism::Flow;
-use crate::memory::{flat_read, flat_write, FaultKind, MemFault};
+use crate::memory::{flat_read, flat_write, write_le, FaultKind, MemFault};
 use crate::printf::{PrintfLog, PrintfRecord, PrintfSource, MAX_STRING};
 use crate::program::*;
 use crate::types::{full_mask, lanes, LaneMask, Pc};
@@ -79,6 +79,9 @@ pub struct Scratch {
     sparse_whole: u32,
     /// The same for a regrouped group ([`super::lanes::Mixed`]), whose lanes are gathered one by one.
     sparse_mixed: u32,
+    /// Whether loads and stores whose lanes all hit one buffer take the whole-warp path ([`load_warp`],
+    /// [`store_warp`]); off only to test that it matches the lane-by-lane one.
+    warp_memory: bool,
 }
 
 /// [`Scratch::sparse_whole`] by default, in 32nds of the warp: a quarter of it (a first choice, not yet tuned).
@@ -96,6 +99,7 @@ impl Default for Scratch {
             out: [0; 64],
             sparse_whole: SPARSE_WHOLE,
             sparse_mixed: SPARSE_MIXED,
+            warp_memory: true,
         }
     }
 }
@@ -461,17 +465,210 @@ fn mem_err<G: GlobalMemory>(env: &Env<G>, cta: &Cta, pc: Pc, slot: usize, fault:
     SimError::Memory { fault, at: Box::new(location(env.prog, cta, pc, Some(slot))), near }
 }
 
+/// The address lane `lane` of group `g` accesses.
 fn lane_addr<L: Lanes>(cta: &Cta, g: L, lane: usize, a: &Addr) -> u64 {
     let base = match a.base {
-        AddrBase::Reg(r) => cta.regs[r as usize * cta.padded + g.slot(lane)],
-        AddrBase::Reg32(r) => {
-            let base = cta.regs[r as usize * cta.padded + g.slot(lane)] as u32;
-            return u64::from(base.wrapping_add(a.offset as u32));
-        }
+        AddrBase::Reg(r) | AddrBase::Reg32(r) => cta.regs[r as usize * cta.padded + g.slot(lane)],
         AddrBase::Const(c) => c,
         AddrBase::Frame => cta.frame_base[g.slot(lane)] as u64,
     };
-    base.wrapping_add(a.offset as u64)
+    offset_addr(a, base)
+}
+
+/// `a`'s offset applied to the value `base` of its base (modulo 2^32 for a 32-bit register).
+#[inline(always)]
+fn offset_addr(a: &Addr, base: u64) -> u64 {
+    match a.base {
+        AddrBase::Reg32(_) => u64::from((base as u32).wrapping_add(a.offset as u32)),
+        _ => base.wrapping_add(a.offset as u64),
+    }
+}
+
+/// Writes the address of every lane of `eff` into `out` (a whole static warp's register base is read as
+/// one slice, its other lanes' entries computed but meaningless).
+#[inline]
+fn warp_addrs<L: Lanes>(cta: &Cta, g: L, eff: LaneMask, a: &Addr, out: &mut [u64; 64]) {
+    match (a.base, g.base()) {
+        (AddrBase::Reg(r) | AddrBase::Reg32(r), Some(base)) => {
+            let row = r as usize * cta.padded + base;
+            for (o, &x) in out.iter_mut().zip(&cta.regs[row..row + cta.w]) {
+                *o = offset_addr(a, x);
+            }
+        }
+        _ => lanes(eff).for_each(|l| out[l] = lane_addr(cta, g, l, a)),
+    }
+}
+
+/// The bytes a whole warp's access touches, when they lie in one run of one concrete space
+/// ([`warp_span`]).
+#[derive(Clone, Copy, Debug)]
+struct WarpSpan {
+    /// The space every active lane's address resolves to.
+    space: Space,
+    /// The lowest active lane's address, as computed (before resolving).
+    lo: u64,
+    /// `lo` resolved: the first byte of the run within `space`.
+    start: u64,
+    /// The run's length: from `lo` to the end of the highest lane's last element.
+    len: u64,
+}
+
+impl WarpSpan {
+    /// The offset in the run of element `k` (of `size` bytes) of the lane whose address is `addr`.
+    #[inline(always)]
+    fn offset(&self, addr: u64, k: usize, size: u32) -> usize {
+        (addr - self.lo) as usize + k * size as usize
+    }
+
+    /// The run as a range of indices into its space's bytes (when they are a flat memory).
+    #[inline]
+    fn range(&self) -> Option<std::ops::Range<usize>> {
+        Some(usize::try_from(self.start).ok()?..usize::try_from(self.start + self.len).ok()?)
+    }
+}
+
+/// Where an access of `elems` elements of `size` bytes per lane goes for the lanes `eff`, whose
+/// addresses `addrs` holds, when the accesses could not fault lane by lane: every lane aligned and
+/// resolving to one concrete space, and the whole run of bytes at most this long (the caller checks it
+/// lies in one buffer). `None` sends the access lane by lane, which reports faults.
+fn warp_span(space: Space, eff: LaneMask, addrs: &[u64; 64], size: u32, elems: usize) -> Option<WarpSpan> {
+    if eff == 0 || !size.is_power_of_two() || size > 8 || elems > VECTOR_BUFFERS {
+        return None;
+    }
+    let (mut lo, mut hi, mut bits) = (u64::MAX, 0u64, 0u64);
+    for l in lanes(eff) {
+        let a = addrs[l];
+        (lo, hi, bits) = (lo.min(a), hi.max(a), bits | a);
+    }
+    // The windows of the generic space start at multiples of 2^32, so resolving keeps the alignment.
+    if bits % u64::from(size) != 0 {
+        return None;
+    }
+    let (sp, start) = resolve(space, lo);
+    if space == Space::Generic && lanes(eff).any(|l| resolve(space, addrs[l]).0 != sp) {
+        return None;
+    }
+    let len = (hi - lo).checked_add(u64::from(size) * elems as u64)?;
+    start.checked_add(len)?;
+    Some(WarpSpan { space: sp, lo, start, len })
+}
+
+/// The vector elements a whole-warp load or store can hold at once ([`Scratch`] buffers).
+const VECTOR_BUFFERS: usize = 4;
+
+/// Loads element `k` (of `size` bytes, sign-extended to `ext` bits when signed) of every lane of `eff`
+/// from `bytes`, the run `span` covers, into `out`.
+#[inline]
+fn gather(
+    (bytes, span): (&[u8], &WarpSpan),
+    addrs: &[u64; 64],
+    eff: LaneMask,
+    (k, size, ext): (usize, u32, Option<u32>),
+    out: &mut [u64; 64],
+) {
+    let n = size as usize;
+    for l in lanes(eff) {
+        let off = span.offset(addrs[l], k, size);
+        let v = crate::memory::read_le(&bytes[off..off + n]);
+        out[l] = ext.map_or(v, |to| sign_extend(v, size * 8, to));
+    }
+}
+
+/// A load by a whole warp whose lanes all read one buffer, without faults ([`warp_span`]): every lane's
+/// elements are read from it directly and written to the registers `d` as lane by lane. Returns
+/// `false`, having changed nothing, when the load must go lane by lane.
+fn load_warp<G: GlobalMemory, L: Lanes>(
+    env: &mut Env<G>,
+    sc: &mut Scratch,
+    cta: &mut Cta,
+    g: L,
+    eff: LaneMask,
+    only: Option<LaneMask>,
+    (space, ty, d, addr, dst_bits): (Space, reconverge_ir::ScalarType, &VecRegs, &Addr, u32),
+) -> bool {
+    if space == Space::Local {
+        return false; // every lane its own frame
+    }
+    let size = ty.bytes();
+    warp_addrs(cta, g, eff, addr, &mut sc.e);
+    let Some(span) = warp_span(space, eff, &sc.e, size, d.len()) else { return false };
+    let bytes = match span.space {
+        Space::Global => env.mem.span(span.start, span.len),
+        Space::Shared => span.range().and_then(|r| cta.shared.get(r)),
+        Space::Const => span.range().and_then(|r| env.consts.get(r)),
+        Space::KernelParam => span.range().and_then(|r| env.params.get(r)),
+        Space::Local | Space::Generic => None,
+    };
+    let Some(bytes) = bytes else { return false };
+    let ext = ty.is_signed().then_some(dst_bits);
+    let Scratch { a, b, c, e, out, .. } = sc;
+    let mut bufs = [out, a, b, c];
+    for (k, buf) in bufs.iter_mut().enumerate().take(d.len()) {
+        gather((bytes, &span), e, eff, (k, size, ext), buf);
+    }
+    for l in lanes(eff) {
+        env.access.record(l, space, e[l]);
+    }
+    for (dr, buf) in d.iter().zip(&bufs) {
+        if let Some(r) = dr {
+            write_reg(cta, env, g, *r, eff, &buf[..], only.is_some());
+        }
+    }
+    true
+}
+
+/// A store by a whole warp whose lanes all write one global or shared buffer, without faults
+/// ([`warp_span`]): the values are written to it directly, in the order lane by lane would (element by
+/// element, lanes ascending), and a changed byte marks memory changed as [`mem_write`] does. Returns
+/// `false`, having changed nothing, when the store must go lane by lane.
+fn store_warp<G: GlobalMemory, L: Lanes>(
+    env: &mut Env<G>,
+    sc: &mut Scratch,
+    cta: &mut Cta,
+    g: L,
+    eff: LaneMask,
+    only: Option<LaneMask>,
+    (space, size, s, addr): (Space, u32, &[Src], &Addr),
+) -> bool {
+    if !matches!(space, Space::Global | Space::Shared | Space::Generic) {
+        return false;
+    }
+    let w = cta.w;
+    warp_addrs(cta, g, eff, addr, &mut sc.e);
+    let Some(span) = warp_span(space, eff, &sc.e, size, s.len()) else { return false };
+    if !matches!(span.space, Space::Global | Space::Shared) {
+        return false;
+    }
+    let Scratch { a, b, c, e, out, .. } = sc;
+    let mut bufs = [out, a, b, c];
+    for (src, buf) in s.iter().zip(bufs.iter_mut()) {
+        let mut tmp = [0u64; 64];
+        let vals = fetch(cta, env, g, *src, &mut tmp, only);
+        buf[..w].copy_from_slice(vals);
+    }
+    let bytes = match span.space {
+        Space::Global => env.mem.span_mut(span.start, span.len),
+        _ => span.range().and_then(|r| cta.shared.get_mut(r)),
+    };
+    let Some(bytes) = bytes else { return false };
+    let n = size as usize;
+    let mut changed = false;
+    for (k, buf) in bufs.iter().enumerate().take(s.len()) {
+        for l in lanes(eff) {
+            let off = span.offset(e[l], k, size);
+            let dst = &mut bytes[off..off + n];
+            let v = buf[l] & full_mask(size * 8);
+            if crate::memory::read_le(dst) != v {
+                changed = true;
+                write_le(dst, v);
+            }
+        }
+    }
+    env.changed |= changed;
+    for l in lanes(eff) {
+        env.access.record(l, space, e[l]);
+    }
+    true
 }
 
 fn mem_read<G: GlobalMemory>(
@@ -1151,6 +1348,9 @@ fn memory<G: GlobalMemory, L: Lanes>(
             let size = ty.bytes();
             let signed = ty.is_signed();
             env.access.begin(AccessKind::Load, size * d.len() as u32);
+            if sc.warp_memory && load_warp(env, sc, cta, g, eff, only, (*space, *ty, d, addr, *dst_bits)) {
+                return Ok(Effects::next());
+            }
             for l in lanes(eff) {
                 let a0 = lane_addr(cta, g, l, addr);
                 env.access.record(l, *space, a0);
@@ -1168,6 +1368,9 @@ fn memory<G: GlobalMemory, L: Lanes>(
         Op::St { space, ty, s, addr } => {
             let size = ty.bytes();
             env.access.begin(AccessKind::Store, size * s.len() as u32);
+            if sc.warp_memory && store_warp(env, sc, cta, g, eff, only, (*space, size, s, addr)) {
+                return Ok(Effects::next());
+            }
             for (k, src) in s.iter().enumerate() {
                 let vals = fetch(cta, env, g, *src, &mut sc.a, only);
                 sc.out[..w].copy_from_slice(vals);
@@ -1678,20 +1881,7 @@ mod tests {
         let mut out = Vec::new();
         for pc in 0..prog.insts.len() as Pc - 1 {
             let mut c = cta(prog);
-            let mut env = Env {
-                prog,
-                mem: &mut mem,
-                consts: &[],
-                params: &[],
-                fixed: &fixed,
-                clock: 0,
-                track,
-                changed: false,
-                access: &mut access,
-                cta_slot: 0,
-                await_members: false,
-                printf: &mut printf,
-            };
+            let mut env = test_env(prog, &mut mem, &fixed, (&mut access, &mut printf), track);
             let fx = execute(&mut env, &mut sc, &mut c, g, pc, mask).expect("executes");
             assert!(fx.barrier.is_none(), "no barriers in the test program");
             out.push((c, env.changed));
@@ -1783,5 +1973,180 @@ mod tests {
             let expect = if mask >> l & 1 == 1 { x < y } else { before.preds[p as usize * 2 + 1] >> l & 1 == 1 };
             assert_eq!(after >> l & 1 == 1, expect, "lane {l}");
         }
+    }
+
+    /// Loads and stores of every kind the whole-warp memory path takes (and some it leaves lane by lane).
+    const MEM_PTX: &str = r#"
+.version 8.8
+.target sm_80
+.address_size 64
+.visible .entry m()
+{
+    .reg .b16 %h<2>;
+    .reg .b32 %r<8>;
+    .reg .b64 %rd<4>;
+    .shared .align 8 .b8 sh[512];
+    ld.global.u32 %r1, [%rd1];
+    ld.global.s16 %r2, [%rd1+2];
+    ld.global.s8 %rd3, [%rd1+1];
+    ld.global.v2.u32 {%r3, %r4}, [%rd1+8];
+    ld.global.v4.u16 {%h1, %h0, %h0, %h1}, [%rd1];
+    ld.shared.u32 %r5, [%r6+4];
+    ld.u32 %r1, [%rd2];
+    ld.local.u32 %r4, [%rd1];
+    st.global.u32 [%rd1], %r7;
+    st.global.v2.u32 [%rd1+8], {%r7, %r6};
+    st.global.u8 [%rd1+3], 5;
+    st.shared.u16 [%r6+2], %r7;
+    st.u32 [%rd2], 5;
+    ret;
+}
+"#;
+
+    /// Where lane `l` points in one test case: `(global address, shared offset)`; `a` and `b` are two
+    /// 512-byte allocations.
+    fn target(case: usize, l: usize, a: u64, b: u64) -> (u64, u64) {
+        let l64 = l as u64;
+        match (case, l) {
+            (0, _) => (a + 16 * l64, 16 * l64),
+            (1, _) => (a + 8 * (31 - l64), 8 * (31 - l64)),
+            (2, _) => (a + 64, 64),
+            (3, 7) => (a + 512, 512),
+            (4, 5) => (a + 16 * l64 + 1, 16 * l64 + 1),
+            (5, 9) => (b + 16, 16),
+            (6, 3) => (0, u32::MAX as u64 - 1),
+            (7, 30) => (a + 510, 510),
+            (_, _) => (a + 16 * l64, 16 * l64),
+        }
+    }
+
+    /// An environment over `mem` with no constants or parameters, at clock 0, in CTA slot 0.
+    fn test_env<'e>(
+        prog: &'e Program,
+        mem: &'e mut DeviceMemory,
+        fixed: &'e Fixed,
+        (access, printf): (&'e mut AccessLog, &'e mut PrintfLog),
+        track: bool,
+    ) -> Env<'e, DeviceMemory> {
+        Env {
+            prog,
+            mem,
+            consts: &[],
+            params: &[],
+            fixed,
+            clock: 0,
+            track,
+            changed: false,
+            access,
+            cta_slot: 0,
+            await_members: false,
+            printf,
+        }
+    }
+
+    /// What a load or store left: the result, the registers, shared and device memory, `changed`, the
+    /// access log and the bytes it logged.
+    type MemOutcome = (Result<(), SimError>, Vec<u64>, Vec<u8>, Vec<Vec<u8>>, bool, Vec<(usize, Space, u64)>, u32);
+
+    /// One load or store at `pc` for group `g`, `mask` in test case `case`, with the whole-warp memory
+    /// path on or off: the result, the registers, shared and device memory, `changed` and the access log.
+    fn run_mem<L: Lanes>(
+        prog: &Program,
+        pc: Pc,
+        (g, mask): (L, LaneMask),
+        case: usize,
+        (track, warp_memory): (bool, bool),
+    ) -> MemOutcome {
+        let fixed = Fixed { grid: [1; 3], block: [64, 1, 1], sm: 0, nsm: 1, local_limit: 1024, dynamic_shared: 0 };
+        let mut mem = DeviceMemory::new();
+        let pattern = |n: usize, k: u64| (0..n).map(|i| (i as u64).wrapping_mul(k) as u8).collect::<Vec<_>>();
+        let a = mem.alloc(pattern(512, 37), "a");
+        let b = mem.alloc(pattern(512, 91), "b");
+        let mut c = cta(prog);
+        c.shared = pattern(512, 13);
+        let (Op::Ld { space, addr, .. } | Op::St { space, addr, .. }) = &prog.insts[pc as usize].op else {
+            panic!("a load or store")
+        };
+        for l in 0..32 {
+            let (ga, so) = target(case, l, a, b);
+            let want = match space {
+                Space::Shared => so,
+                Space::Generic if case % 2 == 1 => crate::layout::SHARED_WINDOW + so,
+                _ => ga,
+            };
+            if let AddrBase::Reg(r) | AddrBase::Reg32(r) = addr.base {
+                c.regs[r as usize * c.padded + g.slot(l)] = want.wrapping_sub(addr.offset as u64);
+            }
+        }
+        let (mut access, mut printf) = (AccessLog { enabled: true, ..AccessLog::default() }, PrintfLog::default());
+        let mut sc = Scratch { warp_memory, ..Scratch::default() };
+        let mut env = test_env(prog, &mut mem, &fixed, (&mut access, &mut printf), track);
+        let r = execute(&mut env, &mut sc, &mut c, g, pc, mask).map(|_| ());
+        let changed = env.changed;
+        let log = lanes(access.mask).map(|l| (l, access.space[l], access.addr[l])).collect();
+        let data = mem.allocations().iter().map(|x| x.data.clone()).collect();
+        (r, c.regs, c.shared, data, changed, log, access.bytes)
+    }
+
+    #[test]
+    fn whole_warp_loads_and_stores_match_lane_by_lane() {
+        let m = reconverge_ptx::parse(MEM_PTX).expect("test PTX parses");
+        let loaded = crate::load(&m, None, crate::mechanism::Mechanism::Pdom, &DecodeOptions::default())
+            .expect("test PTX decodes");
+        let prog = loaded.program();
+        let parts = [(1u32, 0x00FF_00FFu64), (0, 0xFF00_FF00)];
+        let slots = Mixed::slot_table(&parts, 32);
+        let mixed = Mixed { parts: &parts, slots: &slots, w: 32 };
+        let (mut faults, mut fine) = (0, 0);
+        let mut tested = 0;
+        for pc in 0..prog.insts.len() as Pc {
+            if !matches!(prog.insts[pc as usize].op, Op::Ld { .. } | Op::St { .. }) {
+                continue;
+            }
+            tested += 1;
+            for case in 0..9 {
+                for track in [false, true] {
+                    for mask in [u32::MAX as u64, 0x8000_0021, 0x00FF_FF80] {
+                        let whole = Whole { warp: 1, base: 32 };
+                        let fast = run_mem(prog, pc, (whole, mask), case, (track, true));
+                        let slow = run_mem(prog, pc, (whole, mask), case, (track, false));
+                        let text = &prog.info[pc as usize].text;
+                        assert_eq!(fast, slow, "`{text}`, case {case}, mask {mask:#x}, track {track}");
+                        if fast.0.is_err() {
+                            faults += 1
+                        } else {
+                            fine += 1
+                        }
+                    }
+                    let fast = run_mem(prog, pc, (mixed, u32::MAX as u64), case, (track, true));
+                    let slow = run_mem(prog, pc, (mixed, u32::MAX as u64), case, (track, false));
+                    assert_eq!(fast, slow, "`{}` regrouped, case {case}", prog.info[pc as usize].text);
+                }
+            }
+        }
+        assert_eq!(tested, 13, "every load and store of the test program");
+        assert!(faults > 0 && fine > 0, "both faulting and clean accesses were tested");
+    }
+
+    #[test]
+    fn warp_spans_cover_clean_accesses_only() {
+        let mut addrs = [0u64; 64];
+        for (l, a) in addrs.iter_mut().enumerate() {
+            *a = 0x1_0000_0000 + 4 * (31 - l as u64);
+        }
+        let full = u32::MAX as u64;
+        let s = warp_span(Space::Global, full, &addrs, 4, 2).expect("aligned, one space");
+        assert_eq!((s.space, s.lo, s.start, s.len), (Space::Global, 0x1_0000_0000, 0x1_0000_0000, 31 * 4 + 8));
+        assert_eq!(s.offset(addrs[0], 1, 4), 31 * 4 + 4);
+        addrs[3] += 2;
+        assert!(warp_span(Space::Global, full, &addrs, 4, 1).is_none(), "a misaligned lane");
+        assert!(warp_span(Space::Global, full & !8, &addrs, 4, 1).is_some(), "the misaligned lane inactive");
+        addrs[3] = crate::layout::SHARED_WINDOW;
+        assert!(warp_span(Space::Generic, full, &addrs, 4, 1).is_none(), "shared and global lanes");
+        addrs[..32].iter_mut().for_each(|a| *a = crate::layout::SHARED_WINDOW + 8);
+        let s = warp_span(Space::Generic, full, &addrs, 8, 1).expect("all shared");
+        assert_eq!((s.space, s.start, s.len), (Space::Shared, 8, 8));
+        addrs[0] = u64::MAX - 3;
+        assert!(warp_span(Space::Global, 1, &addrs, 4, 2).is_none(), "past the end of the address space");
     }
 }

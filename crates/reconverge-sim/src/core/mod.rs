@@ -8,9 +8,11 @@
 mod barrier;
 mod cta;
 mod exec;
+mod jit;
 mod lanes;
 mod report;
 
+pub use jit::{Jit, JitReport, HOT_RUNS};
 pub use report::{livelock_report, stall_report, Watchdog};
 
 use crate::access::{AccessLog, GlobalMemory};
@@ -511,6 +513,7 @@ impl<'a, T: Tracker> SmCore<'a, T> {
         group: &Group,
         n: u32,
         env: IssueEnv<'_, G>,
+        mut jit: Option<&mut Jit<'a>>,
     ) -> Result<(Issued, u32), SimError> {
         let prog = self.prog;
         let Some(r) = self.ctas.get_mut(cta).and_then(Option::as_mut) else {
@@ -519,16 +522,32 @@ impl<'a, T: Tracker> SmCore<'a, T> {
         let (clock, cycle) = (env.clock, env.cycle);
         let mut e = exec_env(prog, env, &self.fixed, (&mut self.access, &mut self.printf), T::AWAITS_MEMBERS);
         let mut quiet = 0;
-        for k in 0..n {
+        let mut k = 0;
+        while k < n {
+            let pc = group.pc + k;
+            if let Some(jit) = jit.as_deref_mut().filter(|_| !e.track) {
+                // Pure lane instructions change no memory, barrier or (untracked) state the watchdog sees.
+                let done = match jit.run(pc, n - k, &mut r.cta, &group.lanes, group.mask) {
+                    Ok(done) => done,
+                    Err(err) => {
+                        self.stats.count_run(prog, group.pc, k, group.mask);
+                        return Err(err);
+                    }
+                };
+                if done > 0 {
+                    (k, quiet) = (k + done, quiet + done);
+                    continue;
+                }
+            }
             e.clock = clock + u64::from(k);
             e.changed = false;
             e.cta_slot = cta as u32;
-            let pc = group.pc + k;
             if let Err(err) = execute_lanes(&mut e, &mut self.scratch, &mut r.cta, &group.lanes, group.mask, pc) {
                 self.stats.count_run(prog, group.pc, k, group.mask);
                 return Err(err);
             }
             quiet = if e.changed { 0 } else { quiet + 1 };
+            k += 1;
         }
         let changed = quiet < n;
         self.released.clear();
