@@ -41,9 +41,10 @@ pub struct NativeRecord {
     pub timed_ratio: Option<f64>,
     /// Whether the native run left the same buffers as the simulator.
     pub same_output: Option<bool>,
-    /// Segments the functional run compiled to native code (0 with --no-jit or when none got hot).
+    /// Segments the first functional run compiled to native code (0 with --no-jit, when none got hot or
+    /// when the process had compiled them already: the code is cached for the whole process).
     pub jit_segments: u64,
-    /// Time the functional run spent compiling them, seconds (included in `functional_s`).
+    /// Time the first functional run spent compiling them, seconds (included in `functional_s`).
     pub jit_compile_s: f64,
 }
 

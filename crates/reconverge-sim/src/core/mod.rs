@@ -504,9 +504,12 @@ impl<'a, T: Tracker> SmCore<'a, T> {
 
     /// Issues the `n` straight-line instructions from `group.pc` that [`SmCore::straight_run`] allowed,
     /// one after another with the group's lanes (`%clock` reads `env.clock + k` in the `k`-th), counting
-    /// each and updating the mechanism once. No observer sees them. On an error the instructions before
-    /// the failing one are counted, as [`SmCore::issue`] one at a time would. Also returns how many of the
-    /// last instructions changed nothing (for the livelock watchdog; `n` when none did).
+    /// each and updating the mechanism once. No observer sees them. With `jit`, segments of pure lane
+    /// instructions run compiled once hot (not while the watchdog tracks values, since they change no
+    /// memory and compiled code does not report register changes); the result is the same. On an error
+    /// the instructions before the failing one are counted, as [`SmCore::issue`] one at a time would.
+    /// Also returns how many of the last instructions changed nothing (for the livelock watchdog; `n`
+    /// when none did).
     pub fn issue_run<G: GlobalMemory>(
         &mut self,
         cta: usize,
