@@ -176,6 +176,7 @@ fn vector_forms_of_fma_conversions_wide_products_and_comparisons() {
         rnd: Some(reconverge_ir::KnownModifier::Rn),
         ftz: false,
         sat: false,
+        dst_bits: 32,
         d: 4,
         a: Src::Reg(5),
     };

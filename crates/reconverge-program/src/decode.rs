@@ -1426,12 +1426,17 @@ impl<'m> Decoder<'m> {
                     ) => Some(*k),
                     _ => None,
                 });
+                let dst_bits = match &ops[0] {
+                    Operand::Reg(r) => reg_bits(f.regs[*r].ty),
+                    _ => dty.bits(),
+                };
                 Op::Cvt {
                     dty,
                     sty,
                     rnd,
                     ftz: inst.has(K::Ftz),
                     sat: inst.has(K::Sat),
+                    dst_bits,
                     d: self.dreg(at, 0)?,
                     a: self.src(fi, f, &ops[1], Some(sty))?,
                 }

@@ -455,8 +455,18 @@ pub enum Op {
     Fma { ty: ScalarType, mode: FMode, d: Reg, a: Src, b: Src, c: Src },
     /// `testp.op.type p, a`
     Testp { op: KnownModifier, test: reconverge_ir::Modifier, ty: ScalarType, p: Pred, a: Src },
-    /// `cvt.dty.sty d, a` with rounding/saturation modifiers.
-    Cvt { dty: ScalarType, sty: ScalarType, rnd: Option<KnownModifier>, ftz: bool, sat: bool, d: Reg, a: Src },
+    /// `cvt.dty.sty d, a` with rounding/saturation modifiers; `dst_bits` is the width of `d`'s register, which
+    /// receives a signed integer result sign-extended.
+    Cvt {
+        dty: ScalarType,
+        sty: ScalarType,
+        rnd: Option<KnownModifier>,
+        ftz: bool,
+        sat: bool,
+        dst_bits: u32,
+        d: Reg,
+        a: Src,
+    },
     /// `setp.cmp[.bool].ty p[|q], a, b[, {!}c]`
     Setp { cmp: Cmp, ty: ScalarType, p: Option<Pred>, q: Option<Pred>, a: Src, b: Src, comb: Option<(BoolOp, PredSrc)> },
     /// `set.cmp[.bool].dty.sty d, a, b[, {!}c]`
@@ -580,9 +590,9 @@ pub enum FenceScope {
 /// Broad instruction classes for statistics and the timing model's latencies.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, serde::Serialize)]
 pub enum InstClass {
-    /// Integer and logic.
+    /// Integer and logic, including conversions between integer types (`cvt.u64.u32`).
     Int,
-    /// Float (FMA pipe).
+    /// Float (FMA pipe), including conversions to or from a single- or half-precision float.
     Float,
     /// Double precision.
     Double,

@@ -12,9 +12,10 @@
 //!   clamps to `[0.0, 1.0]` (NaN → `+0.0`). A NaN source becomes the destination type's canonical NaN
 //!   (PTX leaves the NaN unspecified; we never carry payloads across a conversion).
 //!
-//! Results are the destination bit pattern zero-extended from the destination width. (PTX sign-extends a
-//! signed result into a wider destination *register*; do that with [`IntTy::sext`] when the register is
-//! wider than the type.)
+//! [`cvt`] returns the destination bit pattern zero-extended from the destination width. A destination
+//! *register* wider than the destination type receives the result extended "based on the destination
+//! format" (PTX ISA, "Operand Size Exceeding Instruction-Type Size"): sign-extended for a signed integer
+//! type, zero-extended otherwise; [`cvt_to_register`] gives that register value.
 
 use crate::float;
 use crate::soft::{self, Fmt, RMode};
@@ -93,6 +94,20 @@ pub fn cvt(dst: NumTy, src: NumTy, mode: CvtMode, a: u64) -> u64 {
             CvtRounding::Default => float_to_float(d, s, FloatMode { rnd: Rounding::Rn, ..float_mode(mode) }, a),
             CvtRounding::Float(r) => float_to_float(d, s, FloatMode { rnd: r, ..float_mode(mode) }, a),
         },
+    }
+}
+
+/// `cvt` as its result lands in a destination register of `reg_bits` bits (16, 32 or 64): [`cvt`]'s
+/// result sign-extended to the register's width when the destination type is a signed integer narrower
+/// than the register (`cvt.s8.s32 %r, 194` gives `0xffff_ffc2`), zero-extended otherwise; never wider than
+/// the register.
+#[inline]
+pub fn cvt_to_register(dst: NumTy, src: NumTy, mode: CvtMode, a: u64, reg_bits: u32) -> u64 {
+    let v = cvt(dst, src, mode, a);
+    let reg_mask = crate::types::width_mask(reg_bits);
+    match dst {
+        NumTy::Int(d) if d.signed() && d.bits() < reg_bits => d.sext(v) as u64 & reg_mask,
+        _ => v & reg_mask,
     }
 }
 

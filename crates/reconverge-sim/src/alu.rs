@@ -236,8 +236,15 @@ pub fn testp(test: &str, ty: ScalarType) -> impl Fn(u64) -> bool {
     move |a| float::testp(op, t, a)
 }
 
-/// `cvt`.
-pub fn cvt(dty: ScalarType, sty: ScalarType, rnd: Option<K>, ftz: bool, sat: bool) -> impl Fn(u64) -> u64 {
+/// `cvt` into a destination register of `dst_bits` bits (a signed integer result is sign-extended to it).
+pub fn cvt(
+    dty: ScalarType,
+    sty: ScalarType,
+    rnd: Option<K>,
+    ftz: bool,
+    sat: bool,
+    dst_bits: u32,
+) -> impl Fn(u64) -> u64 {
     let r = match rnd {
         Some(K::Rn) => CvtRounding::Float(Rounding::Rn),
         Some(K::Rz) => CvtRounding::Float(Rounding::Rz),
@@ -251,7 +258,7 @@ pub fn cvt(dty: ScalarType, sty: ScalarType, rnd: Option<K>, ftz: bool, sat: boo
     };
     let mode = CvtMode { rnd: r, ftz, sat };
     let (d, s) = (numty(dty), numty(sty));
-    move |a| cvt::cvt(d, s, mode, a)
+    move |a| cvt::cvt_to_register(d, s, mode, a, dst_bits)
 }
 
 /// A comparison of `setp`/`set`.

@@ -1196,8 +1196,8 @@ fn float<G: GlobalMemory, L: Lanes>(
             }
             write_pred(cta, env, g, *p, eff, m);
         }
-        Op::Cvt { dty, sty, rnd, ftz, sat, d, a } => {
-            let f = alu::cvt(*dty, *sty, *rnd, *ftz, *sat);
+        Op::Cvt { dty, sty, rnd, ftz, sat, dst_bits, d, a } => {
+            let f = alu::cvt(*dty, *sty, *rnd, *ftz, *sat, *dst_bits);
             un!((env, sc, cta, g, eff, w, direct, only), *d, *a, f)
         }
         _ => unreachable!("execute dispatches only these instructions to `float`"),

@@ -145,7 +145,7 @@ extern "C" fn lane_value(op: *const Op, a: u64, b: u64, c: u64, e: u64) -> u64 {
         Op::FloatUn { op, ty, mode, .. } => alu::float_un(op, ty, mode)(a),
         Op::FloatBin { op, ty, mode, .. } => alu::float_bin(op, ty, mode)(a, b),
         Op::Fma { ty, mode, .. } => alu::fma(ty, mode)(a, b, c),
-        Op::Cvt { dty, sty, rnd, ftz, sat, .. } => alu::cvt(dty, sty, rnd, ftz, sat)(a),
+        Op::Cvt { dty, sty, rnd, ftz, sat, dst_bits, .. } => alu::cvt(dty, sty, rnd, ftz, sat, dst_bits)(a),
         Op::Slct { sty, .. } => {
             if alu::slct_cond(sty)(c) {
                 a
