@@ -61,9 +61,15 @@ fn built() -> Option<&'static Path> {
                 "printf",
                 "unsupported",
                 "oob",
+                "launches",
+                "texture",
+                "misuse",
+                "memory_limit",
+                "badfatbin",
+                "uninit",
             ];
             std::thread::scope(|s| {
-                for chunk in names.chunks(5) {
+                for chunk in names.chunks(6) {
                     let (bin, out) = (&bin, &out);
                     s.spawn(move || {
                         for n in chunk {
@@ -80,15 +86,29 @@ fn built() -> Option<&'static Path> {
                 &["-gencode", "arch=compute_80,code=compute_80", "--compress-mode=none"],
                 "stencil_plain",
             );
+            // nvcc's default runtime: linked into the program, so the shim is never loaded.
+            compile_with(
+                &bin,
+                &out,
+                "launches",
+                "static",
+                &["-gencode", "arch=compute_80,code=compute_80"],
+                "launches_static",
+            );
             Some(out)
         })
         .as_deref()
 }
 
 fn compile(bin: &Path, out: &Path, name: &str, gencode: &[&str], exe: &str) {
+    compile_with(bin, out, name, "shared", gencode, exe)
+}
+
+/// Compiles `name.cu` into `exe` with the CUDA runtime `cudart` (`shared` or `static`).
+fn compile_with(bin: &Path, out: &Path, name: &str, cudart: &str, gencode: &[&str], exe: &str) {
     let o = Command::new(bin.join("nvcc"))
         .env("PATH", format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default()))
-        .args(["-cudart", "shared", "-O2"])
+        .args(["-cudart", cudart, "-O2"])
         .args(gencode)
         .arg("-L")
         .arg(out)
@@ -333,4 +353,259 @@ fn the_shim_exports_every_entry_point_under_nvidias_version() {
     assert!(symbols.lines().count() > 400 && missing.is_empty(), "not exported as @libcudart.so.13: {missing:?}");
     let soname = Command::new("objdump").arg("-p").arg(&shim).output().expect("objdump runs");
     assert!(String::from_utf8_lossy(&soname.stdout).contains("SONAME               libcudart.so.13"));
+}
+
+/// Runs `reconverge exec FLAGS -- COMMAND...` (a program path and its arguments): (status, stdout, stderr).
+fn exec_command(flags: &[&str], command: &[&str]) -> (i32, String, String) {
+    let o = Command::new(env!("CARGO_BIN_EXE_reconverge"))
+        .arg("exec")
+        .args(flags)
+        .arg("--")
+        .args(command)
+        .output()
+        .expect("reconverge runs");
+    (
+        o.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&o.stdout).into(),
+        String::from_utf8_lossy(&o.stderr).into(),
+    )
+}
+
+/// A compiled test program's path, as text.
+fn program(name: &str) -> String {
+    built().expect("built").join(name).to_string_lossy().into_owned()
+}
+
+/// Issue 37: exec kept every launch line (~15 KB each) until the program ended. The summary is now folded
+/// launch by launch from the runtime's channel; the page keeps the first 1000 launches and says how many
+/// it leaves out. The totals still count every launch.
+#[test]
+fn many_launches_are_summarised_launch_by_launch() {
+    if built().is_none() || !shim_built() {
+        return;
+    }
+    let dir = temp_dir("exec-many");
+    let (stats, html) = (dir.join("many.jsonl"), dir.join("many.html"));
+    let (s, h) = (stats.to_string_lossy().into_owned(), html.to_string_lossy().into_owned());
+    let (code, out, err) =
+        exec_command(&["--functional", "--stats", &s, "--html", &h], &[&program("launches"), "1200"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert_eq!(out.lines().collect::<Vec<_>>(), ["launches 1200", "PASS"], "{err}");
+    assert!(err.contains("1200 launches of 1 kernel"), "{err}");
+    let text = std::fs::read_to_string(&stats).expect("stats");
+    let per_launch: Vec<u64> = text
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).expect("a JSON line")["warp_instructions"].as_u64())
+        .map(|w| w.expect("a count"))
+        .collect();
+    assert_eq!(per_launch.len(), 1200);
+    let row = err.lines().find(|l| l.starts_with("tick")).expect("a row for tick");
+    let cells: Vec<&str> = row.split_whitespace().collect();
+    assert_eq!(cells[1], "1200", "launches: {row}");
+    assert_eq!(cells[2], "-", "no cycles when functional: {row}");
+    assert_eq!(cells[3], per_launch.iter().sum::<u64>().to_string(), "summed warp instructions: {row}");
+    assert!(cells[4].ends_with('%') && cells[4] != "100.0%", "SIMD efficiency as a percentage: {row}");
+    let page = std::fs::read_to_string(&html).expect("html");
+    assert!(page.contains("1200 launches of 1 kernel"), "the page counts every launch");
+    assert!(page.contains("leaves out the other 200") && page.contains("--stats FILE"), "and says what it leaves out");
+}
+
+/// Issue 37: the status and the summary came from re-reading the user's `--stats` file: `/dev/null` turned
+/// a launch that hit a limit into exit 0 and an empty summary, `/dev/stdout` into a pipe hung.
+#[test]
+fn the_status_and_summary_never_come_from_the_stats_file() {
+    if built().is_none() || !shim_built() {
+        return;
+    }
+    let launches = program("launches");
+    let flags = ["--functional", "--max-instructions", "3", "--stats", "/dev/null"];
+    let (code, out, err) = exec_command(&flags, &[&launches, "2"]);
+    assert_eq!(code, 4, "a limit: {out}{err}");
+    assert!(err.contains("1 launch of 1 kernel") && err.contains("limit"), "{err}");
+    let (code, out, err) = exec_command(&["--functional", "--stats", "/dev/stdout"], &[&launches, "3"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out.lines().filter(|l| l.starts_with('{')).count(), 3, "the lines went to the pipe: {out}");
+    assert!(out.ends_with("PASS\n") && err.contains("3 launches of 1 kernel"), "{out}{err}");
+    let (code, _, err) = exec_command(&["--functional", "--stats", "/dev/null"], &[&program("oob")]);
+    assert_eq!(code, 2, "a launch faulted although the program exited 0: {err}");
+}
+
+/// Issue 37: `exec --max-instructions 0` stopped every launch at once; 0 means no limit, as for `run`.
+#[test]
+fn zero_max_instructions_means_no_limit() {
+    if built().is_none() || !shim_built() {
+        return;
+    }
+    let (code, out, err) = exec_command(&["--functional", "--max-instructions", "0"], &[&program("launches"), "3"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.ends_with("PASS\n") && err.contains("completed"), "{out}{err}");
+}
+
+/// Issue 37: exec's flags are checked by exec, before the program starts, in messages that name the flag.
+#[test]
+fn flags_are_checked_before_the_program_starts() {
+    if built().is_none() || !shim_built() {
+        return;
+    }
+    let launches = program("launches");
+    let (code, out, err) = exec_command(&["--warp-size", "3"], &[&launches, "1"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.starts_with("--warp-size 3:") && !err.contains("RECONVERGE_"), "{err}");
+    assert!(out.is_empty() && !err.contains("pid "), "the program did not start: {err}");
+    let (code, _, err) = exec_command(&["--config", "nope"], &[&launches, "1"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--config `nope` is neither a preset"), "{err}");
+    let (code, out, err) = exec_command(&["--functional", "--max-memory", "100M"], &[&launches, "1"]);
+    assert_eq!(code, 0, "the suffix reaches the runtime: {out}{err}");
+}
+
+/// Issue 37: SIGTERM to exec left the program running and exec's directory behind. It is forwarded; exec
+/// waits for the program, removes its directory and exits 128 + 15.
+#[test]
+fn sigterm_is_forwarded_and_the_private_directory_removed() {
+    use std::io::{BufRead, Read};
+    if built().is_none() || !shim_built() {
+        return;
+    }
+    let tmp = temp_dir("exec-sigterm");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_reconverge"))
+        .args(["exec", "--functional", "--"])
+        .arg(program("launches"))
+        .arg("0") // launches until it is stopped
+        .env("TMPDIR", &tmp)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("exec starts");
+    let mut err = std::io::BufReader::new(child.stderr.take().expect("stderr"));
+    let mut line = String::new();
+    let pid: i32 = loop {
+        line.clear();
+        assert!(err.read_line(&mut line).expect("reads") > 0, "the program ended before printing its pid");
+        if let Some(p) = line.trim().strip_prefix("pid ") {
+            break p.parse().expect("a pid");
+        }
+    };
+    let private = tmp.join(format!("reconverge-exec-{}", child.id()));
+    assert!(private.is_dir(), "exec's directory while the program runs");
+    // SAFETY: signalling the exec process this test started.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGTERM) }, 0);
+    let status = child.wait().expect("exec ends");
+    let mut rest = String::new();
+    err.read_to_string(&mut rest).expect("the rest of stderr");
+    assert_eq!(status.code(), Some(128 + libc::SIGTERM), "{rest}");
+    assert!(rest.contains("SIGTERM"), "{rest}");
+    assert!(!private.exists(), "the directory is removed");
+    assert!(!Path::new(&format!("/proc/{pid}")).exists(), "the program is gone (not running, not a zombie)");
+}
+
+/// Issue 37: a program killed by a signal, or one that never loaded the shim, got no word from exec.
+#[test]
+fn a_signal_or_a_program_without_the_shim_is_named() {
+    if built().is_none() || !shim_built() {
+        return;
+    }
+    let (code, _, err) = exec_command(&[], &["/bin/sh", "-c", "kill -SEGV $$"]);
+    assert_eq!(code, 128 + libc::SIGSEGV, "{err}");
+    assert!(err.contains("the program was killed by signal 11 (SIGSEGV)"), "{err}");
+    let (code, _, err) = exec_command(&["--functional"], &[&program("launches_static"), "1"]);
+    assert_ne!(code, 0, "{err}");
+    assert!(err.contains("did not load reconverge's libcudart.so.13") && err.contains("-cudart shared"), "{err}");
+    let (code, _, err) = exec_command(&[], &["/bin/true"]);
+    assert_eq!(code, 2, "nothing was simulated: {err}");
+    assert!(err.contains("did not load"), "{err}");
+}
+
+/// Issue 37: PTX that does not parse (a texture fetch) was reported as "rebuild for compute_80" to a
+/// compute_80 program; the parser's message names the PTX's line and column and the instruction.
+#[test]
+fn ptx_that_does_not_parse_is_reported_by_the_parser() {
+    if built().is_none() || !shim_built() {
+        return;
+    }
+    let (code, out, err) = exec_command(&["--functional"], &[&program("texture")]);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(err.contains("PTX for compute_80 is not PTX reconverge can run"), "{err}");
+    assert!(err.contains("texture:module0.sm_80.ptx:") && err.contains("tex.1d.v4.f32.s32"), "{err}");
+    assert!(!err.contains("rebuild"), "{err}");
+}
+
+/// Issue 37: every misuse of the runtime gets CUDA's error code, never a signal or a panic; refused
+/// launches run nothing, write no statistics, say why on one line, and are the program's business: it
+/// handles them and exits 0, and so does `exec`.
+#[test]
+fn misuse_returns_cudas_error_codes() {
+    if built().is_none() || !shim_built() {
+        return;
+    }
+    let text = std::fs::read_to_string(programs_dir().join("misuse.cu")).expect("misuse.cu");
+    let expected: Vec<&str> =
+        text.lines().take_while(|l| l.starts_with("//")).filter_map(|l| l.strip_prefix("//   ")).collect();
+    assert!(expected.len() > 30 && expected.last() == Some(&"PASS"), "the expected output in misuse.cu's comment");
+    let dir = temp_dir("exec-misuse");
+    for mode in ["--functional", "--config=gtx480"] {
+        let stats = dir.join("misuse.jsonl");
+        let s = stats.to_string_lossy().into_owned();
+        let (code, out, err) = exec_command(&[mode, "--stats", &s], &[&program("misuse")]);
+        assert_eq!(code, 0, "{mode}: {out}{err}");
+        assert_eq!(out.lines().collect::<Vec<_>>(), expected, "{mode}: {err}");
+        let refused: Vec<&str> = err.lines().filter(|l| l.contains("refused")).collect();
+        assert_eq!(refused.len(), 7, "one line per refused launch: {err}");
+        assert!(refused.iter().all(|l| l.contains("launch of `_Z4markPii` (grid ")), "{err}");
+        assert!(err.contains("block 1024,2,1, 0 bytes of dynamic shared memory) refused: the block has 2048 threads"));
+        assert!(err.contains("8589934592 bytes asked") && !err.contains("4294967295"), "{err}");
+        assert!(err.contains("(cudaErrorInvalidConfiguration)") && !err.contains("invalid launch: invalid"), "{err}");
+        let lines = std::fs::read_to_string(&stats).expect("stats");
+        assert_eq!(lines.lines().count(), 1, "only the launch that ran is recorded: {lines}");
+        assert!(err.contains("1 launch of 1 kernel"), "{err}");
+    }
+}
+
+/// Issue 37: managed memory counts against `--max-memory` at allocation, and copies need no temporary
+/// buffer of their size (the program checks its peak resident memory).
+#[test]
+fn managed_memory_counts_against_the_limit_and_copies_stage_nothing() {
+    if built().is_none() || !shim_built() {
+        return;
+    }
+    let (code, out, err) = exec_command(&["--functional", "--max-memory", "64M"], &[&program("memory_limit")]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert_eq!(out.lines().filter(|l| l.ends_with(": yes")).count(), 5, "{out}{err}");
+    assert!(
+        out.ends_with(
+            "PASS
+"
+        ),
+        "{out}{err}"
+    );
+}
+
+/// Issue 37: a fat binary whose header sizes lie is refused with exit status 2 and a message naming the
+/// problem, instead of a slice over unmapped memory (a crash before `main`).
+#[test]
+fn a_damaged_fat_binary_is_refused_with_status_2() {
+    if built().is_none() || !shim_built() {
+        return;
+    }
+    let (code, out, err) = exec_command(&["--functional"], &[&program("badfatbin"), "1"]);
+    assert_eq!((code, out.as_str()), (2, "registering\n"), "{err}");
+    assert!(err.contains("the fat binary's header claims 268369936 bytes, but only"), "{err}");
+    let (code, out, err) = exec_command(&["--functional"], &[&program("badfatbin"), "2"]);
+    assert_eq!((code, out.as_str()), (2, "registering\n"), "{err}");
+    assert!(err.contains("8388608 bytes"), "{err}");
+}
+
+/// Issue 37: the runtime parsed the program's PTX on the program's own `malloc` heap before `main`, so
+/// memory the program allocated and never wrote held the runtime's freed bytes, different on every run.
+/// Its registration now allocates from an arena of its own: the program's first mallocs are zero pages.
+#[test]
+fn registration_leaves_the_programs_heap_untouched() {
+    if built().is_none() || !shim_built() {
+        return;
+    }
+    for _ in 0..3 {
+        let (code, out, err) = exec_command(&["--functional"], &[&program("uninit")]);
+        assert_eq!(code, 0, "{out}{err}");
+        assert_eq!(out, "nonzero bytes in fresh mallocs: 0\nPASS\n", "{err}");
+    }
 }

@@ -233,12 +233,15 @@ pub enum FatbinError {
         sass_archs: Vec<u32>,
     },
     /// The fat binary holds PTX, but the caller accepted none of it.
-    #[error("{}", rejected_ptx_message(.ptx_archs, *.not_utf8))]
+    #[error("{}", rejected_ptx_message(.ptx_archs, *.not_utf8, .refused.as_ref()))]
     NoAcceptablePtx {
         /// The SM numbers of the PTX entries, ascending, without repeats.
         ptx_archs: Vec<u32>,
         /// How many of them were not UTF-8 text.
         not_utf8: usize,
+        /// The newest PTX that was text: its SM number and why the caller refused it (the parser's
+        /// messages, with the file, line and column and the line itself).
+        refused: Option<(u32, String)>,
     },
 }
 
@@ -263,15 +266,37 @@ fn no_ptx_message(sass_archs: &[u32]) -> String {
     }
 }
 
-fn rejected_ptx_message(ptx_archs: &[u32], not_utf8: usize) -> String {
-    let oldest = ptx_archs.first().copied().unwrap_or(80);
+fn rejected_ptx_message(ptx_archs: &[u32], not_utf8: usize, refused: Option<&(u32, String)>) -> String {
     let utf8 = if not_utf8 > 0 { format!(" ({not_utf8} of them not UTF-8 text)") } else { String::new() };
+    if let Some((arch, why)) = refused {
+        // The program's PTX is for an architecture reconverge reads, but its text is refused: what the
+        // parser says (where, and the instruction) is what to act on, not the architecture.
+        let others = if ptx_archs.len() > 1 {
+            format!(" (nor does its other PTX, for {}{utf8})", arch_list("compute_", ptx_archs))
+        } else {
+            utf8
+        };
+        return format!(
+            "the program's PTX for compute_{arch} is not PTX reconverge can run{others}:\n{}",
+            why.trim_end()
+        );
+    }
+    let oldest = ptx_archs.first().copied().unwrap_or(80);
     format!(
         "none of the program's PTX (for {}){utf8} is PTX reconverge can run; rebuild with \
          `-gencode arch=compute_XX,code=compute_XX` for an older architecture (such as compute_{oldest}) \
          or an older nvcc",
         arch_list("compute_", ptx_archs)
     )
+}
+
+/// Whether reconverge's front end parses `ptx`; if not, the parser's messages rendered against `label`
+/// (the name messages give the PTX: `file:line:col`, the line and a marker under the instruction).
+pub fn parse_check(label: &str, ptx: &str) -> Result<(), String> {
+    match reconverge_ptx::parse(ptx) {
+        Ok(_) => Ok(()),
+        Err(e) => Err(reconverge_ptx::SourceError::new(label, ptx, e).render_plain()),
+    }
 }
 
 /// Reads `N` bytes at `off`, or `None` when they are not all there.
@@ -683,13 +708,17 @@ fn zstd_decompress(input: &[u8], expected: usize) -> Result<Vec<u8>, Corrupt> {
     Ok(out)
 }
 
-/// The PTX to run: the newest-architecture PTX entry whose text the caller's `accepts` closure accepts
-/// (decompressed, NUL-trimmed, UTF-8), with its SM number.
+/// The PTX to run: the newest-architecture PTX entry that the caller's `check` accepts (given the SM
+/// number and the text, decompressed, NUL-trimmed, UTF-8; it returns why it refuses), with its SM number.
 ///
 /// Entries of equal architecture are tried in the order stored; PTX that is not UTF-8 is passed over.
 /// With no PTX entry the error says the program carries only SASS (listing the `sm_XX` found) and how
-/// to rebuild it with PTX; with PTX that `accepts` turns down, it lists the PTX found.
-pub fn select_ptx(entries: &[Entry], accepts: impl Fn(&str) -> bool) -> Result<(u32, String), FatbinError> {
+/// to rebuild it with PTX; with PTX that `check` refuses, it carries the newest refused entry's reason
+/// ([`parse_check`]'s: where the parser stopped and why) and lists the PTX found.
+pub fn select_ptx(
+    entries: &[Entry],
+    check: impl Fn(u32, &str) -> Result<(), String>,
+) -> Result<(u32, String), FatbinError> {
     let mut ptx: Vec<&Entry> = entries.iter().filter(|e| e.kind == EntryKind::Ptx).collect();
     if ptx.is_empty() {
         let mut sass_archs: Vec<u32> = entries.iter().filter(|e| e.kind == EntryKind::Elf).map(|e| e.arch).collect();
@@ -700,20 +729,24 @@ pub fn select_ptx(entries: &[Entry], accepts: impl Fn(&str) -> bool) -> Result<(
     // Stable: equal architectures keep their stored order.
     ptx.sort_by_key(|e| std::cmp::Reverse(e.arch));
     let mut not_utf8 = 0;
+    let mut refused = None;
     for e in &ptx {
         let end = e.payload.iter().rposition(|&b| b != 0).map_or(0, |p| p + 1);
         let Ok(text) = std::str::from_utf8(e.payload.get(..end).unwrap_or(&[])) else {
             not_utf8 += 1;
             continue;
         };
-        if accepts(text) {
-            return Ok((e.arch, text.to_owned()));
+        match check(e.arch, text) {
+            Ok(()) => return Ok((e.arch, text.to_owned())),
+            Err(why) => {
+                refused.get_or_insert((e.arch, why));
+            }
         }
     }
     let mut ptx_archs: Vec<u32> = ptx.iter().map(|e| e.arch).collect();
     ptx_archs.sort_unstable();
     ptx_archs.dedup();
-    Err(FatbinError::NoAcceptablePtx { ptx_archs, not_utf8 })
+    Err(FatbinError::NoAcceptablePtx { ptx_archs, not_utf8, refused })
 }
 
 #[cfg(test)]
@@ -809,12 +842,12 @@ mod tests {
         assert_eq!(es.len(), 1);
         assert_eq!((es[0].kind, es[0].arch, es[0].compressed), (EntryKind::Elf, 80, false));
         assert!(es[0].payload.starts_with(b"\x7fELF"));
-        let err = select_ptx(&es, |_| true).expect_err("no PTX");
+        let err = select_ptx(&es, |_, _| Ok(())).expect_err("no PTX");
         assert_eq!(err, FatbinError::NoPtx { sass_archs: vec![80] });
         let msg = err.to_string();
         assert!(msg.contains("only SASS") && msg.contains("sm_80"), "{msg}");
         assert!(msg.contains("-gencode arch=compute_80,code=compute_80"), "{msg}");
-        let none = select_ptx(&[], |_| true).expect_err("empty").to_string();
+        let none = select_ptx(&[], |_, _| Ok(())).expect_err("empty").to_string();
         assert!(none.contains("no PTX") && none.contains("-gencode arch=compute_"), "{none}");
     }
 
@@ -827,21 +860,49 @@ mod tests {
         );
         assert_eq!(normalise(text(&es[0])), normalise(PTX75));
         assert_eq!(normalise(text(&es[1])), normalise(PTX90));
-        let (arch, ptx) = select_ptx(&es, |_| true).expect("select");
+        let (arch, ptx) = select_ptx(&es, |_, _| Ok(())).expect("select");
         assert_eq!(arch, 90);
         assert!(ptx.contains(".target sm_90") && !ptx.ends_with('\0'));
         // Reversed order: still the newest.
         let reversed: Vec<Entry> = es.iter().rev().cloned().collect();
-        assert_eq!(select_ptx(&reversed, |_| true).expect("select").0, 90);
-        let (arch, ptx) = select_ptx(&es, |t| !t.contains("sm_90")).expect("older");
+        assert_eq!(select_ptx(&reversed, |_, _| Ok(())).expect("select").0, 90);
+        let (arch, ptx) =
+            select_ptx(&es, |_, t| if t.contains("sm_90") { Err("newer".into()) } else { Ok(()) }).expect("older");
         assert_eq!(arch, 75);
         assert!(ptx.contains(".target sm_75"));
-        let err = select_ptx(&es, |_| false).expect_err("none accepted");
-        assert_eq!(err, FatbinError::NoAcceptablePtx { ptx_archs: vec![75, 90], not_utf8: 0 });
-        assert!(err.to_string().contains("compute_75, compute_90"), "{err}");
+        let err = select_ptx(&es, |a, _| Err(format!("refused {a}"))).expect_err("none accepted");
+        let refused = Some((90, "refused 90".to_string()));
+        assert_eq!(err, FatbinError::NoAcceptablePtx { ptx_archs: vec![75, 90], not_utf8: 0, refused });
+        assert!(err.to_string().contains("compute_75, compute_90") && err.to_string().contains("refused 90"));
         let mut bad = es.clone();
         bad[1].payload = vec![0xff, 0xfe, 0];
-        assert_eq!(select_ptx(&bad, |_| true).expect("falls back").0, 75);
+        assert_eq!(select_ptx(&bad, |_, _| Ok(())).expect("falls back").0, 75);
+        bad[0].payload = vec![0xff, 0];
+        let err = select_ptx(&bad, |_, _| Ok(())).expect_err("no text").to_string();
+        assert!(err.contains("2 of them not UTF-8") && err.contains("rebuild"), "{err}");
+    }
+
+    /// Issue 37: PTX for an architecture reconverge reads whose text does not parse (a texture
+    /// instruction) said "rebuild for compute_80" to a compute_80 program; the parser's message (file,
+    /// line, column, the instruction) is the one to act on.
+    #[test]
+    fn ptx_that_does_not_parse_gets_the_parsers_message() {
+        let mut es = entries(NONE).expect("none");
+        let texture = PTX80.replacen(
+            "\tcvta.to.global.u64",
+            "\ttex.1d.v4.f32.s32 {%f1, %f2, %f3, %f4}, [%rd1, {%r1}];\n\tcvta.to.global.u64",
+            1,
+        );
+        let line = texture.lines().position(|l| l.contains("tex.1d")).expect("inserted") + 1;
+        es[0].payload = texture.into_bytes();
+        let label = "prog:module0.sm_80.ptx";
+        let err = select_ptx(&es, |_, t| parse_check(label, t)).expect_err("tex does not parse");
+        let msg = err.to_string();
+        assert!(msg.starts_with("the program's PTX for compute_80 is not PTX reconverge can run:\n"), "{msg}");
+        assert!(msg.contains(&format!("{label}:{line}:")), "file:line:col: {msg}");
+        assert!(msg.contains("tex.1d.v4.f32.s32"), "the instruction: {msg}");
+        assert!(!msg.contains("rebuild"), "{msg}");
+        assert_eq!(select_ptx(&entries(NONE).expect("none"), |_, t| parse_check(label, t)).map(|p| p.0), Ok(80));
     }
 
     #[test]
@@ -867,7 +928,7 @@ mod tests {
             ]
         );
         assert!(es[2].payload.starts_with(b"\x7fELF") && es[3].payload.starts_with(b"\x7fELF"));
-        assert_eq!(select_ptx(&es, |_| true).expect("select").0, 90);
+        assert_eq!(select_ptx(&es, |_, _| Ok(())).expect("select").0, 90);
     }
 
     #[test]
@@ -999,7 +1060,7 @@ mod tests {
                     let mut b = bytes.to_vec();
                     b[i] ^= x;
                     if let Ok(es) = entries(&b) {
-                        let _ = select_ptx(&es, |_| true);
+                        let _ = select_ptx(&es, |_, _| Ok(()));
                     }
                 }
             }
@@ -1012,7 +1073,7 @@ mod tests {
                     b[i] = next() as u8;
                 }
                 if let Ok(es) = entries(&b) {
-                    let _ = select_ptx(&es, |_| true);
+                    let _ = select_ptx(&es, |_, _| Ok(()));
                 }
             }
         }

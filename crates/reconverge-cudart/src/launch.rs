@@ -4,7 +4,7 @@
 
 use crate::error::{self as cuda, CudaError};
 use crate::runtime::{CallConfig, Runtime};
-use reconverge_program::LaunchConfig;
+use reconverge_program::{LaunchConfig, LaunchError};
 use reconverge_sim::{DeviceState, NoObserver, RunResult, SimError};
 use reconverge_timing::TimingStats;
 use std::io::Write;
@@ -57,9 +57,6 @@ impl Runtime {
         if self.sticky != cuda::SUCCESS {
             return LaunchEnd::Returned(self.sticky);
         }
-        if call.grid.contains(&0) || call.block.contains(&0) {
-            return LaunchEnd::Returned(self.fail(cuda::INVALID_CONFIGURATION));
-        }
         let Some(k) = self.kernels.get(&host_fn).cloned() else {
             return LaunchEnd::Returned(self.fail(cuda::INVALID_DEVICE_FUNCTION));
         };
@@ -74,17 +71,30 @@ impl Runtime {
                 return LaunchEnd::Returned(self.fail(cuda::INVALID_PTX));
             }
         };
+        let name = loaded.program().kernel_name().to_string();
+        if let Err(r) = self.check_launch(host_fn, &call, u64::from(loaded.program().static_shared)) {
+            return LaunchEnd::Returned(self.refuse(&name, &call, &r.to_string(), r.code()));
+        }
         let cfg = LaunchConfig {
             grid: call.grid,
             block: call.block,
             warp_size: settings.warp_size,
+            // At most `sharedMemPerBlockOptin` after `check_launch`, so it fits.
             dynamic_shared: u32::try_from(call.shared).unwrap_or(u32::MAX),
             max_instructions: Some(settings.max_instructions),
             max_memory: settings.max_memory,
             ..LaunchConfig::default()
         };
         self.sync_managed_vars(true);
-        self.managed.map_into(&mut self.mem);
+        if let Err(code) = self.managed.map_into(&mut self.mem) {
+            self.managed.take_back(&mut self.mem);
+            return LaunchEnd::Returned(self.refuse(
+                &name,
+                &call,
+                "the host cannot hold a copy of managed memory",
+                code,
+            ));
+        }
         let consts = std::mem::take(&mut self.modules[k.module].consts);
         let mut dev = DeviceState::resident(std::mem::take(&mut self.mem), consts, params);
         let (run, timing) = match &settings.gpu {
@@ -101,11 +111,31 @@ impl Runtime {
         self.modules[k.module].consts = consts;
         self.managed.take_back(&mut self.mem);
         self.sync_managed_vars(false);
+        if let Some(SimError::Launch(e)) = &run.error {
+            // The simulator refused it before anything ran (its memory or its machine cannot hold it).
+            let reason = match e {
+                LaunchError::MemoryLimit { .. } => format!("{e} (raise it with RECONVERGE_MAX_MEMORY or --max-memory)"),
+                _ => e.to_string(),
+            };
+            return LaunchEnd::Returned(self.refuse(&name, &call, &reason, cuda::LAUNCH_OUT_OF_RESOURCES));
+        }
         self.launches += 1;
         self.advance_clock(&run, timing.as_ref());
-        let name = loaded.program().kernel_name().to_string();
         self.write_stats(&name, &call, &run, timing.as_ref());
         self.finish(&name, &call, &run)
+    }
+
+    /// A launch refused before it ran: one line on standard error naming the kernel, its configuration,
+    /// the reason and the code; no statistics, not counted as a launch; the code is the last error (not a
+    /// sticky one: the program's later calls work).
+    fn refuse(&mut self, name: &str, call: &CallConfig, reason: &str, code: CudaError) -> CudaError {
+        eprintln!(
+            "reconverge: launch of `{name}` ({}, {} bytes of dynamic shared memory) refused: {reason} ({})",
+            geometry(call),
+            call.shared,
+            cuda::name(code)
+        );
+        self.fail(code)
     }
 
     /// Copies `__managed__` variables' host copies into their device variables (`to_device`) or back.
@@ -117,10 +147,11 @@ impl Runtime {
                 continue;
             };
             let len = v.size.min(place.size);
-            let Some(dev) = self.mem.bytes_mut(place.addr, len) else { continue };
-            // SAFETY: `host` is the managed block `__cudaRegisterManagedVar` mapped for this variable, at
-            // least `v.size` bytes long.
-            let host = unsafe { std::slice::from_raw_parts_mut(host as *mut u8, len as usize) };
+            // The variable's managed block (gone only if the program freed it, which `cudaFree` refuses).
+            let (Some(dev), Some(host)) = (self.mem.bytes_mut(place.addr, len), self.managed.bytes_mut(host, len))
+            else {
+                continue;
+            };
             if to_device {
                 dev.copy_from_slice(host);
             } else {
@@ -138,10 +169,13 @@ impl Runtime {
         };
     }
 
-    /// Appends the launch's statistics line (`run --json`'s object plus the launch) to the stats file.
+    /// Sends the launch's statistics line (`run --json`'s object plus the launch) to `reconverge exec`'s
+    /// channel and appends it to the stats file (`RECONVERGE_STATS`), each where there is one.
     fn write_stats(&self, name: &str, call: &CallConfig, run: &RunResult, timing: Option<&TimingStats>) {
-        let Some(path) = &self.settings.stats else { return };
         let s = &self.settings;
+        if s.stats.is_none() && s.channel.is_none() {
+            return;
+        }
         let mut v =
             reconverge_report::run::run_json_timed(name, s.mechanism.name(), s.warp_size, run, timing, s.gpu.as_ref());
         if let Some(obj) = v.as_object_mut() {
@@ -154,6 +188,10 @@ impl Runtime {
             obj.insert("stream".into(), call.stream.into());
         }
         let line = serde_json::to_string(&v).unwrap_or_default();
+        if let Some(c) = &s.channel {
+            c.send(crate::settings::Message::Launch, &line);
+        }
+        let Some(path) = &s.stats else { return };
         let written =
             std::fs::OpenOptions::new().create(true).append(true).open(path).and_then(|mut f| writeln!(f, "{line}"));
         if let Err(e) = written {
@@ -165,16 +203,10 @@ impl Runtime {
     fn finish(&mut self, name: &str, call: &CallConfig, run: &RunResult) -> LaunchEnd {
         crate::printf::print(run);
         let Some(e) = &run.error else { return LaunchEnd::Returned(cuda::SUCCESS) };
-        let (g, b) = (call.grid, call.block);
         eprintln!(
-            "reconverge: launch {} of `{name}` (grid {},{},{}, block {},{},{}) under {}: {}",
+            "reconverge: launch {} of `{name}` ({}) under {}: {}",
             self.launches,
-            g[0],
-            g[1],
-            g[2],
-            b[0],
-            b[1],
-            b[2],
+            geometry(call),
             self.settings.mechanism.name(),
             render(e)
         );
@@ -191,7 +223,6 @@ impl Runtime {
                 self.pending = cuda::LAUNCH_FAILURE;
                 LaunchEnd::Returned(cuda::SUCCESS)
             }
-            SimError::Launch(_) => LaunchEnd::Returned(self.fail(cuda::LAUNCH_OUT_OF_RESOURCES)),
             other => LaunchEnd::Exit(other.exit_code()),
         }
     }
@@ -205,9 +236,12 @@ fn render(e: &SimError) -> String {
             format!("limit reached: RECONVERGE_MAX_INSTRUCTIONS={n} warp instructions")
         }
         SimError::Limit(RunLimit::Cycles(n)) => format!("limit reached: RECONVERGE_MAX_CYCLES={n}"),
-        SimError::Launch(reconverge_program::LaunchError::MemoryLimit { .. }) => {
-            format!("invalid launch: {e} (raise it with RECONVERGE_MAX_MEMORY or --max-memory)")
-        }
         _ => format!("error: {e}"),
     }
+}
+
+/// A launch's geometry for messages: `grid 1,2,1, block 32,1,1`.
+fn geometry(call: &CallConfig) -> String {
+    let (g, b) = (call.grid, call.block);
+    format!("grid {},{},{}, block {},{},{}", g[0], g[1], g[2], b[0], b[1], b[2])
 }

@@ -2,8 +2,9 @@
 //!
 //! A managed allocation is host memory mapped at a fixed address in a region of its own
 //! ([`MANAGED_BASE`]), so the host and the simulated device use the same pointer. Between launches the
-//! host's bytes are the truth; for a launch each block is copied into device memory at its address and
-//! copied back after (launches are synchronous, so no host access can come in between).
+//! host's bytes are the truth; for a launch each block is copied into device memory at its address (its
+//! host pages released meanwhile) and copied back after (launches are synchronous, so no host access can
+//! come in between). Every block counts against the memory limit (`Runtime::held`).
 
 use crate::error::{self as cuda, CudaError};
 use reconverge_sim::memory::DeviceMemory;
@@ -11,6 +12,9 @@ use reconverge_sim::memory::DeviceMemory;
 /// First address of managed memory: far above `cudaMalloc`'s allocations and below the simulator's
 /// shared, local, constant and parameter windows, inside the 47-bit user address space.
 pub const MANAGED_BASE: u64 = 0x0000_2000_0000_0000;
+
+/// The end of the managed region: the simulator's shared-memory window starts there.
+const MANAGED_END: u64 = reconverge_program::layout::SHARED_WINDOW;
 
 /// Unmapped addresses between two managed blocks: an overrun faults in the simulator as it would past a
 /// `cudaMalloc` allocation.
@@ -35,17 +39,23 @@ pub struct ManagedRegion {
 }
 
 impl ManagedRegion {
-    /// Maps a zeroed block of `len` bytes; its address.
+    /// Maps a zeroed block of `len` bytes; its address. (The memory limit is the caller's:
+    /// [`crate::runtime::Runtime::malloc_managed`].)
     pub fn alloc(&mut self, len: u64, name: String) -> Result<u64, CudaError> {
-        let pages = len.max(1).div_ceil(4096) * 4096;
+        let pages = Self::mapped_len(len).ok_or(cuda::MEMORY_ALLOCATION)?;
+        let size = usize::try_from(pages).map_err(|_| cuda::MEMORY_ALLOCATION)?;
+        let step = pages.checked_add(GUARD).ok_or(cuda::MEMORY_ALLOCATION)?;
         let mut hint = self.next.max(MANAGED_BASE);
         for _ in 0..64 {
+            if hint.checked_add(step).is_none_or(|end| end > MANAGED_END) {
+                break;
+            }
             // SAFETY: an anonymous private mapping at an address nothing else uses (MAP_FIXED_NOREPLACE
             // refuses to replace an existing mapping); its memory is ours until `free`.
             let p = unsafe {
                 libc::mmap(
                     hint as *mut libc::c_void,
-                    pages as usize,
+                    size,
                     libc::PROT_READ | libc::PROT_WRITE,
                     libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_FIXED_NOREPLACE,
                     -1,
@@ -53,55 +63,102 @@ impl ManagedRegion {
                 )
             };
             if p != libc::MAP_FAILED && p as u64 == hint {
-                self.next = hint + pages + GUARD;
+                self.next = hint + step;
                 self.blocks.push(ManagedBlock { addr: hint, len, name });
                 return Ok(hint);
             }
             if p != libc::MAP_FAILED {
                 // An old kernel that ignores MAP_FIXED_NOREPLACE placed it elsewhere: give it back.
-                // SAFETY: `p` is the mapping just made, `pages` long.
-                unsafe { libc::munmap(p, pages as usize) };
+                // SAFETY: `p` is the mapping just made, `size` long.
+                unsafe { libc::munmap(p, size) };
             }
-            hint += pages + GUARD;
+            hint += step;
         }
         Err(cuda::MEMORY_ALLOCATION)
+    }
+
+    /// The bytes mapped for a block of `len` bytes (whole pages, at least one); `None` when that
+    /// overflows.
+    fn mapped_len(len: u64) -> Option<u64> {
+        len.max(1).div_ceil(4096).checked_mul(4096)
     }
 
     /// Unmaps the block at `addr`; false when none starts there.
     pub fn free(&mut self, addr: u64) -> bool {
         let Some(i) = self.blocks.iter().position(|b| b.addr == addr) else { return false };
         let b = self.blocks.remove(i);
+        let size = Self::mapped_len(b.len).unwrap_or(0) as usize;
         // SAFETY: the block was mapped by `alloc` with this length rounded to pages, and is unmapped once.
-        unsafe { libc::munmap(b.addr as *mut libc::c_void, (b.len.max(1).div_ceil(4096) * 4096) as usize) };
+        unsafe { libc::munmap(b.addr as *mut libc::c_void, size) };
         true
     }
 
-    /// The block holding `addr`, if any.
-    pub fn block(&self, addr: u64) -> Option<&ManagedBlock> {
-        self.blocks.iter().find(|b| addr >= b.addr && addr < b.addr + b.len.max(1))
+    /// The addresses managed blocks are placed in so far, `[MANAGED_BASE, end)`: an address in it that
+    /// no live block holds is a freed block, a guard, or an overrun, never host memory.
+    pub fn window(&self) -> (u64, u64) {
+        (MANAGED_BASE, self.next.max(MANAGED_BASE))
     }
 
-    /// The host bytes of a block, copied.
-    fn host_copy(b: &ManagedBlock) -> Vec<u8> {
-        // SAFETY: `b` is a live mapping of at least `len` bytes that only this module hands out.
-        unsafe { std::slice::from_raw_parts(b.addr as *const u8, b.len as usize) }.to_vec()
+    /// The block holding all of `[addr, addr + len)` (`len` at least 1), if any.
+    pub fn block_holding(&self, addr: u64, len: u64) -> Option<&ManagedBlock> {
+        let end = addr.checked_add(len.max(1))?;
+        self.blocks.iter().find(|b| addr >= b.addr && end <= b.addr + b.len)
     }
 
-    /// Copies every block into `mem` at its own address, for one launch.
-    pub fn map_into(&self, mem: &mut DeviceMemory) {
-        for b in &self.blocks {
-            mem.insert_at(b.addr, Self::host_copy(b), b.name.clone());
+    /// The bytes `[addr, addr + len)` when one block holds them all.
+    pub fn bytes(&self, addr: u64, len: u64) -> Option<&[u8]> {
+        if len == 0 {
+            return Some(&[]);
         }
+        self.block_holding(addr, len)?;
+        // SAFETY: a live mapping of this region holds the whole range; it stays mapped while `self` is
+        // borrowed (only `free`, through `&mut self`, unmaps it).
+        Some(unsafe { std::slice::from_raw_parts(addr as *const u8, len as usize) })
+    }
+
+    /// The bytes `[addr, addr + len)`, writable, when one block holds them all.
+    pub fn bytes_mut(&mut self, addr: u64, len: u64) -> Option<&mut [u8]> {
+        if len == 0 {
+            return Some(&mut []);
+        }
+        self.block_holding(addr, len)?;
+        // SAFETY: as in `bytes`; the exclusive borrow of `self` keeps the shim from handing out another
+        // slice of it meanwhile (the host program itself is inside a runtime call).
+        Some(unsafe { std::slice::from_raw_parts_mut(addr as *mut u8, len as usize) })
+    }
+
+    /// The bytes of every block together: what managed memory holds against the memory limit.
+    pub fn held(&self) -> u64 {
+        self.blocks.iter().map(|b| b.len).fold(0, u64::saturating_add)
+    }
+
+    /// Copies every block into `mem` at its own address, for one launch, and releases the host pages
+    /// (`MADV_DONTNEED`) so that a block is held once, not twice, while the launch runs. When the host
+    /// cannot hold a copy: `cudaErrorMemoryAllocation`, with the blocks copied so far still in `mem`
+    /// ([`ManagedRegion::take_back`] puts them back).
+    pub fn map_into(&self, mem: &mut DeviceMemory) -> Result<(), CudaError> {
+        for b in &self.blocks {
+            let Some(bytes) = self.bytes(b.addr, b.len) else { continue };
+            let copy =
+                reconverge_program::error::try_copy(bytes, || b.name.clone()).map_err(|_| cuda::MEMORY_ALLOCATION)?;
+            mem.insert_at(b.addr, copy, b.name.clone());
+            if let Some(size) = Self::mapped_len(b.len) {
+                // SAFETY: the block's own pages, copied just above; they read as zeros until `take_back`
+                // writes the device's bytes over them (no host access comes in between: launches are
+                // synchronous and the program is inside the launch call).
+                unsafe { libc::madvise(b.addr as *mut libc::c_void, size as usize, libc::MADV_DONTNEED) };
+            }
+        }
+        Ok(())
     }
 
     /// Copies every block back from `mem` after a launch and takes it out of device memory.
-    pub fn take_back(&self, mem: &mut DeviceMemory) {
-        for b in &self.blocks {
-            if let Some(a) = mem.take(b.addr) {
-                let n = (b.len as usize).min(a.data.len());
-                // SAFETY: `b` is a live mapping of `len` bytes; the runtime's lock serialises the shim's
-                // accesses and the host program is inside a runtime call while this runs.
-                unsafe { std::ptr::copy_nonoverlapping(a.data.as_ptr(), b.addr as *mut u8, n) };
+    pub fn take_back(&mut self, mem: &mut DeviceMemory) {
+        let addrs: Vec<(u64, u64)> = self.blocks.iter().map(|b| (b.addr, b.len)).collect();
+        for (addr, len) in addrs {
+            if let (Some(a), Some(host)) = (mem.take(addr), self.bytes_mut(addr, len)) {
+                let n = host.len().min(a.data.len());
+                host[..n].copy_from_slice(&a.data[..n]);
             }
         }
     }
@@ -116,19 +173,27 @@ mod tests {
         let mut r = ManagedRegion::default();
         let a = r.alloc(16, "a".into()).expect("maps");
         let b = r.alloc(5000, "b".into()).expect("maps");
-        assert_eq!(a, MANAGED_BASE);
-        assert!(b >= a + 4096 + GUARD);
+        assert!(a >= MANAGED_BASE && b >= a + 4096 + GUARD, "other tests may hold the first addresses");
+        assert_eq!(r.held(), 5016);
         // SAFETY: `a` is a live 16-byte managed block.
         unsafe { *(a as *mut u32) = 7 };
         let mut mem = DeviceMemory::new();
-        r.map_into(&mut mem);
+        r.map_into(&mut mem).expect("fits");
         assert_eq!(mem.read(a, 4).expect("mapped"), 7);
+        // SAFETY: as above.
+        assert_eq!(unsafe { *(a as *const u32) }, 0, "the host pages are released during the launch");
         mem.write(a + 4, 4, 9).expect("mapped");
         r.take_back(&mut mem);
         assert!(mem.allocations().is_empty());
         // SAFETY: as above.
         assert_eq!(unsafe { *((a + 4) as *const u32) }, 9);
-        assert_eq!(r.block(a + 3).map(|b| b.addr), Some(a));
+        assert_eq!(r.block_holding(a + 3, 13).map(|b| b.addr), Some(a));
+        assert!(r.block_holding(a + 3, 14).is_none(), "past the block's end");
+        assert!(r.bytes(a, u64::MAX).is_none() && r.bytes(u64::MAX, 2).is_none(), "wrapping ends");
+        assert!(r.bytes_mut(b + 4999, 1).is_some() && r.bytes_mut(b + 5000, 1).is_none());
+        let (lo, hi) = r.window();
+        assert!(lo == MANAGED_BASE && hi > b + 5000);
+        assert_eq!(r.alloc(u64::MAX, "huge".into()), Err(cuda::MEMORY_ALLOCATION));
         assert!(r.free(a) && !r.free(a));
         assert!(r.free(b));
     }

@@ -33,6 +33,21 @@ pub enum ModuleError {
     /// The fat binary holds only empty headers.
     #[error("the fat binary holds no entries")]
     Empty,
+    /// The fat binary's header cannot be read where the program says it is.
+    #[error("the fat binary's header at {0:#x} cannot be read")]
+    Unreadable(u64),
+    /// The fat binary's header claims more bytes than are mapped after it: a damaged fat binary.
+    #[error(
+        "the fat binary's header claims {claimed} bytes, but {}: the fat binary is damaged",
+        match mapped { Some(m) => format!("only {m} bytes are mapped after it"), None => "they cannot all be read".into() }
+    )]
+    Truncated {
+        /// The bytes its header claims (header and entries).
+        claimed: u64,
+        /// The bytes mapped from its start to the end of the loaded segment holding it (`None`: it lies
+        /// outside every loaded object and reading it failed).
+        mapped: Option<u64>,
+    },
     /// `RECONVERGE_PTX_DIR` cannot be written.
     #[error("RECONVERGE_PTX_DIR: cannot write {path}: {error}")]
     KeepPtx {

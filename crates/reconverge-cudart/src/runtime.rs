@@ -110,6 +110,9 @@ pub struct Runtime {
     pub device: i32,
     /// Page-locked host allocations (`cudaMallocHost`, `cudaHostAlloc`) not yet freed.
     pub host_allocs: Vec<u64>,
+    /// Dynamic shared memory a kernel (by host stub) opted in to with `cudaFuncSetAttribute`
+    /// (`cudaFuncAttributeMaxDynamicSharedMemorySize`), in bytes.
+    pub max_dynamic_shared: HashMap<u64, u64>,
 }
 
 impl Runtime {
@@ -133,6 +136,7 @@ impl Runtime {
             launches: 0,
             device: 0,
             host_allocs: Vec::new(),
+            max_dynamic_shared: HashMap::new(),
         }
     }
 
@@ -161,19 +165,6 @@ impl Runtime {
         self.next_handle
     }
 
-    /// `cudaMalloc`: a zeroed device allocation of `size` bytes; its address.
-    pub fn malloc(&mut self, size: u64) -> Result<u64, CudaError> {
-        let held: u64 = self.mem.allocations().iter().map(|a| a.data.len() as u64).sum();
-        if held.saturating_add(size) > self.settings.max_memory {
-            return Err(cuda::MEMORY_ALLOCATION);
-        }
-        let len = usize::try_from(size).map_err(|_| cuda::MEMORY_ALLOCATION)?;
-        let mut data = Vec::new();
-        data.try_reserve_exact(len).map_err(|_| cuda::MEMORY_ALLOCATION)?;
-        data.resize(len, 0);
-        Ok(self.mem.alloc(data, format!("cudaMalloc({size})")))
-    }
-
     /// `cudaFree`: frees the allocation that starts at `addr` (0 is a no-op).
     pub fn free(&mut self, addr: u64) -> CudaError {
         if addr == 0 || self.mem.free(addr) {
@@ -183,41 +174,26 @@ impl Runtime {
         }
     }
 
-    /// Whether `[addr, addr + len)` lies in one device allocation.
-    pub fn is_device(&self, addr: u64, len: u64) -> bool {
-        self.mem.bytes(addr, len).is_some()
+    /// Checks that `stream` is the default stream (0, or the `cudaStreamLegacy` and
+    /// `cudaStreamPerThread` handles 1 and 2) or one created and not destroyed:
+    /// `cudaErrorInvalidResourceHandle` otherwise. Every call that takes a stream asks this.
+    pub fn stream(&self, stream: u64) -> Result<(), CudaError> {
+        if stream <= 2 || self.streams.contains(&stream) {
+            Ok(())
+        } else {
+            Err(cuda::INVALID_RESOURCE_HANDLE)
+        }
     }
 
-    /// The device bytes `[addr, addr + len)`, or `cudaErrorInvalidValue` when no allocation holds them.
-    pub fn device_bytes(&self, addr: u64, len: u64) -> Result<&[u8], CudaError> {
-        self.mem.bytes(addr, len).ok_or(cuda::INVALID_VALUE)
-    }
-
-    /// The device bytes `[addr, addr + len)`, writable.
-    pub fn device_bytes_mut(&mut self, addr: u64, len: u64) -> Result<&mut [u8], CudaError> {
-        self.mem.bytes_mut(addr, len).ok_or(cuda::INVALID_VALUE)
+    /// The time `event` was last recorded at (`None`: never), for writing; `cudaErrorInvalidResourceHandle`
+    /// for an event not created or already destroyed. Every call that takes an event asks this.
+    pub fn event(&mut self, event: u64) -> Result<&mut Option<f64>, CudaError> {
+        self.events.get_mut(&event).ok_or(cuda::INVALID_RESOURCE_HANDLE)
     }
 
     /// The variable registered for host shadow `symbol`.
     pub fn variable(&self, symbol: u64) -> Result<&VariableRef, CudaError> {
         self.variables.get(&symbol).ok_or(cuda::INVALID_SYMBOL)
-    }
-
-    /// The bytes of variable `symbol` from `offset`, `len` long: in device memory or the constant bank.
-    pub fn symbol_bytes_mut(&mut self, symbol: u64, offset: u64, len: u64) -> Result<&mut [u8], CudaError> {
-        let v = self.variable(symbol)?.clone();
-        if offset.checked_add(len).is_none_or(|end| end > v.size) {
-            return Err(cuda::INVALID_VALUE);
-        }
-        let module = self.modules.get_mut(v.module).ok_or(cuda::INVALID_SYMBOL)?;
-        let place = module.variable(&v.name).ok_or(cuda::INVALID_SYMBOL)?;
-        let start = place.addr.checked_add(offset).ok_or(cuda::INVALID_VALUE)?;
-        if place.constant {
-            let (s, e) = (start as usize, (start + len) as usize);
-            module.consts.get_mut(s..e).ok_or(cuda::INVALID_SYMBOL)
-        } else {
-            self.mem.bytes_mut(start, len).ok_or(cuda::INVALID_SYMBOL)
-        }
     }
 
     /// The device address of variable `symbol` (`cudaGetSymbolAddress`; constants in the constant window).
@@ -233,6 +209,8 @@ impl Runtime {
 mod tests {
     use super::*;
 
+    use crate::span::Span;
+
     fn runtime() -> Runtime {
         Runtime::new(Settings::from_vars(|_| None).expect("default settings"))
     }
@@ -241,14 +219,28 @@ mod tests {
     fn allocations_are_zeroed_freed_once_and_bounded() {
         let mut rt = runtime();
         let a = rt.malloc(64).expect("allocates");
-        assert_eq!(rt.device_bytes(a, 64).expect("in bounds"), &[0u8; 64][..]);
-        assert!(rt.device_bytes(a + 60, 8).is_err(), "past the end");
-        rt.device_bytes_mut(a + 8, 4).expect("in bounds").copy_from_slice(&[1, 2, 3, 4]);
-        assert_eq!(rt.device_bytes(a + 8, 4).expect("in bounds"), &[1, 2, 3, 4]);
+        assert_eq!(rt.span_bytes(Span::Device(a), 64).expect("in bounds"), &[0u8; 64][..]);
+        assert!(rt.span_bytes(Span::Device(a + 60), 8).is_err(), "past the end");
+        rt.span_bytes_mut(Span::Device(a + 8), 4).expect("in bounds").copy_from_slice(&[1, 2, 3, 4]);
+        assert_eq!(rt.span_bytes(Span::Device(a + 8), 4).expect("in bounds"), &[1, 2, 3, 4]);
         assert_eq!(rt.free(a), cuda::SUCCESS);
         assert_eq!(rt.free(a), cuda::INVALID_DEVICE_POINTER);
         assert_eq!(rt.free(0), cuda::SUCCESS);
         assert_eq!(rt.malloc(u64::MAX), Err(cuda::MEMORY_ALLOCATION));
+    }
+
+    #[test]
+    fn unknown_streams_and_events_are_invalid_handles() {
+        let mut rt = runtime();
+        assert_eq!(rt.stream(0), Ok(()));
+        assert_eq!(rt.stream(2), Ok(()));
+        assert_eq!(rt.stream(0x1234), Err(cuda::INVALID_RESOURCE_HANDLE));
+        let h = rt.handle();
+        rt.streams.push(h);
+        assert_eq!(rt.stream(h), Ok(()));
+        assert_eq!(rt.event(h), Err(cuda::INVALID_RESOURCE_HANDLE));
+        rt.events.insert(h, None);
+        assert_eq!(rt.event(h).copied(), Ok(None));
     }
 
     #[test]

@@ -1,6 +1,8 @@
-//! The shim's settings, read once from the environment (`reconverge exec` sets them from its flags).
+//! The shim's settings, read once from the environment (`reconverge exec` sets them from its flags), and
+//! the private channel to `reconverge exec` ([`Channel`]).
 
 use reconverge_mechanism::Mechanism;
+use reconverge_program::launch::{instruction_limit, is_warp_size, parse_size, DEFAULT_MAX_INSTRUCTIONS};
 use reconverge_timing::GpuConfig;
 
 /// One environment variable the shim reads: its name and what it sets.
@@ -9,11 +11,15 @@ pub const VARIABLES: &[(&str, &str)] = &[
     ("RECONVERGE_CONFIG", "a GPU preset or TOML file (default gtx480); `functional` for no timing model"),
     ("RECONVERGE_WARP_SIZE", "threads per warp (default: the configuration's)"),
     ("RECONVERGE_STATS", "write one JSON line per launch to this file"),
-    ("RECONVERGE_MAX_INSTRUCTIONS", "warp instructions one launch may issue (default 1000000000)"),
+    ("RECONVERGE_MAX_INSTRUCTIONS", "warp instructions one launch may issue (default 1000000000; 0 = no limit)"),
     ("RECONVERGE_MAX_CYCLES", "cycles one launch may take (default: no limit)"),
-    ("RECONVERGE_MAX_MEMORY", "bytes of simulated device memory and model state (default 8 GiB)"),
+    ("RECONVERGE_MAX_MEMORY", "bytes of simulated device memory and model state, K/M/G suffixes (default 8 GiB)"),
     ("RECONVERGE_THREADS", "host threads of the timing model (default 0: all cores)"),
 ];
+
+/// The variable through which `reconverge exec` hands the program its end of the private channel:
+/// `FD:INODE`, a socket descriptor the program inherits and the inode that identifies it.
+pub const CHANNEL_VAR: &str = "RECONVERGE_CHANNEL";
 
 /// What the shim runs kernels under.
 #[derive(Clone, Debug)]
@@ -26,7 +32,8 @@ pub struct Settings {
     pub warp_size: u32,
     /// Where the per-launch statistics go.
     pub stats: Option<String>,
-    /// Warp instructions one launch may issue.
+    /// Warp instructions one launch may issue: `u64::MAX` (never reached) when the variable is 0, which
+    /// means no limit as `--max-instructions 0` does.
     pub max_instructions: u64,
     /// Cycles one launch may take.
     pub max_cycles: Option<u64>,
@@ -34,6 +41,8 @@ pub struct Settings {
     pub max_memory: u64,
     /// Host threads of the timing model.
     pub threads: usize,
+    /// The private channel to `reconverge exec`, when the program runs under it.
+    pub channel: Option<Channel>,
 }
 
 /// A setting that does not parse: the variable and why.
@@ -63,29 +72,132 @@ impl Settings {
         let config = get("RECONVERGE_CONFIG").unwrap_or_else(|| "gtx480".into());
         let gpu = match config.as_str() {
             "functional" => None,
-            c => Some(GpuConfig::resolve(c).map_err(|e| err("RECONVERGE_CONFIG", c, e.to_string()))?),
+            c => Some(
+                GpuConfig::named(c, |p| std::fs::read_to_string(p))
+                    .map_err(|e| err("RECONVERGE_CONFIG", c, e.to_string()))?,
+            ),
         };
         let warp_size = match number("RECONVERGE_WARP_SIZE")? {
-            Some(w) if (1..=64).contains(&w) && w.is_power_of_two() => w as u32,
+            Some(w) if is_warp_size(w) => w as u32,
             Some(w) => return Err(err("RECONVERGE_WARP_SIZE", &w.to_string(), "a power of two, 1..64".into())),
             None => gpu.as_ref().map_or(32, |g| g.warp_size),
         };
+        let max_memory = match get("RECONVERGE_MAX_MEMORY") {
+            Some(v) => parse_size(&v).ok_or_else(|| {
+                err("RECONVERGE_MAX_MEMORY", &v, "expected a positive size such as 4096, 512M or 4G".into())
+            })?,
+            None => reconverge_program::launch::DEFAULT_MAX_MEMORY,
+        };
+        let max_instructions = number("RECONVERGE_MAX_INSTRUCTIONS")?.unwrap_or(DEFAULT_MAX_INSTRUCTIONS);
         Ok(Settings {
             mechanism,
             gpu,
             warp_size,
             stats: get("RECONVERGE_STATS").filter(|s| !s.is_empty()),
-            max_instructions: number("RECONVERGE_MAX_INSTRUCTIONS")?.unwrap_or(1_000_000_000),
+            max_instructions: instruction_limit(max_instructions).unwrap_or(u64::MAX),
             max_cycles: number("RECONVERGE_MAX_CYCLES")?,
-            max_memory: number("RECONVERGE_MAX_MEMORY")?.unwrap_or(reconverge_program::launch::DEFAULT_MAX_MEMORY),
+            max_memory,
             threads: number("RECONVERGE_THREADS")?.unwrap_or(0).min(1024) as usize,
+            channel: get(CHANNEL_VAR).and_then(|v| Channel::from_var(&v)),
         })
     }
 
-    /// The settings from the process environment.
+    /// The settings from the process environment. This is the shim's start (the runtime's first call):
+    /// it announces itself on `reconverge exec`'s channel first, so that `exec` knows the program loaded
+    /// this library even when a setting is refused.
     pub fn from_env() -> Result<Settings, SettingError> {
+        if let Some(c) = std::env::var(CHANNEL_VAR).ok().and_then(|v| Channel::from_var(&v)) {
+            c.send(Message::Started, &std::process::id().to_string());
+        }
         Settings::from_vars(|k| std::env::var(k).ok())
     }
+}
+
+/// The end of a Unix socket the program inherited from `reconverge exec`, which reads it while the
+/// program runs: the shim says it started and sends each launch's statistics line, so that `exec`'s
+/// status and summary never depend on re-reading the user's `--stats` file.
+///
+/// One message a line: [`Message::Started`] with the process id, [`Message::Launch`] with the launch's
+/// JSON object. Sends never raise `SIGPIPE`; one that fails (`exec` is gone) is dropped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Channel {
+    fd: i32,
+    inode: u64,
+}
+
+/// What a line of the channel says: its first word.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Message {
+    /// The shim started in a process (`started PID`).
+    Started,
+    /// One launch's statistics (`launch {JSON}`).
+    Launch,
+}
+
+impl Message {
+    /// The line's first word.
+    pub fn word(self) -> &'static str {
+        match self {
+            Message::Started => "started",
+            Message::Launch => "launch",
+        }
+    }
+
+    /// Splits a line into its message and the rest (`None` for a line of another kind).
+    pub fn parse(line: &str) -> Option<(Message, &str)> {
+        let (word, rest) = line.split_once(' ').unwrap_or((line, ""));
+        [Message::Started, Message::Launch].into_iter().find(|m| m.word() == word).map(|m| (m, rest))
+    }
+}
+
+impl Channel {
+    /// The channel `FD:INODE` names, when that descriptor is open and is that socket (a program that
+    /// closed it, or a child that has another file under that number, has no channel).
+    pub fn from_var(value: &str) -> Option<Channel> {
+        let (fd, inode) = value.trim().split_once(':')?;
+        let c = Channel { fd: fd.parse().ok()?, inode: inode.parse().ok()? };
+        c.is_open().then_some(c)
+    }
+
+    /// The value of [`CHANNEL_VAR`] that names socket `fd` (`None` when `fd` is not an open socket).
+    pub fn var_for(fd: i32) -> Option<String> {
+        socket_inode(fd).map(|inode| format!("{fd}:{inode}"))
+    }
+
+    /// Whether the descriptor still is the socket the variable named.
+    fn is_open(&self) -> bool {
+        socket_inode(self.fd) == Some(self.inode)
+    }
+
+    /// Sends one line: `message`'s word, a space, `body` (which holds no newline).
+    pub fn send(&self, message: Message, body: &str) {
+        if !self.is_open() {
+            return;
+        }
+        let line = format!("{} {body}\n", message.word());
+        let mut rest = line.as_bytes();
+        while !rest.is_empty() {
+            // SAFETY: `rest` is a live buffer of `rest.len()` bytes; `fd` is an open socket (checked above).
+            let n = unsafe { libc::send(self.fd, rest.as_ptr().cast(), rest.len(), libc::MSG_NOSIGNAL) };
+            match n {
+                n if n > 0 => rest = &rest[n as usize..],
+                _ if std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted => {}
+                _ => return,
+            }
+        }
+    }
+}
+
+/// The inode of socket `fd`, or `None` when `fd` is not an open socket.
+fn socket_inode(fd: i32) -> Option<u64> {
+    if fd < 0 {
+        return None;
+    }
+    // SAFETY: `st` is a plain C struct that fstat fills; all-zero bytes are a valid value of it.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: `st` is writable and of the type fstat expects; a bad descriptor is an error, not UB.
+    let ok = unsafe { libc::fstat(fd, &mut st) } == 0;
+    (ok && (st.st_mode & libc::S_IFMT) == libc::S_IFSOCK).then_some(st.st_ino)
 }
 
 #[cfg(test)]
@@ -104,6 +216,8 @@ mod tests {
         assert_eq!(s.mechanism.name(), "pdom");
         assert_eq!(s.gpu.as_ref().map(|g| g.name.as_str()), Some("gtx480"));
         assert_eq!(s.warp_size, 32);
+        assert_eq!(s.max_instructions, DEFAULT_MAX_INSTRUCTIONS);
+        assert!(s.channel.is_none());
     }
 
     #[test]
@@ -114,5 +228,70 @@ mod tests {
         assert!(e.to_string().contains("RECONVERGE_WARP_SIZE=48"), "{e}");
         let s = with(&[("RECONVERGE_CONFIG", "functional"), ("RECONVERGE_WARP_SIZE", "8")]).expect("functional");
         assert!(s.gpu.is_none() && s.warp_size == 8);
+        let e = with(&[("RECONVERGE_MAX_MEMORY", "lots")]).expect_err("not a size");
+        assert!(e.to_string().starts_with("RECONVERGE_MAX_MEMORY=lots: expected a positive size"), "{e}");
+    }
+
+    /// Issue 37: a value that is neither a preset nor a file was parsed as TOML text.
+    #[test]
+    fn a_config_that_is_neither_a_preset_nor_a_file_says_so() {
+        let e = with(&[("RECONVERGE_CONFIG", "nope")]).expect_err("neither");
+        let text = e.to_string();
+        assert!(text.starts_with("RECONVERGE_CONFIG=nope: `nope` is neither a preset (gtx480"), "{text}");
+        assert!(!text.contains("TOML"), "{text}");
+        let dir = std::env::temp_dir().join(format!("reconverge-settings-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        let file = dir.join("small.toml");
+        std::fs::write(&file, "num_sms = 2\n").expect("write");
+        let s = with(&[("RECONVERGE_CONFIG", file.to_str().expect("utf-8"))]).expect("a TOML file");
+        assert_eq!(s.gpu.map(|g| g.num_sms), Some(2));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// Issue 37: `RECONVERGE_MAX_MEMORY` takes the suffixes `--max-memory` takes.
+    #[test]
+    fn memory_takes_the_flags_suffixes() {
+        assert_eq!(with(&[("RECONVERGE_MAX_MEMORY", "100M")]).expect("100M").max_memory, 100 << 20);
+        assert_eq!(with(&[("RECONVERGE_MAX_MEMORY", "4096")]).expect("bytes").max_memory, 4096);
+    }
+
+    /// Issue 37: 0 means no limit, as for `run --max-instructions 0`.
+    #[test]
+    fn zero_instructions_is_no_limit() {
+        assert_eq!(with(&[("RECONVERGE_MAX_INSTRUCTIONS", "0")]).expect("0").max_instructions, u64::MAX);
+        assert_eq!(with(&[("RECONVERGE_MAX_INSTRUCTIONS", "7")]).expect("7").max_instructions, 7);
+    }
+
+    #[test]
+    fn the_channel_is_a_named_open_socket_and_carries_lines() {
+        let mut fds = [0i32; 2];
+        // SAFETY: `fds` has room for the two descriptors socketpair writes.
+        let made =
+            unsafe { libc::socketpair(libc::AF_UNIX, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0, fds.as_mut_ptr()) };
+        assert_eq!(made, 0);
+        let var = Channel::var_for(fds[1]).expect("a socket");
+        let c = Channel::from_var(&var).expect("the channel");
+        assert_eq!(Channel::from_var(&format!("{}:1", fds[1])), None, "another inode");
+        assert_eq!(Channel::from_var("0:0"), None, "not a socket");
+        assert_eq!(Channel::from_var("nonsense"), None);
+        c.send(Message::Launch, "{\"launch\":1}");
+        c.send(Message::Started, "42");
+        let mut buf = [0u8; 64];
+        // SAFETY: `buf` is writable for its length; fds[0] is the open other end.
+        let n = unsafe { libc::read(fds[0], buf.as_mut_ptr().cast(), buf.len()) };
+        let text = std::str::from_utf8(&buf[..n.max(0) as usize]).expect("utf-8");
+        assert_eq!(text, "launch {\"launch\":1}\nstarted 42\n");
+        let lines: Vec<_> = text.lines().map(Message::parse).collect();
+        assert_eq!(lines, [Some((Message::Launch, "{\"launch\":1}")), Some((Message::Started, "42"))]);
+        // SAFETY: closing descriptors this test opened.
+        unsafe {
+            libc::close(fds[0]);
+        }
+        c.send(Message::Launch, "{}"); // the reader is gone: no SIGPIPE, no error
+                                       // SAFETY: as above.
+        unsafe {
+            libc::close(fds[1]);
+        }
+        assert_eq!(Channel::from_var(&var), None, "closed");
     }
 }

@@ -355,8 +355,46 @@ pub fn half_of_memory(meminfo: Option<&str>) -> u64 {
         .unwrap_or(DEFAULT_MAX_MEMORY)
 }
 
+/// A size in bytes as front ends take it (`--max-memory`, `RECONVERGE_MAX_MEMORY`): `1000`, `64K`, `512M`,
+/// `4G`, `1T` (powers of 1024, either case); `None` unless it is a positive size that fits in 64 bits.
+pub fn parse_size(text: &str) -> Option<u64> {
+    let t = text.trim();
+    let (num, shift) = match t.char_indices().last() {
+        Some((i, c)) => match c.to_ascii_lowercase() {
+            'k' => (&t[..i], 10),
+            'm' => (&t[..i], 20),
+            'g' => (&t[..i], 30),
+            't' => (&t[..i], 40),
+            _ => (t, 0),
+        },
+        None => (t, 0),
+    };
+    num.parse::<u64>().ok().and_then(|n| n.checked_mul(1u64 << shift)).filter(|&n| n > 0)
+}
+
+/// The warp-instruction limit front ends use when none is given (`--max-instructions`,
+/// `RECONVERGE_MAX_INSTRUCTIONS`): a billion, about a minute of functional simulation.
+pub const DEFAULT_MAX_INSTRUCTIONS: u64 = 1_000_000_000;
+
+/// A front end's warp-instruction limit as a launch takes it: 0 means no limit (one meaning for every
+/// command and the runtime's variable).
+pub fn instruction_limit(n: u64) -> Option<u64> {
+    (n > 0).then_some(n)
+}
+
+/// Whether `w` threads make a warp the simulator runs: a power of two from 1 to 64.
+pub fn is_warp_size(w: u64) -> bool {
+    (1..=64).contains(&w) && w.is_power_of_two()
+}
+
 /// CUDA's grid limits (x, y, z).
 pub const MAX_GRID: [u64; 3] = [(1 << 31) - 1, 65535, 65535];
+
+/// CUDA's block limits (x, y, z).
+pub const MAX_BLOCK: [u64; 3] = [1024, 1024, 64];
+
+/// CUDA's limit on the threads of one block.
+pub const MAX_THREADS_PER_BLOCK: u64 = 1024;
 
 impl Default for LaunchConfig {
     fn default() -> Self {
@@ -403,13 +441,13 @@ impl LaunchConfig {
 
     /// Checks the geometry, the warp size, the livelock window and the variables to read back.
     pub fn validate(&self, prog: &Program) -> Result<(), LaunchError> {
-        if !(1..=64).contains(&self.warp_size) || !self.warp_size.is_power_of_two() {
+        if !is_warp_size(self.warp_size.into()) {
             return Err(LaunchError::WarpSize(self.warp_size));
         }
         if self.grid.contains(&0) || self.block.contains(&0) {
             return Err(LaunchError::ZeroDimension);
         }
-        if self.threads_per_cta_u64() > 1024 {
+        if self.threads_per_cta_u64() > MAX_THREADS_PER_BLOCK {
             return Err(LaunchError::BlockTooLarge { block: self.block, threads: self.threads_per_cta_u64() });
         }
         for (d, (&g, max)) in self.grid.iter().zip(MAX_GRID).enumerate() {
@@ -423,9 +461,34 @@ impl LaunchConfig {
         for n in &self.dump_globals {
             prog.find_variable(n, VariableUse::Dump)?;
         }
-        if self.block[2] > 64 {
+        if u64::from(self.block[2]) > MAX_BLOCK[2] {
             return Err(LaunchError::BlockDepth(self.block[2]));
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod front_end_tests {
+    use super::*;
+
+    #[test]
+    fn sizes_take_binary_suffixes_and_refuse_zero_and_overflow() {
+        assert_eq!(parse_size("4096"), Some(4096));
+        assert_eq!(parse_size(" 64k "), Some(64 << 10));
+        assert_eq!(parse_size("100M"), Some(100 << 20));
+        assert_eq!(parse_size("4G"), Some(4 << 30));
+        assert_eq!(parse_size("1t"), Some(1 << 40));
+        for bad in ["", "0", "0M", "M", "1.5G", "-1", "4GB", "99999999999T"] {
+            assert_eq!(parse_size(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn zero_instructions_is_no_limit_and_warp_sizes_are_powers_of_two() {
+        assert_eq!(instruction_limit(0), None);
+        assert_eq!(instruction_limit(5), Some(5));
+        assert!([1, 2, 4, 8, 16, 32, 64].iter().all(|&w| is_warp_size(w)));
+        assert!([0, 3, 48, 128, u64::MAX].iter().all(|&w| !is_warp_size(w)));
     }
 }

@@ -373,23 +373,62 @@ pub struct KernelTotal {
 /// launch it was and are not statistics, so totals leave them out.
 pub const LAUNCH_KEYS: [&str; 5] = ["launch", "grid", "block", "dynamic_shared", "stream"];
 
-/// Per kernel, in order of first launch: its launches' statistics combined by kind.
-pub fn per_kernel(launches: &[Map<String, Value>]) -> Result<Vec<KernelTotal>, AggregateError> {
-    let mut out: Vec<KernelTotal> = Vec::new();
-    for l in launches {
-        let name = l.get("kernel").and_then(Value::as_str).unwrap_or("?");
-        let i = match out.iter().position(|k| k.kernel == name) {
-            Some(i) => i,
+/// Per-kernel totals built one launch at a time, in memory that depends on the kernels (and their
+/// branches), never on the number of launches: what `reconverge exec` keeps while a program runs.
+#[derive(Clone, Debug, Default)]
+pub struct PerKernel {
+    /// The totals, in order of first launch.
+    totals: Vec<KernelTotal>,
+    /// Each kernel's index in `totals`.
+    index: std::collections::HashMap<String, usize>,
+}
+
+impl PerKernel {
+    /// No launches yet.
+    pub fn new() -> PerKernel {
+        PerKernel::default()
+    }
+
+    /// Adds one launch line (a run's statistics plus [`LAUNCH_KEYS`], which are left out) to its
+    /// kernel's total (a launch without `kernel` counts for the kernel `?`). On an error the totals are
+    /// left as they were.
+    pub fn add(&mut self, mut launch: Map<String, Value>) -> Result<(), AggregateError> {
+        let name = launch.get("kernel").and_then(Value::as_str).unwrap_or("?").to_string();
+        for k in LAUNCH_KEYS {
+            launch.remove(k);
+        }
+        let i = match self.index.get(&name) {
+            Some(&i) => i,
             None => {
-                out.push(KernelTotal { kernel: name.to_string(), stats: Map::new() });
-                out.len() - 1
+                let mut stats = Map::new();
+                accumulate(&mut stats, &launch)?;
+                self.index.insert(name.clone(), self.totals.len());
+                self.totals.push(KernelTotal { kernel: name, stats });
+                return Ok(());
             }
         };
-        let launch: Map<String, Value> =
-            l.iter().filter(|(k, _)| !LAUNCH_KEYS.contains(&k.as_str())).map(|(k, v)| (k.clone(), v.clone())).collect();
-        accumulate(&mut out[i].stats, &launch)?;
+        accumulate(&mut self.totals[i].stats, &launch)
     }
-    Ok(out)
+
+    /// The totals so far, in order of first launch.
+    pub fn totals(&self) -> &[KernelTotal] {
+        &self.totals
+    }
+
+    /// The totals, in order of first launch.
+    pub fn into_totals(self) -> Vec<KernelTotal> {
+        self.totals
+    }
+}
+
+/// Per kernel, in order of first launch: its launches' statistics combined by kind ([`PerKernel`] over
+/// `launches`).
+pub fn per_kernel(launches: &[Map<String, Value>]) -> Result<Vec<KernelTotal>, AggregateError> {
+    let mut p = PerKernel::new();
+    for l in launches {
+        p.add(l.clone())?;
+    }
+    Ok(p.into_totals())
 }
 
 /// Checks that every key of `stats` has a rule (the check [`accumulate`] makes before it combines).
@@ -943,5 +982,42 @@ mod tests {
         assert_eq!(sum[LAUNCHES], json!(6));
         assert_eq!(sum["warp_instructions"], json!(6 * a["warp_instructions"].as_u64().unwrap()));
         assert!(!visible(&fixture("tbc")).contains_key(HIDDEN));
+    }
+
+    /// Launch lines as `reconverge exec` receives them: statistics plus the launch keys.
+    fn launch_line(name: &str, kernel: &str, n: u64) -> Map<String, Value> {
+        let mut l = fixture(name);
+        l.insert("kernel".into(), json!(kernel));
+        l.insert("launch".into(), json!(n));
+        l.insert("grid".into(), json!([1, 1, 1]));
+        l.insert("block".into(), json!([40, 1, 1]));
+        l.insert("dynamic_shared".into(), json!(0));
+        l.insert("stream".into(), json!(0));
+        l
+    }
+
+    /// The streaming form keeps one total per kernel however many launches it adds, and the batch form
+    /// is the same computation.
+    #[test]
+    fn per_kernel_totals_are_built_one_launch_at_a_time() {
+        let lines: Vec<_> = (1..=7).map(|n| launch_line("dwf", if n % 3 == 0 { "b" } else { "a" }, n)).collect();
+        let mut p = PerKernel::new();
+        for l in &lines {
+            p.add(l.clone()).expect("combines");
+        }
+        let names: Vec<&str> = p.totals().iter().map(|k| k.kernel.as_str()).collect();
+        assert_eq!(names, ["a", "b"], "in order of first launch");
+        let one = fixture("dwf")["warp_instructions"].as_u64().expect("count");
+        assert_eq!(p.totals()[0].stats[LAUNCHES], json!(5));
+        assert_eq!(p.totals()[1].stats[LAUNCHES], json!(2));
+        assert_eq!(p.totals()[0].stats["warp_instructions"], json!(5 * one));
+        assert!(LAUNCH_KEYS.iter().all(|k| !p.totals()[0].stats.contains_key(*k)), "launch keys left out");
+        assert_eq!(per_kernel(&lines).expect("batch"), p.clone().into_totals());
+        // A launch that cannot be combined leaves the totals as they were.
+        let mut bad = launch_line("dwf", "a", 8);
+        bad.insert("cycles".into(), json!("many"));
+        let before = p.totals().to_vec();
+        assert!(p.add(bad).is_err());
+        assert_eq!(p.totals(), &before[..]);
     }
 }

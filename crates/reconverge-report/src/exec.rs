@@ -1,19 +1,104 @@
 //! The HTML page of a whole program's launches (`reconverge exec --html`): per-kernel totals, cycles and
-//! SIMD efficiency launch by launch, and every launch in a table.
+//! SIMD efficiency launch by launch, and the launches in a table. The page is bounded: every launch
+//! counts in the totals, but only the first [`MAX_PAGE_LAUNCHES`] are kept one by one ([`ExecLaunches`]),
+//! and the page says how many it leaves out and where to find them all (`--stats`).
 
 use crate::html::chart::{self, Series, Size, Spec};
 use crate::html::{esc, page};
+use crate::records::pct;
 use reconverge_records::aggregate::KernelTotal;
 use serde_json::{Map, Value};
 use std::fmt::Write;
 
-/// A launch's or a total's number `key`, formatted (`–` when absent).
-fn num(s: &Map<String, Value>, key: &str) -> String {
-    match s.get(key) {
-        Some(Value::Number(n)) if n.is_u64() => n.to_string(),
-        Some(Value::Number(n)) => n.as_f64().map_or("–".into(), |v| format!("{v:.3}")),
-        _ => "–".into(),
+/// The most launches the page shows one by one (plots and table).
+pub const MAX_PAGE_LAUNCHES: usize = 1000;
+
+/// One launch as the page shows it: a few numbers, not the launch's whole statistics.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LaunchRow {
+    /// The launch's number (from 1).
+    pub launch: Option<u64>,
+    /// The kernel (PTX name).
+    pub kernel: String,
+    /// Grid dimensions.
+    pub grid: String,
+    /// Block dimensions.
+    pub block: String,
+    /// Cycles (`None` in functional mode).
+    pub cycles: Option<u64>,
+    /// Warp instructions.
+    pub warp_instructions: Option<u64>,
+    /// SIMD efficiency (0..1).
+    pub simd_efficiency: Option<f64>,
+    /// Divergent branches.
+    pub divergent_branches: Option<u64>,
+    /// How the launch ended.
+    pub outcome: String,
+}
+
+impl LaunchRow {
+    /// The row of a launch line (the shim's statistics of one launch).
+    pub fn of(l: &Map<String, Value>) -> LaunchRow {
+        let n = |k: &str| l.get(k).and_then(Value::as_u64);
+        let text = |k: &str| l.get(k).and_then(Value::as_str).unwrap_or("–").to_string();
+        LaunchRow {
+            launch: n("launch"),
+            kernel: text("kernel"),
+            grid: dims(l.get("grid")),
+            block: dims(l.get("block")),
+            cycles: n("cycles"),
+            warp_instructions: n("warp_instructions"),
+            simd_efficiency: l.get("simd_efficiency").and_then(Value::as_f64),
+            divergent_branches: n("divergent_branches"),
+            outcome: text("outcome"),
+        }
     }
+}
+
+/// A program's launches as the page needs them, in memory bounded however many launches there are: what
+/// the first launch ran under, the count of all launches, and the first [`MAX_PAGE_LAUNCHES`] rows.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ExecLaunches {
+    /// The mechanism (the first launch's).
+    pub mechanism: Option<String>,
+    /// The warp size (the first launch's).
+    pub warp_size: Option<u64>,
+    /// The GPU configuration's name (`None` in functional mode).
+    pub config: Option<String>,
+    /// Launches seen.
+    pub total: u64,
+    /// The first [`MAX_PAGE_LAUNCHES`] launches.
+    pub rows: Vec<LaunchRow>,
+}
+
+impl ExecLaunches {
+    /// Counts one launch line, keeping its row while fewer than [`MAX_PAGE_LAUNCHES`] are kept.
+    pub fn push(&mut self, l: &Map<String, Value>) {
+        if self.total == 0 {
+            self.mechanism = l.get("mechanism").and_then(Value::as_str).map(str::to_string);
+            self.warp_size = l.get("warp_size").and_then(Value::as_u64);
+            self.config = l.get("config").and_then(|c| c.get("name")).and_then(Value::as_str).map(str::to_string);
+        }
+        self.total += 1;
+        if self.rows.len() < MAX_PAGE_LAUNCHES {
+            self.rows.push(LaunchRow::of(l));
+        }
+    }
+
+    /// Launches counted but not kept one by one.
+    pub fn left_out(&self) -> u64 {
+        self.total.saturating_sub(self.rows.len() as u64)
+    }
+}
+
+/// A count, or `–`.
+fn count(v: Option<u64>) -> String {
+    v.map_or("–".into(), |v| v.to_string())
+}
+
+/// A total's count `key`, or `–`.
+fn total(s: &Map<String, Value>, key: &str) -> String {
+    count(s.get(key).and_then(Value::as_u64))
 }
 
 /// The largest structure a run held, whichever kind the mechanism has.
@@ -32,24 +117,33 @@ fn dims(v: Option<&Value>) -> String {
     }
 }
 
-/// The page: `program` is the command line, `launches` the shim's lines, `kernels` the per-kernel totals
-/// (in order of first launch).
-pub fn exec_html(program: &str, launches: &[Map<String, Value>], kernels: &[KernelTotal]) -> String {
-    let first = launches.first();
-    let field = |k: &str| first.and_then(|l| l.get(k)).and_then(Value::as_str).unwrap_or("–").to_string();
-    let config = first.and_then(|l| l.get("config")).and_then(|c| c.get("name")).and_then(Value::as_str);
+/// Plural `s` of `n` things (`es` after `launch`).
+fn plural(n: u64, es: bool) -> &'static str {
+    match (n == 1, es) {
+        (true, _) => "",
+        (false, true) => "es",
+        (false, false) => "s",
+    }
+}
+
+/// The page: `program` is the command line, `launches` the program's launches, `kernels` the per-kernel
+/// totals (in order of first launch) over all of them.
+pub fn exec_html(program: &str, launches: &ExecLaunches, kernels: &[KernelTotal]) -> String {
     let mut body = String::new();
+    let n = launches.total;
     let _ = write!(
         body,
-        "<h1>{}</h1><p class=\"meta\">{} launch{} of {} kernel{} under <b>{}</b>, warp size {}, {}</p>",
+        "<h1>{}</h1><p class=\"meta\">{n} launch{} of {} kernel{} under <b>{}</b>, warp size {}, {}</p>",
         esc(program),
-        launches.len(),
-        if launches.len() == 1 { "" } else { "es" },
+        plural(n, true),
         kernels.len(),
-        if kernels.len() == 1 { "" } else { "s" },
-        esc(&field("mechanism")),
-        first.map_or("–".into(), |l| num(l, "warp_size")),
-        config.map_or("functional simulation (no cycles)".to_string(), |c| format!("configuration {}", esc(c)))
+        plural(kernels.len() as u64, false),
+        esc(launches.mechanism.as_deref().unwrap_or("–")),
+        count(launches.warp_size),
+        launches
+            .config
+            .as_ref()
+            .map_or("functional simulation (no cycles)".to_string(), |c| format!("configuration {}", esc(c)))
     );
     body.push_str("<h2>Per kernel</h2><table><tr><th>kernel</th><th>launches</th><th>cycles</th><th>warp instructions</th><th>SIMD efficiency</th><th>divergent branches</th><th>max structure</th><th>outcome</th></tr>");
     for KernelTotal { kernel: name, stats: s } in kernels {
@@ -57,40 +151,49 @@ pub fn exec_html(program: &str, launches: &[Map<String, Value>], kernels: &[Kern
             body,
             "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
             esc(&reconverge_ir::names::short_name(name)),
-            num(s, "launches"),
-            num(s, "cycles"),
-            num(s, "warp_instructions"),
-            num(s, "simd_efficiency"),
-            num(s, "divergent_branches"),
+            total(s, "launches"),
+            total(s, "cycles"),
+            total(s, "warp_instructions"),
+            pct(s.get("simd_efficiency").and_then(Value::as_f64)),
+            total(s, "divergent_branches"),
             structure(s),
             esc(s.get("outcome").and_then(Value::as_str).unwrap_or("–"))
         );
     }
-    body.push_str("</table><p class=\"note\">Totals combine launches by kind: counts are summed, structure sizes are maxima, ratios are recomputed from the summed parts.</p>");
-    body.push_str(&plots(launches, kernels));
+    body.push_str("</table><p class=\"note\">Totals combine every launch by kind: counts are summed, structure sizes are maxima, ratios are recomputed from the summed parts.</p>");
+    if launches.left_out() > 0 {
+        let _ = write!(
+            body,
+            "<p class=\"note\">Launch by launch, this page shows the first {} of the {n} launches and leaves out \
+             the other {}; <code>reconverge exec --stats FILE</code> writes every launch, one JSON line each.</p>",
+            launches.rows.len(),
+            launches.left_out()
+        );
+    }
+    body.push_str(&plots(&launches.rows, kernels));
     body.push_str(&launch_table(launches));
     page(&format!("reconverge exec {program}"), &body)
 }
 
 /// Cycles (or warp instructions in functional mode) and SIMD efficiency per launch, a line per kernel.
-fn plots(launches: &[Map<String, Value>], kernels: &[KernelTotal]) -> String {
-    let timed = launches.iter().any(|l| l.get("cycles").is_some_and(|c| !c.is_null()));
-    let (key, label) = if timed { ("cycles", "cycles") } else { ("warp_instructions", "warp instructions") };
+fn plots(rows: &[LaunchRow], kernels: &[KernelTotal]) -> String {
+    let timed = rows.iter().any(|r| r.cycles.is_some());
+    let label = if timed { "cycles" } else { "warp instructions" };
     let names: Vec<String> = kernels.iter().map(|k| reconverge_ir::names::short_name(&k.kernel)).collect();
     let refs: Vec<&str> = names.iter().map(String::as_str).collect();
     let styles = chart::styles(&refs);
-    let series = |stat: &str| -> Vec<Series> {
+    let series = |stat: &dyn Fn(&LaunchRow) -> Option<f64>| -> Vec<Series> {
         kernels
             .iter()
             .zip(&names)
             .zip(&styles)
             .map(|((k, name), style)| Series {
                 name: name.clone(),
-                points: launches
+                points: rows
                     .iter()
                     .enumerate()
-                    .filter(|(_, l)| l.get("kernel").and_then(Value::as_str) == Some(k.kernel.as_str()))
-                    .filter_map(|(i, l)| Some(((i + 1) as f64, l.get(stat)?.as_f64()?)))
+                    .filter(|(_, r)| r.kernel == k.kernel)
+                    .filter_map(|(i, r)| Some((r.launch.unwrap_or(i as u64 + 1) as f64, stat(r)?)))
                     .collect(),
                 style: *style,
             })
@@ -107,37 +210,78 @@ fn plots(launches: &[Map<String, Value>], kernels: &[KernelTotal]) -> String {
         size: Size::Wide,
     };
     let title = format!("{label} per launch");
+    let work = |r: &LaunchRow| if timed { r.cycles } else { r.warp_instructions }.map(|v| v as f64);
     let mut out = String::from("<h2>Launch by launch</h2>");
-    out.push_str(&chart::lines(&spec(&title, label, false), &series(key)));
+    out.push_str(&chart::lines(&spec(&title, label, false), &series(&work)));
     out.push_str(&chart::lines(
         &spec("SIMD efficiency per launch", "SIMD efficiency", true),
-        &series("simd_efficiency"),
+        &series(&|r: &LaunchRow| r.simd_efficiency),
     ));
     out
 }
 
-/// Every launch, in a collapsed table.
-fn launch_table(launches: &[Map<String, Value>]) -> String {
+/// The launches kept, in a collapsed table.
+fn launch_table(launches: &ExecLaunches) -> String {
+    let shown = launches.rows.len();
+    let what = if launches.left_out() > 0 {
+        format!("The first {shown} of {} launches", launches.total)
+    } else {
+        format!("All {shown} launch{}", plural(shown as u64, true))
+    };
     let mut out = format!(
-        "<details><summary>All {} launches</summary><table><tr><th>launch</th><th>kernel</th><th>grid</th><th>block</th><th>cycles</th><th>warp instructions</th><th>SIMD efficiency</th><th>divergent branches</th><th>outcome</th></tr>",
-        launches.len()
+        "<details><summary>{what}</summary><table><tr><th>launch</th><th>kernel</th><th>grid</th><th>block</th><th>cycles</th><th>warp instructions</th><th>SIMD efficiency</th><th>divergent branches</th><th>outcome</th></tr>"
     );
-    for l in launches {
-        let kernel = l.get("kernel").and_then(Value::as_str).unwrap_or("–");
+    for r in &launches.rows {
         let _ = write!(
             out,
             "<tr><td>{}</td><td class=\"t\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-            num(l, "launch"),
-            esc(&reconverge_ir::names::short_name(kernel)),
-            dims(l.get("grid")),
-            dims(l.get("block")),
-            num(l, "cycles"),
-            num(l, "warp_instructions"),
-            num(l, "simd_efficiency"),
-            num(l, "divergent_branches"),
-            esc(l.get("outcome").and_then(Value::as_str).unwrap_or("–"))
+            count(r.launch),
+            esc(&reconverge_ir::names::short_name(&r.kernel)),
+            r.grid,
+            r.block,
+            count(r.cycles),
+            count(r.warp_instructions),
+            pct(r.simd_efficiency),
+            count(r.divergent_branches),
+            esc(&r.outcome)
         );
     }
     out.push_str("</table></details>");
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn line(n: u64, kernel: &str) -> Map<String, Value> {
+        let v = json!({"launch": n, "kernel": kernel, "mechanism": "pdom", "warp_size": 32, "config": null,
+            "grid": [2, 1, 1], "block": [32, 1, 1], "warp_instructions": 10, "simd_efficiency": 0.566,
+            "divergent_branches": 1, "outcome": "completed", "cycles": null});
+        v.as_object().cloned().expect("an object")
+    }
+
+    /// Issue 37: the page held every launch; it keeps at most MAX_PAGE_LAUNCHES and says how many it
+    /// leaves out and where to find them.
+    #[test]
+    fn the_page_keeps_a_bounded_number_of_launches_and_says_so() {
+        let mut all = ExecLaunches::default();
+        let extra = 5;
+        for n in 1..=(MAX_PAGE_LAUNCHES as u64 + extra) {
+            all.push(&line(n, "_Z4tickPj"));
+        }
+        assert_eq!(all.rows.len(), MAX_PAGE_LAUNCHES);
+        assert_eq!((all.total, all.left_out()), (MAX_PAGE_LAUNCHES as u64 + extra, extra));
+        assert_eq!(all.mechanism.as_deref(), Some("pdom"));
+        let total = KernelTotal { kernel: "_Z4tickPj".into(), stats: line(0, "_Z4tickPj") };
+        let html = exec_html("./launches", &all, &[total]);
+        assert!(html.contains(&format!("leaves out the other {extra}")) && html.contains("--stats FILE"), "note");
+        assert!(html.contains(&format!("The first {MAX_PAGE_LAUNCHES} of {} launches", all.total)));
+        assert!(html.contains("56.6%") && !html.contains("0.566"), "SIMD efficiency as a percentage");
+        let mut few = ExecLaunches::default();
+        few.push(&line(1, "k"));
+        let html = exec_html("./one", &few, &[]);
+        assert!(html.contains("All 1 launch<") && !html.contains("leaves out"), "nothing left out");
+    }
 }

@@ -103,6 +103,12 @@ impl DeviceMemory {
         &self.allocs
     }
 
+    /// The first address past every allocation placed so far and its trailing guard (never lower after a
+    /// free): `[GLOBAL_BASE, end())` holds every device address ever handed out.
+    pub fn end(&self) -> u64 {
+        self.next
+    }
+
     /// Inserts an allocation at `base` without moving the cursor later allocations are placed after: for
     /// memory that lives elsewhere between launches (a host-visible managed allocation mapped in for one
     /// launch and taken out after). The caller keeps it clear of every other allocation.

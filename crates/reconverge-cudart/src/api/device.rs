@@ -1,7 +1,7 @@
 //! The device: count, selection, properties and attributes (describing the configured GPU),
 //! synchronisation, reset, per-function settings and attributes, errors and versions.
 
-use super::{call, put, with_runtime};
+use super::{call, first_error, put, put_bytes, with_runtime};
 use crate::error::{self as cuda, CudaError};
 use crate::runtime::Runtime;
 use reconverge_timing::GpuConfig;
@@ -11,16 +11,6 @@ use std::sync::OnceLock;
 /// The compute capability reported: the simulator runs PTX of any target, so programs' capability
 /// checks pass.
 const CAPABILITY: (i32, i32) = (8, 0);
-
-/// The machine the properties describe: the configuration, or the default preset in functional mode.
-fn described(rt: &Runtime) -> GpuConfig {
-    rt.settings.gpu.clone().or_else(|| GpuConfig::preset("gtx480")).unwrap_or_else(unreachable_config)
-}
-
-/// A configuration of last resort (the presets are built in, so this is never reached in practice).
-fn unreachable_config() -> GpuConfig {
-    super::exit_with(70, "no built-in GPU configuration")
-}
 
 /// `cudaDeviceProp`'s fields the shim fills: (name, offset, size in bytes) in CUDA 13's layout (1008 bytes).
 /// `tests/device_props.rs` checks every offset and size against the CUDA 13 headers with the C compiler.
@@ -56,18 +46,21 @@ pub const PROP_LAYOUT: [(&str, usize, usize); 26] = [
 /// The value of `cudaDeviceProp` field `name` for the configured GPU.
 fn prop_value(rt: &Runtime, g: &GpuConfig, name: &str) -> u64 {
     let sm = &g.sm;
-    let per_block_shared = u64::from(sm.shared_memory.min(48 * 1024));
+    let limits = crate::limits::Limits::of(g);
     match name {
         "totalGlobalMem" => rt.settings.max_memory,
-        "sharedMemPerBlock" | "sharedMemPerBlockOptin" => per_block_shared,
+        "sharedMemPerBlock" => limits.shared_per_block,
+        "sharedMemPerBlockOptin" => limits.shared_per_block_optin,
         "regsPerBlock" | "regsPerMultiprocessor" => u64::from(sm.registers),
         "warpSize" => u64::from(rt.settings.warp_size),
         "memPitch" => 1 << 31,
-        "maxThreadsPerBlock" => u64::from(sm.max_threads.min(1024)),
-        "maxThreadsDim[0]" | "maxThreadsDim[1]" => 1024,
-        "maxThreadsDim[2]" => 64,
-        "maxGridSize[0]" => (1 << 31) - 1,
-        "maxGridSize[1]" | "maxGridSize[2]" => 65535,
+        "maxThreadsPerBlock" => limits.threads_per_block,
+        "maxThreadsDim[0]" => limits.block[0],
+        "maxThreadsDim[1]" => limits.block[1],
+        "maxThreadsDim[2]" => limits.block[2],
+        "maxGridSize[0]" => limits.grid[0],
+        "maxGridSize[1]" => limits.grid[1],
+        "maxGridSize[2]" => limits.grid[2],
         "totalConstMem" => 65536,
         "major" => CAPABILITY.0 as u64,
         "minor" => CAPABILITY.1 as u64,
@@ -88,28 +81,28 @@ pub const DEVICE_PROP_SIZE: usize = 1008;
 
 /// The bytes of `cudaDeviceProp` for the configured GPU.
 pub fn device_prop(rt: &Runtime) -> Vec<u8> {
-    let g = described(rt);
+    let g = rt.described();
     let mut out = vec![0u8; DEVICE_PROP_SIZE];
     let name = format!("reconverge {} ({})", g.name, rt.settings.mechanism.name());
     let n = name.len().min(255);
     out[..n].copy_from_slice(&name.as_bytes()[..n]);
     for (field, offset, size) in PROP_LAYOUT {
-        out[offset..offset + size].copy_from_slice(&prop_value(rt, &g, field).to_le_bytes()[..size]);
+        out[offset..offset + size].copy_from_slice(&prop_value(rt, g, field).to_le_bytes()[..size]);
     }
     out
 }
 
 /// `cudaDeviceGetAttribute`'s value of `attr` (`cudaDeviceAttr`), when the shim knows it.
 pub fn attribute(rt: &Runtime, attr: i32) -> Option<i64> {
-    let g = described(rt);
+    let g = rt.described();
     let sm = &g.sm;
+    let limits = crate::limits::Limits::of(g);
+    let limit = |v: u64| i64::try_from(v).unwrap_or(i64::MAX);
     Some(match attr {
-        1 => i64::from(sm.max_threads.min(1024)),        // MaxThreadsPerBlock
-        2 | 3 => 1024,                                   // MaxBlockDimX/Y
-        4 => 64,                                         // MaxBlockDimZ
-        5 => (1 << 31) - 1,                              // MaxGridDimX
-        6 | 7 => 65535,                                  // MaxGridDimY/Z
-        8 => i64::from(sm.shared_memory.min(48 * 1024)), // MaxSharedMemoryPerBlock
+        1 => limit(limits.threads_per_block),            // MaxThreadsPerBlock
+        2..=4 => limit(limits.block[attr as usize - 2]), // MaxBlockDimX/Y/Z
+        5..=7 => limit(limits.grid[attr as usize - 5]),  // MaxGridDimX/Y/Z
+        8 => limit(limits.shared_per_block),             // MaxSharedMemoryPerBlock
         9 => 65536,                                      // TotalConstantMemory
         10 => i64::from(rt.settings.warp_size),          // WarpSize
         12 => i64::from(sm.registers),                   // MaxRegistersPerBlock
@@ -122,6 +115,7 @@ pub fn attribute(rt: &Runtime, attr: i32) -> Option<i64> {
         76 => i64::from(CAPABILITY.1),                   // ComputeCapabilityMinor
         81 => i64::from(sm.shared_memory),               // MaxSharedMemoryPerMultiprocessor
         82 => i64::from(sm.registers),                   // MaxRegistersPerMultiprocessor
+        97 => limit(limits.shared_per_block_optin),      // MaxSharedMemoryPerBlockOptin
         106 => i64::from(sm.max_ctas),                   // MaxBlocksPerMultiprocessor
         _ => return None,
     })
@@ -131,7 +125,7 @@ pub fn attribute(rt: &Runtime, attr: i32) -> Option<i64> {
 #[no_mangle]
 pub unsafe extern "C" fn cudaGetDeviceCount(count: *mut c_int) -> CudaError {
     // SAFETY: the program passes the address of its count.
-    call("cudaGetDeviceCount", |_| if unsafe { put(count, 1) } { cuda::SUCCESS } else { cuda::INVALID_VALUE })
+    call("cudaGetDeviceCount", |_| unsafe { put(count, 1) })
 }
 
 /// `cudaSetDevice`: only device 0.
@@ -151,7 +145,7 @@ pub unsafe extern "C" fn cudaSetDevice(device: c_int) -> CudaError {
 #[no_mangle]
 pub unsafe extern "C" fn cudaGetDevice(device: *mut c_int) -> CudaError {
     // SAFETY: the program passes the address of its device.
-    call("cudaGetDevice", |rt| if unsafe { put(device, rt.device) } { cuda::SUCCESS } else { cuda::INVALID_VALUE })
+    call("cudaGetDevice", |rt| unsafe { put(device, rt.device) })
 }
 
 /// `cudaGetDeviceProperties`: the configured GPU.
@@ -161,13 +155,8 @@ pub unsafe extern "C" fn cudaGetDeviceProperties(prop: *mut c_void, device: c_in
         if device != 0 {
             return cuda::INVALID_DEVICE;
         }
-        if prop.is_null() {
-            return cuda::INVALID_VALUE;
-        }
-        let bytes = device_prop(rt);
         // SAFETY: the program passes a `cudaDeviceProp` (CUDA 13's, DEVICE_PROP_SIZE bytes).
-        unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), prop as *mut u8, bytes.len()) };
-        cuda::SUCCESS
+        unsafe { put_bytes(prop, &device_prop(rt)) }
     })
 }
 
@@ -180,10 +169,7 @@ pub unsafe extern "C" fn cudaDeviceGetAttribute(value: *mut c_int, attr: c_int, 
         }
         match attribute(rt, attr) {
             // SAFETY: the program passes the address of its value.
-            Some(v) => {
-                unsafe { put(value, v.clamp(i64::from(i32::MIN), i64::from(i32::MAX)) as c_int) };
-                cuda::SUCCESS
-            }
+            Some(v) => unsafe { put(value, v.clamp(i64::from(i32::MIN), i64::from(i32::MAX)) as c_int) },
             None => {
                 eprintln!("reconverge: cudaDeviceGetAttribute: attribute {attr} is not described (docs/cudart.md)");
                 cuda::INVALID_VALUE
@@ -245,15 +231,29 @@ pub unsafe extern "C" fn cudaFuncSetCacheConfig(func: *const c_void, _config: c_
     })
 }
 
-/// `cudaFuncSetAttribute` (no effect: the model does not cap dynamic shared memory per block below the
-/// SM's, nor take a carveout preference).
+/// `cudaFuncAttributeMaxDynamicSharedMemorySize`.
+const MAX_DYNAMIC_SHARED_ATTRIBUTE: c_int = 8;
+
+/// `cudaFuncSetAttribute`: `cudaFuncAttributeMaxDynamicSharedMemorySize` sets the dynamic shared memory
+/// the kernel's launches may ask for (its static shared memory plus the value at most
+/// `sharedMemPerBlockOptin`); other attributes (the carveout preference, cluster shapes) are accepted with
+/// no effect.
 #[no_mangle]
-pub unsafe extern "C" fn cudaFuncSetAttribute(func: *const c_void, _attr: c_int, _value: c_int) -> CudaError {
+pub unsafe extern "C" fn cudaFuncSetAttribute(func: *const c_void, attr: c_int, value: c_int) -> CudaError {
     call("cudaFuncSetAttribute", |rt| {
-        if rt.kernels.contains_key(&(func as u64)) {
-            cuda::SUCCESS
-        } else {
-            cuda::INVALID_DEVICE_FUNCTION
+        if let Err(c) = rt.param_layout(func as u64) {
+            return c;
+        }
+        if attr != MAX_DYNAMIC_SHARED_ATTRIBUTE {
+            return cuda::SUCCESS;
+        }
+        let static_shared = rt.program(func as u64).map_or(0, |p| u64::from(p.static_shared));
+        match u64::try_from(value) {
+            Ok(v) if static_shared + v <= rt.limits().shared_per_block_optin => {
+                rt.max_dynamic_shared.insert(func as u64, v);
+                cuda::SUCCESS
+            }
+            _ => cuda::INVALID_VALUE,
         }
     })
 }
@@ -276,11 +276,7 @@ pub unsafe extern "C" fn cudaDeviceGetLimit(value: *mut usize, limit: c_int) -> 
             _ => return cuda::INVALID_VALUE,
         };
         // SAFETY: the program passes the address of its value.
-        if unsafe { put(value, v) } {
-            cuda::SUCCESS
-        } else {
-            cuda::INVALID_VALUE
-        }
+        unsafe { put(value, v) }
     })
 }
 
@@ -288,18 +284,15 @@ pub unsafe extern "C" fn cudaDeviceGetLimit(value: *mut usize, limit: c_int) -> 
 #[no_mangle]
 pub unsafe extern "C" fn cudaGetDeviceFlags(flags: *mut u32) -> CudaError {
     // SAFETY: the program passes the address of its flags.
-    call("cudaGetDeviceFlags", |_| if unsafe { put(flags, 0) } { cuda::SUCCESS } else { cuda::INVALID_VALUE })
+    call("cudaGetDeviceFlags", |_| unsafe { put(flags, 0) })
 }
 
 /// `cudaDeviceGetStreamPriorityRange`: one priority (streams run in program order).
 #[no_mangle]
 pub unsafe extern "C" fn cudaDeviceGetStreamPriorityRange(least: *mut c_int, greatest: *mut c_int) -> CudaError {
-    // SAFETY: the program passes the addresses of its two values (either may be null).
-    unsafe {
-        put(least, 0);
-        put(greatest, 0);
-    }
-    call("cudaDeviceGetStreamPriorityRange", |_| cuda::SUCCESS)
+    // SAFETY: the program passes the addresses of its two values; either may be NULL (not written).
+    let put_unless_null = |p: *mut c_int| if p.is_null() { cuda::SUCCESS } else { unsafe { put(p, 0) } };
+    call("cudaDeviceGetStreamPriorityRange", |_| first_error([put_unless_null(least), put_unless_null(greatest)]))
 }
 
 /// `cudaProfilerStart` (no effect: every launch is measured).
@@ -344,30 +337,30 @@ pub unsafe extern "C" fn cudaSetDeviceFlags(_flags: u32) -> CudaError {
 #[no_mangle]
 pub unsafe extern "C" fn cudaFuncGetAttributes(attr: *mut c_void, func: *const c_void) -> CudaError {
     call("cudaFuncGetAttributes", |rt| {
-        if attr.is_null() {
-            return cuda::INVALID_VALUE;
-        }
         if let Err(c) = rt.param_layout(func as u64) {
             return c;
         }
-        let (g, w) = (described(rt), rt.settings.warp_size);
+        let (g, w) = (rt.described().clone(), rt.settings.warp_size);
+        let opted_in = rt.max_dynamic_shared.get(&(func as u64)).copied();
         let Some(prog) = rt.program(func as u64) else { return cuda::INVALID_DEVICE_FUNCTION };
+        let static_shared = u64::from(prog.static_shared);
         let mut out = [0u8; 144];
-        let fields: [(usize, u64, usize); 7] = [
-            (0, u64::from(prog.static_shared), 8),
+        let fields: [(usize, u64, usize); 8] = [
+            (0, static_shared, 8),
             (8, prog.const_size, 8),
             (16, u64::from(prog.functions[0].frame_size), 8),
             (24, u64::from(g.max_threads_per_cta(w)), 4),
             (28, u64::from(g.registers_per_thread(prog)), 4),
             (32, 80, 4),
             (36, 80, 4),
+            // maxDynamicSharedSizeBytes: what a launch may ask for (`Limits::check`).
+            (44, crate::limits::Limits::of(&g).dynamic_shared(static_shared, opted_in), 4),
         ];
         for (o, v, s) in fields {
             out[o..o + s].copy_from_slice(&v.to_le_bytes()[..s]);
         }
         // SAFETY: the program passes a `cudaFuncAttributes` (144 bytes in CUDA 13).
-        unsafe { std::ptr::copy_nonoverlapping(out.as_ptr(), attr as *mut u8, out.len()) };
-        cuda::SUCCESS
+        unsafe { put_bytes(attr, &out) }
     })
 }
 
@@ -377,7 +370,7 @@ fn occupancy(name: &str, blocks: *mut c_int, func: *const c_void, block: c_int, 
         if let Err(c) = rt.param_layout(func as u64) {
             return c;
         }
-        let (g, w) = (described(rt), rt.settings.warp_size);
+        let (g, w) = (rt.described().clone(), rt.settings.warp_size);
         let Some(prog) = rt.program(func as u64) else { return cuda::INVALID_DEVICE_FUNCTION };
         let (Ok(threads), Ok(shared)) = (u32::try_from(block), u32::try_from(dynamic_shared)) else {
             return cuda::INVALID_VALUE;
@@ -387,11 +380,7 @@ fn occupancy(name: &str, blocks: *mut c_int, func: *const c_void, block: c_int, 
         }
         let n = g.resident_ctas(prog, threads, w, shared);
         // SAFETY: the program passes the address of its count.
-        if unsafe { put(blocks, n.min(i32::MAX as u32) as c_int) } {
-            cuda::SUCCESS
-        } else {
-            cuda::INVALID_VALUE
-        }
+        unsafe { put(blocks, n.min(i32::MAX as u32) as c_int) }
     })
 }
 
@@ -465,11 +454,7 @@ pub unsafe extern "C" fn cudaGetErrorName(code: CudaError) -> *const c_char {
 #[no_mangle]
 pub unsafe extern "C" fn cudaDriverGetVersion(version: *mut c_int) -> CudaError {
     // SAFETY: the program passes the address of its version.
-    if unsafe { put(version, 13000) } {
-        cuda::SUCCESS
-    } else {
-        cuda::INVALID_VALUE
-    }
+    unsafe { put(version, 13000) }
 }
 
 /// `cudaRuntimeGetVersion`: 13.0.

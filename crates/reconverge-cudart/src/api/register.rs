@@ -2,15 +2,18 @@
 //! launch path of both `<<<...>>>` (`__cudaPushCallConfiguration`, `__cudaPopCallConfiguration`,
 //! `__cudaGetKernel`, `__cudaLaunchKernel`) and `cudaLaunchKernel`.
 
-use super::{exit_with, host_slice, put, with_runtime, Dim3};
+use super::{exit_with, first_error, put, with_runtime, Dim3};
 use crate::error::{self as cuda, CudaError};
+use crate::hostmem::{self, Plain};
 use crate::launch::LaunchEnd;
 use crate::module::{ModuleError, ModuleImage};
 use crate::runtime::{CallConfig, KernelRef, Runtime, VariableRef};
-use std::ffi::{c_char, c_int, c_void, CStr};
+use std::borrow::Cow;
+use std::ffi::{c_char, c_int, c_void};
 
 /// The wrapper `nvcc` passes to `__cudaRegisterFatBinary` (`__fatBinC_Wrapper_t`).
 #[repr(C)]
+#[derive(Clone, Copy)]
 struct FatbinWrapper {
     magic: c_int,
     version: c_int,
@@ -18,40 +21,55 @@ struct FatbinWrapper {
     filename_or_fatbins: *const c_void,
 }
 
-/// A C string the program passed, as Rust text (empty when null).
-///
-/// # Safety
-/// `p` must be null or a NUL-terminated string.
-unsafe fn text(p: *const c_char) -> String {
-    if p.is_null() {
-        return String::new();
-    }
-    // SAFETY: the caller's contract.
-    unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned()
+// SAFETY: two `c_int`s and two pointers, no padding; every bit pattern is a valid value.
+unsafe impl Plain for FatbinWrapper {}
+
+/// The longest name a registration passes that is read (a mangled kernel or variable name).
+const MAX_NAME: usize = 1 << 20;
+
+/// A C string the program passed, as Rust text (empty when NULL or unreadable: then it names nothing).
+fn text(p: *const c_char) -> String {
+    hostmem::read_cstr(p, MAX_NAME).unwrap_or_default()
 }
 
 /// The fat binary's bytes: the header the wrapper points at and its entries, past empty headers.
-///
-/// # Safety
-/// `data` must point at a fat binary as `nvcc` embeds it.
-unsafe fn fatbin_bytes<'a>(data: *const u8) -> Result<&'a [u8], ModuleError> {
-    let mut at = data;
+fn fatbin_bytes(data: *const u8) -> Result<Cow<'static, [u8]>, ModuleError> {
+    let mut at = data as u64;
     for _ in 0..4 {
-        // SAFETY: a fat binary starts with a 16-byte header.
-        let header: &[u8; 16] = unsafe { &*(at as *const [u8; 16]) };
-        let len = crate::fatbin::total_len(header)?;
+        let header = hostmem::read_value(at as *const [u8; 16]).map_err(|_| ModuleError::Unreadable(at))?;
+        let len = crate::fatbin::total_len(&header)?;
         if len > 1 << 32 {
             return Err(ModuleError::TooLarge(len));
         }
         if len > 16 {
-            let len = usize::try_from(len).map_err(|_| ModuleError::TooLarge(len))?;
-            // SAFETY: the header says `len` bytes follow from here.
-            return Ok(unsafe { host_slice(at, len) });
+            return mapped_bytes(at, len);
         }
-        // SAFETY: an empty fat binary is followed by the next one.
-        at = unsafe { at.add(16) };
+        // An empty fat binary is followed by the next one.
+        at = at.checked_add(16).ok_or(ModuleError::Unreadable(at))?;
     }
     Err(ModuleError::Empty)
+}
+
+/// The `len` bytes at `at` a fat binary's header claims, bounded by what is mapped: in place when the
+/// loaded segment that holds them (the program's `.nv_fatbin` section, as nvcc places it) has them all,
+/// copied through [`hostmem`] when the fat binary lies outside every loaded object; a header that claims
+/// more than is there is a damaged fat binary ([`ModuleError::Truncated`]).
+fn mapped_bytes(at: u64, len: u64) -> Result<Cow<'static, [u8]>, ModuleError> {
+    let truncated = |mapped| ModuleError::Truncated { claimed: len, mapped };
+    match hostmem::loaded_segment_end(at) {
+        Some(end) if end - at >= len => {
+            // SAFETY: `[at, at + len)` lies in a readable segment of a loaded object, which stays mapped
+            // (the runtime never unloads the program or its libraries before exit).
+            Ok(Cow::Borrowed(unsafe { std::slice::from_raw_parts(at as *const u8, len as usize) }))
+        }
+        Some(end) => Err(truncated(Some(end - at))),
+        None => {
+            let mut bytes = reconverge_program::error::try_zeros(len as usize, || "the fat binary".into())
+                .map_err(|_| ModuleError::TooLarge(len))?;
+            hostmem::read(at, &mut bytes).map_err(|_| truncated(None))?;
+            Ok(Cow::Owned(bytes))
+        }
+    }
 }
 
 /// The program's own name, for module labels.
@@ -65,9 +83,10 @@ fn program_name() -> String {
 /// Registers the module of `bytes` (its PTX parsed, variables placed); its index.
 fn register_module(rt: &mut Runtime, bytes: &[u8]) -> Result<usize, ModuleError> {
     let entries = crate::fatbin::entries(bytes)?;
-    let (arch, ptx) = crate::fatbin::select_ptx(&entries, |t| reconverge_ptx::parse(t).is_ok())?;
     let index = rt.modules.len();
-    let mut label = format!("{}:module{index}.sm_{arch}.ptx", program_name());
+    let name = |arch: u32| format!("{}:module{index}.sm_{arch}.ptx", program_name());
+    let (arch, ptx) = crate::fatbin::select_ptx(&entries, |a, t| crate::fatbin::parse_check(&name(a), t))?;
+    let mut label = name(arch);
     if let Ok(dir) = std::env::var("RECONVERGE_PTX_DIR") {
         let path = std::path::Path::new(&dir).join(label.replace(':', "."));
         std::fs::write(&path, &ptx)
@@ -82,29 +101,23 @@ fn register_module(rt: &mut Runtime, bytes: &[u8]) -> Result<usize, ModuleError>
 /// `__cudaRegisterFatBinary`: registers one module; the handle the program passes back.
 #[no_mangle]
 pub unsafe extern "C" fn __cudaRegisterFatBinary(fat_cubin: *const c_void) -> *mut *mut c_void {
-    let wrapper = fat_cubin as *const FatbinWrapper;
-    // SAFETY: nvcc passes its wrapper; checked for its magic before use.
-    let data = match unsafe { wrapper.as_ref() } {
-        Some(w) if w.magic as u32 == crate::fatbin::WRAPPER_MAGIC && !w.data.is_null() => w.data,
+    let _private = crate::heap::private();
+    let data = match hostmem::read_value(fat_cubin as *const FatbinWrapper) {
+        Ok(w) if w.magic as u32 == crate::fatbin::WRAPPER_MAGIC && !w.data.is_null() => w.data,
         _ => exit_with(2, "__cudaRegisterFatBinary: not an nvcc fat binary wrapper"),
     };
-    // SAFETY: the wrapper's data is the fat binary.
-    let bytes =
-        unsafe { fatbin_bytes(data) }.unwrap_or_else(|e| exit_with(2, &format!("the program's device code: {e}")));
-    let index = with_runtime("__cudaRegisterFatBinary", |rt| register_module(rt, bytes));
+    let bytes = fatbin_bytes(data).unwrap_or_else(|e| exit_with(2, &format!("the program's device code: {e}")));
+    let index = with_runtime("__cudaRegisterFatBinary", |rt| register_module(rt, &bytes));
     match index {
         Ok(i) => Box::into_raw(Box::new(i)) as *mut *mut c_void,
         Err(e) => exit_with(2, &format!("the program's device code: {e}")),
     }
 }
 
-/// The module index behind a handle from [`__cudaRegisterFatBinary`].
-///
-/// # Safety
-/// `handle` must be null or a handle this library returned.
-unsafe fn module_of(handle: *mut *mut c_void) -> usize {
-    // SAFETY: the caller's contract: a leaked `Box<usize>`.
-    unsafe { (handle as *const usize).as_ref() }.copied().unwrap_or(usize::MAX)
+/// The module index behind a handle from [`__cudaRegisterFatBinary`] (a leaked `Box<usize>`);
+/// `usize::MAX`, which names no module, for a handle that cannot be read.
+fn module_of(handle: *mut *mut c_void) -> usize {
+    hostmem::read_value(handle as *const usize).unwrap_or(usize::MAX)
 }
 
 /// `__cudaRegisterFatBinaryEnd`: nothing left to do (the module was registered whole).
@@ -135,8 +148,8 @@ pub unsafe extern "C" fn __cudaRegisterFunction(
     _gdim: *mut Dim3,
     _wsize: *mut c_int,
 ) {
-    // SAFETY: the program passes our handle and a NUL-terminated name.
-    let (module, name) = unsafe { (module_of(handle), text(device_name)) };
+    let _private = crate::heap::private();
+    let (module, name) = (module_of(handle), text(device_name));
     with_runtime("__cudaRegisterFunction", |rt| rt.kernels.insert(host_fun as u64, KernelRef { module, name }));
 }
 
@@ -152,8 +165,8 @@ pub unsafe extern "C" fn __cudaRegisterVar(
     _constant: c_int,
     _global: c_int,
 ) {
-    // SAFETY: as for functions.
-    let (module, name) = unsafe { (module_of(handle), text(device_name)) };
+    let _private = crate::heap::private();
+    let (module, name) = (module_of(handle), text(device_name));
     let v = VariableRef { module, name, size: size as u64, managed: None };
     with_runtime("__cudaRegisterVar", |rt| rt.variables.insert(host_var as u64, v));
 }
@@ -171,24 +184,24 @@ pub unsafe extern "C" fn __cudaRegisterManagedVar(
     _constant: c_int,
     _global: c_int,
 ) {
-    // SAFETY: as for functions.
-    let (module, name) = unsafe { (module_of(handle), text(device_name)) };
+    let _private = crate::heap::private();
+    let (module, name) = (module_of(handle), text(device_name));
     let block = with_runtime("__cudaRegisterManagedVar", |rt| {
-        let block = rt.managed.alloc(size as u64, format!("__managed__ {name}"))?;
+        let block = rt.malloc_managed(size as u64, format!("__managed__ {name}"))?;
         let place = rt.modules.get(module).and_then(|m| m.variable(&name)).cloned();
-        if let Some(init) = place.and_then(|p| rt.mem.bytes(p.addr, size as u64)) {
-            // SAFETY: the block was just mapped, `size` bytes long.
-            unsafe { std::ptr::copy_nonoverlapping(init.as_ptr(), block as *mut u8, init.len()) };
+        let init = place.and_then(|p| rt.mem.bytes(p.addr, size as u64));
+        if let (Some(init), Some(host)) = (init, rt.managed.bytes_mut(block, size as u64)) {
+            host.copy_from_slice(init);
         }
         let v = VariableRef { module, name: name.clone(), size: size as u64, managed: Some(block) };
         rt.variables.insert(host_var_ptr as u64, v);
         Ok::<u64, CudaError>(block)
     });
-    match block {
-        // SAFETY: the program passes the address of its pointer.
-        Ok(b) => unsafe { put(host_var_ptr, b as *mut c_void) },
-        Err(_) => exit_with(2, "cannot map managed memory for a __managed__ variable"),
-    };
+    let Ok(b) = block else { exit_with(2, &format!("cannot map managed memory for __managed__ variable `{name}`")) };
+    // SAFETY: the program passes the address of its pointer.
+    if unsafe { put(host_var_ptr, b as *mut c_void) } != cuda::SUCCESS {
+        exit_with(2, &format!("__cudaRegisterManagedVar: the pointer of `{name}` cannot be written"));
+    }
 }
 
 /// `__cudaPushCallConfiguration`: `<<<grid, block, shared, stream>>>`.
@@ -217,13 +230,14 @@ pub unsafe extern "C" fn __cudaPopCallConfiguration(
     };
     let dim = |d: [u32; 3]| Dim3 { x: d[0], y: d[1], z: d[2] };
     // SAFETY: the program passes pointers to its locals.
-    unsafe {
-        put(grid, dim(c.grid));
-        put(block, dim(c.block));
-        put(shared, c.shared as usize);
-        put(stream, c.stream as *mut c_void);
-    }
-    cuda::SUCCESS
+    first_error(unsafe {
+        [
+            put(grid, dim(c.grid)),
+            put(block, dim(c.block)),
+            put(shared, c.shared as usize),
+            put(stream, c.stream as *mut c_void),
+        ]
+    })
 }
 
 /// `__cudaGetKernel`: the kernel handle of a host stub (the stub's own address).
@@ -231,19 +245,28 @@ pub unsafe extern "C" fn __cudaPopCallConfiguration(
 pub unsafe extern "C" fn __cudaGetKernel(kernel: *mut *mut c_void, func: *const c_void) -> CudaError {
     let known = with_runtime("__cudaGetKernel", |rt| rt.kernels.contains_key(&(func as u64)));
     // SAFETY: the program passes the address of its handle.
-    unsafe { put(kernel, func as *mut c_void) };
-    if known {
-        cuda::SUCCESS
-    } else {
-        cuda::INVALID_DEVICE_FUNCTION
+    match unsafe { put(kernel, func as *mut c_void) } {
+        cuda::SUCCESS if !known => cuda::INVALID_DEVICE_FUNCTION,
+        code => code,
     }
 }
 
+/// The parameter buffer of a launch: each parameter's bytes read from the pointer the program's argument
+/// array `args` holds for it; `cudaErrorInvalidValue` when the array, a pointer in it, or an argument
+/// cannot be read.
+fn read_params(layout: &crate::launch::ParamLayout, args: *mut *mut c_void) -> Result<Vec<u8>, CudaError> {
+    let mut params = vec![0u8; layout.size];
+    for (i, &(offset, size)) in layout.params.iter().enumerate() {
+        let slot = (args as u64).checked_add(8 * i as u64).ok_or(cuda::INVALID_VALUE)?;
+        let p = hostmem::read_value(slot as *const u64).map_err(|_| cuda::INVALID_VALUE)?;
+        let bytes = params.get_mut(offset..offset + size).ok_or(cuda::INVALID_VALUE)?;
+        hostmem::read(p, bytes).map_err(|_| cuda::INVALID_VALUE)?;
+    }
+    Ok(params)
+}
+
 /// Launches the kernel of host stub `func` with the argument pointers `args`.
-///
-/// # Safety
-/// `args` must hold one valid pointer per kernel parameter, each to as many bytes as the parameter has.
-unsafe fn launch(
+fn launch(
     name: &str,
     func: *const c_void,
     grid: Dim3,
@@ -261,16 +284,10 @@ unsafe fn launch(
             Ok(l) => l,
             Err(c) => return LaunchEnd::Returned(rt.fail(c)),
         };
-        let mut params = vec![0u8; layout.size];
-        for (i, &(offset, size)) in layout.params.iter().enumerate() {
-            // SAFETY: the caller's contract: one pointer per parameter.
-            let p = if args.is_null() { std::ptr::null_mut() } else { unsafe { *args.add(i) } };
-            if p.is_null() || offset + size > params.len() {
-                return LaunchEnd::Returned(rt.fail(cuda::INVALID_VALUE));
-            }
-            // SAFETY: each pointer points at its argument, `size` bytes.
-            params[offset..offset + size].copy_from_slice(unsafe { host_slice(p as *const u8, size) });
-        }
+        let params = match read_params(&layout, args) {
+            Ok(p) => p,
+            Err(c) => return LaunchEnd::Returned(rt.fail(c)),
+        };
         let call =
             CallConfig { grid: grid.array(), block: block.array(), shared: shared as u64, stream: stream as u64 };
         rt.launch(func as u64, call, params)
@@ -296,8 +313,7 @@ macro_rules! launch_entry {
             shared: usize,
             stream: *mut c_void,
         ) -> CudaError {
-            // SAFETY: the program passes its argument array, one pointer per kernel parameter.
-            unsafe { launch(stringify!($name), func, grid, block, args, shared, stream) }
+            launch(stringify!($name), func, grid, block, args, shared, stream)
         }
     )*};
 }

@@ -4,18 +4,38 @@
 
 use super::{call, put};
 use crate::error::{self as cuda, CudaError};
+use crate::runtime::Runtime;
 use std::ffi::{c_float, c_int, c_void};
+
+/// Runs `f` on the runtime with the result of looking `stream` and `event` up (either may be `None`):
+/// an unknown one is `cudaErrorInvalidResourceHandle`, for every call alike.
+fn with_handles(
+    name: &str,
+    stream: Option<*mut c_void>,
+    event: Option<*mut c_void>,
+    f: impl FnOnce(&mut Runtime) -> CudaError,
+) -> CudaError {
+    call(name, |rt| {
+        if let Some(Err(c)) = stream.map(|s| rt.stream(s as u64)) {
+            return c;
+        }
+        if let Some(Err(c)) = event.map(|e| rt.event(e as u64).map(|_| ())) {
+            return c;
+        }
+        f(rt)
+    })
+}
 
 /// Creates a stream handle into `*stream`.
 fn create_stream(name: &str, stream: *mut *mut c_void) -> CudaError {
     call(name, |rt| {
         let h = rt.handle();
         // SAFETY: the program passes the address of its handle.
-        if !unsafe { put(stream, h as *mut c_void) } {
-            return cuda::INVALID_VALUE;
+        let code = unsafe { put(stream, h as *mut c_void) };
+        if code == cuda::SUCCESS {
+            rt.streams.push(h);
         }
-        rt.streams.push(h);
-        cuda::SUCCESS
+        code
     })
 }
 
@@ -41,19 +61,6 @@ pub unsafe extern "C" fn cudaStreamCreateWithPriority(
     create_stream("cudaStreamCreateWithPriority", stream)
 }
 
-/// Checks that `stream` is the default stream or one created and not destroyed.
-fn known_stream(name: &str, stream: *mut c_void) -> CudaError {
-    call(name, |rt| {
-        let s = stream as u64;
-        // 0 is the legacy default stream, 1 and 2 the per-thread and legacy handles.
-        if s <= 2 || rt.streams.contains(&s) {
-            cuda::SUCCESS
-        } else {
-            cuda::INVALID_RESOURCE_HANDLE
-        }
-    })
-}
-
 /// `cudaStreamDestroy`.
 #[no_mangle]
 pub unsafe extern "C" fn cudaStreamDestroy(stream: *mut c_void) -> CudaError {
@@ -69,19 +76,19 @@ pub unsafe extern "C" fn cudaStreamDestroy(stream: *mut c_void) -> CudaError {
 /// `cudaStreamSynchronize`: everything has run.
 #[no_mangle]
 pub unsafe extern "C" fn cudaStreamSynchronize(stream: *mut c_void) -> CudaError {
-    known_stream("cudaStreamSynchronize", stream)
+    with_handles("cudaStreamSynchronize", Some(stream), None, |_| cuda::SUCCESS)
 }
 
 /// `cudaStreamQuery`: everything has run.
 #[no_mangle]
 pub unsafe extern "C" fn cudaStreamQuery(stream: *mut c_void) -> CudaError {
-    known_stream("cudaStreamQuery", stream)
+    with_handles("cudaStreamQuery", Some(stream), None, |_| cuda::SUCCESS)
 }
 
 /// `cudaStreamWaitEvent`: already satisfied.
 #[no_mangle]
-pub unsafe extern "C" fn cudaStreamWaitEvent(stream: *mut c_void, _event: *mut c_void, _flags: u32) -> CudaError {
-    known_stream("cudaStreamWaitEvent", stream)
+pub unsafe extern "C" fn cudaStreamWaitEvent(stream: *mut c_void, event: *mut c_void, _flags: u32) -> CudaError {
+    with_handles("cudaStreamWaitEvent", Some(stream), Some(event), |_| cuda::SUCCESS)
 }
 
 /// Creates an event handle into `*event`.
@@ -89,11 +96,11 @@ fn create_event(name: &str, event: *mut *mut c_void) -> CudaError {
     call(name, |rt| {
         let h = rt.handle();
         // SAFETY: the program passes the address of its handle.
-        if !unsafe { put(event, h as *mut c_void) } {
-            return cuda::INVALID_VALUE;
+        let code = unsafe { put(event, h as *mut c_void) };
+        if code == cuda::SUCCESS {
+            rt.events.insert(h, None);
         }
-        rt.events.insert(h, None);
-        cuda::SUCCESS
+        code
     })
 }
 
@@ -109,47 +116,42 @@ pub unsafe extern "C" fn cudaEventCreateWithFlags(event: *mut *mut c_void, _flag
     create_event("cudaEventCreateWithFlags", event)
 }
 
-/// Records the simulated time into `event`.
-fn record(name: &str, event: *mut c_void) -> CudaError {
-    call(name, |rt| {
+/// Records the simulated time into `event` (on `stream`).
+fn record(name: &str, event: *mut c_void, stream: *mut c_void) -> CudaError {
+    with_handles(name, Some(stream), Some(event), |rt| {
         let now = rt.clock_ns;
-        match rt.events.get_mut(&(event as u64)) {
-            Some(t) => {
+        match rt.event(event as u64) {
+            Ok(t) => {
                 *t = Some(now);
                 cuda::SUCCESS
             }
-            None => cuda::INVALID_RESOURCE_HANDLE,
+            Err(c) => c,
         }
     })
 }
 
 /// `cudaEventRecord`.
 #[no_mangle]
-pub unsafe extern "C" fn cudaEventRecord(event: *mut c_void, _stream: *mut c_void) -> CudaError {
-    record("cudaEventRecord", event)
+pub unsafe extern "C" fn cudaEventRecord(event: *mut c_void, stream: *mut c_void) -> CudaError {
+    record("cudaEventRecord", event, stream)
 }
 
 /// `cudaEventRecordWithFlags`.
 #[no_mangle]
-pub unsafe extern "C" fn cudaEventRecordWithFlags(event: *mut c_void, _stream: *mut c_void, _flags: u32) -> CudaError {
-    record("cudaEventRecordWithFlags", event)
-}
-
-/// Checks that `event` exists.
-fn known_event(name: &str, event: *mut c_void) -> CudaError {
-    call(name, |rt| if rt.events.contains_key(&(event as u64)) { cuda::SUCCESS } else { cuda::INVALID_RESOURCE_HANDLE })
+pub unsafe extern "C" fn cudaEventRecordWithFlags(event: *mut c_void, stream: *mut c_void, _flags: u32) -> CudaError {
+    record("cudaEventRecordWithFlags", event, stream)
 }
 
 /// `cudaEventSynchronize`: already complete.
 #[no_mangle]
 pub unsafe extern "C" fn cudaEventSynchronize(event: *mut c_void) -> CudaError {
-    known_event("cudaEventSynchronize", event)
+    with_handles("cudaEventSynchronize", None, Some(event), |_| cuda::SUCCESS)
 }
 
 /// `cudaEventQuery`: already complete.
 #[no_mangle]
 pub unsafe extern "C" fn cudaEventQuery(event: *mut c_void) -> CudaError {
-    known_event("cudaEventQuery", event)
+    with_handles("cudaEventQuery", None, Some(event), |_| cuda::SUCCESS)
 }
 
 /// `cudaEventDestroy`.
@@ -161,21 +163,17 @@ pub unsafe extern "C" fn cudaEventDestroy(event: *mut c_void) -> CudaError {
     })
 }
 
-/// `cudaEventElapsedTime`: simulated milliseconds between two recorded events.
+/// `cudaEventElapsedTime`: simulated milliseconds between two recorded events (an event never recorded is
+/// `cudaErrorInvalidResourceHandle`, as CUDA's is).
 #[no_mangle]
 pub unsafe extern "C" fn cudaEventElapsedTime(ms: *mut c_float, start: *mut c_void, end: *mut c_void) -> CudaError {
     call("cudaEventElapsedTime", |rt| {
-        match (rt.events.get(&(start as u64)), rt.events.get(&(end as u64))) {
-            (Some(Some(a)), Some(Some(b))) => {
-                // SAFETY: the program passes the address of its float.
-                if unsafe { put(ms, ((b - a) / 1e6) as c_float) } {
-                    cuda::SUCCESS
-                } else {
-                    cuda::INVALID_VALUE
-                }
-            }
-            (Some(_), Some(_)) => cuda::INVALID_RESOURCE_HANDLE,
-            _ => cuda::INVALID_RESOURCE_HANDLE,
+        let times = rt.event(start as u64).map(|t| *t).and_then(|a| Ok((a, *rt.event(end as u64)?)));
+        match times {
+            // SAFETY: the program passes the address of its float.
+            Ok((Some(a), Some(b))) => unsafe { put(ms, ((b - a) / 1e6) as c_float) },
+            Ok(_) => cuda::INVALID_RESOURCE_HANDLE,
+            Err(c) => c,
         }
     })
 }
