@@ -456,7 +456,8 @@ impl PyModuleHandle {
             block,
             warp_size: warp_size.unwrap_or_else(|| gpu.as_ref().map(|g| g.warp_size).unwrap_or(32)),
             dynamic_shared,
-            max_instructions,
+            // 0 means no limit, as on the command line.
+            max_instructions: max_instructions.and_then(reconverge_program::launch::instruction_limit),
             globals: inits,
             dump_globals: dump,
             max_memory: max_memory.unwrap_or_else(default_max_memory),
@@ -603,18 +604,10 @@ fn dtype_of(name: &str) -> PyResult<Dtype> {
 }
 
 fn gpu_config(name: &str) -> PyResult<reconverge_timing::GpuConfig> {
-    reconverge_timing::GpuConfig::preset(name).map_or_else(
-        || {
-            let text = std::fs::read_to_string(name).map_err(|e| {
-                invalid(format!(
-                    "config `{name}` is neither a preset ({}) nor a readable file: {e}",
-                    reconverge_timing::PRESETS.join(", ")
-                ))
-            })?;
-            reconverge_timing::GpuConfig::from_toml(&text).map_err(|e| invalid(format!("{name}: {e}")))
-        },
-        Ok,
-    )
+    reconverge_timing::GpuConfig::named(name, |p| std::fs::read_to_string(p)).map_err(|e| match e {
+        reconverge_timing::error::ConfigSourceError::Unreadable { .. } => invalid(format!("config {e}")),
+        other => invalid(other.to_string()),
+    })
 }
 
 fn resolve_args(prog: &reconverge_program::Program, args: &[WireArg<'_>]) -> PyResult<Vec<Arg>> {

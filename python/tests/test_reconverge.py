@@ -58,6 +58,10 @@ def test_errors_are_exceptions_with_the_command_lines_messages():
     lim = rc.Device(functional=True, max_instructions=10)
     with pytest.raises(rc.LimitError, match="max_instructions=10"):
         fig2()(1, 8, (lim.zeros(8, np.int32), np.int32(1)), device=lim)
+    # 0 means no limit, as on the command line (it used to stop every launch at once).
+    unlimited = rc.Device(functional=True, max_instructions=0)
+    fig2()(1, 8, (unlimited.zeros(8, np.int32), np.int32(1)), device=unlimited)
+    assert unlimited.stats["warp_instructions"] > 10
     spin = rc.Module(path=path("kernels", "ptx", "sm_80", "spinlock_naive.ptx"))
     k = spin.get_function(spin.kernels()[0])
     gpu = rc.Device(mechanism="pdom", functional=True)

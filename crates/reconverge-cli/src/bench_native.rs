@@ -44,7 +44,9 @@ pub struct NativeRecord {
     /// Segments the first functional run compiled to native code (0 with --no-jit, when none got hot or
     /// when the process had compiled them already: the code is cached for the whole process).
     pub jit_segments: u64,
-    /// Time the first functional run spent compiling them, seconds (included in `functional_s`).
+    /// Time the first functional run spent compiling them, seconds. Not part of `functional_s`: that is the
+    /// median of the repeats after the first run, which find the segments compiled already (the code is
+    /// cached for the whole process).
     pub jit_compile_s: f64,
 }
 
@@ -236,7 +238,8 @@ impl NativeBench<'_> {
         outln!(
             "native: the CUDA C compiled as C++ ({} -O2 -ffp-contract=off), one thread after another; \
              simulation: mechanism {}, warp size {}, timed on {} with {} host thread(s); medians over repeats; \
-             jit ms: compiling hot segments in one functional run (included in functional ms)",
+             jit ms: compiling hot segments in the first functional run, which is not one of the repeats \
+             (they reuse the compiled code), so not part of functional ms",
             native::compiler(),
             self.mech.name(),
             self.args.warp_size,

@@ -29,9 +29,8 @@ pub struct CompareArgs {
     /// Mechanisms (repeatable; default: every mechanism of the default set, see the README).
     #[arg(long = "mechanism", value_parser = crate::launch_args::mechanism_values())]
     pub mechanisms: Vec<String>,
-    /// Warp sizes (repeatable; default 32).
-    #[arg(long = "warp-size")]
-    pub warp_sizes: Vec<u32>,
+    #[command(flatten)]
+    pub warp_sizes: crate::launch_args::WarpSizes,
     /// GPU configurations, presets or TOML files (repeatable; default gtx480).
     #[arg(long = "config", help = compare_config_help())]
     pub configs: Vec<String>,
@@ -67,7 +66,7 @@ pub struct CompareArgs {
     /// Host threads (0 = all cores, at most 1024; never more than the runs); results do not depend on it.
     #[arg(long, default_value_t = 0, value_parser = crate::launch_args::host_threads)]
     pub threads: usize,
-    /// Warp-instruction limit per run.
+    /// Warp-instruction limit per run (0 = no limit).
     #[arg(long, default_value_t = 50_000_000)]
     pub max_instructions: u64,
 }
@@ -81,8 +80,8 @@ pub fn run(a: CompareArgs) -> Result<(), Failure> {
         .ok_or_else(|| Failure::input("cannot find kernels/; pass --kernels DIR"))?;
     let manifest = load_manifest(&dir)?;
     let mechs = mechanisms(&a.mechanisms)?;
-    check_warp_sizes(&a.warp_sizes)?;
-    let warps = if a.warp_sizes.is_empty() { vec![32] } else { a.warp_sizes.clone() };
+    let warps = a.warp_sizes.or(&[32]);
+    check_warp_sizes(&warps)?;
     let names = if a.configs.is_empty() { vec!["gtx480".to_string()] } else { a.configs.clone() };
     let mut configs = names.iter().map(|c| gpu_config(c)).collect::<Result<Vec<_>, _>>()?;
     reconverge_timing::GpuConfig::distinct_names(&mut configs, &names).map_err(|e| Failure::input(e.to_string()))?;

@@ -21,10 +21,8 @@ use std::process::Command;
 /// Arguments of `reconverge cost`.
 #[derive(Args, Debug)]
 pub struct CostArgs {
-    /// Threads per warp (comma-separated or repeated; default 32, with --units or --synth
-    /// 2,4,8,16,32,64).
-    #[arg(long = "warp-size", value_delimiter = ',')]
-    warp_sizes: Vec<u32>,
+    #[command(flatten)]
+    warp_sizes: crate::launch_args::WarpSizes,
     /// Warps per SM (default 48, the GTX 480's; with --units or --synth 8, seed 003's Figure 4).
     #[arg(long)]
     warps: Option<u32>,
@@ -49,7 +47,7 @@ pub struct CostArgs {
     /// Worst case only: run no kernel.
     #[arg(long = "no-runs")]
     no_runs: bool,
-    /// Warp-instruction limit per run (a run stopped by it still gives the depth it reached).
+    /// Warp-instruction limit per run (a run stopped by it still gives the depth it reached; 0 = no limit).
     #[arg(long, default_value_t = 50_000_000)]
     max_instructions: u64,
     /// Host threads for the runs (0 = all cores, at most 1024); results do not depend on it.
@@ -80,10 +78,10 @@ pub struct CostArgs {
 impl CostArgs {
     /// The warp sizes asked for, or the mode's default.
     fn warp_sizes(&self) -> Vec<u32> {
-        match (self.warp_sizes.is_empty(), self.units || self.synth) {
-            (false, _) => self.warp_sizes.clone(),
-            (true, true) => vec![2, 4, 8, 16, 32, 64],
-            (true, false) => vec![32],
+        if self.units || self.synth {
+            self.warp_sizes.or(&[2, 4, 8, 16, 32, 64])
+        } else {
+            self.warp_sizes.or(&[32])
         }
     }
 

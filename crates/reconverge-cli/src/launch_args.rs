@@ -140,16 +140,45 @@ pub fn config_help() -> String {
 
 /// Resolves `--config`: a preset or a TOML file.
 pub fn gpu_config(name: &str) -> Result<reconverge_timing::GpuConfig, Failure> {
-    if let Some(c) = reconverge_timing::GpuConfig::preset(name) {
-        return Ok(c);
+    reconverge_timing::GpuConfig::named(name, |p| std::fs::read_to_string(p)).map_err(|e| match e {
+        reconverge_timing::error::ConfigSourceError::Unreadable { .. } => Failure::input(format!("--config {e}")),
+        invalid => Failure::input(invalid.to_string()),
+    })
+}
+
+/// `--warp-size` of the commands that take several warp sizes (`suite`, `compare`, `cost`), one syntax for
+/// all: a comma-separated list, the flag repeated, or both (`--warp-size 8,16 --warp-size 32`).
+#[derive(Args, Clone, Debug, Default)]
+pub struct WarpSizes {
+    /// Warp sizes: a list (8,32), the flag repeated, or both; default 32 (`cost --units` and `--synth`:
+    /// 2,4,8,16,32,64).
+    #[arg(long = "warp-size", value_name = "N[,N...]", value_delimiter = ',', value_parser = warp_size_value)]
+    pub warp_sizes: Vec<u32>,
+}
+
+impl WarpSizes {
+    /// The warp sizes given, each once in the order first given, or `default` when none is.
+    pub fn or(&self, default: &[u32]) -> Vec<u32> {
+        if self.warp_sizes.is_empty() {
+            return default.to_vec();
+        }
+        let mut out: Vec<u32> = Vec::new();
+        for &w in &self.warp_sizes {
+            if !out.contains(&w) {
+                out.push(w);
+            }
+        }
+        out
     }
-    let text = std::fs::read_to_string(name).map_err(|e| {
-        Failure::input(format!(
-            "--config `{name}` is neither a preset ({}) nor a readable file: {e}",
-            reconverge_timing::PRESETS.join(", ")
-        ))
-    })?;
-    reconverge_timing::GpuConfig::from_toml(&text).map_err(|e| Failure::input(format!("{name}: {e}")))
+}
+
+/// Parses one warp size of a `--warp-size` list: a whole number from 1 to 64 (each command checks the
+/// sizes it can use, e.g. a power of two).
+pub fn warp_size_value(text: &str) -> Result<u32, String> {
+    match text.trim().parse::<u32>() {
+        Ok(w) if (1..=64).contains(&w) => Ok(w),
+        _ => Err(format!("`{}` is not a warp size (a whole number from 1 to 64)", reconverge_program::quote(text))),
+    }
 }
 
 /// A loaded, decoded launch.
@@ -162,8 +191,8 @@ pub struct Prepared {
     pub args: Vec<Arg>,
 }
 
-/// `--max-instructions` when not given: a billion warp instructions.
-pub const DEFAULT_MAX_INSTRUCTIONS: u64 = 1_000_000_000;
+/// `--max-instructions` when not given: a billion warp instructions (the runtime's default too).
+pub const DEFAULT_MAX_INSTRUCTIONS: u64 = reconverge_program::launch::DEFAULT_MAX_INSTRUCTIONS;
 
 /// The most host threads `--threads` accepts.
 pub const MAX_HOST_THREADS: usize = 1024;
@@ -197,20 +226,10 @@ pub fn dims(what: &str, text: &str) -> Result<[u32; 3], Failure> {
     Ok(d)
 }
 
-/// Parses a size in bytes: `1000`, `64K`, `512M`, `4G` (powers of 1024).
+/// Parses a size in bytes: `1000`, `64K`, `512M`, `4G` (powers of 1024; the parser the runtime's
+/// `RECONVERGE_MAX_MEMORY` uses too, [`reconverge_program::launch::parse_size`]).
 pub fn bytes(what: &str, text: &str) -> Result<u64, Failure> {
-    let t = text.trim();
-    let (num, mult) = match t.char_indices().last() {
-        Some((i, c)) if c.eq_ignore_ascii_case(&'k') => (&t[..i], 1u64 << 10),
-        Some((i, c)) if c.eq_ignore_ascii_case(&'m') => (&t[..i], 1 << 20),
-        Some((i, c)) if c.eq_ignore_ascii_case(&'g') => (&t[..i], 1 << 30),
-        Some((i, c)) if c.eq_ignore_ascii_case(&'t') => (&t[..i], 1 << 40),
-        _ => (t, 1),
-    };
-    num.parse::<u64>()
-        .ok()
-        .and_then(|n| n.checked_mul(mult))
-        .filter(|&n| n > 0)
+    reconverge_program::launch::parse_size(text)
         .ok_or_else(|| Failure::input(format!("--{what} `{text}`: expected a positive size such as 4096, 512M or 4G")))
 }
 
@@ -299,7 +318,7 @@ impl LaunchArgs {
             warp_size,
             dynamic_shared: me.dynamic_shared,
             local_bytes: me.local_bytes,
-            max_instructions: (me.max_instructions > 0).then_some(me.max_instructions),
+            max_instructions: reconverge_program::launch::instruction_limit(me.max_instructions),
             livelock_window: me.livelock_window,
             globals,
             dump_globals: dump_globals.to_vec(),

@@ -84,8 +84,9 @@ enum Command {
     /// Run an unmodified CUDA program (built with `nvcc -cudart shared`) on the simulated GPU: every
     /// launch under one mechanism, one JSON line of statistics per launch, a per-kernel summary at exit.
     Exec(exec_cmd::ExecArgs),
-    /// Count the hardware of seed 003's two path-tracking units (per-thread pc arbiter, Simty's sorted
-    /// list) as functions of the warp size: storage bits, comparators, multiplexers.
+    /// The storage of every mechanism in bits and in mm² at 40 nm (worst case and at the depth the suite
+    /// reached; seed 001's 5% check); --units: seed 003's two path-tracking units (storage bits,
+    /// comparators, multiplexers per warp size); --synth: their RTL synthesized by Yosys.
     Cost(cost_cmd::CostArgs),
 }
 

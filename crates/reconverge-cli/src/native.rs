@@ -139,11 +139,26 @@ pub fn compile(work: &Workdir, name: &str, cu: &Path, timeout: Duration) -> Resu
         timeout,
     )?;
     if !out.status.success() {
-        let err = String::from_utf8_lossy(&out.stderr);
-        let first: Vec<&str> = err.lines().take(6).collect();
-        return Err(format!("{cxx} failed on {}:\n{}", cu.display(), first.join("\n")));
+        return Err(failure(&out, &cxx, &format!("compiling {}", cu.display())));
     }
     Ok(exe)
+}
+
+/// What `what` (a program) did when it failed `doing` something: its exit status (or the signal that
+/// stopped it) and the first lines of its standard error (else of its standard output), or that it printed
+/// nothing: `c++ exited with status 1 compiling kern.cu:` and the lines.
+fn failure(out: &std::process::Output, what: &str, doing: &str) -> String {
+    use std::os::unix::process::ExitStatusExt as _;
+    let ended = match (out.status.code(), out.status.signal()) {
+        (Some(code), _) => format!("exited with status {code}"),
+        (None, Some(signal)) => format!("was stopped by signal {signal}"),
+        (None, None) => "failed".to_string(),
+    };
+    let said = [&out.stderr, &out.stdout].map(|b| String::from_utf8_lossy(b).trim().to_string());
+    match said.iter().find(|s| !s.is_empty()) {
+        None => format!("{what} {ended} and printed nothing ({doing})"),
+        Some(text) => format!("{what} {ended} {doing}:\n{}", text.lines().take(6).collect::<Vec<_>>().join("\n")),
+    }
 }
 
 /// What a native run measured.
@@ -188,7 +203,7 @@ pub fn run(
     std::fs::write(&input, launch).map_err(|e| format!("cannot write {}: {e}", input.display()))?;
     let out = output_within(Command::new(exe).arg(&input).arg(&output), &exe.display().to_string(), timeout)?;
     if !out.status.success() {
-        return Err(format!("{} failed: {}", exe.display(), String::from_utf8_lossy(&out.stderr).trim()));
+        return Err(failure(&out, &exe.display().to_string(), "running the launch"));
     }
     let times = String::from_utf8_lossy(&out.stdout)
         .lines()
@@ -231,5 +246,21 @@ mod tests {
         raw.extend(0u64.to_le_bytes());
         assert_eq!(split_buffers(&raw).unwrap(), vec![vec![1, 2, 3], vec![]]);
         assert!(split_buffers(&raw[..5]).is_err());
+    }
+
+    #[test]
+    fn a_failure_says_how_the_program_ended_and_what_it_printed() {
+        use std::os::unix::process::ExitStatusExt as _;
+        let out = |raw: i32, stderr: &str, stdout: &str| std::process::Output {
+            status: std::process::ExitStatus::from_raw(raw),
+            stdout: stdout.as_bytes().to_vec(),
+            stderr: stderr.as_bytes().to_vec(),
+        };
+        let f = failure(&out(1 << 8, "", ""), "/bin/false", "compiling k.cu");
+        assert_eq!(f, "/bin/false exited with status 1 and printed nothing (compiling k.cu)");
+        let f = failure(&out(2 << 8, "", "k.cu:3: error\n"), "c++", "compiling k.cu");
+        assert_eq!(f, "c++ exited with status 2 compiling k.cu:\nk.cu:3: error");
+        let f = failure(&out(9, "", ""), "./k", "running the launch");
+        assert_eq!(f, "./k was stopped by signal 9 and printed nothing (running the launch)");
     }
 }

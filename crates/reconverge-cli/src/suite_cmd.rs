@@ -22,9 +22,8 @@ pub struct SuiteArgs {
     /// Mechanisms to run (repeatable; default: every mechanism of the default set, see the README).
     #[arg(long = "mechanism", value_parser = crate::launch_args::mechanism_values())]
     pub mechanisms: Vec<String>,
-    /// Warp sizes (repeatable; default 32).
-    #[arg(long = "warp-size")]
-    pub warp_sizes: Vec<u32>,
+    #[command(flatten)]
+    pub warp_sizes: crate::launch_args::WarpSizes,
     /// Print CSV (one row per run; with --branches, one row per branch of each run).
     #[arg(long, conflicts_with = "json")]
     pub csv: bool,
@@ -37,7 +36,7 @@ pub struct SuiteArgs {
     /// Also print the mechanisms' own counters (compactions, predictions, merges, ...) of every run.
     #[arg(long)]
     pub counters: bool,
-    /// Warp-instruction limit per run.
+    /// Warp-instruction limit per run (0 = no limit).
     #[arg(long, default_value_t = 50_000_000)]
     pub max_instructions: u64,
 }
@@ -261,8 +260,8 @@ pub fn run(a: SuiteArgs) -> Result<(), Failure> {
     };
     let manifest = load_manifest(&dir)?;
     let mechs = mechanisms(&a.mechanisms)?;
-    check_warp_sizes(&a.warp_sizes)?;
-    let warp_sizes = if a.warp_sizes.is_empty() { vec![32] } else { a.warp_sizes.clone() };
+    let warp_sizes = a.warp_sizes.or(&[32]);
+    check_warp_sizes(&warp_sizes)?;
     check_kernel_names(&manifest, &a.only)?;
     let load = |p: &str| std::fs::read(dir.join(p));
     let mut runs: Vec<RunRecord> = Vec::new();

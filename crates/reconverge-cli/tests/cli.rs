@@ -447,3 +447,144 @@ fn storage_at_the_depth_reached_comes_from_the_runs() {
     assert_eq!(code, 2);
     assert!(err.contains("--mechanism"), "{err}");
 }
+
+#[test]
+fn every_command_taking_several_warp_sizes_takes_a_list_or_the_flag_repeated() {
+    let commands: [&[&str]; 3] = [
+        &["compare", "--kernel", "kern", "--mechanism", "pdom", "--csv"],
+        &["suite", "--kernel", "kern", "--mechanism", "pdom", "--csv"],
+        &["cost", "--no-runs", "--mechanism", "pdom", "--csv"],
+    ];
+    for cmd in commands {
+        let listed = ok(&[cmd, &["--warp-size", "8,32"]].concat());
+        let repeated = ok(&[cmd, &["--warp-size", "8", "--warp-size", "32"]].concat());
+        let mixed = ok(&[cmd, &["--warp-size", "8", "--warp-size", "32,8"]].concat());
+        assert_eq!(listed, repeated, "{cmd:?}");
+        assert_eq!(listed, mixed, "{cmd:?}: each warp size once");
+        assert!(listed.contains(",8,") && listed.contains(",32,"), "{cmd:?}:\n{listed}");
+        let (code, _, err) = reconverge(&[cmd, &["--warp-size", "8,x"]].concat());
+        assert_eq!(code, 2, "{err}");
+        assert!(err.contains("`x` is not a warp size (a whole number from 1 to 64)"), "{cmd:?}: {err}");
+    }
+}
+
+#[test]
+fn the_help_says_what_cost_does() {
+    let help = ok(&["--help"]);
+    let cost = help.lines().find(|l| l.trim_start().starts_with("cost ")).expect("cost in --help");
+    assert!(cost.contains("storage of every mechanism"), "{cost}");
+}
+
+#[test]
+fn a_modified_preset_is_labelled_after_its_file() {
+    let dir = common::temp_dir("labels");
+    let name = |file: &str, text: &str| {
+        let path = dir.join(file);
+        std::fs::write(&path, text).expect("write");
+        let path = path.to_str().expect("utf-8").to_string();
+        let run = ok(&[&["run", KERN, "--json", "--config", &path][..], &KERN_ARGS].concat());
+        let v: serde_json::Value = serde_json::from_str(&run).expect("json");
+        v["config"]["name"].as_str().expect("a name").to_string()
+    };
+    assert_eq!(name("small.toml", "num_sms = 4\n"), "gtx480~small");
+    assert_eq!(name("fast.toml", "base = \"volta\"\n[dram]\nlatency = 100\n"), "volta~fast");
+    assert_eq!(name("mine.toml", "name = \"mine\"\nnum_sms = 4\n"), "mine");
+    assert_eq!(name("plain.toml", "base = \"volta\"\n"), "volta", "a file that changes nothing is the preset");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn integer_conversions_count_as_integer_instructions() {
+    // capri has no floating-point instruction; its index arithmetic widens with `cvt.s64.s32`.
+    assert!(std::fs::read_to_string(common::root().join("kernels/ptx/sm_80/capri.ptx"))
+        .expect("ptx")
+        .contains("cvt.s64.s32"));
+    let v: serde_json::Value =
+        serde_json::from_str(&ok(&["run", "--suite-kernel", "capri", "--functional", "--json"])).expect("json");
+    let by_class = &v["by_class"];
+    assert_eq!(by_class["float"], 0, "{by_class}");
+    assert!(by_class["int"].as_u64().is_some_and(|n| n > 0), "{by_class}");
+}
+
+/// The repository paths a document names (`crates/.../x.rs`, `docs/x.md`, ...), placeholders left out.
+fn named_paths(doc: &str) -> Vec<String> {
+    const ROOTS: [&str; 7] = ["crates/", "docs/", "scripts/", "kernels/", "hw/", "python/", "native/"];
+    let token = |c: char| c.is_ascii_alphanumeric() || "_./-".contains(c);
+    let mut out = Vec::new();
+    for word in doc.split(|c: char| !token(c)) {
+        let word = word.trim_end_matches(['.', '-', '/']);
+        // `kernels/src/NAME.cu`, `gpgpusim-CONFIG.csv`: a word in capitals stands for any name.
+        let placeholder = word.contains("..")
+            || word.split(['/', '.', '-']).any(|w| ["NAME", "CONFIG", "PRESET", "FILE", "DIR"].contains(&w));
+        let file = word.rsplit('/').next().is_some_and(|f| f.contains('.'));
+        if ROOTS.iter().any(|r| word.starts_with(r)) && file && !placeholder {
+            out.push(word.to_string());
+        }
+    }
+    out
+}
+
+#[test]
+fn the_files_the_documents_name_exist() {
+    let root = common::root();
+    let mut docs = vec![root.join("README.md"), root.join("ARCHITECTURE.md"), root.join("kernels/README.md")];
+    docs.extend(std::fs::read_dir(root.join("docs")).expect("docs/").flatten().map(|e| e.path()));
+    let mut missing = Vec::new();
+    for doc in docs.iter().filter(|d| d.extension().is_some_and(|e| e == "md")) {
+        let text = std::fs::read_to_string(doc).expect("reads");
+        for p in named_paths(&text) {
+            if !root.join(&p).exists() {
+                missing.push(format!("{}: {p}", doc.display()));
+            }
+        }
+    }
+    assert!(missing.is_empty(), "documents name files that do not exist:\n{}", missing.join("\n"));
+}
+
+#[test]
+fn the_kernel_readme_lists_every_kernel_of_the_manifest_with_its_geometry() {
+    let root = common::root();
+    let readme = std::fs::read_to_string(root.join("kernels/README.md")).expect("kernels/README.md");
+    let manifest: toml::Table =
+        std::fs::read_to_string(root.join("kernels/manifest.toml")).expect("manifest").parse().expect("toml");
+    let dims =
+        |v: &toml::Value| -> Vec<i64> { v.as_array().expect("dims").iter().filter_map(|x| x.as_integer()).collect() };
+    let shape = |d: &[i64]| {
+        let used = d.iter().rposition(|&x| x != 1).map_or(1, |i| i + 1);
+        d[..used].iter().map(i64::to_string).collect::<Vec<_>>().join("x")
+    };
+    let rows: Vec<Vec<&str>> = readme
+        .lines()
+        .filter(|l| l.starts_with("| `"))
+        .map(|l| l.split(" | ").map(|c| c.trim_matches(['|', ' '])).collect())
+        .filter(|cells: &Vec<&str>| cells.len() == 6)
+        .collect();
+    let kernels = manifest["kernel"].as_array().expect("[[kernel]]");
+    let mut listed: Vec<&str> = rows.iter().map(|r| r[0].trim_matches('`')).collect();
+    let mut named: Vec<&str> = kernels.iter().map(|k| k["name"].as_str().expect("name")).collect();
+    for k in kernels {
+        let name = k["name"].as_str().expect("name");
+        let row = rows.iter().find(|r| r[0] == format!("`{name}`"));
+        let Some(row) = row else { continue };
+        let want = format!("{} x {}", shape(&dims(&k["grid"])), shape(&dims(&k["block"])));
+        assert!(row[3].starts_with(&want), "kernels/README.md: `{name}` runs {want}, the table says {}", row[3]);
+        let threads: i64 = dims(&k["block"]).iter().product();
+        assert!(threads <= 256, "`{name}`: {threads} threads per CTA, the README says at most 256");
+    }
+    listed.sort_unstable();
+    named.sort_unstable();
+    assert_eq!(listed, named, "kernels/README.md's table and kernels/manifest.toml list different kernels");
+    // The packages the README lists for the CUDA tools are the requirements file's.
+    let requirements = std::fs::read_to_string(root.join("scripts/requirements-cuda.txt")).expect("requirements");
+    for package in requirements.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#')) {
+        assert!(readme.contains(package), "kernels/README.md does not list {package} of requirements-cuda.txt");
+    }
+}
+
+#[test]
+fn bench_native_says_the_jit_time_is_not_in_the_functional_median() {
+    let out = ok(&["bench", "--native", "--functional", "--min-ms", "1", "--kernel", "kern", "--fractal-rows", "0"]);
+    let head = out.lines().next().unwrap_or_default();
+    assert!(head.contains("jit ms: compiling hot segments in the first functional run"), "{head}");
+    assert!(head.contains("not part of functional ms") && !head.contains("included in functional ms"), "{head}");
+}

@@ -243,10 +243,10 @@ fn threads_beyond_the_documented_maximum_are_refused() {
 #[test]
 fn configuration_values_out_of_range_name_the_file_and_key() {
     for (text, key) in [
-        ("num_sms = 2147483647\n", "`num_sms`"),
-        ("[sm]\nschedulers = 4294967295\n", "`sm.schedulers`"),
-        ("[l2]\nline = 16\n", "`l2.line`"),
-        ("[l1]\nmshrs = 4000000\n", "`l1.mshrs`"),
+        ("num_sms = 2147483647\n", "num_sms = 2147483647"),
+        ("[sm]\nschedulers = 4294967295\n", "[sm] schedulers = 4294967295"),
+        ("[l2]\nline = 16\n", "[l2] line = 16"),
+        ("[l1]\nmshrs = 4000000\n", "[l1] mshrs = 4000000"),
     ] {
         let f = temp("range.toml", text.as_bytes());
         input_error(&[&["run", KERN][..], &KERN_ARGS, &["--config", &f]].concat(), &["range.toml", key, "range"]);
@@ -257,6 +257,66 @@ fn configuration_values_out_of_range_name_the_file_and_key() {
         &[&["run", KERN][..], &KERN_ARGS, &["--config", &f, "--max-memory", "1G"]].concat(),
         &["timing model", "memory limit"],
     );
+}
+
+#[test]
+fn a_configuration_is_checked_whole_when_it_is_read() {
+    // Each key within its range, but the L2 built with the L1's 1-byte sectors cannot be (128 sectors a
+    // line): refused when the file is read, naming the file, the tables and the keys, not at the launch.
+    let cases = [
+        ("[l1]\nline = 32\nsector = 1\n", "[l1] sector = 1, [l2] line = 128: the L2, whose sectors are the L1's"),
+        ("[l1]\nmshrs = 65536\nmshr_merge = 65536\n", "[l1] mshrs = 65536, mshr_merge = 65536: the L1's MSHR file"),
+    ];
+    for (text, says) in cases {
+        let f = temp("structure.toml", text.as_bytes());
+        for cmd in [&["run", KERN][..], &["trace", KERN]] {
+            let args = [cmd, &KERN_ARGS, &["--config", &f]].concat();
+            input_error(&args, &[&format!("structure.toml: {says}")]);
+        }
+        let args = ["compare", "--kernel", "kern", "--mechanism", "pdom", "--config", &f];
+        input_error(&args, &[&format!("structure.toml: {says}")]);
+    }
+}
+
+#[test]
+fn a_long_configuration_line_is_quoted_in_a_bounded_excerpt() {
+    let mut text = b"num_sms = 4\nname = \"".to_vec();
+    text.extend(std::iter::repeat_n(b'x', 400_000));
+    text.push(b'\n');
+    let f = temp("long.toml", &text);
+    input_error(
+        &[&["run", KERN][..], &KERN_ARGS, &["--config", &f]].concat(),
+        &["long.toml: invalid TOML: line 2, column"],
+    );
+    let (_, _, err) = reconverge(&[&["run", KERN][..], &KERN_ARGS, &["--config", &f]].concat());
+    assert!(err.len() < 1000, "{} bytes: {}", err.len(), &err[..1000.min(err.len())]);
+}
+
+#[test]
+fn a_struct_padding_too_large_says_so() {
+    let ptx = "crates/reconverge-cli/tests/data/struct_arg.ptx";
+    for (pad, says) in [
+        ("4294967296", "field 0: `pad=4294967296`: 4294967296 zero bytes is too large (at most 4294967295)"),
+        ("x", "field 0: `pad=x`: `x` is not a number of bytes"),
+    ] {
+        let spec = format!("struct:pad={pad}");
+        let args = ["run", ptx, "--functional", "--arg", "zeros:u64:8", "--arg", &spec, "--arg", "0"];
+        input_error(&args, &[says]);
+    }
+}
+
+#[test]
+fn a_native_compiler_that_fails_silently_is_reported_with_its_status() {
+    let out = Command::new(env!("CARGO_BIN_EXE_reconverge"))
+        .args(["bench", "--native", "--functional", "--min-ms", "1", "--kernel", "kern", "--fractal-rows", "0"])
+        .env("CXX", "/bin/false")
+        .current_dir(root())
+        .output()
+        .expect("runs");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("/bin/false exited with status 1 and printed nothing (compiling "), "{err}");
+    assert!(err.trim_end().ends_with("kern.cu)"), "{err}");
 }
 
 /// Runs `reconverge` under an address-space limit of `kib` KiB (`ulimit -v`).

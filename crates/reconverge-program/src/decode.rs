@@ -2158,6 +2158,9 @@ pub fn classify(op: &Op) -> InstClass {
         Op::FloatBin { ty, .. } | Op::Fma { ty, .. } if *ty == ScalarType::F64 => InstClass::Double,
         Op::FloatBin { .. } | Op::Fma { .. } => InstClass::Float,
         Op::Cvt { dty, sty, .. } if *dty == ScalarType::F64 || *sty == ScalarType::F64 => InstClass::Double,
+        // A conversion between integer types (`cvt.u64.u32`: a width change) is integer work; one to or from
+        // a float is a float instruction.
+        Op::Cvt { dty, sty, .. } if !dty.is_float() && !sty.is_float() => InstClass::Int,
         Op::Cvt { .. } => InstClass::Float,
         Op::Ld { .. } | Op::St { .. } | Op::Atom { .. } => InstClass::Mem,
         // `printf` stands in for the call it is: a control instruction with the latency of a branch.

@@ -272,6 +272,18 @@ pub fn try_zeros(n: usize, what: impl FnOnce() -> String) -> Result<Vec<u8>, Out
     Ok(v)
 }
 
+/// The most characters of the user's own text (a file's line, an argument) an error message quotes.
+pub const MAX_QUOTE: usize = 100;
+
+/// `text` if it has at most [`MAX_QUOTE`] characters, else its first ones, an ellipsis and how long it is:
+/// what an error message quotes of the user's text.
+pub fn quote(text: &str) -> std::borrow::Cow<'_, str> {
+    match text.char_indices().nth(MAX_QUOTE) {
+        None => text.into(),
+        Some((end, _)) => format!("{}… ({} characters)", &text[..end], text.chars().count()).into(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

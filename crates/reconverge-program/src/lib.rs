@@ -22,7 +22,7 @@ pub mod struct_arg;
 pub mod types;
 
 pub use decode::{decode, select_kernel, BranchPoint, DecodeError, DecodeOptions, FunctionPoints, Unsupported};
-pub use error::{ArgShapeError, LaunchError, OutOfMemory, ValueError, VariableUse};
+pub use error::{quote, ArgShapeError, LaunchError, OutOfMemory, ValueError, VariableUse};
 pub use launch::{parse_scalar, Arg, Buffer, Dtype, GlobalInit, JitPolicy, LaunchArgs, LaunchConfig};
 pub use program::Program;
 pub use scalar_plan::ScalarPlan;

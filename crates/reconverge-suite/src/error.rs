@@ -2,7 +2,7 @@
 //! ([`ArgError`]), an entry that cannot be prepared ([`SuiteError`]) and a result that differs from the
 //! expected one ([`Mismatch`]). Messages name the setting (the memory limit), never a command-line flag.
 
-use reconverge_program::{ArgShapeError, DecodeError, Dtype, OutOfMemory, ValueError};
+use reconverge_program::{quote, ArgShapeError, DecodeError, Dtype, OutOfMemory, ValueError};
 
 /// Why a `.npy` file cannot be read.
 #[derive(Clone, PartialEq, Eq, Debug, thiserror::Error)]
@@ -131,9 +131,22 @@ pub enum ArgError {
     EmptyStruct,
     /// A struct field that is not `TYPE=VALUE` or `pad=N`.
     #[error(
-        "`{0}`: expected TYPE=VALUE (TYPE one of i8 u8 i16 u16 i32 u32 i64 u64 f32 f64 ptr) or pad=N (N zero bytes)"
+        "`{}`: expected TYPE=VALUE (TYPE one of i8 u8 i16 u16 i32 u32 i64 u64 f32 f64 ptr) or pad=N (N zero bytes)",
+        quote(.0)
     )]
     FieldSyntax(String),
+    /// A `pad=N` field whose `N` is not a number of bytes, or more than a struct can hold.
+    #[error("`pad={}`: {}", quote(value), if *too_large {
+        format!("{} zero bytes is too large (at most {})", quote(value), u32::MAX)
+    } else {
+        format!("`{}` is not a number of bytes", quote(value))
+    })]
+    Pad {
+        /// The text after `pad=`.
+        value: String,
+        /// Whether it is a whole number, too large for a `u32`.
+        too_large: bool,
+    },
     /// A `ptr` field whose value is neither a buffer nor null.
     #[error("`ptr={0}`: a pointer field takes @FILE.npy[+N], zeros:DTYPE:LEN[+N], rand:...[+N], or 0 / null")]
     PointerValue(String),

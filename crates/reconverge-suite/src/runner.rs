@@ -189,7 +189,7 @@ pub fn prepare_entry_with(
         block: entry.block,
         warp_size,
         dynamic_shared: entry.dynamic_shared,
-        max_instructions: Some(max_instructions),
+        max_instructions: reconverge_program::launch::instruction_limit(max_instructions),
         ..LaunchConfig::default()
     };
     Ok(PreparedEntry { kernel, cfg, args: launch_args })

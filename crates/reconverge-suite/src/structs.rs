@@ -104,8 +104,11 @@ fn parse_field(text: &str) -> Result<FieldSpec, ArgError> {
     let (ty, value) = (ty.trim(), value.trim());
     match ty {
         "pad" => {
-            let n = value.parse::<u32>().map_err(|_| ArgError::FieldSyntax(text.to_string()))?;
-            Ok(FieldSpec::Pad(n))
+            let digits = !value.is_empty() && value.bytes().all(|b| b.is_ascii_digit());
+            match value.parse::<u32>() {
+                Ok(n) => Ok(FieldSpec::Pad(n)),
+                Err(_) => Err(ArgError::Pad { value: value.to_string(), too_large: digits }),
+            }
         }
         "ptr" => {
             if matches!(value, "0" | "null" | "NULL" | "nullptr") {
@@ -268,6 +271,10 @@ mod tests {
         assert!(e.to_string().starts_with("argument 1 (g): field 0: cannot read `nope.npy`"), "{e}");
         let e = resolve(&["struct:pad=8", "struct:pad=24", "@four.npy+5"]).unwrap_err();
         assert!(matches!(e.root(), ArgError::OffsetPastEnd { offset: 10, len: 8 }), "{e}");
+        let e = parse_struct("pad=4294967296").unwrap_err().to_string();
+        assert_eq!(e, "field 0: `pad=4294967296`: 4294967296 zero bytes is too large (at most 4294967295)");
+        let e = parse_struct("u8=1,pad=-1").unwrap_err().to_string();
+        assert_eq!(e, "field 1: `pad=-1`: `-1` is not a number of bytes");
         let e = resolve(&["1", "struct:pad=24", "0"]).unwrap_err();
         assert!(matches!(e.root(), ArgError::NumberForStruct { size: 8, .. }), "{e}");
     }

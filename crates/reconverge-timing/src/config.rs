@@ -4,7 +4,9 @@
 //! `base` it starts from `gtx480`. Unknown keys are errors. The effective configuration is printed in
 //! `--json` output, so a run is reproducible from its statistics alone.
 
-use crate::error::ConfigError;
+use crate::error::StructureError;
+use crate::error::{ConfigError, TomlError};
+use crate::memsys::{L2Dram, Mshr};
 use reconverge_mechanism::MechanismLatencies;
 use serde::{Deserialize, Serialize};
 
@@ -673,19 +675,40 @@ impl GpuConfig {
         }
     }
 
-    /// Parses a TOML configuration: `base = "PRESET"` (default `gtx480`) plus overrides.
+    /// Parses a TOML configuration: `base = "PRESET"` (default `gtx480`) plus overrides, validated
+    /// ([`GpuConfig::validate`]). Its name is the file's own `name`, else the base preset's when the file
+    /// changes nothing, else `BASE~HASH` (16 hex digits of [`GpuConfig::content_hash`]), so that a modified
+    /// preset is never labelled as the preset; [`GpuConfig::from_toml_file`] names it after its file.
     pub fn from_toml(text: &str) -> Result<GpuConfig, ConfigError> {
-        let mut value: toml::Table = text.parse().map_err(ConfigError::Toml)?;
+        GpuConfig::parse_toml(text, None)
+    }
+
+    /// [`GpuConfig::from_toml`] for the contents of the file `path`: a file that changes its base preset
+    /// without a `name` of its own is named `BASE~STEM` (`gtx480~small` for `small.toml`).
+    pub fn from_toml_file(text: &str, path: &str) -> Result<GpuConfig, ConfigError> {
+        GpuConfig::parse_toml(text, Some(path))
+    }
+
+    fn parse_toml(text: &str, path: Option<&str>) -> Result<GpuConfig, ConfigError> {
+        let mut value: toml::Table = text.parse().map_err(|e| ConfigError::Toml(TomlError::new(&e, text)))?;
         let base = match value.remove("base") {
             Some(toml::Value::String(b)) => b,
             Some(other) => return Err(ConfigError::Base(other.to_string())),
             None => "gtx480".into(),
         };
         let preset = GpuConfig::preset(&base).ok_or(ConfigError::UnknownPreset(base))?;
+        let named = value.contains_key("name");
         let mut merged = toml::Table::try_from(&preset).map_err(ConfigError::Serialize)?;
         merge(&mut merged, value);
-        let cfg: GpuConfig = merged.try_into().map_err(ConfigError::Invalid)?;
+        let mut cfg: GpuConfig = merged.clone().try_into().map_err(|e| invalid(e, &merged))?;
         cfg.validate()?;
+        if !named && cfg != preset {
+            let stem = path.and_then(|p| std::path::Path::new(p).file_stem()).map(|s| s.to_string_lossy());
+            cfg.name = match stem {
+                Some(stem) => format!("{}~{stem}", preset.name),
+                None => format!("{}~{:016x}", preset.name, cfg.content_hash()),
+            };
+        }
         Ok(cfg)
     }
 
@@ -720,12 +743,20 @@ impl GpuConfig {
         text.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3))
     }
 
-    /// Resolves `--config`: a preset name or a TOML file's contents (read by the caller).
-    pub fn resolve(name_or_toml: &str) -> Result<GpuConfig, ConfigError> {
-        match GpuConfig::preset(name_or_toml) {
-            Some(c) => Ok(c),
-            None => GpuConfig::from_toml(name_or_toml),
+    /// The configuration a front end's `--config NAME` (`RECONVERGE_CONFIG`, Python's `config=`) names: a
+    /// preset, or else the path of a TOML file, which `read` reads (the caller's IO; its file stem labels
+    /// a modified preset, [`GpuConfig::from_toml_file`]).
+    pub fn named(
+        name: &str,
+        read: impl FnOnce(&str) -> std::io::Result<String>,
+    ) -> Result<GpuConfig, crate::error::ConfigSourceError> {
+        use crate::error::ConfigSourceError;
+        if let Some(c) = GpuConfig::preset(name) {
+            return Ok(c);
         }
+        let text = read(name).map_err(|error| ConfigSourceError::Unreadable { name: name.to_string(), error })?;
+        GpuConfig::from_toml_file(&text, name)
+            .map_err(|error| ConfigSourceError::Invalid { name: name.to_string(), error: Box::new(error) })
     }
 
     /// Every numeric parameter with its documented range (`docs/configuration.md`): (key, value, least,
@@ -801,7 +832,9 @@ impl GpuConfig {
     }
 
     /// Checks that every parameter is usable: each within its range ([`GpuConfig::ranges`]) and the
-    /// combinations the model needs (power-of-two warp size, cache geometries). The message names the key.
+    /// combinations the model needs (power-of-two warp size, and every structure the model builds from the
+    /// configuration: [`GpuConfig::check_structures`]), so that a configuration that passes never fails
+    /// when a launch builds the model. The message names the table and the key.
     pub fn validate(&self) -> Result<(), ConfigError> {
         for (key, v, lo, hi) in self.ranges() {
             if v < lo || v > hi {
@@ -814,21 +847,7 @@ impl GpuConfig {
         if !self.warp_size.is_power_of_two() {
             return Err(ConfigError::WarpSize(self.warp_size));
         }
-        if self.l1.line % self.l1.sector != 0 || self.l1.line / self.l1.sector > 32 {
-            return Err(ConfigError::L1Sectors { sector: self.l1.sector, line: self.l1.line });
-        }
-        let geometry = |part: &'static str| move |error| ConfigError::Geometry { part, error };
-        crate::memsys::Cache::new(self.l1_geometry()).map_err(geometry("l1"))?;
-        crate::memsys::Cache::new(self.l2_geometry()).map_err(geometry("l2"))?;
-        if self.frontend.enabled() {
-            crate::memsys::Cache::new(self.icache_geometry()).map_err(geometry("frontend"))?;
-            if self.frontend.icache_line % self.frontend.inst_bytes != 0 {
-                return Err(ConfigError::InstBytes);
-            }
-        }
-        if self.constant_cache.size > 0 {
-            crate::memsys::Cache::new(self.const_geometry()).map_err(geometry("constant_cache"))?;
-        }
+        self.check_structures()?;
         if let Some(o) = &self.opcode {
             let all = o.int_initiation.iter().chain(&o.fp_initiation).chain(&o.dp_initiation);
             if all.chain([&o.sfu_initiation, &o.other_initiation]).any(|&x| x == 0 || x > 1_000_000) {
@@ -840,6 +859,76 @@ impl GpuConfig {
             }
         }
         Ok(())
+    }
+
+    /// Checks, with the structures' own rules and without building them, every structure a launch builds
+    /// from the configuration: the L1 (geometry, sectors, MSHR file), the instruction and constant caches,
+    /// and the L2 with its sectors (the L1's `sector`), slices and DRAM channel.
+    pub fn check_structures(&self) -> Result<(), ConfigError> {
+        let fault = |keys: &[(&'static str, u64)], what: &'static str| {
+            let keys = keys.to_vec();
+            move |error| ConfigError::Structure { keys, what, error }
+        };
+        let (l1, l2) = (&self.l1, &self.l2);
+        let l1_geometry = [("l1.size", l1.size), ("l1.line", l1.line.into()), ("l1.ways", l1.ways.into())];
+        self.l1_geometry().check().map_err(fault(&l1_geometry, "the L1 data cache"))?;
+        let l1_sectors = [("l1.line", l1.line.into()), ("l1.sector", l1.sector.into())];
+        crate::memsys::l2::check_sectors(l1.line, l1.sector).map_err(fault(&l1_sectors, "the L1's sectors"))?;
+        let mshrs = [("l1.mshrs", l1.mshrs.into()), ("l1.mshr_merge", l1.mshr_merge.into())];
+        Mshr::check(l1.mshrs as usize, l1.mshr_merge as usize).map_err(fault(&mshrs, "the L1's MSHR file"))?;
+        if self.frontend.enabled() {
+            let f = &self.frontend;
+            let keys = [
+                ("frontend.icache_size", f.icache_size),
+                ("frontend.icache_line", f.icache_line.into()),
+                ("frontend.icache_ways", f.icache_ways.into()),
+            ];
+            self.icache_geometry().check().map_err(fault(&keys, "the instruction cache"))?;
+            if f.icache_line % f.inst_bytes != 0 {
+                return Err(ConfigError::InstBytes);
+            }
+        }
+        if self.constant_cache.size > 0 {
+            let c = &self.constant_cache;
+            let keys = [
+                ("constant_cache.size", c.size),
+                ("constant_cache.line", c.line.into()),
+                ("constant_cache.ways", c.ways.into()),
+            ];
+            self.const_geometry().check().map_err(fault(&keys, "the constant cache"))?;
+        }
+        if l2.line < l1.line {
+            return Err(ConfigError::LineSizes { l1: l1.line, l2: l2.line });
+        }
+        L2Dram::check(&self.l2_dram()).map(|_| ()).map_err(|e| self.l2_fault(e))
+    }
+
+    /// An error of [`L2Dram::check`] as the settings it comes from.
+    fn l2_fault(&self, error: StructureError) -> ConfigError {
+        let (l1, l2) = (&self.l1, &self.l2);
+        let (part, inner) = match error {
+            StructureError::In { part, error } => (part, *error),
+            e => ("", e),
+        };
+        let (keys, what): (Vec<(&'static str, u64)>, _) = match (part, &inner) {
+            ("L2", StructureError::SectorSize { .. } | StructureError::TooManySectors { .. }) => (
+                vec![("l1.sector", l1.sector.into()), ("l2.line", l2.line.into())],
+                "the L2, whose sectors are the L1's",
+            ),
+            ("L2", _) => {
+                (vec![("l2.size", l2.size), ("l2.line", l2.line.into()), ("l2.ways", l2.ways.into())], "the L2")
+            }
+            ("L2 pipe", _) => (
+                vec![
+                    ("l2.sectors_per_cycle", l2.sectors_per_cycle),
+                    ("l2.channels", l2.channels.into()),
+                    ("l2.slices_per_channel", l2.slices_per_channel.into()),
+                ],
+                "the L2's slices",
+            ),
+            _ => (vec![("dram.bytes_per_cycle", self.dram.bytes_per_cycle)], "the DRAM channel"),
+        };
+        ConfigError::Structure { keys, what, error: inner }
     }
 
     /// Registers one thread of `prog` holds: the configuration's fixed count, or the kernel's own 32-bit
@@ -966,9 +1055,39 @@ impl GpuConfig {
         }
     }
 
+    /// The L2 and DRAM the timing model builds from the configuration (sectors of `l1.sector` bytes).
+    pub fn l2_dram(&self) -> crate::memsys::L2Config {
+        let l2 = &self.l2;
+        crate::memsys::L2Config {
+            geometry: self.l2_geometry(),
+            sector_bytes: self.l1.sector,
+            hit_latency: l2.hit_latency,
+            sectors_per_cycle: (l2.sectors_per_cycle, 1),
+            dram_latency: self.dram.latency,
+            dram_bytes_per_cycle: (self.dram.bytes_per_cycle, 1),
+            atomic_latency: l2.atomic_latency,
+            slices: crate::memsys::Slices {
+                channels: l2.channels.max(1),
+                per_channel: if l2.channels == 0 { 1 } else { l2.slices_per_channel },
+                interleave: l2.interleave,
+                hashed: l2.slice_hash,
+            },
+        }
+    }
+
     /// The configuration as TOML.
     pub fn to_toml(&self) -> String {
         toml::to_string(self).unwrap_or_default()
+    }
+}
+
+/// The error `e` of the merged table `merged`, located: the same table deserialized from its TOML text
+/// gives the error a span, and so the setting at fault.
+fn invalid(e: toml::de::Error, merged: &toml::Table) -> ConfigError {
+    let text = toml::to_string(merged).unwrap_or_default();
+    match toml::from_str::<GpuConfig>(&text) {
+        Err(located) if located.span().is_some() => ConfigError::Invalid(TomlError::in_merged(&located, &text)),
+        _ => ConfigError::Invalid(TomlError::in_merged(&e, "")),
     }
 }
 
@@ -989,18 +1108,29 @@ mod tests {
 
     #[test]
     fn configurations_of_one_comparison_get_names_of_their_own() {
-        let file = GpuConfig::from_toml("base = \"gtx480\"\nnum_sms = 4\n").unwrap();
-        assert_eq!(file.name, "gtx480", "a file without `name` keeps its base's name");
-        let given = ["gtx480".to_string(), "dir/small.toml".to_string(), "other/small.toml".to_string()];
-        let mut third = file.clone();
-        third.num_sms = 2;
-        let mut cs = [GpuConfig::gtx480(), file.clone(), third.clone()];
+        let text = "base = \"gtx480\"\nnum_sms = 4\n";
+        let file = GpuConfig::from_toml_file(text, "dir/small.toml").unwrap();
+        assert_eq!(file.name, "gtx480~small", "a modified preset is named after its file, not as the preset");
+        let other = GpuConfig::from_toml_file("num_sms = 2\n", "other/small.toml").unwrap();
+        let third = GpuConfig::from_toml_file("num_sms = 3\n", "third/small.toml").unwrap();
+        let given = ["dir/small.toml".to_string(), "other/small.toml".to_string(), "third/small.toml".to_string()];
+        let mut cs = [file.clone(), other, third.clone()];
         GpuConfig::distinct_names(&mut cs, &given).unwrap();
-        assert_eq!(cs[0].name, "gtx480");
-        assert_eq!(cs[1].name, "gtx480~small");
-        third.name = "gtx480".into();
-        assert_eq!(cs[2].name, format!("gtx480~{:016x}", third.content_hash()), "the stem is taken: a hash");
-        let mut same = [GpuConfig::gtx480(), GpuConfig::from_toml("base = \"gtx480\"\n").unwrap()];
+        assert_eq!(cs[0].name, "gtx480~small");
+        assert_eq!(cs[1].name, "gtx480~small~small", "a name taken: the stem added");
+        assert_eq!(cs[2].name, format!("gtx480~small~{:016x}", third.content_hash()), "the stem is taken: a hash");
+        let unnamed = GpuConfig::from_toml(text).unwrap();
+        assert_eq!(
+            unnamed.name,
+            format!("gtx480~{:016x}", {
+                let mut c = unnamed.clone();
+                c.name = "gtx480".into();
+                c.content_hash()
+            })
+        );
+        assert_eq!(GpuConfig::from_toml_file("name = \"mine\"\nnum_sms = 4\n", "a.toml").unwrap().name, "mine");
+        assert_eq!(GpuConfig::from_toml_file("base = \"volta\"\n", "a.toml").unwrap().name, "volta", "unchanged");
+        let mut same = [GpuConfig::gtx480(), GpuConfig::from_toml_file("base = \"gtx480\"\n", "copy.toml").unwrap()];
         let e = GpuConfig::distinct_names(&mut same, &["gtx480".into(), "copy.toml".into()]).unwrap_err();
         assert_eq!(e.to_string(), "`gtx480` and `copy.toml` are the same configuration: give it once");
         assert_ne!(GpuConfig::gtx480().content_hash(), GpuConfig::volta().content_hash());
@@ -1054,8 +1184,126 @@ mod range_tests {
     #[test]
     fn a_value_outside_its_range_names_the_key() {
         let e = GpuConfig::from_toml("num_sms = 2147483647\n").unwrap_err().to_string();
-        assert!(e.contains("`num_sms`") && e.contains("1..=1024"), "{e}");
+        assert_eq!(e, "num_sms = 2147483647 is outside its range 1..=1024");
         let e = GpuConfig::from_toml("[l2]\nline = 16\n").unwrap_err().to_string();
-        assert!(e.contains("`l2.line`"), "{e}");
+        assert_eq!(e, "[l2] line = 16 is outside its range 32..=4096");
+    }
+
+    #[test]
+    fn structures_built_from_the_configuration_are_checked_when_it_is_read() {
+        // The L2's sectors are the L1's: 1-byte sectors fit the L1's 32-byte lines, not the L2's 128-byte ones.
+        let e = GpuConfig::from_toml("[l1]\nline = 32\nsector = 1\n").unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "[l1] sector = 1, [l2] line = 128: the L2, whose sectors are the L1's: 128-byte lines of 1-byte \
+             sectors have 128 sectors, more than 32"
+        );
+        // Each key within its range, their product beyond what the model builds.
+        let e = GpuConfig::from_toml("[l1]\nmshrs = 65536\nmshr_merge = 65536\n").unwrap_err().to_string();
+        assert!(e.starts_with("[l1] mshrs = 65536, mshr_merge = 65536: the L1's MSHR file: "), "{e}");
+        let e = GpuConfig::from_toml("[l1]\nways = 3\n").unwrap_err().to_string();
+        assert!(e.starts_with("[l1] size = 16384, line = 128, ways = 3: the L1 data cache: "), "{e}");
+        let e = GpuConfig::from_toml("[l1]\nline = 256\n").unwrap_err().to_string();
+        assert_eq!(e, "[l1] line = 256, [l2] line = 128: the L2's lines must be at least as long as the L1's");
+        let e = GpuConfig::from_toml("[l1]\nsector = 3\n").unwrap_err().to_string();
+        assert!(e.starts_with("[l1] line = 128, sector = 3: the L1's sectors: "), "{e}");
+    }
+
+    #[test]
+    fn messages_quote_a_bounded_excerpt_of_the_file() {
+        let long = "x".repeat(400_000);
+        let e = GpuConfig::from_toml(&format!("num_sms = 4\nname = \"{long}\n")).unwrap_err().to_string();
+        assert!(e.len() < 400, "{} characters: {}", e.len(), &e[..400.min(e.len())]);
+        assert!(e.starts_with("invalid TOML: line 2, column "), "{e}");
+        assert!(e.contains('…') && e.contains('^'), "{e}");
+        let e = GpuConfig::from_toml(&format!("[sm]\nscheduler = \"{long}\"\n")).unwrap_err().to_string();
+        assert!(e.len() < 600 && e.contains("(400000 characters)"), "{}", &e[..600.min(e.len())]);
+        let e = GpuConfig::from_toml(&format!("base = \"{long}\"\n")).unwrap_err().to_string();
+        assert!(e.len() < 300, "{}", &e[..300.min(e.len())]);
+        let e = GpuConfig::from_toml(&format!("[sm]\nmax_threads = \"{long}\"\n")).unwrap_err().to_string();
+        assert!(
+            e.starts_with("invalid configuration: [sm] max_threads = \"xxx") && e.len() < 600,
+            "{}",
+            &e[..600.min(e.len())]
+        );
+        // A setting of the right syntax but not of the configuration is named as the file writes it.
+        let e = GpuConfig::from_toml("[l1]\nsise = 4\n").unwrap_err().to_string();
+        assert!(e.starts_with("invalid configuration: [l1] sise = 4: unknown field `sise`, expected one of"), "{e}");
+        // Short lines are quoted whole, the column marked.
+        let e = GpuConfig::from_toml("num_sms = = 4\n").unwrap_err().to_string();
+        assert!(
+            e.starts_with("invalid TOML: line 1, column 11: ") && e.contains("\n1 | num_sms = = 4\n  |           ^"),
+            "{e}"
+        );
+    }
+}
+
+/// Every key at the edges of its range, one at a time: what validates must build and run a launch.
+#[cfg(test)]
+mod sweep_tests {
+    use super::*;
+    use reconverge_program::{Arg, Buffer, Dtype, LaunchConfig, LaunchError};
+    use reconverge_sim::SimError;
+
+    /// A kernel with loads, stores, a constant, a branch and a barrier (every structure gets used).
+    const KERNEL: &str = ".version 7.8\n.target sm_70\n.address_size 64\n.const .align 4 .u32 k[1] = {3};\n\
+        .visible .entry s(.param .u64 a)\n{\n.reg .pred %p<2>;\n.reg .b32 %r<6>;\n.reg .b64 %rd<4>;\n\
+        ld.param.u64 %rd1, [a];\ncvta.to.global.u64 %rd1, %rd1;\nmov.u32 %r1, %tid.x;\n\
+        mul.wide.u32 %rd2, %r1, 4;\nadd.s64 %rd3, %rd1, %rd2;\nld.global.u32 %r2, [%rd3];\n\
+        ld.const.u32 %r3, [k];\nsetp.lt.u32 %p1, %r1, 7;\n@%p1 add.u32 %r2, %r2, %r3;\nbar.sync 0;\n\
+        st.global.u32 [%rd3], %r2;\nret;\n}\n";
+
+    /// Whether a launch error is the launch's own (its memory limit, a CTA no SM can hold), not the
+    /// configuration's.
+    fn launch_specific(e: &SimError) -> bool {
+        match e {
+            SimError::Launch(LaunchError::MemoryLimit { .. }) => true,
+            SimError::Launch(LaunchError::Machine(m)) => m.starts_with("one CTA needs"),
+            SimError::Limit(_) => true,
+            _ => false,
+        }
+    }
+
+    #[test]
+    fn every_configuration_that_validates_builds_and_runs() {
+        let m = reconverge_ptx::parse(KERNEL).expect("parses");
+        let kernel =
+            reconverge_sim::load(&m, None, reconverge_mechanism::Mechanism::Pdom, &Default::default()).expect("loads");
+        let launch = LaunchConfig { grid: [2, 1, 1], block: [40, 1, 1], ..LaunchConfig::default() };
+        let opts = crate::TimedOptions { max_cycles: Some(3_000_000), threads: 1 };
+        let mut texts: Vec<String> = Vec::new();
+        for (key, _, lo, hi) in GpuConfig::gtx480().ranges() {
+            let Some((table, k)) = key.split_once('.').filter(|_| !key.contains(' ')) else {
+                if !key.contains(' ') {
+                    texts.extend([0, 1, lo, hi, hi + 1, u64::from(u32::MAX)].map(|v| format!("{key} = {v}\n")));
+                }
+                continue;
+            };
+            for v in [0, 1, 2, 3, lo, hi, hi + 1, u64::from(u32::MAX), i64::MAX as u64] {
+                texts.push(format!("[{table}]\n{k} = {v}\n"));
+            }
+        }
+        texts.extend(
+            ["[0, 0, 0, 0, 1]", "[64, 64, 64, 64, 64]", "[1, 1, 1, 1]", "[0, 0, 0, 0, 0]"]
+                .map(|u| format!("[sm]\nunits = {u}\n")),
+        );
+        texts.push("[sm]\ndispatch = \"temporal\"\nschedulers = 64\n".into());
+        texts.push("[l1]\nline = 32\nsector = 1\n".into());
+        texts.push("[l2]\nchannels = 256\nslices_per_channel = 16\nslice_hash = true\n".into());
+        let (mut valid, mut refused) = (0, 0);
+        for text in &texts {
+            let Ok(gpu) = GpuConfig::from_toml(text) else {
+                refused += 1;
+                continue;
+            };
+            valid += 1;
+            let buf = Arg::Buffer(Buffer { dtype: Dtype::U32, bytes: vec![1; 4 * 80] });
+            let r = std::panic::catch_unwind(|| crate::run_timed(&kernel, &launch, &gpu, vec![buf], opts));
+            let r = r.unwrap_or_else(|_| panic!("the launch panicked with a configuration that validated:\n{text}"));
+            if let Some(e) = r.run.error.as_ref().filter(|e| !launch_specific(e)) {
+                panic!("a configuration that validated failed at launch:\n{text}=> {e}");
+            }
+        }
+        assert!(valid > 100 && refused > 100, "{valid} valid, {refused} refused");
     }
 }

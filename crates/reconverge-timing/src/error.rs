@@ -1,6 +1,7 @@
 //! Errors of the timing model's configuration: a structure that cannot be built as described
 //! ([`StructureError`]) and a configuration that is not usable ([`ConfigError`]). Messages name the
-//! configuration key at fault (as in `docs/configuration.md`), never a command-line flag.
+//! configuration keys at fault as a file writes them (`[l1] sector = 1`; `docs/configuration.md` lists
+//! them), never a command-line flag, and quote the file's own text only in bounded excerpts.
 
 /// A hardware structure (cache, MSHR file, bandwidth limiter, L2) that cannot be built as described.
 #[derive(Clone, PartialEq, Eq, Debug, thiserror::Error)]
@@ -111,28 +112,29 @@ impl StructureError {
 }
 
 /// A GPU configuration that cannot be used: bad TOML, an unknown preset, a key outside its range, or a
-/// combination the model cannot build.
+/// combination the model cannot build. Messages name the table and the key as the file writes them
+/// (`[l1] sector = 1`) and quote the file's text only in bounded excerpts ([`MAX_QUOTE`] characters).
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
     /// The text is not TOML.
     #[error("invalid TOML: {0}")]
-    Toml(toml::de::Error),
+    Toml(TomlError),
     /// `base` is not a string.
-    #[error("`base` must be a preset name, found {0}")]
+    #[error("`base` must be a preset name, found {}", quote(.0))]
     Base(String),
     /// `base` names no preset.
-    #[error("unknown base preset `{0}` (presets: {presets})", presets = crate::config::PRESETS.join(", "))]
+    #[error("unknown base preset `{}` (presets: {presets})", quote(.0), presets = crate::config::PRESETS.join(", "))]
     UnknownPreset(String),
     /// The merged table does not describe a configuration (an unknown key, a value of the wrong type).
     #[error("invalid configuration: {0}")]
-    Invalid(toml::de::Error),
+    Invalid(TomlError),
     /// A preset that cannot be written as TOML (a bug).
     #[error("cannot write the preset as TOML: {0}")]
     Serialize(toml::ser::Error),
     /// A numeric key outside its documented range.
-    #[error("`{key}` = {value} is outside its range {least}..={most}")]
+    #[error("{} is outside its range {least}..={most}", settings(&[(*key, *value)]))]
     OutOfRange {
-        /// The key.
+        /// The key (`l1.sector`; `num_sms` at the top level).
         key: &'static str,
         /// Its value.
         value: u64,
@@ -142,35 +144,38 @@ pub enum ConfigError {
         most: u64,
     },
     /// `sm.units` is not five counts with a load/store unit.
-    #[error("`sm.units` lists 5 counts (int, float, double, sfu, load/store), with a load/store unit")]
+    #[error("[sm] units: 5 counts (int, float, double, sfu, load/store) with a load/store unit, or none")]
     Units,
     /// A warp size that is not a power of two.
-    #[error("`warp_size` = {0} is not a power of two in 1..=64")]
+    #[error("{}: not a power of two in 1..=64", settings(&[("warp_size", u64::from(*.0))]))]
     WarpSize(u32),
-    /// L1 sectors that do not divide the line.
-    #[error("`l1.sector` = {sector} must divide `l1.line` = {line} into at most 32 sectors")]
-    L1Sectors {
-        /// `l1.sector`.
-        sector: u32,
-        /// `l1.line`.
-        line: u32,
-    },
-    /// A structure that cannot be built (`l1`, `l2`, `frontend` icache, `constant_cache`).
-    #[error("`{part}` geometry: {error}")]
-    Geometry {
-        /// The configuration table.
-        part: &'static str,
-        /// What is wrong.
+    /// A structure the model builds from these settings cannot be built (a cache geometry, the sectors of a
+    /// line, the MSHR file): found when the configuration is read, never at a launch.
+    #[error("{}: {what}: {error}", settings(.keys))]
+    Structure {
+        /// The settings at fault with their values (`l1.sector`, ...).
+        keys: Vec<(&'static str, u64)>,
+        /// What the model builds from them.
+        what: &'static str,
+        /// Why it cannot.
         error: StructureError,
     },
+    /// L2 lines shorter than the L1's (an L1 miss must fit one L2 line).
+    #[error("{}: the L2's lines must be at least as long as the L1's", settings(&[("l1.line", u64::from(*l1)), ("l2.line", u64::from(*l2))]))]
+    LineSizes {
+        /// `l1.line`.
+        l1: u32,
+        /// `l2.line`.
+        l2: u32,
+    },
     /// Instructions that do not tile an instruction-cache line.
-    #[error("`frontend.inst_bytes` must divide `frontend.icache_line`")]
+    #[error("[frontend] inst_bytes must divide icache_line")]
     InstBytes,
     /// An opcode initiation interval outside 1..=1000000.
-    #[error("`opcode` initiation intervals must lie in 1..=1000000")]
+    #[error("[opcode] initiation intervals must lie in 1..=1000000")]
     OpcodeInitiation,
     /// An opcode latency above 1000000.
-    #[error("`opcode` latencies must lie in 0..=1000000")]
+    #[error("[opcode] latencies must lie in 0..=1000000")]
     OpcodeLatency,
     /// The same configuration given twice in one comparison.
     #[error("`{first}` and `{second}` are the same configuration: give it once")]
@@ -180,4 +185,151 @@ pub enum ConfigError {
         /// The second.
         second: String,
     },
+}
+
+pub use reconverge_program::error::{quote, MAX_QUOTE};
+
+/// A GPU configuration named by a preset or a TOML file that cannot be used ([`crate::GpuConfig::named`]).
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigSourceError {
+    /// Not a preset, and no file of that name can be read.
+    #[error("`{name}` is neither a preset ({}) nor a readable file: {error}", crate::PRESETS.join(", "))]
+    Unreadable {
+        /// The value given.
+        name: String,
+        /// Why the file cannot be read.
+        error: std::io::Error,
+    },
+    /// The file is not a usable configuration.
+    #[error("{name}: {error}")]
+    Invalid {
+        /// The file's path.
+        name: String,
+        /// What is wrong with it.
+        error: Box<ConfigError>,
+    },
+}
+
+/// Settings as a configuration file writes them: `num_sms = 0`, `[l1] line = 32, sector = 1`,
+/// `[l1] sector = 1, [l2] line = 128` (`keys` are dotted: `l1.sector`).
+pub fn settings(keys: &[(&str, u64)]) -> String {
+    let mut out = String::new();
+    let mut table = None;
+    for (i, (key, value)) in keys.iter().enumerate() {
+        let (t, k) = key.split_once('.').map_or((None, *key), |(t, k)| (Some(t), k));
+        if i > 0 {
+            out.push_str(", ");
+        }
+        if t.is_some() && t != table {
+            out.push_str(&format!("[{}] ", t.unwrap_or_default()));
+        }
+        table = t;
+        out.push_str(&format!("{k} = {value}"));
+    }
+    out
+}
+
+/// A TOML error of a configuration: what is wrong and where. An error of the file's text has its line
+/// and column and an excerpt of at most [`MAX_QUOTE`] characters of that line around the column, marked;
+/// an error of the merged configuration (the base preset with the file's overrides) names the setting it
+/// is about as the file writes it (`[l1] sise = 4`).
+#[derive(Clone, PartialEq, Eq, Debug)]
+pub struct TomlError {
+    /// The parser's message, every quoted part at most [`MAX_QUOTE`] characters.
+    pub message: String,
+    /// Line and column (1-based, in characters) of the error in the file.
+    pub at: Option<(usize, usize)>,
+    /// The excerpt of the line and a marker line under the column.
+    pub excerpt: Option<(String, String)>,
+    /// The setting at fault, `[table] key = value`, at most [`MAX_QUOTE`] characters of it.
+    pub setting: Option<String>,
+}
+
+/// `message` with every part between backquotes or double quotes at most [`MAX_QUOTE`] characters, and
+/// at most 8 × [`MAX_QUOTE`] characters in all.
+fn bound_quoted(message: &str) -> String {
+    let (mut out, mut part, mut open) = (String::new(), String::new(), None);
+    for c in message.trim().chars() {
+        match open {
+            Some(q) if c == q => {
+                out.push_str(&quote(&part));
+                out.push(c);
+                part.clear();
+                open = None;
+            }
+            Some(_) => part.push(c),
+            None => {
+                out.push(c);
+                if c == '`' || c == '"' {
+                    open = Some(c);
+                }
+            }
+        }
+    }
+    out.push_str(&quote(&part));
+    match out.char_indices().nth(8 * MAX_QUOTE) {
+        Some((end, _)) => format!("{}…", &out[..end]),
+        None => out,
+    }
+}
+
+/// The line of `text` holding byte `at` (clamped to a character boundary): its start and end.
+fn line_around(text: &str, at: usize) -> (usize, usize, usize) {
+    let at = (0..=at.min(text.len())).rev().find(|&i| text.is_char_boundary(i)).unwrap_or(0);
+    let start = text[..at].rfind('\n').map_or(0, |i| i + 1);
+    let end = text[at..].find('\n').map_or(text.len(), |i| at + i);
+    (at, start, end)
+}
+
+impl TomlError {
+    /// The error `e` found in the file's `text`.
+    pub fn new(e: &toml::de::Error, text: &str) -> TomlError {
+        let message = bound_quoted(e.message());
+        let Some(span) = e.span() else {
+            return TomlError { message, at: None, excerpt: None, setting: None };
+        };
+        let (at, start, end) = line_around(text, span.start);
+        let line = &text[start..end];
+        let column = text[start..at].chars().count();
+        // A window of MAX_QUOTE characters with the column a third of the way in.
+        let first = column.saturating_sub(MAX_QUOTE / 3);
+        let shown: String = line.chars().skip(first).take(MAX_QUOTE).collect();
+        let lead = if first > 0 { "…" } else { "" };
+        let tail = if line.chars().count() > first + MAX_QUOTE { "…" } else { "" };
+        let marker = format!("{}^", " ".repeat(column - first + lead.chars().count()));
+        let at = Some((text[..start].matches('\n').count() + 1, column + 1));
+        TomlError { message, at, excerpt: Some((format!("{lead}{shown}{tail}"), marker)), setting: None }
+    }
+
+    /// The error `e` found in `merged`, the TOML text of the merged configuration: named by the setting
+    /// its span points at, under the last table header before it.
+    pub fn in_merged(e: &toml::de::Error, merged: &str) -> TomlError {
+        let message = bound_quoted(e.message());
+        let setting = e.span().map(|span| {
+            let (_, start, end) = line_around(merged, span.start);
+            let line = quote(merged[start..end].trim());
+            match merged[..start].lines().rev().map(str::trim).find(|l| l.starts_with('[')) {
+                Some(table) if !line.starts_with('[') => format!("{table} {line}"),
+                _ => line.into_owned(),
+            }
+        });
+        TomlError { message, at: None, excerpt: None, setting }
+    }
+}
+
+impl std::fmt::Display for TomlError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if let Some((line, column)) = self.at {
+            write!(f, "line {line}, column {column}: ")?;
+        }
+        if let Some(setting) = &self.setting {
+            write!(f, "{setting}: ")?;
+        }
+        write!(f, "{}", self.message)?;
+        if let (Some((line, _)), Some((excerpt, marker))) = (self.at, &self.excerpt) {
+            let gutter = " ".repeat(line.to_string().len());
+            write!(f, "\n{line} | {excerpt}\n{gutter} | {marker}")?;
+        }
+        Ok(())
+    }
 }

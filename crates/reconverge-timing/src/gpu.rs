@@ -3,7 +3,7 @@
 
 use crate::config::GpuConfig;
 use crate::gmem::WriteOp;
-use crate::memsys::{L2Config as MemL2Config, L2Dram, ReqKind};
+use crate::memsys::{L2Dram, ReqKind};
 use crate::sm::{EpochCtx, EpochOutcome, L2Request, Sm};
 use crate::stats::TimingStats;
 use crate::trace::{self, SmTrace, Timeline, TraceSpec};
@@ -176,7 +176,7 @@ fn run_with<T: Tracker>(
             sm.trace = Some(SmTrace::new(spec, sm.id, gpu.num_sms, nsched, launch.warp_size));
         }
     }
-    let mut l2 = match L2Dram::new(l2_config(gpu)) {
+    let mut l2 = match L2Dram::new(gpu.l2_dram()) {
         Ok(l) => l,
         Err(e) => return empty(LaunchError::Machine(format!("l2: {e}")).into()),
     };
@@ -211,24 +211,6 @@ fn run_with<T: Tracker>(
     // `printf` output of every SM, in thread order (independent of the host threads).
     let printed = reconverge_sim::printf::gather(sms.iter().map(|s| s.core().printf()));
     (TimedResult { run: RunResult::finished(prog, stats, error, outputs).with_printf(printed), timing }, timeline)
-}
-
-fn l2_config(gpu: &GpuConfig) -> MemL2Config {
-    MemL2Config {
-        geometry: gpu.l2_geometry(),
-        sector_bytes: gpu.l1.sector,
-        hit_latency: gpu.l2.hit_latency,
-        sectors_per_cycle: (gpu.l2.sectors_per_cycle, 1),
-        dram_latency: gpu.dram.latency,
-        dram_bytes_per_cycle: (gpu.dram.bytes_per_cycle, 1),
-        atomic_latency: gpu.l2.atomic_latency,
-        slices: crate::memsys::Slices {
-            channels: gpu.l2.channels.max(1),
-            per_channel: if gpu.l2.channels == 0 { 1 } else { gpu.l2.slices_per_channel },
-            interleave: gpu.l2.interleave,
-            hashed: gpu.l2.slice_hash,
-        },
-    }
 }
 
 /// How the epoch loop may run.

@@ -91,11 +91,16 @@ fn render() -> String {
         }
         out += "\n";
     }
-    out += "### Ranges\n\nEvery numeric parameter must lie in its range (and `warp_size` be a power of two, `l1.sector` \
-divide `l1.line` into at most 32 sectors, each cache's size be a power-of-two number of sets of its ways); a \
-file with a value outside is refused before anything is built, naming the file and the key. The ranges keep \
-every structure the model builds from a configuration small enough to check against `--max-memory` first \
-(the timing model's own structures count against it: see the README).\n\n| key | least | most |\n| --- | ---: | ---: |\n";
+    out += "### Ranges\n\nEvery numeric parameter must lie in its range, `warp_size` must be a power of two, and \
+every structure the model builds from the configuration must be buildable: each cache's size a power-of-two \
+number of sets of its ways (at most 2^22 lines), `l1.sector` a power of two dividing `l1.line` and `l2.line` \
+into at most 32 sectors each (the L2's sectors are the L1's), `l2.line` at least `l1.line`, and `l1.mshrs` × \
+`l1.mshr_merge` at most 2^24. A file that breaks a rule is refused when it is read, before any launch, \
+naming the file, the table and the keys (`small.toml: [l1] sector = 1, [l2] line = 128: the L2, whose \
+sectors are the L1's: 128-byte lines of 1-byte sectors have 128 sectors, more than 32`); a configuration \
+that is read never fails when a launch builds the model. The ranges keep every structure the model builds \
+from a configuration small enough to check against `--max-memory` first (the timing model's own structures \
+count against it: see the README).\n\n| key | least | most |\n| --- | ---: | ---: |\n";
     for (key, _, lo, hi) in GpuConfig::gtx480().ranges() {
         out += &format!("| `{key}` | {lo} | {hi} |\n");
     }

@@ -26,6 +26,41 @@ pub struct CacheGeometry {
     pub index: SetIndex,
 }
 
+impl CacheGeometry {
+    /// Checks, without building anything, that a cache of this geometry can be built: `line_bytes` a power
+    /// of two, `ways` ≥ 1, `size_bytes` a multiple of `line_bytes × ways`, the resulting number of sets ≥ 1
+    /// and a power of two, and at most 2^22 lines in all. Returns the sets, the ways and the lines.
+    pub fn check(&self) -> Result<(u32, usize, usize), StructureError> {
+        let g = self;
+        if g.line_bytes == 0 || !g.line_bytes.is_power_of_two() {
+            return Err(StructureError::LineSize(g.line_bytes));
+        }
+        if g.ways == 0 {
+            return Err(StructureError::NoWays);
+        }
+        let set_bytes = u64::from(g.line_bytes) * u64::from(g.ways);
+        if g.size_bytes < set_bytes {
+            return Err(StructureError::NoSet { size: g.size_bytes, ways: g.ways, line: g.line_bytes });
+        }
+        if g.size_bytes % set_bytes != 0 {
+            return Err(StructureError::PartialSet { size: g.size_bytes, ways: g.ways, line: g.line_bytes });
+        }
+        let sets = g.size_bytes / set_bytes;
+        if !sets.is_power_of_two() {
+            return Err(StructureError::Sets { size: g.size_bytes, ways: g.ways, line: g.line_bytes, sets });
+        }
+        let lines = sets.saturating_mul(u64::from(g.ways));
+        let too_large = || StructureError::TooManyLines { lines, max: MAX_LINES };
+        if lines > MAX_LINES {
+            return Err(too_large());
+        }
+        // All fit: sets × ways ≤ 2^22.
+        let sets = u32::try_from(sets).map_err(|_| too_large())?;
+        let ways = usize::try_from(g.ways).map_err(|_| too_large())?;
+        Ok((sets, ways, usize::try_from(lines).map_err(|_| too_large())?))
+    }
+}
+
 /// How a line number picks its set.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -88,37 +123,10 @@ pub struct Cache {
 }
 
 impl Cache {
-    /// Builds an empty cache. Errors unless `line_bytes` is a power of two, `ways` ≥ 1, `size_bytes` is a
-    /// multiple of `line_bytes × ways`, and the resulting number of sets is ≥ 1 and a power of two (and at most
-    /// 2^22 lines in all).
+    /// Builds an empty cache. Errors unless the geometry passes [`CacheGeometry::check`].
     pub fn new(g: CacheGeometry) -> Result<Cache, StructureError> {
-        if g.line_bytes == 0 || !g.line_bytes.is_power_of_two() {
-            return Err(StructureError::LineSize(g.line_bytes));
-        }
-        if g.ways == 0 {
-            return Err(StructureError::NoWays);
-        }
-        let set_bytes = u64::from(g.line_bytes) * u64::from(g.ways);
-        if g.size_bytes < set_bytes {
-            return Err(StructureError::NoSet { size: g.size_bytes, ways: g.ways, line: g.line_bytes });
-        }
-        let remainder = g.size_bytes % set_bytes;
-        if remainder != 0 {
-            return Err(StructureError::PartialSet { size: g.size_bytes, ways: g.ways, line: g.line_bytes });
-        }
-        let sets = g.size_bytes / set_bytes;
-        if !sets.is_power_of_two() {
-            return Err(StructureError::Sets { size: g.size_bytes, ways: g.ways, line: g.line_bytes, sets });
-        }
-        if sets.saturating_mul(u64::from(g.ways)) > MAX_LINES {
-            return Err(StructureError::TooManyLines { lines: sets.saturating_mul(u64::from(g.ways)), max: MAX_LINES });
-        }
-        // Both fit: sets × ways ≤ 2^22.
-        let too_large = |_| StructureError::TooManyLines { lines: sets * u64::from(g.ways), max: MAX_LINES };
-        let sets_u32 = u32::try_from(sets).map_err(too_large)?;
-        let ways = usize::try_from(g.ways).map_err(too_large)?;
-        let lines = usize::try_from(sets * u64::from(g.ways)).map_err(too_large)?;
-        Ok(Cache { geometry: g, sets: sets_u32, ways, entries: vec![Way::default(); lines], clock: 0 })
+        let (sets, ways, lines) = g.check()?;
+        Ok(Cache { geometry: g, sets, ways, entries: vec![Way::default(); lines], clock: 0 })
     }
 
     /// Number of sets.

@@ -105,6 +105,20 @@ impl Slices {
     }
 }
 
+/// Checks that `sector`-byte sectors divide a `line`-byte line (a power of two) into at most 32 sectors, as
+/// a cache's 32-bit sector masks hold them: `sector` a power of two no larger than the line. Returns the
+/// sectors of a line.
+pub fn check_sectors(line: u32, sector: u32) -> Result<u32, StructureError> {
+    if sector == 0 || !sector.is_power_of_two() || sector > line || line % sector != 0 {
+        return Err(StructureError::SectorSize { sector, line });
+    }
+    let sectors = line / sector;
+    if sectors > 32 {
+        return Err(StructureError::TooManySectors { line, sector, sectors });
+    }
+    Ok(sectors)
+}
+
 /// Kind of an L2 request.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ReqKind {
@@ -158,24 +172,27 @@ fn bump(counter: &mut u64, by: u64) {
 }
 
 impl L2Dram {
-    /// Builds an empty L2. Errors on an invalid cache geometry (see [`Cache::new`]), a sector size that is not
-    /// a power of two dividing the line into at most 32 sectors, or a zero bandwidth numerator or denominator.
-    pub fn new(c: L2Config) -> Result<L2Dram, StructureError> {
-        let cache = Cache::new(c.geometry).map_err(|e| e.in_part("L2"))?;
-        let line = c.geometry.line_bytes;
-        if c.sector_bytes == 0 || !c.sector_bytes.is_power_of_two() || c.sector_bytes > line {
-            return Err(StructureError::SectorSize { sector: c.sector_bytes, line }.in_part("L2"));
-        }
-        let sectors = line / c.sector_bytes;
-        if sectors > 32 {
-            return Err(StructureError::TooManySectors { line, sector: c.sector_bytes, sectors }.in_part("L2"));
-        }
-        let full_mask = if sectors == 32 { u32::MAX } else { (1u32 << sectors) - 1 };
+    /// Checks, without building anything, that [`L2Dram::new`] accepts `c`: a valid cache geometry (see
+    /// [`CacheGeometry::check`]), a sector size that is a power of two dividing the line into at most 32
+    /// sectors, and bandwidths with nonzero numerators and denominators. Returns the L2 pipe and the DRAM
+    /// channel.
+    pub fn check(c: &L2Config) -> Result<(Bandwidth, Bandwidth), StructureError> {
+        c.geometry.check().map_err(|e| e.in_part("L2"))?;
+        check_sectors(c.geometry.line_bytes, c.sector_bytes).map_err(|e| e.in_part("L2"))?;
         let n = c.slices.count() as u64;
         let pipe = Bandwidth::new(c.sectors_per_cycle.0, c.sectors_per_cycle.1.saturating_mul(n))
             .map_err(|e| e.in_part("L2 pipe"))?;
-        let pipes = vec![pipe; n as usize];
         let dram = Bandwidth::new(c.dram_bytes_per_cycle.0, c.dram_bytes_per_cycle.1).map_err(|e| e.in_part("DRAM"))?;
+        Ok((pipe, dram))
+    }
+
+    /// Builds an empty L2. Errors unless [`L2Dram::check`] passes.
+    pub fn new(c: L2Config) -> Result<L2Dram, StructureError> {
+        let (pipe, dram) = L2Dram::check(&c)?;
+        let cache = Cache::new(c.geometry).map_err(|e| e.in_part("L2"))?;
+        let sectors = c.geometry.line_bytes / c.sector_bytes;
+        let full_mask = if sectors == 32 { u32::MAX } else { (1u32 << sectors) - 1 };
+        let pipes = vec![pipe; c.slices.count()];
         Ok(L2Dram { config: c, cache, pipes, dram, full_mask, stats: L2Stats::default() })
     }
 

@@ -36,9 +36,9 @@ pub struct Mshr {
 }
 
 impl Mshr {
-    /// Builds an empty MSHR file. Errors unless `capacity` ≥ 1 and `max_merge` ≥ 1 (and their product is at
-    /// most 2^24).
-    pub fn new(capacity: usize, max_merge: usize) -> Result<Mshr, crate::error::StructureError> {
+    /// Checks, without building anything, that an MSHR file of `capacity` entries of `max_merge` waiters
+    /// can be built: both ≥ 1 and their product at most 2^24. Returns the product (the waiter slots).
+    pub fn check(capacity: usize, max_merge: usize) -> Result<usize, crate::error::StructureError> {
         use crate::error::StructureError;
         if capacity == 0 {
             return Err(StructureError::MshrCapacity);
@@ -46,10 +46,16 @@ impl Mshr {
         if max_merge == 0 {
             return Err(StructureError::MshrMerge);
         }
-        let slots = capacity
-            .checked_mul(max_merge)
-            .filter(|&s| s <= MAX_SLOTS)
-            .ok_or(StructureError::MshrTooLarge { capacity, max_merge, max: MAX_SLOTS })?;
+        capacity.checked_mul(max_merge).filter(|&s| s <= MAX_SLOTS).ok_or(StructureError::MshrTooLarge {
+            capacity,
+            max_merge,
+            max: MAX_SLOTS,
+        })
+    }
+
+    /// Builds an empty MSHR file. Errors unless [`Mshr::check`] passes.
+    pub fn new(capacity: usize, max_merge: usize) -> Result<Mshr, crate::error::StructureError> {
+        let slots = Mshr::check(capacity, max_merge)?;
         Ok(Mshr {
             capacity,
             max_merge,
