@@ -241,7 +241,7 @@ pub enum FatbinError {
         not_utf8: usize,
         /// The newest PTX that was text: its SM number and why the caller refused it (the parser's
         /// messages, with the file, line and column and the line itself).
-        refused: Option<(u32, String)>,
+        refused: Option<(u32, PtxRefused)>,
     },
 }
 
@@ -266,7 +266,7 @@ fn no_ptx_message(sass_archs: &[u32]) -> String {
     }
 }
 
-fn rejected_ptx_message(ptx_archs: &[u32], not_utf8: usize, refused: Option<&(u32, String)>) -> String {
+fn rejected_ptx_message(ptx_archs: &[u32], not_utf8: usize, refused: Option<&(u32, PtxRefused)>) -> String {
     let utf8 = if not_utf8 > 0 { format!(" ({not_utf8} of them not UTF-8 text)") } else { String::new() };
     if let Some((arch, why)) = refused {
         // The program's PTX is for an architecture reconverge reads, but its text is refused: what the
@@ -278,7 +278,7 @@ fn rejected_ptx_message(ptx_archs: &[u32], not_utf8: usize, refused: Option<&(u3
         };
         return format!(
             "the program's PTX for compute_{arch} is not PTX reconverge can run{others}:\n{}",
-            why.trim_end()
+            why.0.trim_end()
         );
     }
     let oldest = ptx_archs.first().copied().unwrap_or(80);
@@ -290,13 +290,15 @@ fn rejected_ptx_message(ptx_archs: &[u32], not_utf8: usize, refused: Option<&(u3
     )
 }
 
-/// Whether reconverge's front end parses `ptx`; if not, the parser's messages rendered against `label`
-/// (the name messages give the PTX: `file:line:col`, the line and a marker under the instruction).
-pub fn parse_check(label: &str, ptx: &str) -> Result<(), String> {
-    match reconverge_ptx::parse(ptx) {
-        Ok(_) => Ok(()),
-        Err(e) => Err(reconverge_ptx::SourceError::new(label, ptx, e).render_plain()),
-    }
+/// Why PTX was refused: the parser's messages rendered against the name messages give it
+/// (`file:line:col`, the line and a marker under the instruction).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct PtxRefused(pub String);
+
+/// `ptx` parsed by reconverge's front end, or the parser's messages rendered against `label`.
+pub fn parse_check(label: &str, ptx: &str) -> Result<reconverge_ir::Module, PtxRefused> {
+    reconverge_ptx::parse(ptx).map_err(|e| PtxRefused(reconverge_ptx::SourceError::new(label, ptx, e).render_plain()))
 }
 
 /// Reads `N` bytes at `off`, or `None` when they are not all there.
@@ -709,16 +711,17 @@ fn zstd_decompress(input: &[u8], expected: usize) -> Result<Vec<u8>, Corrupt> {
 }
 
 /// The PTX to run: the newest-architecture PTX entry that the caller's `check` accepts (given the SM
-/// number and the text, decompressed, NUL-trimmed, UTF-8; it returns why it refuses), with its SM number.
+/// number and the text, decompressed, NUL-trimmed, UTF-8; it returns what it made of the text, or why it
+/// refuses), with its SM number and what `check` returned.
 ///
 /// Entries of equal architecture are tried in the order stored; PTX that is not UTF-8 is passed over.
 /// With no PTX entry the error says the program carries only SASS (listing the `sm_XX` found) and how
 /// to rebuild it with PTX; with PTX that `check` refuses, it carries the newest refused entry's reason
 /// ([`parse_check`]'s: where the parser stopped and why) and lists the PTX found.
-pub fn select_ptx(
+pub fn select_ptx<T>(
     entries: &[Entry],
-    check: impl Fn(u32, &str) -> Result<(), String>,
-) -> Result<(u32, String), FatbinError> {
+    check: impl Fn(u32, &str) -> Result<T, PtxRefused>,
+) -> Result<(u32, String, T), FatbinError> {
     let mut ptx: Vec<&Entry> = entries.iter().filter(|e| e.kind == EntryKind::Ptx).collect();
     if ptx.is_empty() {
         let mut sass_archs: Vec<u32> = entries.iter().filter(|e| e.kind == EntryKind::Elf).map(|e| e.arch).collect();
@@ -737,7 +740,7 @@ pub fn select_ptx(
             continue;
         };
         match check(e.arch, text) {
-            Ok(()) => return Ok((e.arch, text.to_owned())),
+            Ok(accepted) => return Ok((e.arch, text.to_owned(), accepted)),
             Err(why) => {
                 refused.get_or_insert((e.arch, why));
             }
@@ -860,18 +863,19 @@ mod tests {
         );
         assert_eq!(normalise(text(&es[0])), normalise(PTX75));
         assert_eq!(normalise(text(&es[1])), normalise(PTX90));
-        let (arch, ptx) = select_ptx(&es, |_, _| Ok(())).expect("select");
+        let (arch, ptx, ()) = select_ptx(&es, |_, _| Ok(())).expect("select");
         assert_eq!(arch, 90);
         assert!(ptx.contains(".target sm_90") && !ptx.ends_with('\0'));
         // Reversed order: still the newest.
         let reversed: Vec<Entry> = es.iter().rev().cloned().collect();
         assert_eq!(select_ptx(&reversed, |_, _| Ok(())).expect("select").0, 90);
-        let (arch, ptx) =
-            select_ptx(&es, |_, t| if t.contains("sm_90") { Err("newer".into()) } else { Ok(()) }).expect("older");
+        let (arch, ptx, ()) =
+            select_ptx(&es, |_, t| if t.contains("sm_90") { Err(PtxRefused("newer".into())) } else { Ok(()) })
+                .expect("older");
         assert_eq!(arch, 75);
         assert!(ptx.contains(".target sm_75"));
-        let err = select_ptx(&es, |a, _| Err(format!("refused {a}"))).expect_err("none accepted");
-        let refused = Some((90, "refused 90".to_string()));
+        let err = select_ptx(&es, |a, _| Err::<(), _>(PtxRefused(format!("refused {a}")))).expect_err("none accepted");
+        let refused = Some((90, PtxRefused("refused 90".to_string())));
         assert_eq!(err, FatbinError::NoAcceptablePtx { ptx_archs: vec![75, 90], not_utf8: 0, refused });
         assert!(err.to_string().contains("compute_75, compute_90") && err.to_string().contains("refused 90"));
         let mut bad = es.clone();

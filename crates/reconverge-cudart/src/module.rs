@@ -56,14 +56,6 @@ pub enum ModuleError {
         /// Why.
         error: std::io::Error,
     },
-    /// The PTX does not parse.
-    #[error("{label}: the PTX does not parse:\n{errors}")]
-    Parse {
-        /// The module.
-        label: String,
-        /// The parser's messages.
-        errors: String,
-    },
     /// A kernel does not decode (an unsupported instruction, an external call).
     #[error("{label}: {error}")]
     Decode {
@@ -71,6 +63,18 @@ pub enum ModuleError {
         label: String,
         /// The decoder's message.
         error: reconverge_program::DecodeError,
+    },
+    /// The module's variables need more memory than the memory limit leaves, or than the host can give.
+    #[error(
+        "{label}: its variables need {need} bytes ({why}; raise the limit with --max-memory or RECONVERGE_MAX_MEMORY)"
+    )]
+    Memory {
+        /// The module.
+        label: String,
+        /// The bytes its `.global` variables and constant bank need.
+        need: u64,
+        /// Why they cannot be had.
+        why: String,
     },
     /// Two modules both declare device variables (their layouts would overlap).
     #[error(
@@ -83,6 +87,14 @@ pub enum ModuleError {
         /// The variable.
         name: String,
     },
+}
+
+/// `len` zero bytes, or [`reconverge_program::OutOfMemory`] when the host cannot give them (never an abort).
+fn try_zeros(len: u64, what: impl FnOnce() -> String) -> Result<Vec<u8>, reconverge_program::OutOfMemory> {
+    match usize::try_from(len) {
+        Ok(n) => reconverge_program::error::try_zeros(n, what),
+        Err(_) => Err(reconverge_program::OutOfMemory { what: what(), bytes: len }),
+    }
 }
 
 /// One registered module.
@@ -103,33 +115,44 @@ pub struct ModuleImage {
 }
 
 impl ModuleImage {
-    /// Parses `ptx`, places its `.global` variables (with their initial values) in `mem` and builds its
-    /// constant bank. Decodes the module's first kernel to learn the layout (every kernel of a module
-    /// shares it).
+    /// The module of `ptx`, parsed as `ir`: places its `.global` variables (with their initial values) in
+    /// `mem` and builds its constant bank, in at most `budget` bytes (what the memory limit leaves).
+    /// Decodes the module's first kernel to learn the layout (every kernel of a module shares it).
     pub fn new(
         label: String,
         ptx: String,
+        ir: reconverge_ir::Module,
         mem: &mut DeviceMemory,
         settings: &Settings,
+        budget: u64,
     ) -> Result<ModuleImage, ModuleError> {
-        let ir = reconverge_ptx::parse(&ptx)
-            .map_err(|e| ModuleError::Parse { label: label.clone(), errors: e.to_string() })?;
         let mut image = ModuleImage { label, ptx, ir, consts: Vec::new(), vars: Vec::new(), kernels: HashMap::new() };
         let Some(first) = image.ir.kernels().next() else { return Ok(image) };
         let name = image.ir.functions[first].name.clone();
         let prog = image.kernel(&name, settings)?.program().clone();
+        let need = prog.globals.iter().map(|g| g.size).fold(prog.const_size, u64::saturating_add);
+        if need > budget {
+            let why = format!("the memory limit leaves {budget}");
+            return Err(ModuleError::Memory { label: image.label, need, why });
+        }
+        let memory = |label: &str, e: reconverge_program::OutOfMemory| ModuleError::Memory {
+            label: label.to_string(),
+            need,
+            why: format!("the host cannot give {} bytes for {}", e.bytes, e.what),
+        };
         for g in &prog.globals {
             let end = g.addr.saturating_add(g.size.max(1));
             if mem.allocations().iter().any(|a| a.base < end && g.addr < a.base + (a.data.len() as u64).max(1)) {
                 return Err(ModuleError::Overlap { label: image.label, name: g.name.clone() });
             }
-            let mut data = vec![0u8; g.size as usize];
+            let mut data = try_zeros(g.size, || format!("`{}`", g.name)).map_err(|e| memory(&image.label, e))?;
             let n = g.init.len().min(data.len());
             data[..n].copy_from_slice(&g.init[..n]);
             mem.place(g.addr, data, g.name.clone());
             image.vars.push(VarPlace { name: g.name.clone(), addr: g.addr, size: g.size, constant: false });
         }
-        image.consts = vec![0u8; prog.const_size as usize];
+        image.consts =
+            try_zeros(prog.const_size, || "the constant bank".into()).map_err(|e| memory(&image.label, e))?;
         for c in &prog.consts {
             let a = c.addr as usize;
             let n = c.init.len().min(image.consts.len().saturating_sub(a));
@@ -146,29 +169,64 @@ impl ModuleImage {
 
     /// Kernel `name` decoded for the settings' mechanism (decoded on first use, then kept).
     pub fn kernel(&mut self, name: &str, settings: &Settings) -> Result<&Arc<Loaded>, ModuleError> {
-        if !self.kernels.contains_key(name) {
-            let scalarize = settings.gpu.as_ref().is_some_and(|g| g.sm.dispatch.needs_scalar_plan());
-            let opts = DecodeOptions {
-                file: self.label.clone(),
-                source: Some(self.ptx.clone()),
-                scalarize,
-                ..Default::default()
-            };
-            let loaded = reconverge_sim::load(&self.ir, Some(name), settings.mechanism, &opts)
-                .map_err(|error| ModuleError::Decode { label: self.label.clone(), error })?;
-            // A kernel-local `.const` variable extends the bank past the module's.
-            let need = loaded.program().const_size as usize;
-            if need > self.consts.len() {
-                let start = self.consts.len();
-                self.consts.resize(need, 0);
-                for c in loaded.program().consts.iter().filter(|c| c.addr as usize >= start) {
-                    let a = c.addr as usize;
-                    let n = c.init.len().min(need - a);
-                    self.consts[a..a + n].copy_from_slice(&c.init[..n]);
-                }
+        let slot = match self.kernels.entry(name.to_string()) {
+            std::collections::hash_map::Entry::Occupied(e) => return Ok(e.into_mut()),
+            std::collections::hash_map::Entry::Vacant(v) => v,
+        };
+        let scalarize = settings.gpu.as_ref().is_some_and(|g| g.sm.dispatch.needs_scalar_plan());
+        let opts =
+            DecodeOptions { file: self.label.clone(), source: Some(self.ptx.clone()), scalarize, ..Default::default() };
+        let loaded = reconverge_sim::load(&self.ir, Some(name), settings.mechanism, &opts)
+            .map_err(|error| ModuleError::Decode { label: self.label.clone(), error })?;
+        // A kernel-local `.const` variable extends the bank past the module's.
+        let need = loaded.program().const_size as usize;
+        if need > self.consts.len() {
+            let start = self.consts.len();
+            self.consts.try_reserve_exact(need - start).map_err(|_| ModuleError::Memory {
+                label: self.label.clone(),
+                need: need as u64,
+                why: "the host cannot give the constant bank".into(),
+            })?;
+            self.consts.resize(need, 0);
+            for c in loaded.program().consts.iter().filter(|c| c.addr as usize >= start) {
+                let a = c.addr as usize;
+                let n = c.init.len().min(need - a);
+                self.consts[a..a + n].copy_from_slice(&c.init[..n]);
             }
-            self.kernels.insert(name.to_string(), Arc::new(loaded));
         }
-        self.kernels.get(name).ok_or(ModuleError::Parse { label: self.label.clone(), errors: name.to_string() })
+        Ok(slot.insert(Arc::new(loaded)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A module whose variables need more than the memory limit leaves is refused by name, before any of
+    /// them is allocated (a `__device__` array of a terabyte aborted the process on allocation).
+    #[test]
+    fn variables_beyond_the_memory_budget_are_refused_before_allocation() {
+        let settings = Settings::from_vars(|_| None).expect("default settings");
+        let ptx = |decl: &str| {
+            format!(".version 8.0\n.target sm_80\n.address_size 64\n{decl}\n.visible .entry k()\n{{\nret;\n}}\n")
+        };
+        let mut mem = DeviceMemory::new();
+        let new = |label: &str, ptx: String, mem: &mut DeviceMemory, budget: u64| {
+            let ir = reconverge_ptx::parse(&ptx).expect("parses");
+            ModuleImage::new(label.into(), ptx, ir, mem, &settings, budget)
+        };
+        let big = new("big.ptx", ptx(".global .b8 g[1099511627776];"), &mut mem, 1 << 30);
+        let Err(e) = big else { panic!("a terabyte variable under a 1 GiB budget was accepted") };
+        assert!(matches!(e, ModuleError::Memory { need: 1_099_511_627_776, .. }), "{e}");
+        assert!(e.to_string().contains("big.ptx: its variables need 1099511627776 bytes"), "{e}");
+        assert!(mem.allocations().is_empty(), "nothing was placed");
+        let consts = new("c.ptx", ptx(".const .b8 c[4096];"), &mut mem, 4095);
+        assert!(matches!(consts, Err(ModuleError::Memory { need: 4096, .. })));
+        let fits = new("ok.ptx", ptx(".global .b8 g[64];\n.const .b8 c[32];"), &mut mem, 96);
+        let image = fits.expect("96 bytes fit a 96-byte budget");
+        assert_eq!((image.consts.len(), mem.allocations().len()), (32, 1));
+        // Larger than any space can hold: the decoder's error, not an overflow.
+        let huge = new("h.ptx", ptx(".global .b8 g[18446744073709551615];"), &mut mem, u64::MAX);
+        assert!(matches!(huge, Err(ModuleError::Decode { .. })), "{:?}", huge.err().map(|e| e.to_string()));
     }
 }

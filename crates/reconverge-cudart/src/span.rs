@@ -332,7 +332,15 @@ mod tests {
     /// for the host shadows 0x10 and 0x20.
     fn with_module() -> Runtime {
         let mut rt = runtime();
-        let image = ModuleImage::new("t.ptx".into(), PTX.into(), &mut rt.mem, &rt.settings).expect("parses");
+        let image = ModuleImage::new(
+            "t.ptx".into(),
+            PTX.into(),
+            reconverge_ptx::parse(PTX).expect("parses"),
+            &mut rt.mem,
+            &rt.settings,
+            u64::MAX,
+        )
+        .expect("parses");
         rt.modules.push(image);
         for (shadow, name, size) in [(0x10, "tab", 16), (0x20, "g", 8)] {
             let v = crate::runtime::VariableRef { module: 0, name: name.into(), size, managed: None };

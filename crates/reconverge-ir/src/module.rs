@@ -133,14 +133,14 @@ pub struct Variable {
 }
 
 impl Variable {
-    /// Number of elements (product of the dimensions; 0 if a dimension is unsized).
+    /// Number of elements (product of the dimensions, saturating at `u64::MAX`; 0 if a dimension is unsized).
     pub fn element_count(&self) -> u64 {
-        self.dims.iter().map(|d| d.unwrap_or(0)).product::<u64>()
+        self.dims.iter().fold(1u64, |n, d| n.saturating_mul(d.unwrap_or(0)))
     }
 
-    /// Size in bytes (0 for unsized arrays such as `extern .shared` buffers).
+    /// Size in bytes, saturating at `u64::MAX` (0 for unsized arrays such as `extern .shared` buffers).
     pub fn size_bytes(&self) -> u64 {
-        self.element_count() * self.ty.bytes() as u64 * self.vector.unwrap_or(1) as u64
+        self.element_count().saturating_mul(self.ty.bytes() as u64).saturating_mul(self.vector.unwrap_or(1) as u64)
     }
 
     /// The alignment in bytes: the declared one, or the element size.

@@ -1,6 +1,9 @@
 //! Decoding an IR module into a [`Program`].
 
-use crate::layout::{align_up, CONST_WINDOW, FUNC_ADDR_BASE, GLOBAL_BASE, PARAM_WINDOW, SHARED_WINDOW};
+use crate::layout::{
+    Placer, CONST_WINDOW, FUNC_ADDR_BASE, GLOBAL_BASE, GLOBAL_END, MAX_GLOBAL_VARIABLE, PARAM_WINDOW, SHARED_WINDOW,
+    WINDOW_SIZE,
+};
 use crate::program::*;
 use crate::types::{Pc, PC_EXIT, PC_NONE, PC_RET};
 use reconverge_ir::{
@@ -168,6 +171,36 @@ struct Decoder<'m> {
 
 fn var_size(v: &Variable) -> u64 {
     v.size_bytes()
+}
+
+/// Places variable `name` of `size` bytes aligned to `align` in `space` (named `what` in the message): its
+/// offset, or an error when it does not fit the space.
+fn place_var(space: &mut Placer, name: &str, size: u64, align: u64, what: &str) -> Result<u64, DecodeError> {
+    space.place(size, align.max(1)).ok_or_else(|| DecodeError::BadVariable {
+        name: name.to_string(),
+        why: format!(
+            "{size} bytes (aligned to {align}) after {} bytes do not fit the {what} of {} bytes",
+            space.used(),
+            space.limit()
+        ),
+    })
+}
+
+/// Places `.global` variable `name` of `size` bytes aligned to `align` after `next`, between guard regions:
+/// its address and the next free address; an error when it is larger than any allocation the layout
+/// places ([`MAX_GLOBAL_VARIABLE`]) or the module's variables would run past [`GLOBAL_END`].
+fn place_global(next: u64, name: &str, size: u64, align: u64) -> Result<(u64, u64), DecodeError> {
+    let (addr, end) = crate::layout::place_allocation(next, size, align);
+    if size > MAX_GLOBAL_VARIABLE || end > GLOBAL_END {
+        return Err(DecodeError::BadVariable {
+            name: name.to_string(),
+            why: format!(
+                "{size} bytes: a module's .global variables hold at most {MAX_GLOBAL_VARIABLE} bytes each and end \
+                 before {GLOBAL_END:#x}"
+            ),
+        });
+    }
+    Ok((addr, end))
 }
 
 /// A variable placed at `addr` (contents filled in later from its initializer).
@@ -454,22 +487,22 @@ impl<'m> Decoder<'m> {
     /// Places module-level `.global`, `.const` and `.shared` variables.
     fn place_module_vars(&mut self) -> Result<(), DecodeError> {
         let mut global_next = GLOBAL_BASE;
-        let mut const_next = 0u64;
-        let mut shared_next = 0u64;
+        let mut consts = Placer::new(0, WINDOW_SIZE);
+        // Static shared memory is a 32-bit size (`Program::static_shared`).
+        let mut shared = Placer::new(0, u64::from(u32::MAX));
         let mut dynamic_shared = Vec::new();
         for (gid, v) in self.m.globals.iter() {
             let size = var_size(v);
             let align = v.alignment().max(1);
             match v.space {
                 StateSpace::Global => {
-                    let (addr, next) = crate::layout::place_allocation(global_next, size, align);
+                    let (addr, next) = place_global(global_next, &v.name, size, align)?;
                     global_next = next;
                     self.global_addr.insert(gid, (StateSpace::Global, addr));
                     self.prog.globals.push(placed(v, v.name.clone(), addr));
                 }
                 StateSpace::Const => {
-                    let addr = align_up(const_next, align);
-                    const_next = addr + size;
+                    let addr = place_var(&mut consts, &v.name, size, align, ".const bank")?;
                     self.global_addr.insert(gid, (StateSpace::Const, addr));
                     self.prog.consts.push(placed(v, v.name.clone(), addr));
                 }
@@ -478,8 +511,7 @@ impl<'m> Decoder<'m> {
                         dynamic_shared.push(gid);
                         continue;
                     }
-                    let addr = align_up(shared_next, align);
-                    shared_next = addr + size;
+                    let addr = place_var(&mut shared, &v.name, size, align, ".shared space")?;
                     self.global_addr.insert(gid, (StateSpace::Shared, addr));
                     self.prog.shared.push(placed(v, v.name.clone(), addr));
                 }
@@ -490,28 +522,24 @@ impl<'m> Decoder<'m> {
         let order = self.order.clone();
         for &fid in &order {
             for (_, v) in self.m.functions[fid].locals.iter() {
+                let name = format!("{}::{}", self.m.functions[fid].name, v.name);
                 if v.space == StateSpace::Shared && !v.dims.iter().any(|d| d.is_none()) {
-                    let addr = align_up(shared_next, v.alignment().max(1));
-                    shared_next = addr + var_size(v);
-                    self.prog.shared.push(placed(v, format!("{}::{}", self.m.functions[fid].name, v.name), addr));
-                }
-                if v.space == StateSpace::Const {
-                    let addr = align_up(const_next, v.alignment().max(1));
-                    const_next = addr + var_size(v);
-                    self.prog.consts.push(placed(v, format!("{}::{}", self.m.functions[fid].name, v.name), addr));
+                    let addr = place_var(&mut shared, &name, var_size(v), v.alignment().max(1), ".shared space")?;
+                    self.prog.shared.push(placed(v, name, addr));
+                } else if v.space == StateSpace::Const {
+                    let addr = place_var(&mut consts, &name, var_size(v), v.alignment().max(1), ".const bank")?;
+                    self.prog.consts.push(placed(v, name, addr));
                 }
             }
         }
-        let dyn_base = align_up(shared_next, 16);
+        let dyn_base = place_var(&mut shared, "dynamic shared memory", 0, 16, ".shared space")?;
         for gid in dynamic_shared {
             self.global_addr.insert(gid, (StateSpace::Shared, dyn_base));
             self.prog.uses_dynamic_shared = true;
         }
-        self.prog.static_shared = u32::try_from(dyn_base).map_err(|_| DecodeError::BadVariable {
-            name: "shared memory".into(),
-            why: format!("{dyn_base} bytes of static shared memory (at most 4 GiB)"),
-        })?;
-        self.prog.const_size = const_next;
+        // The placer's limit keeps it within 32 bits.
+        self.prog.static_shared = dyn_base as u32;
+        self.prog.const_size = consts.used();
         // Initializers (after placement, so address initializers resolve).
         let mut gi = 0;
         let mut ci = 0;
@@ -636,8 +664,8 @@ impl<'m> Decoder<'m> {
                 nregs += 1;
             }
         }
-        // Frame: locals (.local, .param staging), own params, own rets.
-        let mut frame = 0u64;
+        // Frame: locals (.local, .param staging), own params, own rets; offsets are 32-bit.
+        let mut frame = Placer::new(0, u64::from(u32::MAX));
         let mut locals = Vec::with_capacity(f.locals.len());
         let mut shared_i = self.prog.shared.iter().position(|s| s.name.starts_with(&format!("{}::", f.name)));
         let mut const_i = self.prog.consts.iter().position(|s| s.name.starts_with(&format!("{}::", f.name)));
@@ -660,8 +688,7 @@ impl<'m> Decoder<'m> {
                     locals.push(LocalPlace::Const(a));
                 }
                 _ => {
-                    let off = align_up(frame, v.alignment().max(1));
-                    frame = off + var_size(v).max(1);
+                    let off = place_var(&mut frame, &v.name, var_size(v).max(1), v.alignment(), "local frame")?;
                     locals.push(LocalPlace::Frame(off as u32));
                 }
             }
@@ -670,21 +697,18 @@ impl<'m> Decoder<'m> {
         let mut ret_offsets = Vec::new();
         if f.kind == FuncKind::Func {
             for p in &f.params {
-                let off = align_up(frame, p.alignment().max(1));
-                frame = off + var_size(p).max(1);
-                param_offsets.push(off as u32);
+                param_offsets
+                    .push(place_var(&mut frame, &p.name, var_size(p).max(1), p.alignment(), "local frame")? as u32);
             }
             for r in &f.rets {
-                let off = align_up(frame, r.alignment().max(1));
-                frame = off + var_size(r).max(1);
-                ret_offsets.push(off as u32);
+                ret_offsets
+                    .push(place_var(&mut frame, &r.name, var_size(r).max(1), r.alignment(), "local frame")? as u32);
             }
         } else {
             // Kernel parameters live in the parameter buffer.
-            let mut off = 0u64;
+            let mut buffer = Placer::new(0, u64::from(u32::MAX));
             for p in &f.params {
-                let o = align_up(off, p.alignment().max(1));
-                off = o + var_size(p);
+                let o = place_var(&mut buffer, &p.name, var_size(p), p.alignment(), "parameter buffer")?;
                 self.prog.params.push(KernelParam {
                     name: p.name.clone(),
                     ty: p.ty,
@@ -694,15 +718,12 @@ impl<'m> Decoder<'m> {
                     is_pointer_like: p.ptr.is_some() || (p.ty.bits() == 64 && p.dims.is_empty()),
                 });
             }
-            self.prog.param_size = u32::try_from(off).map_err(|_| DecodeError::BadVariable {
-                name: format!("the parameters of `{}`", f.name),
-                why: format!("{off} bytes of kernel parameters (at most 4 GiB)"),
-            })?;
+            // The placer's limit keeps the buffer within 32 bits.
+            self.prog.param_size = buffer.used() as u32;
         }
-        let frame_size = u32::try_from(align_up(frame, 16)).map_err(|_| DecodeError::BadVariable {
-            name: format!("the local frame of `{}`", f.name),
-            why: format!("{frame} bytes of local and .param variables (at most 4 GiB)"),
-        })?;
+        // Rounded up to 16 bytes, still within the frame's 32 bits.
+        let frame_size =
+            place_var(&mut frame, &format!("the local frame of `{}`", f.name), 0, 16, "local frame")? as u32;
         // Block pcs.
         let entry = pc;
         let mut block_pc = vec![0; f.blocks.len()];

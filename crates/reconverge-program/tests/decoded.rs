@@ -156,3 +156,40 @@ fn short_circuit_branches_are_unstructured_and_if_else_nests_structured() {
         assert_eq!(p.structured.iter().filter(|&&s| s).count(), b.len());
     }
 }
+
+/// Variables too large for their state space (found by fuzzing the runtime with re-declared arrays) are
+/// decode errors naming the variable, never an arithmetic overflow (a panic) or a wrapped offset.
+#[test]
+fn variables_too_large_for_their_space_are_errors_naming_them() {
+    let kernel = |module: &str, body: &str| {
+        format!(
+            ".version 8.0\n.target sm_80\n.address_size 64\n{module}\n.visible .entry k(PARAMS)\n{{\n{body}\nret;\n}}\n"
+        )
+    };
+    let cases = [
+        (kernel(".global .b8 g[18446744073709551615];", ""), "`g`", "each"),
+        (kernel(".global .b8 g[1099511627777];", ""), "`g`", "each"),
+        (kernel(".global .b8 a[1099511627776];\n.global .b8 b[1099511627776];\n.global .b8 c[1099511627776];\n.global .b8 d[1099511627776];\n.global .b8 e[1099511627776];\n.global .b8 f[1099511627776];\n.global .b8 g[1099511627776];\n.global .b8 h[1099511627776];\n.global .b8 i[1099511627776];\n.global .b8 j[1099511627776];\n.global .b8 k2[1099511627776];", ""), "", "end before"),
+        (kernel(".const .b8 c[4294967297];", ""), "`c`", ".const bank"),
+        (kernel(".const .b8 c[18446744073709551615];", ""), "`c`", ".const bank"),
+        (kernel(".shared .b8 s[18446744073709551615];", ""), "`s`", ".shared space"),
+        (kernel(".shared .align 16 .b8 s[4294967290];", ""), "dynamic shared memory", ".shared space"),
+        (kernel("", ".local .b8 l[18446744073709551615];"), "`l`", "local frame"),
+        (kernel("", ".local .b64 l[2305843009213693952];"), "`l`", "local frame"),
+    ];
+    for (src, name, why) in cases {
+        let src = src.replace("PARAMS", "");
+        let m = reconverge_ptx::parse(&src).unwrap_or_else(|e| panic!("parses: {e}\n{src}"));
+        let k = select_kernel(&m, None).expect("one kernel");
+        let e = decode(&m, k, &|f| function_points(f, false), &DecodeOptions::default())
+            .expect_err("a variable too large for its space");
+        let text = e.to_string();
+        assert!(text.contains(name) && text.contains(why), "{src}\n{text}");
+    }
+    // Kernel parameters: the buffer is 32-bit.
+    let src = kernel("", "").replace("PARAMS", ".param .align 8 .b8 p[4294967296]");
+    let m = reconverge_ptx::parse(&src).expect("parses");
+    let k = select_kernel(&m, None).expect("one kernel");
+    let e = decode(&m, k, &|f| function_points(f, false), &DecodeOptions::default()).expect_err("too large");
+    assert!(e.to_string().contains("parameter buffer"), "{e}");
+}

@@ -85,7 +85,7 @@ fn register_module(rt: &mut Runtime, bytes: &[u8]) -> Result<usize, ModuleError>
     let entries = crate::fatbin::entries(bytes)?;
     let index = rt.modules.len();
     let name = |arch: u32| format!("{}:module{index}.sm_{arch}.ptx", program_name());
-    let (arch, ptx) = crate::fatbin::select_ptx(&entries, |a, t| crate::fatbin::parse_check(&name(a), t))?;
+    let (arch, ptx, ir) = crate::fatbin::select_ptx(&entries, |a, t| crate::fatbin::parse_check(&name(a), t))?;
     let mut label = name(arch);
     if let Ok(dir) = std::env::var("RECONVERGE_PTX_DIR") {
         let path = std::path::Path::new(&dir).join(label.replace(':', "."));
@@ -93,7 +93,8 @@ fn register_module(rt: &mut Runtime, bytes: &[u8]) -> Result<usize, ModuleError>
             .map_err(|error| ModuleError::KeepPtx { path: path.display().to_string(), error })?;
         label = path.display().to_string();
     }
-    let image = ModuleImage::new(label, ptx, &mut rt.mem, &rt.settings)?;
+    let budget = rt.settings.max_memory.saturating_sub(rt.held());
+    let image = ModuleImage::new(label, ptx, ir, &mut rt.mem, &rt.settings, budget)?;
     rt.modules.push(image);
     Ok(index)
 }
