@@ -11,7 +11,12 @@
 //!
 //! The `reconverge-fuzz` binary runs a campaign for a given time and saves what it finds; the tests run a
 //! bounded number of inputs in CI.
+//!
+//! [`cudart`] fuzzes the CUDA runtime shim instead (random runtime-call sequences and damaged fat
+//! binaries, each in a child process); its binary is `reconverge-fuzz-cudart`.
 #![deny(missing_docs)]
+
+pub mod cudart;
 
 use reconverge_analysis::FunctionAnalysis;
 use reconverge_ir::{print_module, Module};
