@@ -1,10 +1,13 @@
-//! Differential test: random kernels under every divergence mechanism and warp size must produce exactly
-//! the memory of the one-thread-at-a-time reference interpreter. Also a property of `forkjoin` on every
-//! kernel: its stack depth never exceeds log2(W).
+//! Differential test: random kernels under every divergence mechanism and every warp size from 4 to 64 must
+//! produce exactly the memory of the one-thread-at-a-time reference interpreter. Also a property of
+//! `forkjoin` on every kernel: its stack depth never exceeds log2(W).
 //!
-//! `RECONVERGE_DIFF_KERNELS` sets the number of kernels (default 1000) and `RECONVERGE_DIFF_SEED` the first
-//! seed (default 0); `RECONVERGE_DIFF_DEPTH`, `RECONVERGE_DIFF_STMTS` and `RECONVERGE_DIFF_BUDGET` make the
-//! kernels larger (see [`options`]). A failing kernel's PTX is written to `target/diff-failures/seed-N.ptx`.
+//! Each run checks the fixed seeds `0..200` and `RECONVERGE_DIFF_KERNELS` more (default 250) from a first
+//! seed that changes from run to run (the clock's), printed, so that runs over time cover new kernels while
+//! every run repeats the same known ones; `RECONVERGE_DIFF_SEED=S` repeats a run's changing part (the
+//! failure message names the seed too). `RECONVERGE_DIFF_DEPTH`, `RECONVERGE_DIFF_STMTS` and
+//! `RECONVERGE_DIFF_BUDGET` make the kernels larger (see [`options`]). A failing kernel's PTX is written to
+//! `target/diff-failures/seed-N.ptx`.
 
 use reconverge_kernelgen::{generate, GenOptions, GeneratedKernel, KERNEL_NAME};
 use reconverge_mechanism::Mechanism;
@@ -15,7 +18,10 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
-const WARP_SIZES: [u32; 4] = [4, 8, 16, 32];
+const WARP_SIZES: [u32; 5] = [4, 8, 16, 32, 64];
+
+/// The seeds every run checks.
+const FIXED_SEEDS: u64 = 200;
 
 /// Warp instructions after which a simulator run counts as hung.
 const SIM_LIMIT: u64 = 20_000_000;
@@ -130,10 +136,23 @@ fn check_seed(seed: u64, opts: &GenOptions) -> Result<u64, String> {
     Ok(reference.thread_instructions)
 }
 
+/// The first seed of this run's changing part: `RECONVERGE_DIFF_SEED`, or one from the clock, clear of the
+/// fixed seeds.
+fn changing_first_seed() -> u64 {
+    let clock = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64);
+    env_u64("RECONVERGE_DIFF_SEED", FIXED_SEEDS + clock % (1 << 40))
+}
+
 #[test]
 fn random_kernels_agree_with_the_reference() {
-    let n = env_u64("RECONVERGE_DIFF_KERNELS", 1000);
-    let first = env_u64("RECONVERGE_DIFF_SEED", 0);
+    let changing = env_u64("RECONVERGE_DIFF_KERNELS", 250);
+    let first = changing_first_seed();
+    eprintln!(
+        "differential: seeds 0..{FIXED_SEEDS} and {first}..{} (RECONVERGE_DIFF_SEED={first} repeats this run)",
+        first + changing
+    );
+    let seeds: Vec<u64> = (0..FIXED_SEEDS).chain(first..first + changing).collect();
+    let n = seeds.len() as u64;
     let opts = options();
     let next = AtomicU64::new(0);
     let failures = Mutex::new(Vec::new());
@@ -147,7 +166,7 @@ fn random_kernels_agree_with_the_reference() {
                 if i >= n {
                     break;
                 }
-                let seed = first + i;
+                let seed = seeds[i as usize];
                 let outcome = std::panic::catch_unwind(|| check_seed(seed, &opts))
                     .unwrap_or_else(|p| Err(format!("seed {seed}: panicked: {p:?}")));
                 match outcome {
@@ -162,14 +181,19 @@ fn random_kernels_agree_with_the_reference() {
     let mut failures = failures.into_inner().unwrap_or_else(|e| e.into_inner());
     failures.sort();
     eprintln!(
-        "{n} kernels from seed {first}: {} reference thread instructions, {} failures, {:.1?}",
+        "{n} kernels (seeds 0..{FIXED_SEEDS}, {first}..): {} reference thread instructions, {} failures, {:.1?}",
         instructions.load(Ordering::Relaxed),
         failures.len(),
         start.elapsed()
     );
     if !failures.is_empty() {
         let shown: Vec<&str> = failures.iter().take(10).map(|(_, e)| e.as_str()).collect();
-        panic!("{} of {n} kernels disagree:\n{}", failures.len(), shown.join("\n\n"));
+        panic!(
+            "{} of {n} kernels disagree (RECONVERGE_DIFF_SEED={first} RECONVERGE_DIFF_KERNELS={changing} repeats \
+             this run):\n{}",
+            failures.len(),
+            shown.join("\n\n")
+        );
     }
 }
 

@@ -35,41 +35,44 @@ fn every_kernel_every_mechanism_every_warp_size() {
 }
 
 /// The timing model never changes a result: under every preset, every kernel and mechanism gives the
-/// same outcome and the same memory (every buffer, not only the checked ones) as functional mode.
+/// same outcome and the same memory (every buffer, not only the checked ones) as functional mode. The
+/// (kernel, mechanism) pairs run on every core, each timed run on one host thread (that results do not
+/// depend on the host threads is reconverge-timing's `timing.rs` and this crate's `regrouping.rs`).
 #[test]
 fn every_kernel_every_mechanism_under_every_preset_matches_functional_mode() {
     let suite = common::Suite::load();
     let manifest = &suite.manifest;
     let load = |p: &str| suite.read(p);
-    let mut failures = Vec::new();
-    let mut runs = 0;
-    for entry in &manifest.kernels {
-        for mech in Mechanism::defaults() {
-            let p = prepare_entry(entry, mech, 32, &load, 50_000_000).expect("the suite entry loads");
-            let (functional, _) = run_prepared(&p, Mode::Functional);
-            for preset in reconverge_timing::PRESETS {
-                let gpu = reconverge_timing::GpuConfig::preset(preset).expect("preset");
-                let (timed, timing) = run_prepared(&p, Mode::Timed { gpu: &gpu, threads: 2 });
-                runs += 1;
-                let what = format!("{preset} / {} / {mech}", entry.name);
-                // A mechanism may starve a thread in one mode and not the other (the manifest accepts
-                // both outcomes); where both complete, memory must agree.
-                let both_ok = entry.expected_outcome(mech.name()).contains('|');
-                if both_ok && functional.outcome() != timed.outcome() {
-                } else if let Err(e) = same_result(&functional, &timed) {
-                    failures.push(format!("{what}: {e}"));
-                }
-                if let Verdict::Pass = judge(entry, mech, &timed, &load) {
-                } else {
-                    failures.push(format!("{what}: {:?}", judge(entry, mech, &timed, &load)));
-                }
-                if timed.error.is_none() {
-                    assert!(timing.expect("timing statistics").cycles > 0, "{what}: no cycles");
-                }
+    let jobs: Vec<_> =
+        manifest.kernels.iter().flat_map(|entry| Mechanism::defaults().map(move |mech| (entry, mech))).collect();
+    let checked = common::in_parallel(&jobs, |&(entry, mech)| {
+        let p = prepare_entry(entry, mech, 32, &load, 50_000_000).expect("the suite entry loads");
+        let (functional, _) = run_prepared(&p, Mode::Functional);
+        let mut failures = Vec::new();
+        for preset in reconverge_timing::PRESETS {
+            let gpu = reconverge_timing::GpuConfig::preset(preset).expect("preset");
+            let (timed, timing) = run_prepared(&p, Mode::Timed { gpu: &gpu, threads: 1 });
+            let what = format!("{preset} / {} / {mech}", entry.name);
+            // A mechanism may starve a thread in one mode and not the other (the manifest accepts
+            // both outcomes); where both complete, memory must agree.
+            let both_ok = entry.expected_outcome(mech.name()).contains('|');
+            if both_ok && functional.outcome() != timed.outcome() {
+            } else if let Err(e) = same_result(&functional, &timed) {
+                failures.push(format!("{what}: {e}"));
+            }
+            let verdict = judge(entry, mech, &timed, &load);
+            if !matches!(verdict, Verdict::Pass) {
+                failures.push(format!("{what}: {verdict:?}"));
+            }
+            if timed.error.is_none() && timing.map_or(0, |t| t.cycles) == 0 {
+                failures.push(format!("{what}: no cycles"));
             }
         }
-    }
+        failures
+    });
+    let runs = jobs.len() * reconverge_timing::PRESETS.len();
     assert!(runs >= 360, "20 kernels x 6 mechanisms x 3 presets");
+    let failures: Vec<String> = checked.into_iter().flatten().collect();
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
