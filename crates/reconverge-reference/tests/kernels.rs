@@ -262,77 +262,88 @@ fn every_kernel_matches_its_expected_outputs() {
 /// Warp instructions after which a simulator run counts as hung (the suite needs far fewer).
 const SIM_LIMIT: u64 = 3_000_000;
 
+/// Every kernel variant of the manifest on the simulator under every mechanism, compiled, against the
+/// reference (the variants on every core).
 #[test]
 fn the_simulator_agrees_with_the_reference_on_every_kernel() {
+    use rayon::prelude::*;
+    let manifest = load_manifest();
+    let jobs: Vec<(&Entry, &Case)> = manifest.iter().flat_map(|e| e.cases.iter().map(move |c| (e, c))).collect();
+    let checked: Vec<(usize, Vec<String>)> =
+        jobs.par_iter().map(|&(e, case)| simulator_against_reference(e, case)).collect();
+    let runs: usize = checked.iter().map(|c| c.0).sum();
+    let failures: Vec<String> = checked.into_iter().flat_map(|c| c.1).collect();
+    assert!(failures.is_empty(), "{} of {runs} runs failed:\n{}", failures.len(), failures.join("\n"));
+    assert!(runs >= 300, "only {runs} runs");
+}
+
+/// One variant of a kernel under every mechanism at every warp size it supports: the runs made and what
+/// failed.
+fn simulator_against_reference(e: &Entry, case: &Case) -> (usize, Vec<String>) {
     use reconverge_mechanism::Mechanism;
     use reconverge_program::DecodeOptions;
     use reconverge_sim::{load, run, NoObserver};
     let dir = kernels_dir();
     let mut failures = Vec::new();
     let mut runs = 0;
-    for e in load_manifest() {
-        for case in &e.cases {
-            let src = std::fs::read_to_string(dir.join(&case.ptx)).expect("ptx");
-            let module = reconverge_ptx::parse(&src).unwrap_or_else(|err| panic!("{}: {err}", case.ptx));
-            let kernel = module.function_by_name(&case.name).expect("kernel by name");
-            let args = build_args(&module, kernel, &e.args);
-            let dopts = DecodeOptions { file: case.ptx.clone(), source: Some(src.clone()), ..Default::default() };
-            let mut progs = Vec::new();
-            for mech in Mechanism::ALL {
-                match load(&module, Some(&case.name), mech, &dopts) {
-                    Ok(p) => progs.push((mech, p)),
-                    Err(err) => failures.push(format!("{} {mech}: cannot load: {err}", case.ptx)),
-                }
-            }
-            for &w in &e.warp_sizes {
-                let cfg = e.launch(w, Some(SIM_LIMIT));
-                let reference = run_reference(&module, kernel, &cfg, &args);
-                if let Some(err) = &reference.error {
-                    failures.push(format!("{} warp {w}: the reference stopped: {err}", case.ptx));
+    let src = std::fs::read_to_string(dir.join(&case.ptx)).expect("ptx");
+    let module = reconverge_ptx::parse(&src).unwrap_or_else(|err| panic!("{}: {err}", case.ptx));
+    let kernel = module.function_by_name(&case.name).expect("kernel by name");
+    let args = build_args(&module, kernel, &e.args);
+    let dopts = DecodeOptions { file: case.ptx.clone(), source: Some(src.clone()), ..Default::default() };
+    let mut progs = Vec::new();
+    for mech in Mechanism::ALL {
+        match load(&module, Some(&case.name), mech, &dopts) {
+            Ok(p) => progs.push((mech, p)),
+            Err(err) => failures.push(format!("{} {mech}: cannot load: {err}", case.ptx)),
+        }
+    }
+    for &w in &e.warp_sizes {
+        let cfg = e.launch(w, Some(SIM_LIMIT));
+        let reference = run_reference(&module, kernel, &cfg, &args);
+        if let Some(err) = &reference.error {
+            failures.push(format!("{} warp {w}: the reference stopped: {err}", case.ptx));
+            continue;
+        }
+        // Every straight-line segment runs compiled from its first run, so the reference checks
+        // the compiled code as well as the interpreter.
+        let sim_cfg = LaunchConfig { jit: reconverge_program::JitPolicy::Always, ..cfg.clone() };
+        for (mech, prog) in &progs {
+            let tag = format!("{} {mech} warp {w}", case.ptx);
+            let sim = run(prog, &sim_cfg, &args, &mut NoObserver);
+            runs += 1;
+            let listed = e.outcomes.iter().find(|(m, _)| m == mech.name()).map(|(_, o)| o.as_str());
+            // `a|b` accepts either outcome.
+            let listed = listed.map(|o| o.split('|').find(|x| *x == sim.outcome()).unwrap_or(o));
+            match (listed, sim.outcome()) {
+                (Some(want), got) if got != want => {
+                    failures.push(format!("{tag}: outcome {got}, the manifest says {want}: {:?}", sim.error));
                     continue;
                 }
-                // Every straight-line segment runs compiled from its first run, so the reference checks
-                // the compiled code as well as the interpreter.
-                let sim_cfg = LaunchConfig { jit: reconverge_program::JitPolicy::Always, ..cfg.clone() };
-                for (mech, prog) in &progs {
-                    let tag = format!("{} {mech} warp {w}", case.ptx);
-                    let sim = run(prog, &sim_cfg, &args, &mut NoObserver);
-                    runs += 1;
-                    let listed = e.outcomes.iter().find(|(m, _)| m == mech.name()).map(|(_, o)| o.as_str());
-                    // `a|b` accepts either outcome.
-                    let listed = listed.map(|o| o.split('|').find(|x| *x == sim.outcome()).unwrap_or(o));
-                    match (listed, sim.outcome()) {
-                        (Some(want), got) if got != want => {
-                            failures.push(format!("{tag}: outcome {got}, the manifest says {want}: {:?}", sim.error));
-                            continue;
-                        }
-                        (Some(_), _) => continue,
-                        // The manifest records pdom and ssy only; other mechanisms may legitimately
-                        // deadlock on warp-synchronous code (e.g. `none` never regroups a warp).
-                        (None, "deadlock") if !matches!(mech, Mechanism::Pdom | Mechanism::Ssy) => {
-                            eprintln!("{tag}: deadlock (not recorded in the manifest for this mechanism)");
-                            continue;
-                        }
-                        (None, "completed") => {}
-                        (None, got) => {
-                            failures.push(format!("{tag}: outcome {got}: {:?}", sim.error.map(|x| x.to_string())));
-                            continue;
-                        }
-                    }
-                    for (i, (got, want)) in sim.buffers.iter().zip(&reference.buffers).enumerate() {
-                        if let (Some(got), Some(want)) = (got, want) {
-                            if let Err(err) = compare(got, want, false) {
-                                failures.push(format!("{tag}: argument {i}: simulator vs reference: {err}"));
-                            }
-                        }
-                    }
-                    if sim.globals != reference.globals {
-                        failures.push(format!("{tag}: module variables: simulator vs reference differ"));
+                (Some(_), _) => continue,
+                // The manifest records pdom and ssy only; other mechanisms may legitimately
+                // deadlock on warp-synchronous code (e.g. `none` never regroups a warp).
+                (None, "deadlock") if !matches!(mech, Mechanism::Pdom | Mechanism::Ssy) => {
+                    eprintln!("{tag}: deadlock (not recorded in the manifest for this mechanism)");
+                    continue;
+                }
+                (None, "completed") => {}
+                (None, got) => {
+                    failures.push(format!("{tag}: outcome {got}: {:?}", sim.error.map(|x| x.to_string())));
+                    continue;
+                }
+            }
+            for (i, (got, want)) in sim.buffers.iter().zip(&reference.buffers).enumerate() {
+                if let (Some(got), Some(want)) = (got, want) {
+                    if let Err(err) = compare(got, want, false) {
+                        failures.push(format!("{tag}: argument {i}: simulator vs reference: {err}"));
                     }
                 }
+            }
+            if sim.globals != reference.globals {
+                failures.push(format!("{tag}: module variables: simulator vs reference differ"));
             }
         }
     }
-    assert!(failures.is_empty(), "{} of {runs} runs failed:\n{}", failures.len(), failures.join("\n"));
-    assert!(runs >= 300, "only {runs} runs");
+    (runs, failures)
 }

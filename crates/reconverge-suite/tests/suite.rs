@@ -45,31 +45,35 @@ fn every_kernel_every_mechanism_under_every_preset_matches_functional_mode() {
     let load = |p: &str| suite.read(p);
     let jobs: Vec<_> =
         manifest.kernels.iter().flat_map(|entry| Mechanism::defaults().map(move |mech| (entry, mech))).collect();
-    let checked = common::in_parallel(&jobs, |&(entry, mech)| {
-        let p = prepare_entry(entry, mech, 32, &load, 50_000_000).expect("the suite entry loads");
-        let (functional, _) = run_prepared(&p, Mode::Functional);
-        let mut failures = Vec::new();
-        for preset in reconverge_timing::PRESETS {
-            let gpu = reconverge_timing::GpuConfig::preset(preset).expect("preset");
-            let (timed, timing) = run_prepared(&p, Mode::Timed { gpu: &gpu, threads: 1 });
-            let what = format!("{preset} / {} / {mech}", entry.name);
-            // A mechanism may starve a thread in one mode and not the other (the manifest accepts
-            // both outcomes); where both complete, memory must agree.
-            let both_ok = entry.expected_outcome(mech.name()).contains('|');
-            if both_ok && functional.outcome() != timed.outcome() {
-            } else if let Err(e) = same_result(&functional, &timed) {
-                failures.push(format!("{what}: {e}"));
+    use rayon::prelude::*;
+    let checked: Vec<Vec<String>> = jobs
+        .par_iter()
+        .map(|&(entry, mech)| {
+            let p = prepare_entry(entry, mech, 32, &load, 50_000_000).expect("the suite entry loads");
+            let (functional, _) = run_prepared(&p, Mode::Functional);
+            let mut failures = Vec::new();
+            for preset in reconverge_timing::PRESETS {
+                let gpu = reconverge_timing::GpuConfig::preset(preset).expect("preset");
+                let (timed, timing) = run_prepared(&p, Mode::Timed { gpu: &gpu, threads: 1 });
+                let what = format!("{preset} / {} / {mech}", entry.name);
+                // A mechanism may starve a thread in one mode and not the other (the manifest accepts
+                // both outcomes); where both complete, memory must agree.
+                let both_ok = entry.expected_outcome(mech.name()).contains('|');
+                if both_ok && functional.outcome() != timed.outcome() {
+                } else if let Err(e) = same_result(&functional, &timed) {
+                    failures.push(format!("{what}: {e}"));
+                }
+                let verdict = judge(entry, mech, &timed, &load);
+                if !matches!(verdict, Verdict::Pass) {
+                    failures.push(format!("{what}: {verdict:?}"));
+                }
+                if timed.error.is_none() && timing.map_or(0, |t| t.cycles) == 0 {
+                    failures.push(format!("{what}: no cycles"));
+                }
             }
-            let verdict = judge(entry, mech, &timed, &load);
-            if !matches!(verdict, Verdict::Pass) {
-                failures.push(format!("{what}: {verdict:?}"));
-            }
-            if timed.error.is_none() && timing.map_or(0, |t| t.cycles) == 0 {
-                failures.push(format!("{what}: no cycles"));
-            }
-        }
-        failures
-    });
+            failures
+        })
+        .collect();
     let runs = jobs.len() * reconverge_timing::PRESETS.len();
     assert!(runs >= 360, "20 kernels x 6 mechanisms x 3 presets");
     let failures: Vec<String> = checked.into_iter().flatten().collect();

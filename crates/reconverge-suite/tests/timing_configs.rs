@@ -5,6 +5,7 @@
 mod common;
 
 use proptest::prelude::*;
+use rayon::prelude::*;
 use reconverge_mechanism::Mechanism;
 use reconverge_suite::{prepare_entry, run_prepared, Mode, PreparedEntry};
 use reconverge_timing::{GpuConfig, SchedulerPolicy};
@@ -85,8 +86,15 @@ proptest! {
             k
         };
         let chosen: Vec<&str> = picks.iter().map(|p| kernels[p.index(kernels.len())]).collect();
-        for (name, mech, p, functional, either) in f.runs.iter().filter(|r| chosen.contains(&r.0.as_str())) {
-            let (timed, _) = run_prepared(p, Mode::Timed { gpu: &gpu, threads: 2 });
+        let runs: Vec<_> = f.runs.iter().filter(|r| chosen.contains(&r.0.as_str())).collect();
+        // The runs on every core; every other one on two host threads (the parallel epochs under random
+        // configurations), the rest on one.
+        let timed: Vec<_> = runs
+            .par_iter()
+            .enumerate()
+            .map(|(i, (_, _, p, _, _))| run_prepared(p, Mode::Timed { gpu: &gpu, threads: 1 + i % 2 }).0)
+            .collect();
+        for ((name, mech, _, functional, either), timed) in runs.into_iter().zip(timed) {
             if !either {
                 prop_assert_eq!(functional.outcome(), timed.outcome(), "{} / {}: {:?}", name, mech, timed.error.map(|e| e.to_string()));
             }
