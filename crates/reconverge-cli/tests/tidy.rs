@@ -64,10 +64,48 @@ fn rust_files(dir: &Path) -> Vec<PathBuf> {
     out
 }
 
-/// The lines of `file` before its test module (`#[cfg(test)]` at the start of a line).
+/// The lines of `file` with every item marked `#[cfg(test)]` (a test module, a test-only `use` or
+/// function) blanked; everything else, before and after such items, stays for the checks to read, at its
+/// own line number.
 fn non_test_lines(file: &Path) -> Vec<String> {
-    let text = std::fs::read_to_string(file).expect("a source file");
-    text.lines().take_while(|l| l.trim() != "#[cfg(test)]").map(str::to_string).collect()
+    without_test_items(&std::fs::read_to_string(file).expect("a source file"))
+}
+
+/// [`non_test_lines`] of a text: an item after a `#[cfg(test)]` line ends at the `;` of a declaration or at
+/// the brace that closes its body (strings, characters and comments do not count).
+fn without_test_items(text: &str) -> Vec<String> {
+    let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+    let mut i = 0;
+    while i < lines.len() {
+        if !lines[i].trim().starts_with("#[cfg(test)]") {
+            i += 1;
+            continue;
+        }
+        let (mut depth, mut started, mut j) = (0i64, false, i);
+        'item: while j < lines.len() {
+            let code = blank_literals(&lines[j]);
+            // The attribute's own brackets are not the item's.
+            let code = if j == i { code.trim_start().trim_start_matches("#[cfg(test)]").to_string() } else { code };
+            for ch in code.chars() {
+                match ch {
+                    '{' => (depth, started) = (depth + 1, true),
+                    '}' => depth -= 1,
+                    ';' if !started && depth == 0 => break 'item,
+                    _ => {}
+                }
+                if started && depth == 0 {
+                    break 'item;
+                }
+            }
+            j += 1;
+        }
+        let last = j.min(lines.len() - 1);
+        for line in &mut lines[i..=last] {
+            line.clear();
+        }
+        i = j + 1;
+    }
+    lines
 }
 
 /// The source files of every member's library or binary (not its tests).
@@ -214,6 +252,13 @@ fn the_function_scanner_measures_what_it_should() {
     let src = "fn a() {\n    let s = \"}\";\n    let c = '{';\n}\npub(crate) fn b<'x>(v: &'x str) -> &'x str { v }\nfn decl();\n";
     let lines: Vec<String> = src.lines().map(str::to_string).collect();
     assert_eq!(functions(&lines), vec![("a".into(), 1, 4), ("b".into(), 5, 1)]);
+}
+
+#[test]
+fn the_test_item_scanner_skips_test_items_only() {
+    let src = "use a;\n#[cfg(test)]\nuse b;\nfn c() {\n}\n#[cfg(test)]\nmod tests {\n    fn d() { \"}\" }\n}\nfn e() {}\n";
+    let kept = without_test_items(src);
+    assert_eq!(kept, vec!["use a;", "", "", "fn c() {", "}", "", "", "", "", "fn e() {}"]);
 }
 
 #[test]
