@@ -1,5 +1,5 @@
 //! `reconverge._core`: the native module of the `reconverge` Python package (`python/reconverge/`, which
-//! gives it a CuPy-style API). Kernels are parsed once ([`Module`]); every launch decodes the kernel for
+//! gives it a CuPy-style API). Kernels are parsed once (`Module`); every launch decodes the kernel for
 //! its mechanism, runs it with the GIL released, and hands back the statistics (the JSON of `run --json`)
 //! and the final contents of the buffers and module variables as NumPy byte arrays. Errors become the
 //! exceptions below, with the command line's messages.

@@ -41,7 +41,7 @@ pub struct LaunchArgs {
     #[arg(long, value_name = "X[,Y[,Z]]", default_value = "32")]
     pub block: String,
     /// One per kernel parameter, in order: a number; a buffer: @FILE.npy (filled from the file),
-    /// zeros:DTYPE:LEN, rand:DTYPE:LEN:SEED[:BOUND] (DTYPE in i8 u8 i16 u16 i32 u32 i64 u64 f32 f64); a
+    /// zeros:DTYPE:LEN, `rand:DTYPE:LEN:SEED[:BOUND]` (DTYPE in i8 u8 i16 u16 i32 u32 i64 u64 f32 f64); a
     /// pointer into a buffer: BUFFER+N (N elements of its dtype, as d_b + N in C) or BUFFER+Nb (N bytes);
     /// or a struct passed by value: struct:TYPE=VALUE,... (TYPE a DTYPE or ptr, whose value is a buffer or
     /// 0; pad=N adds N zero bytes), fields laid out with C's alignment (see docs/arguments.md).
@@ -51,7 +51,7 @@ pub struct LaunchArgs {
     /// see docs/seeds.md).
     #[arg(long, default_value = "pdom", action = clap::ArgAction::Append, value_parser = mechanism_values())]
     pub mechanism: Vec<String>,
-    /// DWF's look-up table: ENTRIES[:WAYS] (set-associative, LRU; without WAYS fully associative);
+    /// DWF's look-up table: `ENTRIES[:WAYS]` (set-associative, LRU; without WAYS fully associative);
     /// 0 = a perfect table.
     #[arg(long, value_name = "ENTRIES[:WAYS]", default_value = "0")]
     pub dwf_lut: String,

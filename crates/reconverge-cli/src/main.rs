@@ -4,6 +4,7 @@
 //! prints their reports. Exit status: 0 success, 2 invalid input (with file:line:col or the argument),
 //! 3 SIMT deadlock, 4 a configured limit was reached.
 
+#![allow(clippy::print_stdout, clippy::print_stderr)] // a front end: printing is its job
 mod analyze_cmd;
 mod bench_cmd;
 mod bench_native;

@@ -1,4 +1,4 @@
-//! Standard output. Every command prints through [`write`], so that a closed pipe (`reconverge compare |
+//! Standard output. Every command prints through [`write()`], so that a closed pipe (`reconverge compare |
 //! head`) ends the command quietly with status 0 instead of a panic.
 
 use crate::Failure;
@@ -14,13 +14,13 @@ pub fn write(text: &str) -> Result<(), Failure> {
     }
 }
 
-/// `print!` through [`write`]: evaluates to `Result<(), Failure>`.
+/// `print!` through [`write()`]: evaluates to `Result<(), Failure>`.
 #[macro_export]
 macro_rules! out {
     ($($arg:tt)*) => { $crate::out::write(&format!($($arg)*)) };
 }
 
-/// `println!` through [`write`]: evaluates to `Result<(), Failure>`.
+/// `println!` through [`write()`]: evaluates to `Result<(), Failure>`.
 #[macro_export]
 macro_rules! outln {
     () => { $crate::out::write("\n") };

@@ -6,6 +6,8 @@
 //! Runs where `nvcc` is installed (CI installs it into `.tools/cuda`; `RECONVERGE_REQUIRE_NVCC=1` makes
 //! its absence a failure) and the shim is built beside the `reconverge` binary.
 
+#![allow(clippy::print_stderr, reason = "its helpers say on stderr what was skipped and why")]
+
 mod common;
 
 use common::{root, temp_dir};

@@ -95,7 +95,7 @@ fn an_npy_header_must_match_its_data() {
     // shape (2^32, 2^32, 2^32): the product overflows; it used to be read as an empty array.
     let header = "{'descr': '<i4', 'fortran_order': False, 'shape': (4294967296, 4294967296, 4294967296), }";
     let mut h = header.to_string();
-    while (10 + h.len() + 1) % 64 != 0 {
+    while !(10 + h.len() + 1).is_multiple_of(64) {
         h.push(' ');
     }
     h.push('\n');
@@ -111,7 +111,7 @@ fn an_npy_header_must_match_its_data() {
     // A header claiming 10 elements over 8 bytes of data.
     let header = "{'descr': '<i4', 'fortran_order': False, 'shape': (10,), }";
     let mut h = header.to_string();
-    while (10 + h.len() + 1) % 64 != 0 {
+    while !(10 + h.len() + 1).is_multiple_of(64) {
         h.push(' ');
     }
     h.push('\n');

@@ -4,6 +4,8 @@
 //! give its CSV. Without iverilog or yosys these parts print why and pass, unless RECONVERGE_REQUIRE_HW=1
 //! (CI). RECONVERGE_BLESS_HW=1 rewrites the committed traces.
 
+#![allow(clippy::print_stderr, reason = "its helpers say on stderr what was skipped and why")]
+
 mod common;
 
 use common::{reconverge, root};

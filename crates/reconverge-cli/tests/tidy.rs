@@ -256,7 +256,8 @@ fn the_function_scanner_measures_what_it_should() {
 
 #[test]
 fn the_test_item_scanner_skips_test_items_only() {
-    let src = "use a;\n#[cfg(test)]\nuse b;\nfn c() {\n}\n#[cfg(test)]\nmod tests {\n    fn d() { \"}\" }\n}\nfn e() {}\n";
+    let src =
+        "use a;\n#[cfg(test)]\nuse b;\nfn c() {\n}\n#[cfg(test)]\nmod tests {\n    fn d() { \"}\" }\n}\nfn e() {}\n";
     let kept = without_test_items(src);
     assert_eq!(kept, vec!["use a;", "", "", "fn c() {", "}", "", "", "", "", "fn e() {}"]);
 }

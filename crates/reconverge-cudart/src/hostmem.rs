@@ -193,7 +193,7 @@ pub unsafe fn write(addr: u64, bytes: &[u8]) -> Result<(), HostFault> {
 /// Copies `len` bytes of host memory from `src` to `dst` (both the program's), without a buffer of ours.
 ///
 /// # Safety
-/// As [`write`] for `dst`.
+/// As [`write()`] for `dst`.
 pub unsafe fn copy(dst: u64, src: u64, len: u64) -> Result<(), HostFault> {
     let n = usize::try_from(len).map_err(|_| HostFault { addr: src, len })?;
     // SAFETY: the caller's contract; `src` is only read.
@@ -218,7 +218,7 @@ pub fn read_value<T: Plain>(p: *const T) -> Result<T, HostFault> {
 /// [`HostFault`].
 ///
 /// # Safety
-/// As [`write`].
+/// As [`write()`].
 pub unsafe fn write_value<T: Plain>(p: *mut T, v: T) -> Result<(), HostFault> {
     let size = std::mem::size_of::<T>();
     if p.is_null() {

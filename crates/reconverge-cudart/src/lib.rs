@@ -18,6 +18,7 @@
 //! Entry points the shim does not implement are exported too (generated from `symbols.txt`, the
 //! exports of NVIDIA's `libcudart.so.13`): calling one prints its name and ends the process with
 //! status 2, so a program never crashes on a missing symbol or runs on with a wrong answer.
+#![allow(clippy::print_stdout, clippy::print_stderr)] // a front end: printing is its job
 #![deny(missing_docs)]
 // The entry points' contracts are CUDA's documented ones; each unsafe block says what it relies on.
 #![allow(clippy::missing_safety_doc)]

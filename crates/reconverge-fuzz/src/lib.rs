@@ -14,6 +14,7 @@
 //!
 //! [`cudart`] fuzzes the CUDA runtime shim instead (random runtime-call sequences and damaged fat
 //! binaries, each in a child process); its binary is `reconverge-fuzz-cudart`.
+#![allow(clippy::print_stdout, clippy::print_stderr)] // a front end: printing is its job
 #![deny(missing_docs)]
 
 pub mod cudart;

@@ -83,7 +83,7 @@ impl Shape {
     /// never cross a warp) and `padded = nwarps × w`.
     pub fn compilable(&self) -> bool {
         self.w > 0
-            && self.w % emit::CHUNK == 0
+            && self.w.is_multiple_of(emit::CHUNK)
             && self.w <= 64
             && u64::from(self.padded) == u64::from(self.nwarps) * u64::from(self.w)
     }

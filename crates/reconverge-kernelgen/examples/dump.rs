@@ -1,5 +1,6 @@
 //! Prints the kernel of a seed: `cargo run -p reconverge-kernelgen --example dump -- SEED [COUNT DIR]`.
 //! With COUNT and DIR, writes seeds SEED.. SEED+COUNT-1 to DIR/seed-N.ptx instead.
+#![allow(clippy::print_stdout, clippy::print_stderr)] // a front end: printing is its job
 fn main() {
     let mut args = std::env::args().skip(1);
     let seed: u64 = args.next().and_then(|s| s.parse().ok()).unwrap_or(0);

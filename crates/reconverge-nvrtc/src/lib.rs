@@ -95,6 +95,7 @@ type Destroy = unsafe extern "C" fn(*mut *mut u8) -> c_int;
 pub fn compile(source: &str, name: &str, options: &[String]) -> Result<String> {
     let lib = candidates(&site_packages())
         .into_iter()
+        // SAFETY: loading NVRTC runs its initialisers, which are NVIDIA's and sound for any process.
         .find_map(|p| unsafe { libloading::Library::new(&p) }.ok())
         .ok_or_else(|| anyhow!("{INSTALL_HINT}"))?;
     // SAFETY: the symbols are NVRTC's documented C API with these signatures; buffers are sized by the

@@ -8,6 +8,7 @@
 //! `cargo bench -p reconverge-ptx -- --quick` gives a fast estimate. With `RECONVERGE_BENCH_DUMP=FILE` the
 //! synthetic module is also written to `FILE` (for profiling with `examples/parse_timing.rs`).
 
+#![allow(clippy::print_stdout, clippy::print_stderr)] // a front end: printing is its job
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use reconverge_ptx::lexer::{lex, TokenKind};
 use std::collections::HashSet;

@@ -1,5 +1,6 @@
 //! Times `parse` on one file (min of N runs): `cargo run --release -p reconverge-ptx --example parse_timing -- FILE [N]`.
 
+#![allow(clippy::print_stdout, clippy::print_stderr)] // a front end: printing is its job
 fn main() {
     let mut args = std::env::args().skip(1);
     let Some(path) = args.next() else {

@@ -2,6 +2,7 @@
 //!
 //! `cargo run -p reconverge-ptx --example ptxfmt -- FILE.ptx`
 
+#![allow(clippy::print_stdout, clippy::print_stderr)] // a front end: printing is its job
 fn main() {
     let Some(path) = std::env::args().nth(1) else {
         eprintln!("usage: ptxfmt FILE.ptx");

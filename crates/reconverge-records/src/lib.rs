@@ -1,6 +1,6 @@
 //! The tidy results of reconverge, as plain data: one flat [`RunRecord`] per run (kernel × mechanism ×
 //! warp size × configuration), the suite's [`Check`] of a run, speedups over the [`BASELINE`] mechanism and
-//! their [summary](summary) over the kernels every mechanism completed, and the JSON objects of a run's
+//! their [summary] over the kernels every mechanism completed, and the JSON objects of a run's
 //! mechanism counters and seed 004's scalarization metrics.
 //!
 //! The suite builds these records and the report renders them; neither owns them, so the suite does not

@@ -521,7 +521,7 @@ fn dtype_of(ty: ScalarType, len: usize) -> reconverge_program::Dtype {
         ScalarType::F64 => D::F64,
         _ => D::U8,
     };
-    if len % d.size() == 0 {
+    if len.is_multiple_of(d.size()) {
         d
     } else {
         D::U8

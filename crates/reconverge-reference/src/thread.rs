@@ -546,7 +546,7 @@ impl<'t, 'e, 'a, 'm> X<'t, 'e, 'a, 'm> {
     }
 
     fn load(&self, region: Region, a: u64, size: u64) -> Result<u64, RefError> {
-        if a % size != 0 {
+        if !a.is_multiple_of(size) {
             return Err(self.fault(MemoryFaultKind::Misaligned, region, a, size));
         }
         let v = match region {
@@ -561,7 +561,7 @@ impl<'t, 'e, 'a, 'm> X<'t, 'e, 'a, 'm> {
     }
 
     fn store(&mut self, region: Region, a: u64, size: u64, v: u64) -> Result<(), RefError> {
-        if a % size != 0 {
+        if !a.is_multiple_of(size) {
             return Err(self.fault(MemoryFaultKind::Misaligned, region, a, size));
         }
         let ok = match region {

@@ -11,6 +11,8 @@
 //! reference, bit for bit; launches the manifest expects to deadlock under a mechanism must deadlock
 //! there.
 
+#![allow(clippy::print_stderr, reason = "its helpers say on stderr what was skipped and why")]
+
 use reconverge_ir::{Module, ScalarType};
 use reconverge_reference::{run_reference, Arg, Buffer, Dtype, LaunchConfig, RefResult};
 use std::path::{Path, PathBuf};

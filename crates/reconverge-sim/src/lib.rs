@@ -3,7 +3,7 @@
 //! A [`Program`] is decoded once from the IR ([`decode()`]): a flat array of pre-resolved instructions,
 //! pc = index. [`run`] executes a launch on one [`core::SmCore`]: CTAs are made resident, the divergence
 //! [`Mechanism`] says which issue group (a pc, active lanes, and the CTA threads they hold) each issue
-//! context holds, the whole-warp executor runs the instruction for those lanes and reports a [`Flow`],
+//! context holds, the whole-warp executor runs the instruction for those lanes and reports a [`Flow`](reconverge_mechanism::Flow),
 //! and the mechanism updates its structure. The timing model drives the same core. Three layers stay
 //! separate: the executor never chooses lanes, mechanisms never compute values, and the timing model only
 //! decides *when*.

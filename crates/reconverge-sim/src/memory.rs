@@ -186,7 +186,7 @@ impl DeviceMemory {
     #[inline]
     pub fn read(&self, addr: u64, size: u32) -> Result<u64, MemFault> {
         let fault = |kind| MemFault { kind, addr, size, space: Space::Global };
-        if addr % size as u64 != 0 {
+        if !addr.is_multiple_of(size as u64) {
             return Err(fault(FaultKind::Misaligned));
         }
         let (i, off) = self.locate(addr, u64::from(size)).ok_or(fault(FaultKind::OutOfBounds))?;
@@ -197,7 +197,7 @@ impl DeviceMemory {
     #[inline]
     pub fn write(&mut self, addr: u64, size: u32, value: u64) -> Result<(), MemFault> {
         let fault = |kind| MemFault { kind, addr, size, space: Space::Global };
-        if addr % size as u64 != 0 {
+        if !addr.is_multiple_of(size as u64) {
             return Err(fault(FaultKind::Misaligned));
         }
         let (i, off) = self.locate(addr, u64::from(size)).ok_or(fault(FaultKind::OutOfBounds))?;
@@ -222,7 +222,7 @@ pub fn write_le(bytes: &mut [u8], value: u64) {
 #[inline]
 pub fn flat_read(data: &[u8], addr: u64, size: u32, space: Space) -> Result<u64, MemFault> {
     let fault = |kind| MemFault { kind, addr, size, space };
-    if addr % size as u64 != 0 {
+    if !addr.is_multiple_of(size as u64) {
         return Err(fault(FaultKind::Misaligned));
     }
     let end = addr.checked_add(size as u64).ok_or(fault(FaultKind::OutOfBounds))?;
@@ -236,7 +236,7 @@ pub fn flat_read(data: &[u8], addr: u64, size: u32, space: Space) -> Result<u64,
 #[inline]
 pub fn flat_write(data: &mut [u8], addr: u64, size: u32, value: u64, space: Space) -> Result<(), MemFault> {
     let fault = |kind| MemFault { kind, addr, size, space };
-    if addr % size as u64 != 0 {
+    if !addr.is_multiple_of(size as u64) {
         return Err(fault(FaultKind::Misaligned));
     }
     let end = addr.checked_add(size as u64).ok_or(fault(FaultKind::OutOfBounds))?;

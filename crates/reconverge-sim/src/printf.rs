@@ -1,4 +1,4 @@
-//! CUDA's device `printf`: the C formatting of one call ([`format`]) and the output of a launch
+//! CUDA's device `printf`: the C formatting of one call ([`format()`]) and the output of a launch
 //! ([`PrintfRecord`], [`PrintfLog`], [`gather`]).
 //!
 //! NVCC and NVRTC compile `printf("fmt", args...)` into a call of the external `vprintf(fmt, buffer)`

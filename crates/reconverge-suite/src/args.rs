@@ -190,7 +190,7 @@ fn is_float_literal(t: &str) -> bool {
 /// declares `__device__ int a[4]`) an element as wide as the variable's alignment (2, 4 or 8 bytes).
 fn element_of(v: &PlacedVar) -> (ScalarType, u64) {
     let align = v.align;
-    if v.ty == ScalarType::B8 && !v.scalar && matches!(align, 2 | 4 | 8) && v.size % align == 0 {
+    if v.ty == ScalarType::B8 && !v.scalar && matches!(align, 2 | 4 | 8) && v.size.is_multiple_of(align) {
         let ty = [ScalarType::B16, ScalarType::B32, ScalarType::B64][align.trailing_zeros() as usize - 1];
         return (ty, align);
     }

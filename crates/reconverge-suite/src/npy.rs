@@ -98,7 +98,7 @@ pub fn write(b: &Buffer) -> Vec<u8> {
     out
 }
 
-/// The `.npy` header of [`write`]'s file for `b`: the file is this followed by `b.bytes` (so a caller can
+/// The `.npy` header of [`write()`]'s file for `b`: the file is this followed by `b.bytes` (so a caller can
 /// write a large buffer without a second copy of it).
 pub fn header(b: &Buffer) -> Vec<u8> {
     let descr = match b.dtype {

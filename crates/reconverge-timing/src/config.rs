@@ -884,7 +884,7 @@ impl GpuConfig {
                 ("frontend.icache_ways", f.icache_ways.into()),
             ];
             self.icache_geometry().check().map_err(fault(&keys, "the instruction cache"))?;
-            if f.icache_line % f.inst_bytes != 0 {
+            if !f.icache_line.is_multiple_of(f.inst_bytes) {
                 return Err(ConfigError::InstBytes);
             }
         }

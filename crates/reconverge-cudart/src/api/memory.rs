@@ -70,8 +70,8 @@ pub unsafe extern "C" fn cudaMemcpyAsync(
     kind: i32,
     stream: *mut c_void,
 ) -> CudaError {
-    // SAFETY: as for cudaMemcpy.
     call("cudaMemcpyAsync", |rt| {
+        // SAFETY: as for cudaMemcpy.
         on_stream(rt, stream, |rt| unsafe { rt.memcpy(dst as u64, src as u64, n as u64, kind) })
     })
 }

@@ -10,6 +10,7 @@
 //! seeds); see `reconverge_fuzz::cudart`. Exit status: 0 when no child crashed, 1 when one did (each is
 //! saved under `--out` as `seed-N/` and minimised), 2 when the fuzzer itself could not run.
 
+#![allow(clippy::print_stdout, clippy::print_stderr)] // a front end: printing is its job
 use clap::Parser;
 use reconverge_fuzz::cudart::campaign::{self, End, Options};
 use reconverge_fuzz::cudart::child::{run_child, ChildOptions};

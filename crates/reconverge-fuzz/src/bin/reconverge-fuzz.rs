@@ -11,6 +11,7 @@
 //! `--out` as `NNNN-STAGE.ptx` with the message in `NNNN-STAGE.txt`. The totals are printed at the end,
 //! per mechanism, warp size and configuration kind; the exit status is 1 when something was found.
 
+#![allow(clippy::print_stdout, clippy::print_stderr)] // a front end: printing is its job
 use clap::Parser;
 use reconverge_fuzz::{check, corpus, mutate, CheckOptions, Reached};
 use reconverge_mechanism::Mechanism;

@@ -8,6 +8,11 @@
 //! program's heap corruption, which no runtime can refuse). Pointers into host buffers are kept between
 //! the two guard pages, so a wild offset faults instead of landing in an unrelated mapping.
 
+// Every unsafe block here calls the runtime under test with arguments the plan chose on purpose, valid
+// or not: refusing bad ones without a crash is what is being tested, and this child process exists so that
+// a failure is contained and reported. A SAFETY comment per call would repeat this one.
+#![allow(clippy::undocumented_unsafe_blocks, reason = "each block is a fuzzed call; see the comment above")]
+
 use super::api::{Api, Dim3};
 use super::fatbin::{FatSource, Place, WRAPPER_MAGIC};
 use super::plan::*;

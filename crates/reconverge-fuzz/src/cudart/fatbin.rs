@@ -115,7 +115,7 @@ pub enum Value {
 /// One piece of damage.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum FatMut {
-    /// A field of the first fat binary header ([`HEADER_FIELDS`] index).
+    /// A field of the first fat binary header (`HEADER_FIELDS` index).
     Header {
         /// Which field.
         field: u8,
@@ -126,7 +126,7 @@ pub enum FatMut {
     Entry {
         /// Which entry.
         entry: u8,
-        /// Which field ([`ENTRY_FIELDS`] index).
+        /// Which field (`ENTRY_FIELDS` index).
         field: u8,
         /// Its new value.
         value: Value,

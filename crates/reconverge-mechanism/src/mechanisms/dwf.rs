@@ -95,7 +95,7 @@ impl LutGeometry {
         if entries == 0 {
             return Ok(LutGeometry::PERFECT);
         }
-        if ways == 0 || entries % ways != 0 {
+        if ways == 0 || !entries.is_multiple_of(ways) {
             return Err(ValueError::TableSets { text: s.to_string(), entries, ways });
         }
         if entries > 1 << 20 {

@@ -263,7 +263,7 @@ mod tests {
         if p == 1 {
             t % 4 == 1
         } else {
-            t % 4 != 0
+            !t.is_multiple_of(4)
         }
     }
 

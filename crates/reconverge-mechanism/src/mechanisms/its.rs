@@ -301,7 +301,7 @@ impl WarpTracker for Its {
                 }
             }
         }
-        if st.run % YIELD_AFTER == 0 {
+        if st.run.is_multiple_of(YIELD_AFTER) {
             st.yielded |= st.current & ctx.live & !st.blocked;
             ctx.count(YIELDS, 1);
         }

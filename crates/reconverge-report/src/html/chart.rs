@@ -257,7 +257,7 @@ fn pattern_defs(out: &mut String, id: &str, styles: &[Style]) {
 
 /// The fill of a bar of style `s` (its hatching from [`pattern_defs`] with the same `id`).
 fn bar_fill(id: &str, s: Style) -> String {
-    if s.pattern % HATCHES.len() == 0 {
+    if s.pattern.is_multiple_of(HATCHES.len()) {
         s.css().to_string()
     } else {
         format!("url(#{id}-{}-{})", s.color, s.pattern)

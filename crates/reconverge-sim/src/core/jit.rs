@@ -131,8 +131,10 @@ impl<'p> Jit<'p> {
 /// The compiled code's evaluator of the pure lane operations it does not inline: exactly the
 /// interpreter's semantics functions.
 extern "C" fn lane_value(op: *const Op, a: u64, b: u64, c: u64, e: u64) -> u64 {
-    // SAFETY: compiled code passes the address of an operation of the program its segment was compiled
-    // from, which outlives the segment (`Jit` borrows the program).
+    // SAFETY: the compiled code computes `op` from the instruction slice `Segment::run` was given for this
+    // call (the running program's own instructions of the segment, borrowed for the whole call; cached code
+    // never holds an address of its own), at the offset of instruction k's `op` inside a `DInst`: a valid
+    // `Op` for as long as this call lasts.
     let op = unsafe { &*op };
     match *op {
         Op::IntUn { op, ty, .. } => alu::int_un(op, ty)(a),

@@ -9,7 +9,7 @@ use crate::types::{lanes, LaneMask};
 /// 1. It counts warp instructions without *progress* (a memory change, an exit, a call or a barrier
 ///    release). After `window` of them it starts *watching*: the executor then also reports every
 ///    register and predicate whose value changes (`track`), and the SM cores count per thread the
-///    instructions it issued ([`QuietThreads`]); any change ends the watch and the count starts again.
+///    instructions it issued ([`QuietThreads`](super::QuietThreads)); any change ends the watch and the count starts again.
 /// 2. A livelock is declared when at least another `window` warp instructions issued while watching
 ///    with no change of any register, predicate, memory location, barrier or thread, and either every
 ///    thread that issued meanwhile issued more instructions than the program holds — each then executed

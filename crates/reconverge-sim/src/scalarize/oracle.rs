@@ -13,7 +13,7 @@
 //! same entry pc): from any state it suffices to try, for each entry pc, the column at its earliest
 //! occurrence in every thread (a later occurrence leaves fewer options: the dominant-point argument of
 //! MLCS), and, for each thread that exits in the region, letting it run to its exit alone. An A* search
-//! over those states, bounded above by pairwise weighted LCS tables ([`Bound`]), finds the optimum; when
+//! over those states, bounded above by pairwise weighted LCS tables (`Bound`), finds the optimum; when
 //! it would expand more than [`EXACT_STATES`] states, the better of the best schedule found so far and a
 //! greedy min-pc schedule is a lower bound instead, and the result says it is not exact.
 

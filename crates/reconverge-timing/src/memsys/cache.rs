@@ -42,7 +42,7 @@ impl CacheGeometry {
         if g.size_bytes < set_bytes {
             return Err(StructureError::NoSet { size: g.size_bytes, ways: g.ways, line: g.line_bytes });
         }
-        if g.size_bytes % set_bytes != 0 {
+        if !g.size_bytes.is_multiple_of(set_bytes) {
             return Err(StructureError::PartialSet { size: g.size_bytes, ways: g.ways, line: g.line_bytes });
         }
         let sets = g.size_bytes / set_bytes;

@@ -109,7 +109,7 @@ impl Slices {
 /// a cache's 32-bit sector masks hold them: `sector` a power of two no larger than the line. Returns the
 /// sectors of a line.
 pub fn check_sectors(line: u32, sector: u32) -> Result<u32, StructureError> {
-    if sector == 0 || !sector.is_power_of_two() || sector > line || line % sector != 0 {
+    if sector == 0 || !sector.is_power_of_two() || sector > line || !line.is_multiple_of(sector) {
         return Err(StructureError::SectorSize { sector, line });
     }
     let sectors = line / sector;
