@@ -1,5 +1,6 @@
 //! Decoding an IR module into a [`Program`].
 
+use crate::facts::{facts, OpFacts};
 use crate::layout::{
     Placer, CONST_WINDOW, FUNC_ADDR_BASE, GLOBAL_BASE, GLOBAL_END, MAX_GLOBAL_VARIABLE, PARAM_WINDOW, SHARED_WINDOW,
     WINDOW_SIZE,
@@ -805,13 +806,12 @@ impl<'m> Decoder<'m> {
         });
         let text = printer.inst(i).replace(" \t", " ");
         let spans = f.spans.insts.get(i).cloned().unwrap_or_default();
-        let (reads, writes) = reads_writes(&op);
-        let (mut pred_reads, pred_writes) = pred_reads_writes(&op);
+        let OpFacts { class, reads, writes, mut pred_reads, pred_writes, .. } = facts(&op);
         if let Some((p, _)) = guard {
             pred_reads.push(p);
         }
         let inserted = self.opts_first_inserted.iter().any(|&(g, n)| g == fid && i.index() >= n);
-        let class = if inserted { InstClass::Mechanism } else { classify(&op) };
+        let class = if inserted { InstClass::Mechanism } else { class };
         let branch = match (&op, guard) {
             _ if inserted => None,
             (Op::Bra { .. } | Op::Brk, Some(_)) | (Op::Brx { .. }, _) => {
@@ -1968,173 +1968,16 @@ impl<'m> Decoder<'m> {
 /// The external function CUDA's device `printf` compiles to ([`Op::Printf`]).
 pub const PRINTF: &str = "vprintf";
 
-fn src_reg(s: &Src, out: &mut SmallVec<[Reg; 4]>) {
-    if let Src::Reg(r) = s {
-        out.push(*r);
-    }
-}
-
-fn addr_reg(a: &Addr, out: &mut SmallVec<[Reg; 4]>) {
-    if let AddrBase::Reg(r) | AddrBase::Reg32(r) = a.base {
-        out.push(r);
-    }
-}
-
-/// Value registers read and written by an operation (for the scoreboard and traces).
+/// Value registers read and written by an operation (for the scoreboard and traces): its [`facts`].
 pub fn reads_writes(op: &Op) -> (SmallVec<[Reg; 4]>, SmallVec<[Reg; 2]>) {
-    let mut r = SmallVec::new();
-    let mut w = SmallVec::new();
-    match op {
-        Op::IntUn { d, a, .. } | Op::FloatUn { d, a, .. } | Op::Cvt { d, a, .. } | Op::Mov { d, a, .. } => {
-            src_reg(a, &mut r);
-            w.push(*d);
-        }
-        Op::IntBin { d, a, b, .. } | Op::FloatBin { d, a, b, .. } | Op::Selp { d, a, b, .. } => {
-            src_reg(a, &mut r);
-            src_reg(b, &mut r);
-            w.push(*d);
-        }
-        Op::IntTer { d, a, b, c, .. }
-        | Op::Carry { d, a, b, c, .. }
-        | Op::Fma { d, a, b, c, .. }
-        | Op::Prmt { d, a, b, c, .. }
-        | Op::Lop3 { d, a, b, c, .. }
-        | Op::Shf { d, a, b, c, .. }
-        | Op::Slct { d, a, b, c, .. } => {
-            for s in [a, b, c] {
-                src_reg(s, &mut r);
-            }
-            w.push(*d);
-        }
-        Op::Bfi { d, a, b, c, e, .. } => {
-            for s in [a, b, c, e] {
-                src_reg(s, &mut r);
-            }
-            w.push(*d);
-        }
-        Op::Setp { a, b, .. } => {
-            src_reg(a, &mut r);
-            src_reg(b, &mut r);
-        }
-        Op::Testp { a, .. } | Op::Isspacep { a, .. } => src_reg(a, &mut r),
-        Op::Set { d, a, b, .. } => {
-            src_reg(a, &mut r);
-            src_reg(b, &mut r);
-            w.push(*d);
-        }
-        Op::Pack { d, parts, .. } => {
-            parts.iter().for_each(|p| src_reg(p, &mut r));
-            w.push(*d);
-        }
-        Op::Unpack { parts, s, .. } => {
-            src_reg(s, &mut r);
-            w.extend(parts.iter().flatten().copied());
-        }
-        Op::Ld { d, addr, .. } => {
-            addr_reg(addr, &mut r);
-            w.extend(d.iter().flatten().copied());
-        }
-        Op::St { s, addr, .. } => {
-            addr_reg(addr, &mut r);
-            s.iter().for_each(|x| src_reg(x, &mut r));
-        }
-        Op::Atom { d, addr, b, c, .. } => {
-            addr_reg(addr, &mut r);
-            src_reg(b, &mut r);
-            src_reg(c, &mut r);
-            w.extend(d.iter().copied());
-        }
-        Op::Cvta { d, a, .. } => {
-            src_reg(a, &mut r);
-            w.push(*d);
-        }
-        Op::Brx { index, .. } => src_reg(index, &mut r),
-        Op::Bar { id, count, d, .. } => {
-            src_reg(id, &mut r);
-            if let Some(c) = count {
-                src_reg(c, &mut r);
-            }
-            w.extend(d.iter().copied());
-        }
-        Op::Shfl { d, a, b, c, mask, .. } => {
-            for s in [a, b, c, mask] {
-                src_reg(s, &mut r);
-            }
-            w.extend(d.iter().copied());
-        }
-        Op::Vote { d, mask, .. } => {
-            if let Some(m) = mask {
-                src_reg(m, &mut r);
-            }
-            if let Src::Reg(x) = d {
-                w.push(*x);
-            }
-        }
-        Op::Activemask { d } => w.push(*d),
-        Op::Match { d, a, mask, .. } => {
-            src_reg(a, &mut r);
-            src_reg(mask, &mut r);
-            w.extend(d.iter().copied());
-        }
-        Op::Redux { d, a, mask, .. } => {
-            src_reg(a, &mut r);
-            src_reg(mask, &mut r);
-            w.push(*d);
-        }
-        Op::WarpSync { mask } => src_reg(mask, &mut r),
-        _ => {}
-    }
-    (r, w)
+    let f = facts(op);
+    (f.reads, f.writes)
 }
 
-fn pred_src(p: &PredSrc, out: &mut SmallVec<[Pred; 2]>) {
-    if let PredSrc::Reg(r, _) = p {
-        out.push(*r);
-    }
-}
-
-/// Predicates read and written by an operation (the guard is added by the caller).
+/// Predicates read and written by an operation (the guard is added by the caller): its [`facts`].
 pub fn pred_reads_writes(op: &Op) -> (SmallVec<[Pred; 2]>, SmallVec<[Pred; 2]>) {
-    let mut r = SmallVec::new();
-    let mut w = SmallVec::new();
-    let src = |s: &Src, r: &mut SmallVec<[Pred; 2]>| {
-        if let Src::Pred(p) = s {
-            r.push(*p);
-        }
-    };
-    match op {
-        Op::Setp { p, q, a, b, comb, .. } => {
-            src(a, &mut r);
-            src(b, &mut r);
-            if let Some((_, c)) = comb {
-                pred_src(c, &mut r);
-            }
-            w.extend(p.iter().copied());
-            w.extend(q.iter().copied());
-        }
-        Op::Set { comb: Some((_, c)), .. } => pred_src(c, &mut r),
-        Op::Selp { c, .. } => pred_src(c, &mut r),
-        Op::PredOp { d, a, b, .. } => {
-            pred_src(a, &mut r);
-            pred_src(b, &mut r);
-            w.push(*d);
-        }
-        Op::Testp { p, .. } | Op::Isspacep { p, .. } => w.push(*p),
-        Op::Vote { d, a, .. } => {
-            pred_src(a, &mut r);
-            if let Src::Pred(p) = d {
-                w.push(*p);
-            }
-        }
-        Op::Shfl { p, .. } | Op::Match { p, .. } => w.extend(p.iter().copied()),
-        Op::Bar { p, c, .. } => {
-            pred_src(c, &mut r);
-            w.extend(p.iter().copied());
-        }
-        Op::Mov { a, .. } | Op::Cvt { a, .. } => src(a, &mut r),
-        _ => {}
-    }
-    (r, w)
+    let f = facts(op);
+    (f.pred_reads, f.pred_writes)
 }
 
 /// The scope of a `membar`/`fence` instruction (`membar.cta`, `fence.acq_rel.gpu`, ...).
@@ -2148,67 +1991,9 @@ fn fence_scope(inst: &reconverge_ir::Inst) -> FenceScope {
     }
 }
 
-/// The class of an operation.
+/// The class of an operation: its [`facts`].
 pub fn classify(op: &Op) -> InstClass {
-    match op {
-        Op::IntUn { .. }
-        | Op::IntBin { .. }
-        | Op::IntTer { .. }
-        | Op::Carry { .. }
-        | Op::Bfi { .. }
-        | Op::Prmt { .. }
-        | Op::Lop3 { .. }
-        | Op::Shf { .. }
-        | Op::Setp { .. }
-        | Op::Set { .. }
-        | Op::Selp { .. }
-        | Op::Slct { .. }
-        | Op::Mov { .. }
-        | Op::PredOp { .. }
-        | Op::Pack { .. }
-        | Op::Unpack { .. }
-        | Op::Cvta { .. }
-        | Op::Isspacep { .. }
-        | Op::Testp { .. } => InstClass::Int,
-        Op::FloatUn { op, ty, .. } => match op {
-            FloatUnOp::Abs | FloatUnOp::Neg if *ty == ScalarType::F64 => InstClass::Double,
-            FloatUnOp::Abs | FloatUnOp::Neg => InstClass::Float,
-            _ => InstClass::Sfu,
-        },
-        Op::FloatBin { op: FloatBinOp::Div, .. } => InstClass::Sfu,
-        Op::FloatBin { ty, .. } | Op::Fma { ty, .. } if *ty == ScalarType::F64 => InstClass::Double,
-        Op::FloatBin { .. } | Op::Fma { .. } => InstClass::Float,
-        Op::Cvt { dty, sty, .. } if *dty == ScalarType::F64 || *sty == ScalarType::F64 => InstClass::Double,
-        // A conversion between integer types (`cvt.u64.u32`: a width change) is integer work; one to or from
-        // a float is a float instruction.
-        Op::Cvt { dty, sty, .. } if !dty.is_float() && !sty.is_float() => InstClass::Int,
-        Op::Cvt { .. } => InstClass::Float,
-        Op::Ld { .. } | Op::St { .. } | Op::Atom { .. } => InstClass::Mem,
-        // `printf` stands in for the call it is: a control instruction with the latency of a branch.
-        Op::Bra { .. }
-        | Op::Brx { .. }
-        | Op::Call { .. }
-        | Op::Printf { .. }
-        | Op::Ret
-        | Op::Exit
-        | Op::Trap
-        | Op::FellOff => InstClass::Control,
-        Op::Bar { .. }
-        | Op::Shfl { .. }
-        | Op::Vote { .. }
-        | Op::Activemask { .. }
-        | Op::Match { .. }
-        | Op::Redux { .. }
-        | Op::WarpSync { .. } => InstClass::Sync,
-        Op::Ssy { .. } | Op::Pbk { .. } | Op::Join | Op::Bssy { .. } | Op::Bsync { .. } | Op::Yield | Op::Syncwarp => {
-            InstClass::Mechanism
-        }
-        // A `sync`/`brk` the SSY pass wrote over the kernel's own jump or branch stays the kernel's
-        // instruction (the inserted ones are classed by `first_inserted`).
-        Op::Sync | Op::Brk => InstClass::Control,
-        Op::Fence { .. } => InstClass::Sync,
-        Op::Nop | Op::Unsupported(_) => InstClass::Nop,
-    }
+    facts(op).class
 }
 
 /// [`Program::straight`]: counted backwards, a run continues into the next pc when that pc is in the same
@@ -2218,13 +2003,9 @@ fn straight_runs(prog: &Program) -> Vec<u16> {
     let mut out = vec![0u16; n];
     for pc in (0..n).rev() {
         // Computation and memory always continue at the next pc with the same lanes; control, barriers,
-        // warp-synchronous instructions and fences (class `Sync`) and mechanism instructions may not.
-        let plain = match prog.info[pc].class {
-            InstClass::Int | InstClass::Float | InstClass::Double | InstClass::Sfu | InstClass::Mem => true,
-            InstClass::Nop => matches!(prog.insts[pc].op, Op::Nop),
-            InstClass::Control | InstClass::Sync | InstClass::Mechanism => false,
-        };
-        if !plain {
+        // warp-synchronous instructions and fences (class `Sync`) and mechanism instructions (those a pass
+        // inserted included) may not ([`OpFacts::ends_run`]).
+        if prog.info[pc].class == InstClass::Mechanism || facts(&prog.insts[pc].op).ends_run {
             continue;
         }
         let same_block =
