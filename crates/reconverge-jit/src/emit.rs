@@ -29,23 +29,12 @@ fn plain(s: &Src) -> bool {
     matches!(s, Src::Reg(_) | Src::Imm(_) | Src::Pred(_))
 }
 
-/// Whether `op` is a pure lane operation the compiler handles (inline or through the evaluators).
+/// Whether `op` is a pure lane operation the compiler handles (inline or through the evaluators): one
+/// its [`facts`](reconverge_program::facts::facts) declare a lane operation, whose value sources are all
+/// plain.
 pub(crate) fn supported(op: &Op) -> bool {
-    match op {
-        Op::IntUn { a, .. } | Op::FloatUn { a, .. } | Op::Cvt { a, .. } | Op::Mov { a, .. } => plain(a),
-        Op::IntBin { a, b, .. } | Op::FloatBin { a, b, .. } | Op::Selp { a, b, .. } | Op::Setp { a, b, .. } => {
-            plain(a) && plain(b)
-        }
-        Op::IntTer { a, b, c, .. }
-        | Op::Prmt { a, b, c, .. }
-        | Op::Lop3 { a, b, c, .. }
-        | Op::Shf { a, b, c, .. }
-        | Op::Fma { a, b, c, .. }
-        | Op::Slct { a, b, c, .. } => plain(a) && plain(b) && plain(c),
-        Op::Bfi { a, b, c, e, .. } => plain(a) && plain(b) && plain(c) && plain(e),
-        Op::PredOp { .. } => true,
-        _ => false,
-    }
+    let f = reconverge_program::facts::facts(op);
+    f.lane && f.srcs.iter().all(plain)
 }
 
 /// Calls `f` with every register and predicate `op` names (sources and destinations).

@@ -6,6 +6,7 @@
 //! - [`program`] and [`decode()`]: a kernel decoded once from the IR into a flat array of pre-resolved
 //!   instructions (pc = index), with every conditional branch's reconvergence point
 //!   ([`function_points`]);
+//! - [`facts`]: what every operation reads, writes and is, declared once;
 //! - [`scalar_plan`]: seed 004's per-pc scalarization plan;
 //! - [`launch`]: geometry, arguments, buffers, module-variable settings and limits of a launch, with its
 //!   typed [`LaunchError`]s;
@@ -14,6 +15,7 @@
 
 pub mod decode;
 pub mod error;
+pub mod facts;
 pub mod launch;
 pub mod layout;
 pub mod program;

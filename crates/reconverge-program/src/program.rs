@@ -571,7 +571,54 @@ impl Op {
                 Some(*mask)
             }
             Op::Vote { mask, .. } => *mask,
-            _ => None,
+            Op::IntUn { .. }
+            | Op::IntBin { .. }
+            | Op::IntTer { .. }
+            | Op::Carry { .. }
+            | Op::Bfi { .. }
+            | Op::Prmt { .. }
+            | Op::Lop3 { .. }
+            | Op::Shf { .. }
+            | Op::FloatUn { .. }
+            | Op::FloatBin { .. }
+            | Op::Fma { .. }
+            | Op::Testp { .. }
+            | Op::Cvt { .. }
+            | Op::Setp { .. }
+            | Op::Set { .. }
+            | Op::Selp { .. }
+            | Op::Slct { .. }
+            | Op::Mov { .. }
+            | Op::PredOp { .. }
+            | Op::Pack { .. }
+            | Op::Unpack { .. }
+            | Op::Ld { .. }
+            | Op::St { .. }
+            | Op::Atom { .. }
+            | Op::Cvta { .. }
+            | Op::Isspacep { .. }
+            | Op::Bra { .. }
+            | Op::Brx { .. }
+            | Op::Call { .. }
+            | Op::Printf { .. }
+            | Op::Ret
+            | Op::Exit
+            | Op::Trap
+            | Op::Bar { .. }
+            | Op::Activemask { .. }
+            | Op::Ssy { .. }
+            | Op::Sync
+            | Op::Pbk { .. }
+            | Op::Brk
+            | Op::Join
+            | Op::Bssy { .. }
+            | Op::Bsync { .. }
+            | Op::Yield
+            | Op::Syncwarp
+            | Op::Fence { .. }
+            | Op::Nop
+            | Op::FellOff
+            | Op::Unsupported(_) => None,
         }
     }
 }

@@ -10,7 +10,8 @@
 
 use crate::config::{GpuConfig, OpcodeConfig};
 use reconverge_ir::ScalarType;
-use reconverge_program::program::{FloatBinOp, FloatUnOp, InstClass, IntBinOp, IntTerOp, Op};
+use reconverge_program::facts::{facts, TimingSlot as Slot};
+use reconverge_program::program::{InstClass, Op};
 use reconverge_program::Program;
 
 /// The unit index of a class: 0 integer, 1 float, 2 double, 3 special function, 4 load/store.
@@ -20,7 +21,7 @@ pub(crate) fn unit_of_class(class: InstClass) -> usize {
         InstClass::Double => 2,
         InstClass::Sfu => 3,
         InstClass::Mem => 4,
-        _ => 0,
+        InstClass::Int | InstClass::Control | InstClass::Sync | InstClass::Mechanism | InstClass::Nop => 0,
     }
 }
 
@@ -35,66 +36,10 @@ pub(crate) struct OpTiming {
     pub unit: u8,
 }
 
-/// The arithmetic slot of an operation in GPGPU-Sim's tables.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Slot {
-    Add,
-    Max,
-    Mul,
-    Mad,
-    Div,
-    Sfu,
-    Shfl,
-    Other,
-}
-
+/// The arithmetic slot of an operation in GPGPU-Sim's tables, from its facts.
 fn slot(op: &Op) -> (Slot, Option<ScalarType>) {
-    match op {
-        Op::IntBin { op, ty, .. } => {
-            let s = match op {
-                IntBinOp::Add | IntBinOp::AddSat | IntBinOp::Sub | IntBinOp::SubSat => Slot::Add,
-                IntBinOp::Min | IntBinOp::Max => Slot::Max,
-                IntBinOp::MulLo | IntBinOp::MulHi | IntBinOp::MulWide => Slot::Mul,
-                IntBinOp::Div => Slot::Div,
-                _ => Slot::Other,
-            };
-            (s, Some(*ty))
-        }
-        Op::IntTer { op, ty, .. } => {
-            let s = match op {
-                IntTerOp::MadLo | IntTerOp::MadHi | IntTerOp::MadHiSat | IntTerOp::MadWide => Slot::Mad,
-                _ => Slot::Other,
-            };
-            (s, Some(*ty))
-        }
-        Op::Carry { ty, .. } => (Slot::Add, Some(*ty)),
-        Op::FloatBin { op, ty, .. } => {
-            let s = match op {
-                FloatBinOp::Add | FloatBinOp::Sub => Slot::Add,
-                FloatBinOp::Min | FloatBinOp::Max => Slot::Max,
-                FloatBinOp::Mul => Slot::Mul,
-                FloatBinOp::Div => Slot::Div,
-                _ => Slot::Other,
-            };
-            (s, Some(*ty))
-        }
-        Op::FloatUn { op, ty, .. } => {
-            let s = match op {
-                FloatUnOp::Sqrt
-                | FloatUnOp::Rcp
-                | FloatUnOp::Rsqrt
-                | FloatUnOp::Sin
-                | FloatUnOp::Cos
-                | FloatUnOp::Ex2
-                | FloatUnOp::Lg2
-                | FloatUnOp::Tanh => Slot::Sfu,
-                _ => Slot::Other,
-            };
-            (s, Some(*ty))
-        }
-        Op::Shfl { .. } => (Slot::Shfl, None),
-        _ => (Slot::Other, None),
-    }
+    let f = facts(op);
+    (f.slot, f.slot_ty)
 }
 
 /// The timing of the instruction `op` under `t`: GPGPU-Sim runs integer, single-precision
@@ -108,7 +53,7 @@ fn from_table(t: &OpcodeConfig, op: &Op) -> OpTiming {
         Slot::Mul => 2,
         Slot::Mad => 3,
         Slot::Div => 4,
-        _ => 5,
+        Slot::Sfu | Slot::Shfl | Slot::Other => 5,
     };
     let float = matches!(ty, Some(ScalarType::F32 | ScalarType::F16 | ScalarType::Bf16));
     let double = matches!(ty, Some(ScalarType::F64));
