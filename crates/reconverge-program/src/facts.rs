@@ -63,7 +63,7 @@ pub struct OpFacts {
     pub ends_run: bool,
     /// Its row in a per-opcode latency table.
     pub slot: TimingSlot,
-    /// The type that picks the table (integer, single or double) for [`OpFacts::slot`], if any.
+    /// The type that picks the table (integer, single or double) for `slot`, if any.
     pub slot_ty: Option<ScalarType>,
 }
 

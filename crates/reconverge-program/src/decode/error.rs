@@ -39,7 +39,7 @@ pub enum DecodeError {
 }
 
 /// Why one instruction cannot be decoded. It is not an error of the load: the instruction decodes to
-/// [`Op::Unsupported`] with this message, which traps only if a thread executes it.
+/// [`Op::Unsupported`](crate::program::Op::Unsupported) with this message, which traps only if a thread executes it.
 #[derive(Clone, PartialEq, Eq, Debug, thiserror::Error)]
 pub enum Unsupported {
     /// A form the decoder rejects, described in a fixed phrase ("setp needs a comparison").
