@@ -1,9 +1,9 @@
 //! The functional machine: one [`SmCore`] holding up to `max_resident_ctas` CTAs, issue contexts visited
 //! round robin (each issues up to a quantum of instructions), deadlock and limit detection, and the result.
 
-use crate::core::{stall_report, IssueEnv, Jit, JitReport, Observer, SmCore, Watchdog, HOT_RUNS};
+use crate::core::{IssueEnv, Jit, JitReport, Observer, SmCore, Watchdog, HOT_RUNS};
 use crate::device::DeviceState;
-use crate::error::{RunLimit, SimError};
+use crate::error::{DeadlockReport, LiveThreads, RunLimit, SimError};
 use crate::launch::JitPolicy;
 use crate::launch::{Buffer, LaunchArgs, LaunchConfig};
 use crate::mechanism::{Peek, Tracker};
@@ -256,9 +256,9 @@ fn simulate<'p, T: Tracker>(
                         core.reset_quiet();
                     }
                     if suspect && watchdog.livelocked(core.quiet_threads(), core.program().insts.len()) {
-                        let mut lines = Vec::new();
-                        core.where_threads(24, &mut lines);
-                        return Err(SimError::Deadlock { report: watchdog.report(core_name(core), &lines) });
+                        let mut live = LiveThreads::default();
+                        core.where_threads(24, &mut live);
+                        return Err(SimError::Deadlock { report: Box::new(watchdog.report(core_name(core), live)) });
                     }
                     if let Some(max) = cfg.max_instructions {
                         if issued_total >= max {
@@ -275,9 +275,10 @@ fn simulate<'p, T: Tracker>(
             return Err(SimError::Interrupted);
         }
         if issued_round == 0 && core.has_work() {
-            let mut lines = Vec::new();
-            core.where_threads(24, &mut lines);
-            return Err(SimError::Deadlock { report: stall_report(core_name(core), &lines) });
+            let mut live = LiveThreads::default();
+            core.where_threads(24, &mut live);
+            let report = Box::new(DeadlockReport::Stall { mechanism: core_name(core), live });
+            return Err(SimError::Deadlock { report });
         }
     }
 }
