@@ -407,12 +407,15 @@ impl PyModuleHandle {
             block,
             warp_size: warp_size.unwrap_or_else(|| gpu.as_ref().map(|g| g.warp_size).unwrap_or(32)),
             dynamic_shared,
-            // 0 means no limit, as on the command line.
-            max_instructions: max_instructions.and_then(reconverge_program::launch::instruction_limit),
             globals: inits,
             dump_globals: dump,
-            max_memory: max_memory.unwrap_or_else(default_max_memory),
-            cancel: Some(cancel.clone()),
+            limits: reconverge_program::RunLimits {
+                // 0 means no limit, as on the command line.
+                max_instructions: max_instructions.and_then(reconverge_program::launch::instruction_limit),
+                max_memory: max_memory.unwrap_or_else(default_max_memory),
+                ..Default::default()
+            },
+            host: reconverge_program::HostOptions { cancel: Some(cancel.clone()), ..Default::default() },
             ..LaunchConfig::default()
         };
         cfg.validate(prog).map_err(|e| invalid(e.to_string()))?;

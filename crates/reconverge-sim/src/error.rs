@@ -81,7 +81,7 @@ pub enum SimError {
     Launch(LaunchError),
     /// A driver broke the core's contract (a bug in reconverge, not in the kernel).
     Internal(&'static str),
-    /// The caller stopped the run ([`reconverge_program::LaunchConfig::cancel`], Ctrl-C).
+    /// The caller stopped the run ([`reconverge_program::HostOptions::cancel`], Ctrl-C).
     Interrupted,
     /// The host could not allocate memory the run needs (the machine's memory or the process's limit is
     /// exhausted); nothing was aborted.
@@ -96,7 +96,7 @@ pub enum SimError {
 /// A limit of the run that was reached.
 #[derive(Clone, Copy, PartialEq, Eq, Debug, thiserror::Error)]
 pub enum RunLimit {
-    /// The most warp instructions ([`reconverge_program::LaunchConfig::max_instructions`]).
+    /// The most warp instructions ([`reconverge_program::RunLimits::max_instructions`]).
     #[error("the instruction limit of {0} warp instructions")]
     Instructions(u64),
     /// The most cycles of a timed run.

@@ -35,7 +35,7 @@ pub struct RunResult {
     /// Whether `printf` output was dropped: a launch keeps at most [`crate::printf::OUTPUT_LIMIT`] bytes
     /// (CUDA's default printf FIFO size).
     pub printf_truncated: bool,
-    /// What compiling straight-line segments did in a functional run ([`LaunchConfig::jit`]): segments,
+    /// What compiling straight-line segments did in a functional run ([`reconverge_program::HostOptions::jit`]): segments,
     /// instructions and wall-clock time. Not a statistic: it depends on the host, never on the results.
     pub jit: JitReport,
 }
@@ -124,10 +124,10 @@ fn run_with<T: Tracker>(
     observer: &mut dyn Observer,
 ) -> RunResult {
     let empty = || Stats::new(prog, cfg.warp_size, T::STRUCTURE);
-    let resident = cfg.max_resident_ctas as u64;
+    let resident = cfg.limits.max_resident_ctas as u64;
     let nargs = args.as_slice().len();
     let mut dev =
-        match cfg.validate(prog).map_err(SimError::from).and_then(|_| DeviceState::new(prog, args, cfg, resident)) {
+        match cfg.validate(prog).map_err(SimError::from).and_then(|_| DeviceState::new(prog, args, cfg, resident, 0)) {
             Ok(d) => d,
             Err(e) => return RunResult::failed(prog, empty(), e, nargs),
         };
@@ -159,7 +159,7 @@ fn run_resident_with<T: Tracker>(
     let checked = cfg
         .validate(prog)
         .map_err(SimError::from)
-        .and_then(|_| dev.check_resident(prog, cfg, cfg.max_resident_ctas as u64));
+        .and_then(|_| dev.check_resident(prog, cfg, cfg.limits.max_resident_ctas as u64, 0));
     match checked {
         Ok(()) => {
             let (stats, error, printed, jit) = execute(prog, tracker, cfg, dev, observer);
@@ -180,7 +180,7 @@ fn execute<T: Tracker>(
     observer: &mut dyn Observer,
 ) -> (Stats, Option<SimError>, (Vec<PrintfRecord>, bool), JitReport) {
     let mut core = SmCore::new(prog, tracker, cfg, 0, 1);
-    let hot = match cfg.jit {
+    let hot = match cfg.host.jit {
         JitPolicy::Off => None,
         JitPolicy::Hot => Some(HOT_RUNS),
         JitPolicy::Always => Some(1),
@@ -208,7 +208,7 @@ fn simulate<'p, T: Tracker>(
     let mut issued_total = 0u64;
     let mut contexts = Vec::new();
     loop {
-        while core.resident() < cfg.max_resident_ctas as usize && next_cta < total {
+        while core.resident() < cfg.limits.max_resident_ctas as usize && next_cta < total {
             core.launch(next_cta);
             next_cta += 1;
         }
@@ -237,8 +237,8 @@ fn simulate<'p, T: Tracker>(
                         record_access: false,
                     };
                     // Straight-line code issues as one run, unless an observer follows this context.
-                    let left = cfg.max_instructions.map_or(u64::MAX, |m| m.saturating_sub(issued_total));
-                    let room = u64::from(QUANTUM - n).min(watchdog.room(cfg.livelock_window)).min(left);
+                    let left = cfg.limits.max_instructions.map_or(u64::MAX, |m| m.saturating_sub(issued_total));
+                    let room = u64::from(QUANTUM - n).min(watchdog.room(cfg.limits.livelock_window)).min(left);
                     let run = if room >= 2 && !core.linear(c).is_some_and(|l| observer.wants(l, group.ctx)) {
                         core.straight_run(c, &group, room as u32)
                     } else {
@@ -251,7 +251,7 @@ fn simulate<'p, T: Tracker>(
                         (issued, u32::from(!issued.changed))
                     };
                     issued_total += u64::from(run);
-                    let suspect = watchdog.observe_run(u64::from(run), u64::from(quiet), cfg.livelock_window);
+                    let suspect = watchdog.observe_run(u64::from(run), u64::from(quiet), cfg.limits.livelock_window);
                     if watchdog.take_started() {
                         core.reset_quiet();
                     }
@@ -260,7 +260,7 @@ fn simulate<'p, T: Tracker>(
                         core.where_threads(24, &mut live);
                         return Err(SimError::Deadlock { report: Box::new(watchdog.report(core_name(core), live)) });
                     }
-                    if let Some(max) = cfg.max_instructions {
+                    if let Some(max) = cfg.limits.max_instructions {
                         if issued_total >= max {
                             return Err(SimError::Limit(RunLimit::Instructions(max)));
                         }

@@ -153,15 +153,14 @@ fn run_with<T: Tracker>(
     let recorded =
         trace.map_or(0, |t| t.max_events as u64).saturating_mul(std::mem::size_of::<trace::TraceEvent>() as u64);
     let model_bytes = gpu.model_bytes(prog.nregs as u64, launch).saturating_add(recorded);
-    let launch = &LaunchConfig { model_bytes, ..launch.clone() };
     let mut owned: Option<DeviceState> = None;
     let dev: &mut DeviceState = match source {
-        Source::Args(args) => match DeviceState::new(prog, args, launch, resident) {
+        Source::Args(args) => match DeviceState::new(prog, args, launch, resident, model_bytes) {
             Ok(d) => owned.insert(d),
             Err(e) => return empty(e),
         },
         Source::Resident(d) => {
-            if let Err(e) = d.check_resident(prog, launch, resident) {
+            if let Err(e) = d.check_resident(prog, launch, resident, model_bytes) {
                 return empty(e);
             }
             d
@@ -289,7 +288,7 @@ fn epochs<T: Tracker>(
         for sm in sms.iter_mut() {
             sm.retire();
         }
-        let suspect = watchdog.observe(issued, changed, launch.livelock_window);
+        let suspect = watchdog.observe(issued, changed, launch.limits.livelock_window);
         if watchdog.take_started() {
             for sm in sms.iter_mut() {
                 sm.reset_quiet();
@@ -313,7 +312,7 @@ fn epochs<T: Tracker>(
         if launch.cancelled() {
             return Some(SimError::Interrupted);
         }
-        if let Some(max) = launch.max_instructions {
+        if let Some(max) = launch.limits.max_instructions {
             if total_issued >= max {
                 return Some(SimError::Limit(RunLimit::Instructions(max)));
             }
