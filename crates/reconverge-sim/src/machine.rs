@@ -35,8 +35,9 @@ pub struct RunResult {
     /// Whether `printf` output was dropped: a launch keeps at most [`crate::printf::OUTPUT_LIMIT`] bytes
     /// (CUDA's default printf FIFO size).
     pub printf_truncated: bool,
-    /// What compiling straight-line segments did in a functional run ([`reconverge_program::HostOptions::jit`]): segments,
-    /// instructions and wall-clock time. Not a statistic: it depends on the host, never on the results.
+    /// What compiling straight-line segments did in a functional run
+    /// ([`reconverge_program::HostOptions::jit`]): segments, instructions and wall-clock time. Not a
+    /// statistic: it depends on the host, never on the results.
     pub jit: JitReport,
 }
 
