@@ -14,7 +14,7 @@ use pyo3::sync::PyOnceLock;
 use pyo3::types::PyType;
 use reconverge_mechanism::Mechanism;
 use reconverge_program::{Arg, Buffer, DecodeOptions, Dtype, GlobalInit, LaunchConfig};
-use reconverge_sim::{NoObserver, SimError};
+use reconverge_sim::{NoObserver, SimError, WaitingGroup};
 
 create_exception!(reconverge, ReconvergeError, PyException, "Any error of reconverge.");
 create_exception!(
@@ -129,26 +129,28 @@ fn run_error(py: Python<'_>, e: &SimError, stats: &str) -> PyErr {
         let exc = err.value(py);
         exc.setattr("stats", py.import("json")?.call_method1("loads", (stats,))?)?;
         if let SimError::Deadlock { report } = e {
-            let threads = waiting_threads(report);
-            let mut pcs: Vec<u32> = threads.iter().filter_map(|t| t.pc).collect();
+            // The groups whose place is a pc of the program (`pc P in ...`): the ones the report's text
+            // lists as `... at pc P ...`.
+            let groups: Vec<&WaitingGroup> = report.groups().iter().filter(|g| g.at.starts_with("pc ")).collect();
+            let mut pcs: Vec<u32> = groups.iter().map(|g| g.pc).collect();
             pcs.sort_unstable();
             pcs.dedup();
             let list = pyo3::types::PyList::empty(py);
-            for t in &threads {
+            for g in &groups {
                 let d = pyo3::types::PyDict::new(py);
-                d.set_item("block", t.block)?;
-                d.set_item("warp", t.warp)?;
-                d.set_item("lanes", &t.lanes)?;
-                d.set_item("first_thread", t.first_thread)?;
-                d.set_item("state", &t.state)?;
-                d.set_item("pc", t.pc)?;
-                d.set_item("where", &t.at)?;
+                d.set_item("block", g.block)?;
+                d.set_item("warp", g.warp)?;
+                d.set_item("lanes", g.lane_ranges())?;
+                d.set_item("first_thread", g.first_thread)?;
+                d.set_item("state", g.state)?;
+                d.set_item("pc", g.pc)?;
+                d.set_item("where", &g.at)?;
                 list.append(d)?;
             }
             exc.setattr("threads", list)?;
             exc.setattr("pcs", pcs)?;
-            exc.setattr("livelock", report.starts_with("no thread changed"))?;
-            exc.setattr("report", report)?;
+            exc.setattr("livelock", report.livelock())?;
+            exc.setattr("report", report.to_string())?;
         }
         Ok(())
     };
@@ -156,57 +158,6 @@ fn run_error(py: Python<'_>, e: &SimError, stats: &str) -> PyErr {
         Ok(()) => err,
         Err(e) => e,
     }
-}
-
-/// One group of waiting threads of a deadlock report (a line `block (x,y,z) warp W lanes L (first thread
-/// (a,b,c)) STATE at pc P in ...`).
-#[derive(Clone, Debug, PartialEq)]
-struct WaitingThreads {
-    /// The CTA.
-    block: [u32; 3],
-    /// The warp in the CTA.
-    warp: u32,
-    /// The lanes, as ranges (`0-3,8`).
-    lanes: String,
-    /// The first thread's index in the CTA.
-    first_thread: [u32; 3],
-    /// What they do (the mechanism's words).
-    state: String,
-    /// Their pc, when the report gives one.
-    pc: Option<u32>,
-    /// Where they are: pc, function, instruction and source line.
-    at: String,
-}
-
-/// `(x,y,z)` at the start of `s`, and the rest.
-fn triple(s: &str) -> Option<([u32; 3], &str)> {
-    let (inside, rest) = s.strip_prefix('(')?.split_once(')')?;
-    let mut it = inside.split(',').map(|x| x.trim().parse::<u32>());
-    let t = [it.next()?.ok()?, it.next()?.ok()?, it.next()?.ok()?];
-    Some((t, rest))
-}
-
-/// The groups of waiting threads a deadlock report lists (lines it cannot read are skipped).
-fn waiting_threads(report: &str) -> Vec<WaitingThreads> {
-    let line = |l: &str| -> Option<WaitingThreads> {
-        let (block, rest) = triple(l.trim().strip_prefix("block ")?)?;
-        let (warp, rest) = rest.strip_prefix(" warp ")?.split_once(' ')?;
-        let (lanes, rest) = rest.strip_prefix("lanes ")?.split_once(' ')?;
-        let (first_thread, rest) = triple(rest.strip_prefix("(first thread ")?)?;
-        let rest = rest.strip_prefix(") ")?;
-        let (state, at) = rest.split_once(" at pc ").map(|(s, a)| (s, format!("pc {a}")))?;
-        let pc = at.strip_prefix("pc ").and_then(|a| a.split(' ').next()).and_then(|p| p.parse().ok());
-        Some(WaitingThreads {
-            block,
-            warp: warp.parse().ok()?,
-            lanes: lanes.to_string(),
-            first_thread,
-            state: state.to_string(),
-            pc,
-            at,
-        })
-    };
-    report.lines().filter_map(line).collect()
 }
 
 /// Runs `job` on a thread of its own while this (Python) thread waits with the GIL released and checks
@@ -456,12 +407,15 @@ impl PyModuleHandle {
             block,
             warp_size: warp_size.unwrap_or_else(|| gpu.as_ref().map(|g| g.warp_size).unwrap_or(32)),
             dynamic_shared,
-            // 0 means no limit, as on the command line.
-            max_instructions: max_instructions.and_then(reconverge_program::launch::instruction_limit),
             globals: inits,
             dump_globals: dump,
-            max_memory: max_memory.unwrap_or_else(default_max_memory),
-            cancel: Some(cancel.clone()),
+            limits: reconverge_program::RunLimits {
+                // 0 means no limit, as on the command line.
+                max_instructions: max_instructions.and_then(reconverge_program::launch::instruction_limit),
+                max_memory: max_memory.unwrap_or_else(default_max_memory),
+                ..Default::default()
+            },
+            host: reconverge_program::HostOptions { cancel: Some(cancel.clone()), ..Default::default() },
             ..LaunchConfig::default()
         };
         cfg.validate(prog).map_err(|e| invalid(e.to_string()))?;

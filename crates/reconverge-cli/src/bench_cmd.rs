@@ -5,7 +5,7 @@ use crate::suite_cmd::{check_kernel_names, check_warp_sizes, default_kernels_dir
 use crate::{out, outln, Failure};
 use clap::Args;
 use reconverge_mechanism::Mechanism;
-use reconverge_program::{JitPolicy, LaunchConfig};
+use reconverge_program::{HostOptions, JitPolicy, LaunchConfig, RunLimits};
 use reconverge_report::records;
 use reconverge_report::table::Table;
 use reconverge_sim::{run, NoObserver};
@@ -143,8 +143,8 @@ pub fn run_bench(a: BenchArgs) -> Result<(), Failure> {
             .map_err(|err| Failure::input(format!("{}: {err}", e.name)))?;
         let (kernel, args) = (&p.kernel, &p.args);
         let cfg = LaunchConfig {
-            max_instructions: None,
-            jit: if a.no_jit { JitPolicy::Off } else { JitPolicy::Hot },
+            limits: RunLimits { max_instructions: None, ..p.cfg.limits },
+            host: HostOptions { jit: if a.no_jit { JitPolicy::Off } else { JitPolicy::Hot }, ..p.cfg.host.clone() },
             ..p.cfg.clone()
         };
         let (mut warp, mut thread, mut runs) = (0u64, 0u64, 0u64);

@@ -7,7 +7,7 @@ use crate::bench_cmd::BenchArgs;
 use crate::native::{self, Workdir};
 use crate::{out, outln, Failure};
 use reconverge_mechanism::Mechanism;
-use reconverge_program::{JitPolicy, LaunchConfig};
+use reconverge_program::{HostOptions, JitPolicy, LaunchConfig, RunLimits};
 use reconverge_report::records;
 use reconverge_report::table::Table;
 use reconverge_sim::{run, NoObserver, RunResult};
@@ -112,8 +112,8 @@ impl NativeBench<'_> {
         let p = reconverge_suite::prepare_entry(e, self.mech, a.warp_size, &load, u64::MAX)
             .map_err(|err| Failure::input(format!("{}: {err}", e.name)))?;
         let cfg = LaunchConfig {
-            max_instructions: None,
-            jit: if a.no_jit { JitPolicy::Off } else { JitPolicy::Hot },
+            limits: RunLimits { max_instructions: None, ..p.cfg.limits },
+            host: HostOptions { jit: if a.no_jit { JitPolicy::Off } else { JitPolicy::Hot }, ..p.cfg.host.clone() },
             ..p.cfg.clone()
         };
         let threads = cfg.num_ctas() * u64::from(cfg.threads_per_cta());

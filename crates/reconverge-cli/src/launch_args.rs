@@ -3,7 +3,7 @@
 use crate::{source, Failure};
 use clap::Args;
 use reconverge_mechanism::{LutGeometry, Mechanism};
-use reconverge_program::{Arg, DecodeOptions, JitPolicy, LaunchConfig};
+use reconverge_program::{Arg, DecodeOptions, HostOptions, JitPolicy, LaunchConfig, RunLimits};
 use reconverge_sim::Loaded;
 
 /// Options that describe one launch.
@@ -318,13 +318,15 @@ impl LaunchArgs {
             warp_size,
             dynamic_shared: me.dynamic_shared,
             local_bytes: me.local_bytes,
-            max_instructions: reconverge_program::launch::instruction_limit(me.max_instructions),
-            livelock_window: me.livelock_window,
             globals,
             dump_globals: dump_globals.to_vec(),
-            max_memory,
-            jit: if me.no_jit { JitPolicy::Off } else { JitPolicy::Hot },
-            ..LaunchConfig::default()
+            limits: RunLimits {
+                max_instructions: reconverge_program::launch::instruction_limit(me.max_instructions),
+                livelock_window: me.livelock_window,
+                max_memory,
+                ..RunLimits::default()
+            },
+            host: HostOptions { jit: if me.no_jit { JitPolicy::Off } else { JitPolicy::Hot }, cancel: None },
         };
         cfg.validate(kernel.program()).map_err(|e| Failure::input(crate::errors::render(&e.into())))?;
         Ok(Prepared { kernel, cfg, args })

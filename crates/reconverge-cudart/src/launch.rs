@@ -81,8 +81,11 @@ impl Runtime {
             warp_size: settings.warp_size,
             // At most `sharedMemPerBlockOptin` after `check_launch`, so it fits.
             dynamic_shared: u32::try_from(call.shared).unwrap_or(u32::MAX),
-            max_instructions: Some(settings.max_instructions),
-            max_memory: settings.max_memory,
+            limits: reconverge_program::RunLimits {
+                max_instructions: Some(settings.max_instructions),
+                max_memory: settings.max_memory,
+                ..Default::default()
+            },
             ..LaunchConfig::default()
         };
         self.sync_managed_vars(true);

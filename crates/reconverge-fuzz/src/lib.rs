@@ -269,10 +269,13 @@ pub fn check(src: &str, opts: &CheckOptions, seed: u64) -> Result<Reached, Findi
                 grid: [2, 1, 1],
                 block: [48, 1, 1],
                 warp_size: plan.warp_size,
-                max_instructions: Some(opts.max_instructions),
-                max_memory: opts.max_memory,
-                livelock_window: 2_000,
                 local_bytes: 4096,
+                limits: reconverge_program::RunLimits {
+                    max_instructions: Some(opts.max_instructions),
+                    max_memory: opts.max_memory,
+                    livelock_window: 2_000,
+                    ..Default::default()
+                },
                 ..LaunchConfig::default()
             };
             guarded("run", || {

@@ -104,15 +104,26 @@ fn check_seed(seed: u64, opts: &GenOptions) -> Result<u64, String> {
             // terminate fails this test instead of hanging it.
             // Every straight-line segment runs compiled (`JitPolicy::Always`), so the reference checks the
             // compiled code too; at warp size 32 the interpreter alone must give the same statistics.
-            let cfg =
-                LaunchConfig { warp_size: w, max_instructions: Some(SIM_LIMIT), jit: JitPolicy::Always, ..cfg.clone() };
+            let cfg = LaunchConfig {
+                warp_size: w,
+                limits: reconverge_program::RunLimits { max_instructions: Some(SIM_LIMIT), ..cfg.limits },
+                host: reconverge_program::HostOptions { jit: JitPolicy::Always, ..cfg.host.clone() },
+                ..cfg.clone()
+            };
             let r = run(&prog, &cfg, &args, &mut NoObserver);
             if let Some(e) = &r.error {
                 return Err(fail(format!("{mech}, warp size {w}: the simulator stopped: {e}")));
             }
             if w == 32 {
-                let interpreted =
-                    run(&prog, &LaunchConfig { jit: JitPolicy::Off, ..cfg.clone() }, &args, &mut NoObserver);
+                let interpreted = run(
+                    &prog,
+                    &LaunchConfig {
+                        host: reconverge_program::HostOptions { jit: JitPolicy::Off, ..cfg.host.clone() },
+                        ..cfg.clone()
+                    },
+                    &args,
+                    &mut NoObserver,
+                );
                 if interpreted.stats != r.stats || interpreted.buffers != r.buffers {
                     return Err(fail(format!("{mech}, warp size {w}: compiled segments change the results")));
                 }
@@ -244,7 +255,11 @@ fn the_bitonic_barrier_nest_completes_under_every_mechanism() {
     for mech in Mechanism::ALL {
         let prog = load(&module, Some("sync_nest"), mech, &dopts).expect("loads");
         for w in [4, 8, 16, 32, 64] {
-            let cfg = LaunchConfig { warp_size: w, max_instructions: Some(SIM_LIMIT), ..cfg.clone() };
+            let cfg = LaunchConfig {
+                warp_size: w,
+                limits: reconverge_program::RunLimits { max_instructions: Some(SIM_LIMIT), ..cfg.limits },
+                ..cfg.clone()
+            };
             let r = run(&prog, &cfg, &args, &mut NoObserver);
             assert!(r.error.is_none(), "{mech}, warp size {w}: {:?}", r.error.map(|e| e.to_string()));
             let got = r.buffers[0].as_ref().expect("the keys");

@@ -70,7 +70,7 @@ fn invariant_instructions_in_convergent_blocks_agree_across_the_warp() {
                 grid,
                 block,
                 warp_size: w,
-                max_instructions: Some(20_000_000),
+                limits: reconverge_program::RunLimits { max_instructions: Some(20_000_000), ..Default::default() },
                 ..LaunchConfig::default()
             };
             let mut check = Check { prog: prog.program(), claimed: claimed.clone(), violation: None, checked: 0 };

@@ -131,7 +131,7 @@ pub enum LaunchError {
         /// Its size in bytes.
         size: u32,
     },
-    /// The launch needs more memory than the limit ([`crate::LaunchConfig::max_memory`]).
+    /// The launch needs more memory than the limit ([`crate::RunLimits::max_memory`]).
     #[error(
         "the launch needs at least {total} bytes ({}), more than the memory limit of {limit} bytes",
         parts.iter().map(|(k, v)| format!("{k} {v}")).collect::<Vec<_>>().join(", ")

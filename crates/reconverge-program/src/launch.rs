@@ -284,7 +284,9 @@ pub struct GlobalInit {
     pub value: Arg,
 }
 
-/// How a kernel is launched.
+/// How a kernel is launched: its geometry, its memory per CTA and per thread, and the module variables set
+/// before it and read back after it; with the limits of the run ([`RunLimits`]) and the host's options
+/// ([`HostOptions`]), each a concern of its own.
 #[derive(Clone, Debug)]
 pub struct LaunchConfig {
     /// Grid dimensions (CTAs).
@@ -297,6 +299,19 @@ pub struct LaunchConfig {
     pub dynamic_shared: u32,
     /// Local memory per thread (the call stack), in bytes.
     pub local_bytes: u32,
+    /// Module `.global`/`.const` variables set before the launch.
+    pub globals: Vec<GlobalInit>,
+    /// Module variables whose final contents the run returns (the run's `globals`).
+    pub dump_globals: Vec<String>,
+    /// When the run stops or is refused: instructions, livelock, memory, resident CTAs.
+    pub limits: RunLimits,
+    /// How the host runs it: cancellation and native compilation (never a result).
+    pub host: HostOptions,
+}
+
+/// The limits of a run: what stops it (exit 4, a livelock) and what it may hold at once.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RunLimits {
     /// Stop after this many warp instructions (exit 4).
     pub max_instructions: Option<u64>,
     /// CTAs resident at once in functional mode (more start as others finish).
@@ -304,23 +319,40 @@ pub struct LaunchConfig {
     /// Warp instructions without any change of register or memory before a livelock is declared (at
     /// least [`MIN_LIVELOCK_WINDOW`]).
     pub livelock_window: u64,
-    /// Module `.global`/`.const` variables set before the launch.
-    pub globals: Vec<GlobalInit>,
-    /// Module variables whose final contents the run returns (the run's `globals`).
-    pub dump_globals: Vec<String>,
     /// The most memory the launch may use, in bytes (argument buffers and the device's copies of them,
     /// module variables, resident CTAs, the timing model's own structures); a larger launch is rejected
     /// before it allocates anything.
     pub max_memory: u64,
-    /// Bytes the timing model's own structures need (caches, queues, per-thread scoreboards), counted
-    /// against [`LaunchConfig::max_memory`]; the timing model sets it, 0 for functional runs.
-    pub model_bytes: u64,
+}
+
+impl Default for RunLimits {
+    fn default() -> Self {
+        RunLimits {
+            max_instructions: None,
+            max_resident_ctas: 64,
+            livelock_window: 100_000,
+            max_memory: DEFAULT_MAX_MEMORY,
+        }
+    }
+}
+
+/// How the host runs a launch: options that change the speed or stop the run, never a result.
+#[derive(Clone, Debug, Default)]
+pub struct HostOptions {
     /// Set by another thread to stop the run (Ctrl-C in Python): the drivers look at it between rounds
     /// of issue (functional) or epochs (timed) and stop as interrupted.
     pub cancel: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
     /// When functional runs compile straight-line segments of pure lane instructions to native code
     /// (`--no-jit`: never). Results and statistics are the same under every policy; only the speed differs.
     pub jit: JitPolicy,
+}
+
+impl HostOptions {
+    /// Whether another thread asked the run to stop ([`HostOptions::cancel`]).
+    #[inline]
+    pub fn cancelled(&self) -> bool {
+        self.cancel.as_ref().is_some_and(|c| c.load(std::sync::atomic::Ordering::Relaxed))
+    }
 }
 
 /// When the functional machine compiles a straight-line segment of pure lane instructions to native code.
@@ -404,24 +436,19 @@ impl Default for LaunchConfig {
             warp_size: 32,
             dynamic_shared: 0,
             local_bytes: 64 * 1024,
-            max_instructions: None,
-            max_resident_ctas: 64,
-            livelock_window: 100_000,
             globals: Vec::new(),
             dump_globals: Vec::new(),
-            max_memory: DEFAULT_MAX_MEMORY,
-            model_bytes: 0,
-            cancel: None,
-            jit: JitPolicy::Hot,
+            limits: RunLimits::default(),
+            host: HostOptions::default(),
         }
     }
 }
 
 impl LaunchConfig {
-    /// Whether another thread asked the run to stop ([`LaunchConfig::cancel`]).
+    /// Whether another thread asked the run to stop ([`HostOptions::cancel`]).
     #[inline]
     pub fn cancelled(&self) -> bool {
-        self.cancel.as_ref().is_some_and(|c| c.load(std::sync::atomic::Ordering::Relaxed))
+        self.host.cancelled()
     }
 
     /// Threads per CTA (valid after [`LaunchConfig::validate`]: at most 1024).
@@ -455,8 +482,8 @@ impl LaunchConfig {
                 return Err(LaunchError::GridTooLarge { axis: ["x", "y", "z"][d], size: g, max });
             }
         }
-        if self.livelock_window < MIN_LIVELOCK_WINDOW {
-            return Err(LaunchError::LivelockWindow(self.livelock_window));
+        if self.limits.livelock_window < MIN_LIVELOCK_WINDOW {
+            return Err(LaunchError::LivelockWindow(self.limits.livelock_window));
         }
         for n in &self.dump_globals {
             prog.find_variable(n, VariableUse::Dump)?;

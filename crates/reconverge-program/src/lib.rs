@@ -25,7 +25,9 @@ pub mod types;
 
 pub use decode::{decode, select_kernel, BranchPoint, DecodeError, DecodeOptions, FunctionPoints, Unsupported};
 pub use error::{quote, ArgShapeError, LaunchError, OutOfMemory, ValueError, VariableUse};
-pub use launch::{parse_scalar, Arg, Buffer, Dtype, GlobalInit, JitPolicy, LaunchArgs, LaunchConfig};
+pub use launch::{
+    parse_scalar, Arg, Buffer, Dtype, GlobalInit, HostOptions, JitPolicy, LaunchArgs, LaunchConfig, RunLimits,
+};
 pub use program::Program;
 pub use scalar_plan::ScalarPlan;
 pub use struct_arg::{check_arg, struct_layout, FieldBuffer, StructArg, StructField, StructLayout, StructPointer};

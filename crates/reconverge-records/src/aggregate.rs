@@ -2,8 +2,11 @@
 //! JSON of `reconverge run --json`, which the Python package's launches return too) to a running total,
 //! each key by its [`Kind`] as the table [`KINDS`] declares it: counts are summed, maxima take the
 //! largest value, ratios are recomputed from their summed numerator and denominator, nested objects are
-//! merged member by member with the same rules. A key the table does not know is an error
-//! ([`AggregateError::UnknownKey`]), so a statistic added later cannot be summed by accident.
+//! merged member by member with the same rules. The members of objects of counts (`by_class`,
+//! `stall_cycles`, `memory`, ...: [`COUNT_OBJECTS`]) are the fields of their statistics types, each
+//! summed; the mechanism's counters combine as the mechanism declares them. A key that neither the table
+//! nor a type knows is an error ([`AggregateError::UnknownKey`]), so a statistic added later cannot be
+//! summed by accident.
 //!
 //! Some ratios' numerators or denominators are not statistics of their own (`ipc` is issued instructions
 //! over cycles, `issue_utilization` issued instructions over issue slots, seed 004's convergent shares
@@ -67,7 +70,8 @@ pub enum Kind {
         /// The baseline count.
         whole: Operand,
     },
-    /// A nested object: every member by its own kind (`parent.member` in the table).
+    /// A nested object: every member by its own kind (`parent.member` in the table, or a field of the
+    /// object's type for [`COUNT_OBJECTS`]).
     Object,
     /// A list of counts, summed index by index (the longer list's length).
     Elementwise,
@@ -114,15 +118,6 @@ pub static KINDS: &[(&str, Kind)] = &[
     ("barriers", Kind::Sum),
     ("lane_histogram", Kind::Elementwise),
     ("by_class", Kind::Object),
-    ("by_class.int", Kind::Sum),
-    ("by_class.float", Kind::Sum),
-    ("by_class.double", Kind::Sum),
-    ("by_class.sfu", Kind::Sum),
-    ("by_class.mem", Kind::Sum),
-    ("by_class.control", Kind::Sum),
-    ("by_class.sync", Kind::Sum),
-    ("by_class.mechanism", Kind::Sum),
-    ("by_class.nop", Kind::Sum),
     ("ctas", Kind::Sum),
     ("threads", Kind::Sum),
     ("kernel", Kind::Last),
@@ -141,23 +136,8 @@ pub static KINDS: &[(&str, Kind)] = &[
     ("scalarization.oracle_exact", ratio(&["_counts.oracle_exact"], &["_counts.divergent"], false, Zero::Null)),
     ("scalarization.oracle_over_budget", Kind::Sum),
     ("scalarization.issued", Kind::Object),
-    ("scalarization.issued.scalar", Kind::Sum),
-    ("scalarization.issued.converged", Kind::Sum),
-    ("scalarization.issued.dcp", Kind::Sum),
-    ("scalarization.issued.diverged", Kind::Sum),
-    ("scalarization.issued.base", Kind::Sum),
     ("scalarization.baseline", Kind::Object),
-    ("scalarization.baseline.operations", Kind::Sum),
-    ("scalarization.baseline.register_reads", Kind::Sum),
-    ("scalarization.baseline.register_writes", Kind::Sum),
-    ("scalarization.baseline.address_counts", Kind::Sum),
-    ("scalarization.baseline.data_accesses", Kind::Sum),
     ("scalarization.scalarized", Kind::Object),
-    ("scalarization.scalarized.operations", Kind::Sum),
-    ("scalarization.scalarized.register_reads", Kind::Sum),
-    ("scalarization.scalarized.register_writes", Kind::Sum),
-    ("scalarization.scalarized.address_counts", Kind::Sum),
-    ("scalarization.scalarized.data_accesses", Kind::Sum),
     ("scalarization.reduction", Kind::Object),
     (
         "scalarization.reduction.operations",
@@ -190,30 +170,10 @@ pub static KINDS: &[(&str, Kind)] = &[
     ("latency_hiding_issues", Kind::Sum),
     ("lane_ops", Kind::Sum),
     ("stall_cycles", Kind::Object),
-    ("stall_cycles.memory", Kind::Sum),
-    ("stall_cycles.scoreboard", Kind::Sum),
-    ("stall_cycles.pipeline", Kind::Sum),
-    ("stall_cycles.barrier", Kind::Sum),
-    ("stall_cycles.mechanism", Kind::Sum),
-    ("stall_cycles.no_ready_warp", Kind::Sum),
     ("l1_hit_rate", ratio(&["memory.l1_hits"], &["memory.l1_accesses"], false, Zero::Naught)),
     ("l2_hit_rate", ratio(&["memory.l2_hits"], &["memory.l2_accesses"], false, Zero::Naught)),
     ("dram_transactions", Kind::Sum),
     ("memory", Kind::Object),
-    ("memory.l1_accesses", Kind::Sum),
-    ("memory.l1_hits", Kind::Sum),
-    ("memory.l1_mshr_merges", Kind::Sum),
-    ("memory.l1_mshr_full", Kind::Sum),
-    ("memory.global_instructions", Kind::Sum),
-    ("memory.transactions", Kind::Sum),
-    ("memory.sectors", Kind::Sum),
-    ("memory.shared_instructions", Kind::Sum),
-    ("memory.shared_wavefronts", Kind::Sum),
-    ("memory.l2_accesses", Kind::Sum),
-    ("memory.l2_hits", Kind::Sum),
-    ("memory.dram_reads", Kind::Sum),
-    ("memory.dram_writes", Kind::Sum),
-    ("memory.dram_bytes", Kind::Sum),
     ("sm_cycles", Kind::Elementwise),
     ("epochs", Kind::Sum),
     ("epoch_cycles", Kind::Last),
@@ -225,11 +185,6 @@ pub static KINDS: &[(&str, Kind)] = &[
     ("_counts.divergent", Kind::Sum),
     ("_counts.oracle_exact", Kind::Sum),
     ("_counts.convergent", Kind::Object),
-    ("_counts.convergent.ca", Kind::Sum),
-    ("_counts.convergent.ca_va", Kind::Sum),
-    ("_counts.convergent.exit", Kind::Sum),
-    ("_counts.convergent.dcp", Kind::Sum),
-    ("_counts.convergent.oracle", Kind::Sum),
 ];
 
 /// The members of a `branches_by_pc` entry. `function`, `pc` and `ptx_line` say which branch it is;
@@ -263,9 +218,71 @@ const fn saving(part: &'static [&'static str], whole: &'static [&'static str]) -
     Kind::Saving { part: Operand { paths: part, per_lane: false }, whole: Operand { paths: whole, per_lane: false } }
 }
 
-/// The kind of the statistic at `path` (`stall_cycles.memory`), if the table has it.
+/// Objects of counts whose members are the fields of a statistics type, each summed: the type declares
+/// them, so they need no rule of their own in [`KINDS`] (which lists the object itself, as
+/// [`Kind::Object`]). A key the type lacks is still unknown.
+pub static COUNT_OBJECTS: &[(&str, Counts)] = &[
+    ("by_class", Counts::Class),
+    ("scalarization.issued", Counts::Issued),
+    ("scalarization.baseline", Counts::Activity),
+    ("scalarization.scalarized", Counts::Activity),
+    ("stall_cycles", Counts::Stalls),
+    ("memory", Counts::Memory),
+    ("_counts.convergent", Counts::Convergent),
+];
+
+/// A statistics type whose every field is a count ([`COUNT_OBJECTS`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Counts {
+    /// [`reconverge_sim::stats::ClassCounts`]: warp instructions by class.
+    Class,
+    /// [`reconverge_sim::scalarize::IssuedSplit`]: seed 004's issued groups by kind.
+    Issued,
+    /// [`reconverge_sim::scalarize::Activity`]: seed 004's operations, register and memory accesses.
+    Activity,
+    /// [`reconverge_timing::stats::StallCounts`]: stall cycles by cause.
+    Stalls,
+    /// [`reconverge_timing::stats::MemoryCounters`]: the memory hierarchy's counters.
+    Memory,
+    /// [`reconverge_sim::scalarize::ConvergentCounts`]: seed 004's convergent thread instructions.
+    Convergent,
+}
+
+impl Counts {
+    /// The members: the type's fields, as its statistics name them (its serialised default's keys).
+    pub fn members(self) -> &'static [String] {
+        use reconverge_sim::scalarize::{Activity, ConvergentCounts, IssuedSplit};
+        use reconverge_timing::stats::{MemoryCounters, StallCounts};
+        fn names<T: serde::Serialize + Default>() -> Vec<String> {
+            match serde_json::to_value(T::default()) {
+                Ok(Value::Object(m)) => m.keys().cloned().collect(),
+                _ => Vec::new(),
+            }
+        }
+        static MEMBERS: std::sync::OnceLock<[Vec<String>; 6]> = std::sync::OnceLock::new();
+        let all = MEMBERS.get_or_init(|| {
+            [
+                names::<reconverge_sim::stats::ClassCounts>(),
+                names::<IssuedSplit>(),
+                names::<Activity>(),
+                names::<StallCounts>(),
+                names::<MemoryCounters>(),
+                names::<ConvergentCounts>(),
+            ]
+        });
+        &all[self as usize]
+    }
+}
+
+/// The kind of the statistic at `path` (`stall_cycles.memory`), if the table has it or it is a member
+/// of a count object ([`COUNT_OBJECTS`], then a [`Kind::Sum`]).
 pub fn kind_of(path: &str) -> Option<Kind> {
-    KINDS.iter().find(|(p, _)| *p == path).map(|(_, k)| *k)
+    if let Some((_, k)) = KINDS.iter().find(|(p, _)| *p == path) {
+        return Some(*k);
+    }
+    let (parent, member) = path.rsplit_once('.')?;
+    let (_, counts) = COUNT_OBJECTS.iter().find(|(p, _)| *p == parent)?;
+    counts.members().iter().any(|m| m == member).then_some(Kind::Sum)
 }
 
 /// Why statistics cannot be combined.
@@ -457,13 +474,7 @@ pub fn hidden_counts(stats: &Stats, timing: Option<&TimingStats>) -> Map<String,
     if let Some(z) = &stats.scalarization {
         m.insert("divergent".into(), z.divergent.into());
         m.insert("oracle_exact".into(), z.oracle_exact.into());
-        let c = &z.convergent;
-        let convergent: Map<String, Value> =
-            [("ca", c.ca), ("ca_va", c.ca_va), ("exit", c.exit), ("dcp", c.dcp), ("oracle", c.oracle)]
-                .into_iter()
-                .map(|(k, v)| (k.to_string(), v.into()))
-                .collect();
-        m.insert("convergent".into(), convergent.into());
+        m.insert("convergent".into(), serde_json::to_value(z.convergent).unwrap_or_default());
     }
     m
 }

@@ -127,9 +127,9 @@ impl Entry {
             block: self.block,
             warp_size: w,
             dynamic_shared: self.dynamic_shared,
-            max_instructions,
             globals: self.globals.clone(),
             dump_globals: self.expected_globals.iter().map(|(n, _)| n.clone()).collect(),
+            limits: reconverge_program::RunLimits { max_instructions, ..Default::default() },
             ..LaunchConfig::default()
         }
     }
@@ -309,7 +309,10 @@ fn simulator_against_reference(e: &Entry, case: &Case) -> (usize, Vec<String>) {
         }
         // Every straight-line segment runs compiled from its first run, so the reference checks
         // the compiled code as well as the interpreter.
-        let sim_cfg = LaunchConfig { jit: reconverge_program::JitPolicy::Always, ..cfg.clone() };
+        let sim_cfg = LaunchConfig {
+            host: reconverge_program::HostOptions { jit: reconverge_program::JitPolicy::Always, ..cfg.host.clone() },
+            ..cfg.clone()
+        };
         for (mech, prog) in &progs {
             let tag = format!("{} {mech} warp {w}", case.ptx);
             let sim = run(prog, &sim_cfg, &args, &mut NoObserver);

@@ -60,15 +60,17 @@ fn dtype_of(ty: ScalarType) -> Dtype {
 impl DeviceState {
     /// Builds the device state of a launch: places module variables, applies `cfg.globals`, allocates
     /// argument buffers (taking them over when `args` is owned, copying them when borrowed) and fills the
-    /// parameter buffer. Checks the memory limit first; a host allocation that fails is
+    /// parameter buffer. Checks the memory limit first (with `model_bytes`, what the timing model's own
+    /// structures take, 0 for functional runs); a host allocation that fails is
     /// [`SimError::OutOfMemory`], never an abort.
     pub fn new(
         prog: &Program,
         args: LaunchArgs<'_>,
         cfg: &LaunchConfig,
         resident_ctas: u64,
+        model_bytes: u64,
     ) -> Result<DeviceState, SimError> {
-        check_memory(prog, &args, cfg, resident_ctas)?;
+        check_memory(prog, &args, cfg, resident_ctas, model_bytes)?;
         let mut mem = DeviceMemory::new();
         for g in &prog.globals {
             let mut data = try_zeros(g.size as usize, || format!("module variable `{}`", g.name))?;
@@ -101,8 +103,15 @@ impl DeviceState {
     }
 
     /// Checks a resident state against the launch: the parameter buffer's size, the constant bank's, and
-    /// the memory limit (its allocations plus the resident CTAs' state).
-    pub fn check_resident(&self, prog: &Program, cfg: &LaunchConfig, resident_ctas: u64) -> Result<(), SimError> {
+    /// the memory limit (its allocations plus the resident CTAs' state, plus `model_bytes` for the timing
+    /// model's own structures).
+    pub fn check_resident(
+        &self,
+        prog: &Program,
+        cfg: &LaunchConfig,
+        resident_ctas: u64,
+        model_bytes: u64,
+    ) -> Result<(), SimError> {
         if self.params.len() < prog.param_size as usize || self.consts.len() < prog.const_size as usize {
             return Err(LaunchError::Machine(format!(
                 "resident state of {} parameter and {} constant bytes for a kernel with {} and {}",
@@ -115,13 +124,13 @@ impl DeviceState {
         }
         let [_, _, ctas] = memory_estimate(prog, &LaunchArgs::Borrowed(&[]), cfg, resident_ctas);
         let held = self.mem.allocations().iter().map(|a| a.data.len() as u64).fold(0u64, u64::saturating_add);
-        let total = held.saturating_add(ctas.1).saturating_add(cfg.model_bytes);
-        if total > cfg.max_memory {
+        let total = held.saturating_add(ctas.1).saturating_add(model_bytes);
+        if total > cfg.limits.max_memory {
             let mut parts = vec![("device memory", held), ctas];
-            if cfg.model_bytes > 0 {
-                parts.push(("timing model", cfg.model_bytes));
+            if model_bytes > 0 {
+                parts.push(("timing model", model_bytes));
             }
-            return Err(LaunchError::MemoryLimit { total, parts, limit: cfg.max_memory }.into());
+            return Err(LaunchError::MemoryLimit { total, parts, limit: cfg.limits.max_memory }.into());
         }
         Ok(())
     }
@@ -359,15 +368,21 @@ pub fn memory_estimate(
     [("argument buffers", buffers), ("module variables", globals), ("resident CTAs", per_cta.saturating_mul(ctas))]
 }
 
-fn check_memory(prog: &Program, args: &LaunchArgs<'_>, cfg: &LaunchConfig, resident_ctas: u64) -> Result<(), SimError> {
+fn check_memory(
+    prog: &Program,
+    args: &LaunchArgs<'_>,
+    cfg: &LaunchConfig,
+    resident_ctas: u64,
+    model_bytes: u64,
+) -> Result<(), SimError> {
     let parts = memory_estimate(prog, args, cfg, resident_ctas);
-    let total = parts.iter().map(|p| p.1).fold(0u64, u64::saturating_add).saturating_add(cfg.model_bytes);
-    if total > cfg.max_memory {
+    let total = parts.iter().map(|p| p.1).fold(0u64, u64::saturating_add).saturating_add(model_bytes);
+    if total > cfg.limits.max_memory {
         let mut parts = parts.to_vec();
-        if cfg.model_bytes > 0 {
-            parts.push(("timing model", cfg.model_bytes));
+        if model_bytes > 0 {
+            parts.push(("timing model", model_bytes));
         }
-        return Err(LaunchError::MemoryLimit { total, parts, limit: cfg.max_memory }.into());
+        return Err(LaunchError::MemoryLimit { total, parts, limit: cfg.limits.max_memory }.into());
     }
     Ok(())
 }

@@ -1,9 +1,9 @@
 //! The functional machine: one [`SmCore`] holding up to `max_resident_ctas` CTAs, issue contexts visited
 //! round robin (each issues up to a quantum of instructions), deadlock and limit detection, and the result.
 
-use crate::core::{stall_report, IssueEnv, Jit, JitReport, Observer, SmCore, Watchdog, HOT_RUNS};
+use crate::core::{IssueEnv, Jit, JitReport, Observer, SmCore, Watchdog, HOT_RUNS};
 use crate::device::DeviceState;
-use crate::error::{RunLimit, SimError};
+use crate::error::{DeadlockReport, LiveThreads, RunLimit, SimError};
 use crate::launch::JitPolicy;
 use crate::launch::{Buffer, LaunchArgs, LaunchConfig};
 use crate::mechanism::{Peek, Tracker};
@@ -35,8 +35,9 @@ pub struct RunResult {
     /// Whether `printf` output was dropped: a launch keeps at most [`crate::printf::OUTPUT_LIMIT`] bytes
     /// (CUDA's default printf FIFO size).
     pub printf_truncated: bool,
-    /// What compiling straight-line segments did in a functional run ([`LaunchConfig::jit`]): segments,
-    /// instructions and wall-clock time. Not a statistic: it depends on the host, never on the results.
+    /// What compiling straight-line segments did in a functional run
+    /// ([`reconverge_program::HostOptions::jit`]): segments, instructions and wall-clock time. Not a
+    /// statistic: it depends on the host, never on the results.
     pub jit: JitReport,
 }
 
@@ -124,10 +125,10 @@ fn run_with<T: Tracker>(
     observer: &mut dyn Observer,
 ) -> RunResult {
     let empty = || Stats::new(prog, cfg.warp_size, T::STRUCTURE);
-    let resident = cfg.max_resident_ctas as u64;
+    let resident = cfg.limits.max_resident_ctas as u64;
     let nargs = args.as_slice().len();
     let mut dev =
-        match cfg.validate(prog).map_err(SimError::from).and_then(|_| DeviceState::new(prog, args, cfg, resident)) {
+        match cfg.validate(prog).map_err(SimError::from).and_then(|_| DeviceState::new(prog, args, cfg, resident, 0)) {
             Ok(d) => d,
             Err(e) => return RunResult::failed(prog, empty(), e, nargs),
         };
@@ -159,7 +160,7 @@ fn run_resident_with<T: Tracker>(
     let checked = cfg
         .validate(prog)
         .map_err(SimError::from)
-        .and_then(|_| dev.check_resident(prog, cfg, cfg.max_resident_ctas as u64));
+        .and_then(|_| dev.check_resident(prog, cfg, cfg.limits.max_resident_ctas as u64, 0));
     match checked {
         Ok(()) => {
             let (stats, error, printed, jit) = execute(prog, tracker, cfg, dev, observer);
@@ -180,7 +181,7 @@ fn execute<T: Tracker>(
     observer: &mut dyn Observer,
 ) -> (Stats, Option<SimError>, (Vec<PrintfRecord>, bool), JitReport) {
     let mut core = SmCore::new(prog, tracker, cfg, 0, 1);
-    let hot = match cfg.jit {
+    let hot = match cfg.host.jit {
         JitPolicy::Off => None,
         JitPolicy::Hot => Some(HOT_RUNS),
         JitPolicy::Always => Some(1),
@@ -208,7 +209,7 @@ fn simulate<'p, T: Tracker>(
     let mut issued_total = 0u64;
     let mut contexts = Vec::new();
     loop {
-        while core.resident() < cfg.max_resident_ctas as usize && next_cta < total {
+        while core.resident() < cfg.limits.max_resident_ctas as usize && next_cta < total {
             core.launch(next_cta);
             next_cta += 1;
         }
@@ -237,8 +238,8 @@ fn simulate<'p, T: Tracker>(
                         record_access: false,
                     };
                     // Straight-line code issues as one run, unless an observer follows this context.
-                    let left = cfg.max_instructions.map_or(u64::MAX, |m| m.saturating_sub(issued_total));
-                    let room = u64::from(QUANTUM - n).min(watchdog.room(cfg.livelock_window)).min(left);
+                    let left = cfg.limits.max_instructions.map_or(u64::MAX, |m| m.saturating_sub(issued_total));
+                    let room = u64::from(QUANTUM - n).min(watchdog.room(cfg.limits.livelock_window)).min(left);
                     let run = if room >= 2 && !core.linear(c).is_some_and(|l| observer.wants(l, group.ctx)) {
                         core.straight_run(c, &group, room as u32)
                     } else {
@@ -251,16 +252,16 @@ fn simulate<'p, T: Tracker>(
                         (issued, u32::from(!issued.changed))
                     };
                     issued_total += u64::from(run);
-                    let suspect = watchdog.observe_run(u64::from(run), u64::from(quiet), cfg.livelock_window);
+                    let suspect = watchdog.observe_run(u64::from(run), u64::from(quiet), cfg.limits.livelock_window);
                     if watchdog.take_started() {
                         core.reset_quiet();
                     }
                     if suspect && watchdog.livelocked(core.quiet_threads(), core.program().insts.len()) {
-                        let mut lines = Vec::new();
-                        core.where_threads(24, &mut lines);
-                        return Err(SimError::Deadlock { report: watchdog.report(core_name(core), &lines) });
+                        let mut live = LiveThreads::default();
+                        core.where_threads(24, &mut live);
+                        return Err(SimError::Deadlock { report: Box::new(watchdog.report(core_name(core), live)) });
                     }
-                    if let Some(max) = cfg.max_instructions {
+                    if let Some(max) = cfg.limits.max_instructions {
                         if issued_total >= max {
                             return Err(SimError::Limit(RunLimit::Instructions(max)));
                         }
@@ -275,9 +276,10 @@ fn simulate<'p, T: Tracker>(
             return Err(SimError::Interrupted);
         }
         if issued_round == 0 && core.has_work() {
-            let mut lines = Vec::new();
-            core.where_threads(24, &mut lines);
-            return Err(SimError::Deadlock { report: stall_report(core_name(core), &lines) });
+            let mut live = LiveThreads::default();
+            core.where_threads(24, &mut live);
+            let report = Box::new(DeadlockReport::Stall { mechanism: core_name(core), live });
+            return Err(SimError::Deadlock { report });
         }
     }
 }

@@ -189,7 +189,10 @@ pub fn prepare_entry_with(
         block: entry.block,
         warp_size,
         dynamic_shared: entry.dynamic_shared,
-        max_instructions: reconverge_program::launch::instruction_limit(max_instructions),
+        limits: reconverge_program::RunLimits {
+            max_instructions: reconverge_program::launch::instruction_limit(max_instructions),
+            ..Default::default()
+        },
         ..LaunchConfig::default()
     };
     Ok(PreparedEntry { kernel, cfg, args: launch_args })

@@ -555,7 +555,12 @@ fn run_engines(ptx: &str, args: &[Arg], threads: u32) -> Vec<(&'static str, Buff
     let prog = load(&module, Some("cvt_k"), Mechanism::Pdom, &DecodeOptions::default())
         .unwrap_or_else(|e| panic!("the simulator cannot load the cvt kernel: {e}"));
     for (engine, jit) in [("functional", JitPolicy::Off), ("compiled", JitPolicy::Always)] {
-        let r = run(&prog, &LaunchConfig { jit, ..cfg.clone() }, args, &mut NoObserver);
+        let r = run(
+            &prog,
+            &LaunchConfig { host: reconverge_program::HostOptions { jit, ..cfg.host.clone() }, ..cfg.clone() },
+            args,
+            &mut NoObserver,
+        );
         assert!(r.error.is_none(), "{engine}: {:?}", r.error);
         results.push((engine, out(&r.buffers, engine)));
     }

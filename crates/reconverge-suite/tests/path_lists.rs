@@ -186,8 +186,8 @@ fn threads_that_advance_slowly_are_not_a_livelock() {
     let mut p = prepared("mandelbrot", Mechanism::Stackless, 32);
     p.cfg.grid = [4, 2, 1];
     p.cfg.block = [16, 16, 1];
-    p.cfg.livelock_window = 1000;
-    p.cfg.max_instructions = Some(5_000_000);
+    p.cfg.limits.livelock_window = 1000;
+    p.cfg.limits.max_instructions = Some(5_000_000);
     let f32 = |x: f32| reconverge_program::Arg::Scalar(u64::from(x.to_bits()));
     p.args = vec![
         reconverge_program::Arg::Buffer(reconverge_program::Buffer::zeros(reconverge_program::Dtype::I32, 64 * 32)),

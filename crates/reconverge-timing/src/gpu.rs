@@ -12,7 +12,8 @@ use reconverge_mechanism::Tracker;
 use reconverge_program::launch::LaunchArgs;
 use reconverge_program::{LaunchConfig, LaunchError, Program};
 use reconverge_sim::access::GlobalMemory;
-use reconverge_sim::core::{stall_report, QuietThreads, Watchdog};
+use reconverge_sim::core::{QuietThreads, Watchdog};
+use reconverge_sim::error::{DeadlockReport, LiveThreads};
 use reconverge_sim::memory::DeviceMemory;
 use reconverge_sim::{DeviceState, Loaded, RunLimit, RunResult, SimError, Stats};
 use std::sync::Arc;
@@ -152,15 +153,14 @@ fn run_with<T: Tracker>(
     let recorded =
         trace.map_or(0, |t| t.max_events as u64).saturating_mul(std::mem::size_of::<trace::TraceEvent>() as u64);
     let model_bytes = gpu.model_bytes(prog.nregs as u64, launch).saturating_add(recorded);
-    let launch = &LaunchConfig { model_bytes, ..launch.clone() };
     let mut owned: Option<DeviceState> = None;
     let dev: &mut DeviceState = match source {
-        Source::Args(args) => match DeviceState::new(prog, args, launch, resident) {
+        Source::Args(args) => match DeviceState::new(prog, args, launch, resident, model_bytes) {
             Ok(d) => owned.insert(d),
             Err(e) => return empty(e),
         },
         Source::Resident(d) => {
-            if let Err(e) = d.check_resident(prog, launch, resident) {
+            if let Err(e) = d.check_resident(prog, launch, resident, model_bytes) {
                 return empty(e);
             }
             d
@@ -288,7 +288,7 @@ fn epochs<T: Tracker>(
         for sm in sms.iter_mut() {
             sm.retire();
         }
-        let suspect = watchdog.observe(issued, changed, launch.livelock_window);
+        let suspect = watchdog.observe(issued, changed, launch.limits.livelock_window);
         if watchdog.take_started() {
             for sm in sms.iter_mut() {
                 sm.reset_quiet();
@@ -297,7 +297,7 @@ fn epochs<T: Tracker>(
         let quiet = sms.iter().fold(QuietThreads::default(), |q, sm| q.plus(sm.core().quiet_threads()));
         if suspect && watchdog.livelocked(quiet, prog.insts.len()) {
             let name = sms[0].core().tracker_name();
-            return Some(SimError::Deadlock { report: watchdog.report(name, &where_threads(sms)) });
+            return Some(SimError::Deadlock { report: Box::new(watchdog.report(name, where_threads(sms))) });
         }
         // A stall deadlock: nothing issued, no memory response is on its way, and no context of any SM can
         // become ready by itself (every one waits at a barrier or for threads that cannot arrive). Long
@@ -306,12 +306,13 @@ fn epochs<T: Tracker>(
         let wake = outcomes.iter().map(|o| o.wake).min().unwrap_or(u64::MAX);
         if issued == 0 && !pending && wake == u64::MAX && sms.iter().any(|s| s.has_work()) {
             let name = sms[0].core().tracker_name();
-            return Some(SimError::Deadlock { report: stall_report(name, &where_threads(sms)) });
+            let report = Box::new(DeadlockReport::Stall { mechanism: name, live: where_threads(sms) });
+            return Some(SimError::Deadlock { report });
         }
         if launch.cancelled() {
             return Some(SimError::Interrupted);
         }
-        if let Some(max) = launch.max_instructions {
+        if let Some(max) = launch.limits.max_instructions {
             if total_issued >= max {
                 return Some(SimError::Limit(RunLimit::Instructions(max)));
             }
@@ -320,12 +321,12 @@ fn epochs<T: Tracker>(
     }
 }
 
-fn where_threads<T: Tracker>(sms: &[Sm<'_, T>]) -> Vec<String> {
-    let mut lines = Vec::new();
+fn where_threads<T: Tracker>(sms: &[Sm<'_, T>]) -> LiveThreads {
+    let mut live = LiveThreads::default();
     for sm in sms {
-        sm.core().where_threads(24, &mut lines);
+        sm.core().where_threads(24, &mut live);
     }
-    lines
+    live
 }
 
 /// Applies the epoch's global stores and atomics of every SM in (cycle, SM, sequence) order; returns

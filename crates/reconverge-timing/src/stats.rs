@@ -83,7 +83,89 @@ pub struct TimingStats {
     pub epoch_cycles: u64,
 }
 
+impl StallCounts {
+    /// Adds the counts of `o` (every field is named, so a new cause must say how it combines).
+    pub fn merge(&mut self, o: &StallCounts) {
+        let StallCounts { memory, scoreboard, pipeline, barrier, mechanism, no_ready_warp } = o;
+        self.memory += memory;
+        self.scoreboard += scoreboard;
+        self.pipeline += pipeline;
+        self.barrier += barrier;
+        self.mechanism += mechanism;
+        self.no_ready_warp += no_ready_warp;
+    }
+}
+
+impl MemoryCounters {
+    /// Adds the counts of `o` (every field is named, so a new counter must say how it combines).
+    pub fn merge(&mut self, o: &MemoryCounters) {
+        let MemoryCounters {
+            l1_accesses,
+            l1_hits,
+            l1_mshr_merges,
+            l1_mshr_full,
+            global_instructions,
+            transactions,
+            sectors,
+            shared_instructions,
+            shared_wavefronts,
+            l2_accesses,
+            l2_hits,
+            dram_reads,
+            dram_writes,
+            dram_bytes,
+        } = o;
+        self.l1_accesses += l1_accesses;
+        self.l1_hits += l1_hits;
+        self.l1_mshr_merges += l1_mshr_merges;
+        self.l1_mshr_full += l1_mshr_full;
+        self.global_instructions += global_instructions;
+        self.transactions += transactions;
+        self.sectors += sectors;
+        self.shared_instructions += shared_instructions;
+        self.shared_wavefronts += shared_wavefronts;
+        self.l2_accesses += l2_accesses;
+        self.l2_hits += l2_hits;
+        self.dram_reads += dram_reads;
+        self.dram_writes += dram_writes;
+        self.dram_bytes += dram_bytes;
+    }
+}
+
 impl TimingStats {
+    /// Adds another launch's statistics, as `Device.stats` and `reconverge exec` combine launches
+    /// (`reconverge_records::aggregate`): counts summed, `sm_cycles` index by index, the epoch length
+    /// the last launch's. Every field is named, so a new statistic must say how it combines.
+    pub fn merge(&mut self, o: &TimingStats) {
+        let TimingStats {
+            cycles,
+            issue_slots,
+            issued,
+            latency_hiding_issues,
+            lane_ops,
+            stalls,
+            memory,
+            sm_cycles,
+            epochs,
+            epoch_cycles,
+        } = o;
+        self.cycles += cycles;
+        self.issue_slots += issue_slots;
+        self.issued += issued;
+        self.latency_hiding_issues += latency_hiding_issues;
+        self.lane_ops += lane_ops;
+        self.stalls.merge(stalls);
+        self.memory.merge(memory);
+        if self.sm_cycles.len() < sm_cycles.len() {
+            self.sm_cycles.resize(sm_cycles.len(), 0);
+        }
+        for (a, b) in self.sm_cycles.iter_mut().zip(sm_cycles) {
+            *a += b;
+        }
+        self.epochs += epochs;
+        self.epoch_cycles = *epoch_cycles;
+    }
+
     /// Warp instructions per cycle (whole GPU).
     pub fn ipc(&self) -> f64 {
         if self.cycles == 0 {

@@ -10,7 +10,7 @@
 //! instructions always run in the interpreter, which stays the reference: the compiled code evaluates
 //! the operations it does not inline with the interpreter's own semantics functions
 //! ([`lane_value`], [`lane_compare`]), and the differential tests require identical memory and
-//! statistics with and without compilation (`LaunchConfig::jit`, `--no-jit`).
+//! statistics with and without compilation (`HostOptions::jit`, `--no-jit`).
 
 use super::cta::Cta;
 use crate::alu;

@@ -13,7 +13,7 @@ mod lanes;
 mod report;
 
 pub use jit::{Jit, JitReport, HOT_RUNS};
-pub use report::{livelock_report, stall_report, Watchdog};
+pub use report::Watchdog;
 
 use crate::access::{AccessLog, GlobalMemory};
 use crate::error::SimError;

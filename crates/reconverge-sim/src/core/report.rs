@@ -2,8 +2,8 @@
 //! every live thread is.
 
 use super::SmCore;
+use crate::error::{DeadlockReport, LiveThreads, WaitingGroup};
 use crate::mechanism::Tracker;
-use crate::types::{lanes, LaneMask};
 
 /// The livelock watchdog both drivers use. Its rule, in two phases:
 /// 1. It counts warp instructions without *progress* (a memory change, an exit, a call or a barrier
@@ -95,33 +95,23 @@ impl Watchdog {
         self.since_progress
     }
 
-    /// The report of the livelock this watchdog declared, with `threads` describing where they are.
-    pub fn report(&self, mechanism: &str, threads: &[String]) -> String {
-        livelock_report(mechanism, self.since_progress, self.watched, threads)
+    /// The report of the livelock this watchdog declared under `mechanism`, with `live` the threads: no
+    /// memory change, exit, call or barrier release in the last `quiet` warp instructions, and no register
+    /// or predicate change either in the last `watched` of them.
+    pub fn report(&self, mechanism: &'static str, live: LiveThreads) -> DeadlockReport {
+        DeadlockReport::Livelock { mechanism, quiet: self.since_progress, watched: self.watched, live }
     }
-}
-
-fn lane_ranges(mask: LaneMask) -> String {
-    let mut parts = Vec::new();
-    let mut it = lanes(mask).peekable();
-    while let Some(start) = it.next() {
-        let mut end = start;
-        while it.peek() == Some(&(end + 1)) {
-            end = it.next().unwrap_or(end);
-        }
-        parts.push(if start == end { start.to_string() } else { format!("{start}-{end}") });
-    }
-    parts.join(",")
 }
 
 impl<T: Tracker> SmCore<'_, T> {
-    /// One line per group of live threads of this SM: CTA, warp, lanes, first thread, what they do, pc.
-    pub fn where_threads(&self, limit: usize, lines: &mut Vec<String>) {
+    /// The groups of live threads of this SM (CTA, warp, lanes, first thread, what they do, pc), added to
+    /// `live` while it lists fewer than `limit` lines; past it, one `  ...` line is added.
+    pub fn where_threads(&self, limit: usize, live: &mut LiveThreads) {
         for r in self.ctas.iter().flatten() {
             let view = self.view_of(&r.cta);
             for p in self.tracker.positions(&self.mech, &r.st, &view) {
-                if lines.len() >= limit {
-                    lines.push("  ...".into());
+                if live.lines() >= limit {
+                    live.elided += 1;
                     return;
                 }
                 // Under an SM-wide pool a position names an SM warp, whose threads may be another CTA's.
@@ -134,43 +124,18 @@ impl<T: Tracker> SmCore<'_, T> {
                 } else {
                     (&r.cta, p.warp)
                 };
-                let (id, t0) = (cta.id, cta.thread_index(warp, p.lanes.trailing_zeros() as usize));
-                lines.push(format!(
-                    "  block ({},{},{}) warp {} lanes {} (first thread ({},{},{})) {} at {}",
-                    id[0],
-                    id[1],
-                    id[2],
+                live.groups.push(WaitingGroup {
+                    block: cta.id,
                     warp,
-                    lane_ranges(p.lanes),
-                    t0[0],
-                    t0[1],
-                    t0[2],
-                    p.state,
-                    self.prog.describe_pc(p.pc)
-                ));
+                    lanes: p.lanes,
+                    first_thread: cta.thread_index(warp, p.lanes.trailing_zeros() as usize),
+                    state: p.state,
+                    pc: p.pc,
+                    at: self.prog.describe_pc(p.pc),
+                });
             }
         }
     }
-}
-
-/// The report of a livelock: no memory change, exit, call or barrier release in the last `quiet` warp
-/// instructions, and no register or predicate change either in the last `watched` of them.
-pub fn livelock_report(mechanism: &str, quiet: u64, watched: u64, threads: &[String]) -> String {
-    format!(
-        "no thread changed any register or predicate in the last {watched} warp instructions under \
-         `{mechanism}`, nor any memory location, barrier or thread in the last {quiet}; every thread that \
-         issued repeats a state, so the threads spin forever. Live threads:\n{}",
-        threads.join("\n")
-    )
-}
-
-/// The report of a stall deadlock (no group can issue).
-pub fn stall_report(mechanism: &str, threads: &[String]) -> String {
-    format!(
-        "no warp can issue under `{mechanism}` (every live thread waits at a barrier or for threads that cannot \
-         arrive). Live threads:\n{}",
-        threads.join("\n")
-    )
 }
 
 #[cfg(test)]

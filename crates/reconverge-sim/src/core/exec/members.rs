@@ -24,15 +24,9 @@ pub(super) fn members_missing<G: GlobalMemory>(
     if env.await_members && whole {
         return Ok(Some(Effects { flow: Flow::Await { lanes: missing }, barrier: None }));
     }
-    let at = location(env.prog, cta, pc, None);
-    let missing_lanes: Vec<String> = crate::types::lanes(missing).map(|l| l.to_string()).collect();
-    Err(SimError::Deadlock {
-        report: format!(
-            "warp-synchronous instruction waits for lanes {} of warp {sw} which are not executing with it \
-             (membermask {members:#x}, issued {present:#x}); under this mechanism they can never join: {at}",
-            missing_lanes.join(","),
-        ),
-    })
+    let at = Box::new(location(env.prog, cta, pc, None));
+    let report = Box::new(DeadlockReport::MembersMissing { warp: sw, missing, members, present, at });
+    Err(SimError::Deadlock { report })
 }
 
 /// Warp-synchronous instructions execute per *member set*: the active lanes that come from the same

@@ -19,7 +19,7 @@ use super::cta::{CallFrame, Cta};
 use super::lanes::Lanes;
 use crate::access::{resolve, AccessKind, AccessLog, AtomicRequest, GlobalMemory};
 use crate::alu;
-use crate::error::{Location, SimError};
+use crate::error::{DeadlockReport, Location, SimError};
 use crate::layout::{CONST_WINDOW, LOCAL_WINDOW, PARAM_WINDOW, SHARED_WINDOW};
 use crate::mechanism::Flow;
 use crate::memory::{flat_read, flat_write, write_le, FaultKind, MemFault};
