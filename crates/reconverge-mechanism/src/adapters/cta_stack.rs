@@ -16,7 +16,7 @@
 //! up.
 //!
 //! **Resolution.** When every warp of the top entry has arrived, the instance resolves with the PDOM rule
-//! ([`crate::pdom`]) over the CTA-wide masks: a CTA-uniform outcome moves the entry on and releases the
+//! (`adapters/pdom_rules.rs`) over the CTA-wide masks: a CTA-uniform outcome moves the entry on and releases the
 //! same warps; a divergent one turns the entry into the reconvergence entry and pushes one entry per
 //! path. An entry that becomes the top *activates*: the compaction unit forms warps from its threads
 //! that are not already in a warp (lane `l` of new warp `k` takes the `k`-th thread, in static-warp order,
@@ -38,7 +38,8 @@
 //!
 //! Barriers count threads ([`BarrierMode::Thread`]): regrouped warps have no static warp to count.
 
-use crate::pdom::{self, EntryThreads, PdomEntry};
+use crate::adapters::pdom_rules::{self as pdom, EntryThreads, PdomEntry};
+use crate::interface::counters;
 use crate::program::{Op, Program};
 use crate::tracker::{Blocked, Counter, CtaView, Delay, Group, LaneMap, Peek, Position, Ratio, Tracker, UpdateCtx};
 use crate::types::{lanes, LaneMask, Pc, PC_NONE, PC_RET};
@@ -248,64 +249,67 @@ pub trait CompactionPolicy: Sync {
     fn learn(&self, table: &mut Self::Table, pc: Pc, adequate: bool);
 }
 
-/// Counter indices (see [`COUNTERS`]).
-mod c {
-    pub const SYNC_INSTANCES: usize = 0;
-    pub const ARRIVALS: usize = 1;
-    pub const STALLED_WARPS: usize = 2;
-    pub const COMPACTIONS: usize = 3;
-    pub const WARPS_BEFORE: usize = 4;
-    pub const WARPS_AFTER: usize = 5;
-    pub const DIVERGENT_INSTANCES: usize = 6;
-    pub const UNNECESSARY_SYNCS: usize = 7;
-    pub const SYNC_STALL_CYCLES: usize = 8;
-    pub const LIKELY_MERGES: usize = 9;
-    pub const PREDICTIONS: usize = 10;
-    pub const PREDICTED_ADEQUATE: usize = 11;
-    pub const MISPREDICTIONS: usize = 12;
-    pub const BYPASSED: usize = 13;
-    pub const STALLS_AVOIDED: usize = 14;
-    pub const UNNECESSARY_SYNCS_AVOIDED: usize = 15;
-    /// Per-branch counter indices.
-    pub const B_COMPACTIONS: usize = 0;
-    pub const B_WARPS_BEFORE: usize = 1;
-    pub const B_WARPS_AFTER: usize = 2;
-    pub const B_STALL_CYCLES: usize = 3;
-    pub const B_PREDICTED_ADEQUATE: usize = 4;
-    pub const B_BYPASSED: usize = 5;
-    pub const B_MISPREDICTIONS: usize = 6;
+counters! {
+    /// Every counter of the CTA-wide stack; TBC reports the first nine, `tbc:lpc` ten, CAPRI all.
+    pub(crate) enum CtaCounter {
+        SyncInstances = sum(
+            "sync_instances",
+            "CTA-wide sync points resolved (every warp of the top entry arrived at a conditional branch, call or divergent return)",
+        ),
+        Arrivals = sum("arrivals", "warp arrivals at sync points"),
+        StalledWarps = sum("stalled_warps", "arrivals that waited for the CTA's other warps (TBC: every arrival)"),
+        Compactions = sum(
+            "compactions",
+            "times the compaction unit formed warps for a path, or again at its reconvergence point",
+        ),
+        WarpsBefore = sum(
+            "warps_before",
+            "summed over compactions: static warps holding the threads (the warps per-warp reconvergence issues them in)",
+        ),
+        WarpsAfter = sum("warps_after", "summed over compactions: warps formed"),
+        DivergentInstances = sum("divergent_instances", "sync point instances in which some warp's lanes split"),
+        UnnecessarySyncs = sum(
+            "unnecessary_syncs",
+            "divergent instances in which compacting the divergent threads forms no fewer warps than they occupy",
+        ),
+        SyncStallCycles = cycles(
+            "sync_stall_cycles",
+            "summed over stalled arrivals: cycles from the warp's arrival to the arrival of the last warp",
+        ),
+        LikelyMerges = sum(
+            "likely_merges",
+            "warps whose threads stopped at a likely-convergence point and joined its LPC entry (`:lpc` variants; 0 otherwise)",
+        ),
+        Predictions = sum(
+            "predictions",
+            "divergent instances: the compaction-adequacy prediction their first divergent warp read",
+        ),
+        PredictedAdequate = sum(
+            "predicted_adequate",
+            "predictions that said adequate (divergent warps stall and are compacted)",
+        ),
+        Mispredictions = sum(
+            "mispredictions",
+            "divergent instances whose adequacy differed from their prediction (each updates the table)",
+        ),
+        Bypassed = sum("bypassed", "divergent warps that did not stall (predicted inadequate)"),
+        StallsAvoided = sum("stalls_avoided", "arrivals that did not stall (TBC stalls every one)"),
+        UnnecessarySyncsAvoided = sum("unnecessary_syncs_avoided", "unnecessary syncs in which no warp stalled"),
+    }
 }
 
-/// Every counter of the CTA-wide stack; TBC reports the first nine, `tbc:lpc` ten, CAPRI all.
-pub const COUNTERS: [Counter; 16] = [
-    Counter::sum("sync_instances", "CTA-wide sync points resolved (every warp of the top entry arrived at a conditional branch, call or divergent return)"),
-    Counter::sum("arrivals", "warp arrivals at sync points"),
-    Counter::sum("stalled_warps", "arrivals that waited for the CTA's other warps (TBC: every arrival)"),
-    Counter::sum("compactions", "times the compaction unit formed warps for a path, or again at its reconvergence point"),
-    Counter::sum("warps_before", "summed over compactions: static warps holding the threads (the warps per-warp reconvergence issues them in)"),
-    Counter::sum("warps_after", "summed over compactions: warps formed"),
-    Counter::sum("divergent_instances", "sync point instances in which some warp's lanes split"),
-    Counter::sum("unnecessary_syncs", "divergent instances in which compacting the divergent threads forms no fewer warps than they occupy"),
-    Counter::cycles("sync_stall_cycles", "summed over stalled arrivals: cycles from the warp's arrival to the arrival of the last warp"),
-    Counter::sum("likely_merges", "warps whose threads stopped at a likely-convergence point and joined its LPC entry (`:lpc` variants; 0 otherwise)"),
-    Counter::sum("predictions", "divergent instances: the compaction-adequacy prediction their first divergent warp read"),
-    Counter::sum("predicted_adequate", "predictions that said adequate (divergent warps stall and are compacted)"),
-    Counter::sum("mispredictions", "divergent instances whose adequacy differed from their prediction (each updates the table)"),
-    Counter::sum("bypassed", "divergent warps that did not stall (predicted inadequate)"),
-    Counter::sum("stalls_avoided", "arrivals that did not stall (TBC stalls every one)"),
-    Counter::sum("unnecessary_syncs_avoided", "unnecessary syncs in which no warp stalled"),
-];
-
-/// Per-branch counters; TBC reports the first four, CAPRI all.
-pub const BRANCH_COUNTERS: [Counter; 7] = [
-    Counter::sum("compactions", "compactions of the branch's paths and at its reconvergence point"),
-    Counter::sum("warps_before", "static warps holding the compacted threads, summed"),
-    Counter::sum("warps_after", "warps the compactions formed, summed"),
-    Counter::cycles("stall_cycles", "cycles warps waited at the branch for the CTA, summed"),
-    Counter::sum("predicted_adequate", "instances predicted compaction-adequate"),
-    Counter::sum("bypassed", "divergent warps that went ahead without stalling"),
-    Counter::sum("mispredictions", "instances whose adequacy differed from the prediction"),
-];
+counters! {
+    /// Per-branch counters; TBC reports the first four, CAPRI all.
+    pub(crate) enum CtaBranchCounter {
+        Compactions = sum("compactions", "compactions of the branch's paths and at its reconvergence point"),
+        WarpsBefore = sum("warps_before", "static warps holding the compacted threads, summed"),
+        WarpsAfter = sum("warps_after", "warps the compactions formed, summed"),
+        StallCycles = cycles("stall_cycles", "cycles warps waited at the branch for the CTA, summed"),
+        PredictedAdequate = sum("predicted_adequate", "instances predicted compaction-adequate"),
+        Bypassed = sum("bypassed", "divergent warps that went ahead without stalling"),
+        Mispredictions = sum("mispredictions", "instances whose adequacy differed from the prediction"),
+    }
+}
 
 /// CAPRI's ratio: seed 002's "average prediction rate".
 pub const RATIOS: [Ratio; 1] = [Ratio {
@@ -326,15 +330,18 @@ impl<P: CompactionPolicy> Tracker for CtaStack<P> {
     const STRUCTURE: Structure = Structure::Stack;
     const BARRIER: BarrierMode = BarrierMode::Thread;
     const COUNTERS: &'static [Counter] = if P::PREDICTOR {
-        &COUNTERS
+        CtaCounter::COUNTERS
     } else if P::LIKELY {
-        COUNTERS.split_at(10).0
+        CtaCounter::COUNTERS.split_at(CtaCounter::Predictions as usize).0
     } else {
-        COUNTERS.split_at(9).0
+        CtaCounter::COUNTERS.split_at(CtaCounter::LikelyMerges as usize).0
     };
     const RATIOS: &'static [Ratio] = if P::PREDICTOR { &RATIOS } else { &[] };
-    const BRANCH_COUNTERS: &'static [Counter] =
-        if P::PREDICTOR { &BRANCH_COUNTERS } else { BRANCH_COUNTERS.split_at(4).0 };
+    const BRANCH_COUNTERS: &'static [Counter] = if P::PREDICTOR {
+        CtaBranchCounter::COUNTERS
+    } else {
+        CtaBranchCounter::COUNTERS.split_at(CtaBranchCounter::PredictedAdequate as usize).0
+    };
 
     fn name(&self) -> &'static str {
         self.0.name()
@@ -586,7 +593,7 @@ impl CtaState {
             policy.arrive(table, a.pc, divergent)
         };
         let branch = u.prog.info[a.pc as usize].branch;
-        u.count(c::ARRIVALS, 1);
+        u.count(CtaCounter::Arrivals, 1);
         for &(pc, m) in &a.groups {
             add_group(&mut inst.groups, pc, w.lanes.split(m), nwarps);
             if divergent {
@@ -598,13 +605,13 @@ impl CtaState {
         }
         if decision.stall {
             inst.stalled = true;
-            u.count(c::STALLED_WARPS, 1);
+            u.count(CtaCounter::StalledWarps, 1);
         } else if P::PREDICTOR {
-            u.count(c::STALLS_AVOIDED, 1);
+            u.count(CtaCounter::StallsAvoided, 1);
             if divergent {
-                u.count(c::BYPASSED, 1);
+                u.count(CtaCounter::Bypassed, 1);
                 if let Some(b) = branch {
-                    u.count_branch_at(b, c::B_BYPASSED, 1);
+                    u.count_branch_at(b, CtaBranchCounter::Bypassed, 1);
                 }
             }
         }
@@ -721,13 +728,13 @@ impl CtaState {
         let formed = threads.compact();
         if let Some(origin) = self.stack[e].mask.origin.take() {
             let (before, after) = (threads.warps() as u64, formed.len() as u64);
-            u.count(c::COMPACTIONS, 1);
-            u.count(c::WARPS_BEFORE, before);
-            u.count(c::WARPS_AFTER, after);
+            u.count(CtaCounter::Compactions, 1);
+            u.count(CtaCounter::WarpsBefore, before);
+            u.count(CtaCounter::WarpsAfter, after);
             if let Some(b) = u.prog.info[origin as usize].branch {
-                u.count_branch_at(b, c::B_COMPACTIONS, 1);
-                u.count_branch_at(b, c::B_WARPS_BEFORE, before);
-                u.count_branch_at(b, c::B_WARPS_AFTER, after);
+                u.count_branch_at(b, CtaBranchCounter::Compactions, 1);
+                u.count_branch_at(b, CtaBranchCounter::WarpsBefore, before);
+                u.count_branch_at(b, CtaBranchCounter::WarpsAfter, after);
             }
         }
         u.delay(Delay::Compaction, threads.parts());
@@ -857,7 +864,7 @@ impl CtaState {
             target.threads.add(parts.iter().copied());
             target.unformed.add(parts);
             self.warps[i] = None;
-            u.count(c::LIKELY_MERGES, 1);
+            u.count(CtaCounter::LikelyMerges, 1);
         }
     }
 
@@ -925,7 +932,7 @@ impl CtaState {
         inst: &Instance,
         u: &mut UpdateCtx<'_>,
     ) {
-        u.count(c::SYNC_INSTANCES, 1);
+        u.count(CtaCounter::SyncInstances, 1);
         let branch = u.prog.info[inst.pc as usize].branch;
         if let Some(now) = u.cycle {
             let waited: u64 = self
@@ -935,37 +942,37 @@ impl CtaState {
                     _ => None,
                 })
                 .sum();
-            u.count(c::SYNC_STALL_CYCLES, waited);
+            u.count(CtaCounter::SyncStallCycles, waited);
             if let Some(b) = branch {
-                u.count_branch_at(b, c::B_STALL_CYCLES, waited);
+                u.count_branch_at(b, CtaBranchCounter::StallCycles, waited);
             }
         }
         if inst.divergent.is_empty() {
             return;
         }
-        u.count(c::DIVERGENT_INSTANCES, 1);
+        u.count(CtaCounter::DivergentInstances, 1);
         let before: u32 = inst.divergent.iter().map(|(_, m)| m.warps()).sum();
         let after: u32 = inst.divergent.iter().map(|(_, m)| m.compacted_warps()).sum();
         let adequate = after < before;
         if !adequate {
-            u.count(c::UNNECESSARY_SYNCS, 1);
+            u.count(CtaCounter::UnnecessarySyncs, 1);
             if P::PREDICTOR && !inst.stalled {
-                u.count(c::UNNECESSARY_SYNCS_AVOIDED, 1);
+                u.count(CtaCounter::UnnecessarySyncsAvoided, 1);
             }
         }
         if P::PREDICTOR {
             if let Some(p) = inst.prediction {
-                u.count(c::PREDICTIONS, 1);
+                u.count(CtaCounter::Predictions, 1);
                 let miss = p != adequate;
                 if p {
-                    u.count(c::PREDICTED_ADEQUATE, 1);
+                    u.count(CtaCounter::PredictedAdequate, 1);
                 }
                 if miss {
-                    u.count(c::MISPREDICTIONS, 1);
+                    u.count(CtaCounter::Mispredictions, 1);
                 }
                 if let Some(b) = branch {
-                    u.count_branch_at(b, c::B_PREDICTED_ADEQUATE, p as u64);
-                    u.count_branch_at(b, c::B_MISPREDICTIONS, miss as u64);
+                    u.count_branch_at(b, CtaBranchCounter::PredictedAdequate, p as u64);
+                    u.count_branch_at(b, CtaBranchCounter::Mispredictions, miss as u64);
                 }
             }
         }
@@ -1126,12 +1133,18 @@ mod tests {
     fn tbc_reports_the_first_nine_counters_and_capri_all() {
         use crate::{Capri, Tbc};
         assert_eq!(<CtaStack<Tbc> as Tracker>::COUNTERS.len(), 9);
-        assert_eq!(<CtaStack<Tbc> as Tracker>::COUNTERS[c::SYNC_STALL_CYCLES].name, "sync_stall_cycles");
-        assert_eq!(<CtaStack<Capri> as Tracker>::COUNTERS.len(), COUNTERS.len());
-        assert_eq!(COUNTERS[c::UNNECESSARY_SYNCS_AVOIDED].name, "unnecessary_syncs_avoided");
-        assert_eq!(COUNTERS[c::PREDICTIONS].name, "predictions");
-        assert_eq!(BRANCH_COUNTERS[c::B_MISPREDICTIONS].name, "mispredictions");
+        assert_eq!(
+            <CtaStack<Tbc> as Tracker>::COUNTERS[CtaCounter::SyncStallCycles as usize].name,
+            "sync_stall_cycles"
+        );
+        assert_eq!(<CtaStack<Capri> as Tracker>::COUNTERS.len(), CtaCounter::COUNTERS.len());
+        assert_eq!(
+            CtaCounter::COUNTERS[CtaCounter::UnnecessarySyncsAvoided as usize].name,
+            "unnecessary_syncs_avoided"
+        );
+        assert_eq!(CtaCounter::COUNTERS[CtaCounter::Predictions as usize].name, "predictions");
+        assert_eq!(CtaBranchCounter::COUNTERS[CtaBranchCounter::Mispredictions as usize].name, "mispredictions");
         assert_eq!(<CtaStack<Tbc> as Tracker>::BRANCH_COUNTERS.len(), 4);
-        assert_eq!(BRANCH_COUNTERS[c::B_STALL_CYCLES].name, "stall_cycles");
+        assert_eq!(CtaBranchCounter::COUNTERS[CtaBranchCounter::StallCycles as usize].name, "stall_cycles");
     }
 }

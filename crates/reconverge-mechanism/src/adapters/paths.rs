@@ -213,6 +213,33 @@ pub fn clear_lanes(pcs: &[Pc], depths: &[u32], live: LaneMask, pc: Pc, mask: Lan
     n.max(1)
 }
 
+/// The per-thread pcs and call depths of a warp (lane-indexed; meaningful for live lanes).
+#[derive(Clone, PartialEq, Eq, Debug)]
+pub struct ThreadPcs {
+    /// The pc of each lane.
+    pub pc: Vec<Pc>,
+    /// The call depth of each lane.
+    pub depth: Vec<u32>,
+    /// The live lanes as of the last update.
+    pub live: LaneMask,
+}
+
+impl ThreadPcs {
+    /// The paths (lanes at equal pc and depth) among `mask`, in `sorted:depth` order.
+    pub fn paths(&self, mask: LaneMask) -> Vec<Path> {
+        let mut out: Vec<Path> = Vec::new();
+        for l in crate::types::lanes(mask) {
+            let (pc, depth) = (self.pc[l], self.depth[l]);
+            match out.iter_mut().find(|p| p.pc == pc && p.depth == depth) {
+                Some(p) => p.mask |= 1 << l,
+                None => out.push(Path { pc, mask: 1 << l, depth }),
+            }
+        }
+        out.sort_by(|a, b| crate::adapters::path_list::Priority::Depth.cmp(a, b));
+        out
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -41,15 +41,16 @@ impl<'a> WarpCtx<'a> {
         }
     }
 
-    /// Adds `n` to counter `i`.
+    /// Adds `n` to counter `i` (an index into [`WarpTracker::COUNTERS`]).
     #[inline]
-    pub fn count(&mut self, i: usize, n: u64) {
-        self.counters[i] += n;
+    pub fn count(&mut self, i: impl Into<usize>, n: u64) {
+        self.counters[i.into()] += n;
     }
 
     /// Raises counter `i` to at least `v`.
     #[inline]
-    pub fn max(&mut self, i: usize, v: u64) {
+    pub fn max(&mut self, i: impl Into<usize>, v: u64) {
+        let i = i.into();
         self.counters[i] = self.counters[i].max(v);
     }
 }

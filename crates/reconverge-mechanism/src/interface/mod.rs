@@ -13,6 +13,40 @@ pub use tracker::{
 use crate::types::{LaneMask, Pc};
 use smallvec::SmallVec;
 
+/// Declares a mechanism's counters once, as a list of `Variant = kind("json_name", "what it counts")`
+/// (`kind`: `sum`, `max` or `cycles`, the [`Counter`] constructors): it generates a `Copy` enum whose
+/// variants index the counters (`ctx.count(Variant, n)`) and its `COUNTERS` array in the same order, so a
+/// counter's index and its name cannot disagree.
+macro_rules! counters {
+    (
+        $(#[$meta:meta])*
+        $vis:vis enum $name:ident {
+            $($(#[$vmeta:meta])* $variant:ident = $kind:ident($key:literal, $doc:expr $(,)?)),+ $(,)?
+        }
+    ) => {
+        $(#[$meta])*
+        #[derive(Clone, Copy, PartialEq, Eq, Debug)]
+        #[repr(usize)]
+        $vis enum $name {
+            $($(#[$vmeta])* $variant),+
+        }
+
+        impl $name {
+            /// The counters, in index order.
+            $vis const COUNTERS: &'static [$crate::interface::Counter] =
+                &[$($crate::interface::Counter::$kind($key, $doc)),+];
+        }
+
+        impl From<$name> for usize {
+            #[inline]
+            fn from(c: $name) -> usize {
+                c as usize
+            }
+        }
+    };
+}
+pub(crate) use counters;
+
 /// What executing one instruction did to the group's lanes.
 ///
 /// Lanes of the issued mask not named by the variant continue at `pc + 1` (this includes lanes whose

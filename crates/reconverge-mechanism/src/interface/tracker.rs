@@ -279,21 +279,22 @@ pub struct UpdateCtx<'a> {
 }
 
 impl UpdateCtx<'_> {
-    /// Adds `n` to counter `i`.
+    /// Adds `n` to counter `i` (an index into [`Tracker::COUNTERS`]).
     #[inline]
-    pub fn count(&mut self, i: usize, n: u64) {
-        self.counters[i] += n;
+    pub fn count(&mut self, i: impl Into<usize>, n: u64) {
+        self.counters[i.into()] += n;
     }
 
     /// Raises counter `i` to at least `v`.
     #[inline]
-    pub fn max(&mut self, i: usize, v: u64) {
+    pub fn max(&mut self, i: impl Into<usize>, v: u64) {
+        let i = i.into();
         self.counters[i] = self.counters[i].max(v);
     }
 
     /// Adds `n` to per-branch counter `i` of the executing branch.
     #[inline]
-    pub fn count_branch(&mut self, i: usize, n: u64) {
+    pub fn count_branch(&mut self, i: impl Into<usize>, n: u64) {
         if let Some(b) = self.branch {
             self.count_branch_at(b, i, n);
         }
@@ -301,7 +302,8 @@ impl UpdateCtx<'_> {
 
     /// Adds `n` to per-branch counter `i` of kernel branch `b` (an index into [`Program::branches`]).
     #[inline]
-    pub fn count_branch_at(&mut self, b: u32, i: usize, n: u64) {
+    pub fn count_branch_at(&mut self, b: u32, i: impl Into<usize>, n: u64) {
+        let i = i.into();
         let k = self.per_branch;
         if i < k {
             if let Some(x) = self.branches.get_mut(b as usize * k + i) {

@@ -16,8 +16,9 @@
 //! A divergence of a path whose entry already reconverges at R (a loop branch in later iterations)
 //! with the other path of the entry invalid reuses the entry instead of pushing.
 
-use crate::paths::Path;
-use crate::pdom::successors;
+use crate::adapters::paths::Path;
+use crate::adapters::pdom_rules::{reconvergence_point, successors};
+use crate::interface::counters;
 use crate::types::{LaneMask, Pc, PC_NONE, PC_RET};
 use crate::EntryKind;
 use crate::Structure;
@@ -38,8 +39,13 @@ pub struct DualEntry {
 #[derive(Clone, Copy, Debug, Default)]
 pub struct DualPath;
 
-const PUSHES: usize = 0;
-const DUAL: usize = 1;
+counters! {
+    /// Counter indices.
+    pub(crate) enum DualPathCounter {
+        Pushes = sum("pushes", "entries pushed at divergent branches and calls"),
+        Dual = sum("dual_pushes", "entries pushed with two valid paths (both eligible to issue)"),
+    }
+}
 
 fn pair(rpc: Pc, a: Option<Path>, b: Option<Path>, call: bool) -> DualEntry {
     DualEntry { rpc, paths: [a, b], call }
@@ -68,10 +74,7 @@ impl SlotTracker for DualPath {
     type State = Vec<DualEntry>;
 
     const STRUCTURE: Structure = Structure::Stack;
-    const COUNTERS: &'static [Counter] = &[
-        Counter::sum("pushes", "entries pushed at divergent branches and calls"),
-        Counter::sum("dual_pushes", "entries pushed with two valid paths (both eligible to issue)"),
-    ];
+    const COUNTERS: &'static [Counter] = DualPathCounter::COUNTERS;
 
     fn name(&self) -> &'static str {
         INFO.name
@@ -107,7 +110,7 @@ impl SlotTracker for DualPath {
         if let Flow::Call { target, callers } = flow {
             top.paths[k] = Some(Path { pc: pc + 1, ..p });
             st.push(pair(PC_RET, Some(Path { pc: *target, mask: mask & callers, depth: p.depth + 1 }), None, true));
-            ctx.count(PUSHES, 1);
+            ctx.count(DualPathCounter::Pushes, 1);
             normalize(st, ctx.live);
             return Ok(());
         }
@@ -122,7 +125,7 @@ impl SlotTracker for DualPath {
             1 if groups[0].0 == rpc => top.paths[k] = None,
             1 => top.paths[k] = Some(Path { pc: groups[0].0, mask: groups[0].1, ..p }),
             _ => {
-                let r = crate::pdom::reconvergence_point(ctx.prog, pc)?;
+                let r = reconvergence_point(ctx.prog, pc)?;
                 let parts: Vec<Path> = groups
                     .iter()
                     .filter(|(g, _)| *g != r)
@@ -137,9 +140,9 @@ impl SlotTracker for DualPath {
                     // Taken side as A (runs first when both are ready), not-taken as B.
                     for two in parts.rchunks(2) {
                         let (a, b) = if two.len() == 2 { (Some(two[1]), Some(two[0])) } else { (Some(two[0]), None) };
-                        ctx.count(PUSHES, 1);
+                        ctx.count(DualPathCounter::Pushes, 1);
                         if b.is_some() {
-                            ctx.count(DUAL, 1);
+                            ctx.count(DualPathCounter::Dual, 1);
                         }
                         st.push(pair(r, a, b, false));
                     }

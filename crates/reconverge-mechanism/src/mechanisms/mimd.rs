@@ -26,9 +26,10 @@
 //! else (latencies, caches, the memory system, the front end) is the simulated GPU's. `packed_issues`
 //! counts the groups that issued in the same cycle as an earlier group of their warp.
 
-use crate::paths::{successors, Path};
+use crate::adapters::paths::{successors, Path};
+use crate::interface::counters;
 use crate::program::Program;
-use crate::tracker::{Agg, Blocked, Counter, CtaView, Group, LaneMap, Peek, Position, Tracker, UpdateCtx};
+use crate::tracker::{Blocked, Counter, CtaView, Group, LaneMap, Peek, Position, Tracker, UpdateCtx};
 use crate::types::{LaneMask, Pc};
 use crate::EntryKind;
 use crate::Structure;
@@ -60,9 +61,17 @@ pub struct MimdCta {
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Mimd;
 
-const MAX_GROUPS: usize = 0;
-const MERGES: usize = 1;
-const PACKED: usize = 2;
+counters! {
+    /// Counter indices.
+    pub(crate) enum MimdCounter {
+        MaxGroups = max("max_groups", "the most groups (distinct pc and call depth) one warp held at once"),
+        Merges = sum("merges", "groups of lanes that reached a place another group of their warp held and joined it"),
+        Packed = cycles(
+            "packed_issues",
+            "groups issued in the same cycle as an earlier group of their warp (lane-packed issue, timed runs)",
+        ),
+    }
+}
 
 impl MimdWarp {
     /// A warp whose `live` lanes start at `entry`.
@@ -129,16 +138,7 @@ impl Tracker for Mimd {
     const BARRIER: BarrierMode = BarrierMode::Thread;
     const AWAITS_MEMBERS: bool = true;
     const LANE_PACKED: bool = true;
-    const COUNTERS: &'static [Counter] = &[
-        Counter::max("max_groups", "the most groups (distinct pc and call depth) one warp held at once"),
-        Counter::sum("merges", "groups of lanes that reached a place another group of their warp held and joined it"),
-        Counter {
-            name: "packed_issues",
-            agg: Agg::Sum,
-            timed: true,
-            doc: "groups issued in the same cycle as an earlier group of their warp (lane-packed issue, timed runs)",
-        },
-    ];
+    const COUNTERS: &'static [Counter] = MimdCounter::COUNTERS;
 
     fn name(&self) -> &'static str {
         INFO.name
@@ -212,13 +212,13 @@ impl Tracker for Mimd {
         warp.retain_live(live);
         if let Some(c) = u.cycle {
             if warp.last_issue == Some(c) {
-                u.count(PACKED, 1);
+                u.count(MimdCounter::Packed, 1);
             }
             warp.last_issue = Some(c);
         }
         let n = warp.count();
-        u.count(MERGES, merges);
-        u.max(MAX_GROUPS, n as u64);
+        u.count(MimdCounter::Merges, merges);
+        u.max(MimdCounter::MaxGroups, n as u64);
         u.size = n;
         Ok(())
     }
@@ -461,7 +461,7 @@ mod tests {
         let to: Box<[(Pc, LaneMask)]> = vec![(11, 0b0011)].into();
         update(&mut st, &callee, &Flow::Return { lanes: 0b0011, to }, ALL, None, &mut c);
         assert_eq!(ready(peek(&st, 0, ALL, 0)).mask, ALL, "back at depth 0 they merge");
-        assert_eq!(c[MERGES], 1);
+        assert_eq!(c[MimdCounter::Merges as usize], 1);
     }
 
     #[test]
@@ -485,6 +485,6 @@ mod tests {
         let (a, b) = (ready(peek(&st, 0, ALL, 0)), ready(peek(&st, 1, ALL, 0)));
         update(&mut st, &a, &Flow::Next, ALL, Some(11), &mut c);
         update(&mut st, &b, &Flow::Next, ALL, Some(11), &mut c);
-        assert_eq!(c[PACKED], 1);
+        assert_eq!(c[MimdCounter::Packed as usize], 1);
     }
 }

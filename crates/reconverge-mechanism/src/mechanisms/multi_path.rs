@@ -19,6 +19,7 @@
 //!
 //! Any number of splits interleave; reconvergence is the immediate post-dominator's.
 
+use crate::interface::counters;
 use crate::types::{is_pseudo, LaneMask, Pc, PC_NONE};
 use crate::EntryKind;
 use crate::Structure;
@@ -65,9 +66,17 @@ pub struct MultiPathState {
 #[derive(Clone, Copy, Debug, Default)]
 pub struct MultiPath;
 
-const ARRIVALS: usize = 0;
-const RT_MAX: usize = 1;
-const ROTATIONS: usize = 2;
+counters! {
+    /// Counter indices.
+    pub(crate) enum MultiPathCounter {
+        Arrivals = sum(
+            "rt_arrivals",
+            "groups of lanes that reached their split's reconvergence pc and waited in the reconvergence table",
+        ),
+        RtMax = max("max_rt_entries", "the most reconvergence-table entries one warp held"),
+        Rotations = sum("split_rotations", "splits that took a branch (rotated to the tail of the split table's FIFO)"),
+    }
+}
 
 impl MultiPathState {
     fn add_split(&mut self, s: Split) {
@@ -88,7 +97,7 @@ impl MultiPathState {
                 self.rt.len() - 1
             }
         };
-        ctx.max(RT_MAX, self.rt.iter().flatten().count() as u64);
+        ctx.max(MultiPathCounter::RtMax, self.rt.iter().flatten().count() as u64);
         k as u32
     }
 
@@ -96,7 +105,7 @@ impl MultiPathState {
     fn arrive(&mut self, rt: Option<u32>, m: LaneMask, ctx: &mut WarpCtx<'_>) {
         if let Some(e) = rt.and_then(|r| self.rt.get_mut(r as usize)).and_then(Option::as_mut) {
             e.pending &= !m;
-            ctx.count(ARRIVALS, 1);
+            ctx.count(MultiPathCounter::Arrivals, 1);
         }
     }
 
@@ -144,14 +153,7 @@ impl SlotTracker for MultiPath {
     type State = MultiPathState;
 
     const STRUCTURE: Structure = Structure::Paths;
-    const COUNTERS: &'static [Counter] = &[
-        Counter::sum(
-            "rt_arrivals",
-            "groups of lanes that reached their split's reconvergence pc and waited in the reconvergence table",
-        ),
-        Counter::max("max_rt_entries", "the most reconvergence-table entries one warp held"),
-        Counter::sum("split_rotations", "splits that took a branch (rotated to the tail of the split table's FIFO)"),
-    ];
+    const COUNTERS: &'static [Counter] = MultiPathCounter::COUNTERS;
 
     fn name(&self) -> &'static str {
         INFO.name
@@ -210,7 +212,7 @@ impl SlotTracker for MultiPath {
             }
         } else if let Some(&(g, m)) = groups.first() {
             if g != pc + 1 {
-                ctx.count(ROTATIONS, 1);
+                ctx.count(MultiPathCounter::Rotations, 1);
             }
             st.place(Split { pc: g, mask: m, ..s }, ctx);
         }
