@@ -41,7 +41,9 @@
 use crate::adapters::pdom_rules::{self as pdom, EntryThreads, PdomEntry};
 use crate::interface::counters;
 use crate::program::{Op, Program};
-use crate::tracker::{Blocked, Counter, CtaView, Delay, Group, LaneMap, Peek, Position, Ratio, Tracker, UpdateCtx};
+use crate::tracker::{
+    Blocked, Counter, CtaView, Delay, Group, LaneMap, Peek, Position, PositionState, Ratio, Tracker, UpdateCtx,
+};
 use crate::types::{lanes, LaneMask, Pc, PC_NONE, PC_RET};
 use crate::EntryKind;
 use crate::Structure;
@@ -1022,10 +1024,10 @@ impl CtaState {
         let mut placed = CtaMask::empty(self.nwarps);
         for w in self.warps.iter().flatten() {
             let state = match &w.state {
-                State::Run => "issuing (a dynamic warp)",
-                State::Stalled { .. } => "waiting at a branch for the CTA's other warps",
-                State::Pending(_) => "waiting at a sync point for the CTA-wide stack",
-                State::Parked => "waiting at a reconvergence point for the CTA's other warps",
+                State::Run => PositionState::IssuingDynamicWarp,
+                State::Stalled { .. } => PositionState::StalledAtBranch,
+                State::Pending(_) => PositionState::AtSyncPoint,
+                State::Parked => PositionState::ParkedAtReconvergence,
             };
             for &(sw, m) in w.lanes.parts() {
                 let m = m & view.live[sw as usize];
@@ -1040,7 +1042,7 @@ impl CtaState {
                 let m = m & view.live[sw as usize] & !placed.0[sw as usize];
                 if m != 0 {
                     placed.0[sw as usize] |= m;
-                    out.push(Position { warp: sw, lanes: m, pc: e.pc, state: "waiting in the CTA-wide stack" });
+                    out.push(Position { warp: sw, lanes: m, pc: e.pc, state: PositionState::InCtaStack });
                 }
             }
         }

@@ -8,7 +8,7 @@
 //! extend it).
 
 use crate::program::Program;
-use crate::tracker::{Blocked, Counter, CtaView, Group, LaneMap, Peek, Position, Tracker, UpdateCtx};
+use crate::tracker::{Blocked, Counter, CtaView, Group, LaneMap, Peek, Position, PositionState, Tracker, UpdateCtx};
 use crate::types::{LaneMask, Pc};
 use crate::Structure;
 use crate::{BarrierMode, EntryView, Flow, MechError, WarpCtx};
@@ -170,7 +170,8 @@ impl<T: SlotTracker> Tracker for Slots<T> {
                     let m = m & live & !seen;
                     if m != 0 {
                         seen |= m;
-                        let state = if view.blocked[w] & m != 0 { "waiting at a barrier" } else { "issuing" };
+                        let state =
+                            if view.blocked[w] & m != 0 { PositionState::AtBarrier } else { PositionState::Issuing };
                         out.push(Position { warp: w as u32, lanes: m, pc, state });
                     }
                 }
@@ -179,7 +180,12 @@ impl<T: SlotTracker> Tracker for Slots<T> {
                 let m = e.lanes.first().copied().unwrap_or(0) & live & !seen;
                 if m != 0 {
                     seen |= m;
-                    out.push(Position { warp: w as u32, lanes: m, pc: e.pc, state: "waiting to reconverge" });
+                    out.push(Position {
+                        warp: w as u32,
+                        lanes: m,
+                        pc: e.pc,
+                        state: PositionState::WaitingToReconverge,
+                    });
                 }
             }
         }

@@ -5,7 +5,9 @@
 //! whose groups use the identity lane map, so the core's contiguous fast path applies.
 
 use crate::program::Program;
-use crate::tracker::{Blocked, Counter, CtaView, Group, LaneMap, Peek, Position, Ratio, Tracker, UpdateCtx};
+use crate::tracker::{
+    Blocked, Counter, CtaView, Group, LaneMap, Peek, Position, PositionState, Ratio, Tracker, UpdateCtx,
+};
 use crate::types::{LaneMask, Pc};
 use crate::Structure;
 use crate::{BarrierMode, EntryView, Flow, MechError};
@@ -279,11 +281,11 @@ impl<T: WarpTracker> Tracker for PerWarp<T> {
                 }
                 seen |= m;
                 let state = if view.blocked[w] & m != 0 {
-                    "waiting at a barrier"
+                    PositionState::AtBarrier
                 } else if first {
-                    "issuing"
+                    PositionState::Issuing
                 } else {
-                    "waiting in the reconvergence structure"
+                    PositionState::InStructure
                 };
                 first = false;
                 out.push(Position { warp: w as u32, lanes: m, pc: e.pc, state });

@@ -6,8 +6,8 @@ pub mod storage;
 pub mod tracker;
 
 pub use tracker::{
-    by_pc, Agg, Blocked, Counter, CtaView, Delay, Group, LaneMap, MechanismLatencies, Peek, Position, Ratio, Tracker,
-    UpdateCtx,
+    by_pc, Agg, Blocked, Counter, CtaView, Delay, Group, LaneMap, MechanismLatencies, Peek, Position, PositionState,
+    Ratio, Tracker, UpdateCtx,
 };
 
 use crate::types::{LaneMask, Pc};
@@ -35,6 +35,12 @@ macro_rules! counters {
             /// The counters, in index order.
             $vis const COUNTERS: &'static [$crate::interface::Counter] =
                 &[$($crate::interface::Counter::$kind($key, $doc)),+];
+
+            /// This counter's definition.
+            #[allow(dead_code)]
+            $vis const fn counter(self) -> &'static $crate::interface::Counter {
+                &Self::COUNTERS[self as usize]
+            }
         }
 
         impl From<$name> for usize {

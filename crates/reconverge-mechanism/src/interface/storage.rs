@@ -120,7 +120,7 @@ pub enum Reach {
     /// reports.
     Structure,
     /// One of the mechanism's `max_...` counters (`mechanism_counters`), such as `max_rt_entries`.
-    Counter(&'static str),
+    Counter(&'static crate::interface::Counter),
 }
 
 impl Reach {
@@ -128,7 +128,7 @@ impl Reach {
     pub fn name(self) -> &'static str {
         match self {
             Reach::Structure => "structure",
-            Reach::Counter(c) => c,
+            Reach::Counter(c) => c.name,
         }
     }
 }

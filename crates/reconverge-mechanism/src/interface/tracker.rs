@@ -329,8 +329,67 @@ pub struct Position {
     pub lanes: LaneMask,
     /// The pc they will execute next.
     pub pc: Pc,
-    /// What they are doing (`issuing`, `waiting at a reconvergence point`, ...).
-    pub state: &'static str,
+    /// What they are doing.
+    pub state: PositionState,
+}
+
+/// What threads at a [`Position`] are doing, for deadlock reports ([`PositionState::as_str`]).
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub enum PositionState {
+    /// `issuing`: the group issues (or would, were it chosen).
+    Issuing,
+    /// `waiting at a barrier`: its threads wait at a barrier.
+    AtBarrier,
+    /// `waiting in the reconvergence structure`: waiting in a per-warp reconvergence structure (below the entry that issues).
+    InStructure,
+    /// `waiting for the member lanes of a warp-synchronous instruction`: a group waiting for the member lanes of a warp-synchronous instruction (`mimd`).
+    AwaitingMembers,
+    /// `waiting at a barrier (barrier warp)`: a pool warp of threads arrived at a barrier (DWF).
+    BarrierWarp,
+    /// `waiting for the rest of its warp at a warp-synchronous instruction`: a pool warp waiting for the rest of its static warp at a warp-synchronous instruction (DWF).
+    AwaitingWarp,
+    /// `in the warp pool`: a warp of DWF's pool.
+    InPool,
+    /// `issuing (a dynamic warp)`: a dynamic warp of a CTA-wide stack that issues.
+    IssuingDynamicWarp,
+    /// `waiting at a branch for the CTA's other warps`: a dynamic warp stalled at a branch until the CTA's other warps arrive.
+    StalledAtBranch,
+    /// `waiting at a sync point for the CTA-wide stack`: a dynamic warp at a sync point the CTA-wide stack has not resolved.
+    AtSyncPoint,
+    /// `waiting at a reconvergence point for the CTA's other warps`: a dynamic warp parked at a reconvergence point.
+    ParkedAtReconvergence,
+    /// `waiting in the CTA-wide stack`: threads held by an entry of the CTA-wide stack.
+    InCtaStack,
+    /// `waiting to reconverge`: threads of a parallel traversal's structure waiting to reconverge.
+    WaitingToReconverge,
+}
+
+impl PositionState {
+    /// The words a deadlock report prints.
+    #[inline]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PositionState::Issuing => "issuing",
+            PositionState::AtBarrier => "waiting at a barrier",
+            PositionState::InStructure => "waiting in the reconvergence structure",
+            PositionState::AwaitingMembers => "waiting for the member lanes of a warp-synchronous instruction",
+            PositionState::BarrierWarp => "waiting at a barrier (barrier warp)",
+            PositionState::AwaitingWarp => "waiting for the rest of its warp at a warp-synchronous instruction",
+            PositionState::InPool => "in the warp pool",
+            PositionState::IssuingDynamicWarp => "issuing (a dynamic warp)",
+            PositionState::StalledAtBranch => "waiting at a branch for the CTA's other warps",
+            PositionState::AtSyncPoint => "waiting at a sync point for the CTA-wide stack",
+            PositionState::ParkedAtReconvergence => "waiting at a reconvergence point for the CTA's other warps",
+            PositionState::InCtaStack => "waiting in the CTA-wide stack",
+            PositionState::WaitingToReconverge => "waiting to reconverge",
+        }
+    }
+}
+
+impl fmt::Display for PositionState {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 /// A divergence mechanism: which threads run which pc next and where they meet again.

@@ -25,7 +25,9 @@
 use crate::interface::counters;
 use crate::launch::LaunchConfig;
 use crate::program::Program;
-use crate::tracker::{Blocked, Counter, CtaView, Delay, Group, LaneMap, Peek, Position, Tracker, UpdateCtx};
+use crate::tracker::{
+    Blocked, Counter, CtaView, Delay, Group, LaneMap, Peek, Position, PositionState, Tracker, UpdateCtx,
+};
 use crate::types::{LaneMask, Pc, PC_NONE};
 use crate::EntryKind;
 use crate::Structure;
@@ -756,11 +758,11 @@ impl<const SM_POOL: bool> Tracker for Dwf<SM_POOL> {
         let mut out = Vec::new();
         for w in sm.pools[st.slot as usize].warps.iter().flatten() {
             let state = if w.barrier {
-                "waiting at a barrier (barrier warp)"
+                PositionState::BarrierWarp
             } else if w.awaiting.is_some() {
-                "waiting for the rest of its warp at a warp-synchronous instruction"
+                PositionState::AwaitingWarp
             } else {
-                "in the warp pool"
+                PositionState::InPool
             };
             for &(sw, m) in w.lanes.parts() {
                 let m = m & view.live[sw as usize];

@@ -16,7 +16,7 @@
 //! split that cannot issue with the rest (waiting at a barrier) are split off the same way at the split's
 //! top entry. Memory-divergence subdivision is not modelled (see `docs/mechanism-reference.md`).
 
-use crate::adapters::pdom_rules::{self as pdom, PdomEntry};
+use crate::adapters::pdom_rules::{self, PdomEntry};
 use crate::interface::counters;
 use crate::types::{is_pseudo, LaneMask, Pc, PC_NONE};
 use crate::EntryKind;
@@ -102,7 +102,7 @@ impl DwsState {
     /// (and so on outwards).
     fn settle(&mut self, k: usize, live: LaneMask, ctx: &mut WarpCtx<'_>) {
         let Some(s) = self.splits.get_mut(k).and_then(Option::as_mut) else { return };
-        pdom::normalize(&mut s.stack, &live);
+        pdom_rules::normalize(&mut s.stack, &live);
         if !s.stack.is_empty() {
             return;
         }
@@ -116,7 +116,7 @@ impl DwsState {
             }
             let Some(mut e) = self.joins[j as usize].take() else { return };
             ctx.count(DwsCounter::Reunions, 1);
-            pdom::normalize(&mut e.parent, &live);
+            pdom_rules::normalize(&mut e.parent, &live);
             if !e.parent.is_empty() {
                 put(&mut self.splits, WarpSplit { stack: e.parent, join: e.outer });
                 return;
@@ -146,7 +146,10 @@ impl SlotTracker for Dws {
     }
 
     fn init(&self, entry: Pc, live: LaneMask, _w: u32) -> DwsState {
-        DwsState { splits: vec![Some(WarpSplit { stack: pdom::init(entry, live), join: None })], joins: Vec::new() }
+        DwsState {
+            splits: vec![Some(WarpSplit { stack: pdom_rules::init(entry, live), join: None })],
+            joins: Vec::new(),
+        }
     }
 
     fn slot(&self, st: &DwsState, k: u32) -> Option<(Pc, LaneMask)> {
@@ -179,20 +182,20 @@ impl SlotTracker for Dws {
             return self.update(st, issued as u32, pc, mask, flow, ctx);
         }
         let branch = matches!(flow, Flow::Branch { .. } | Flow::Multi(_));
-        let mut groups = pdom::successors(pc, mask, flow);
+        let mut groups = pdom_rules::successors(pc, mask, flow);
         groups.retain(|(_, m)| *m & ctx.live != 0);
         let r = ctx.prog.reconv.get(pc as usize).copied().unwrap_or(PC_NONE);
         let sides = groups.iter().filter(|(g, _)| *g != r).count();
         if branch && groups.len() > 1 && sides > 1 && subdivides(ctx.prog, pc, r) {
             ctx.count(DwsCounter::Subdivisions, 1);
             let mut stack = std::mem::take(&mut s.stack);
-            let base = stack.len() - usize::from(pdom::diverge(&mut stack, r, groups));
+            let base = stack.len() - usize::from(pdom_rules::diverge(&mut stack, r, groups));
             let children = stack.split_off(base);
             let outer = s.join;
             st.splits[k] = None;
             let _ = st.subdivide(stack, outer, children);
         } else {
-            pdom::update(&mut s.stack, pc, mask, flow, ctx)?;
+            pdom_rules::update(&mut s.stack, pc, mask, flow, ctx)?;
             st.settle(k, ctx.live, ctx);
         }
         ctx.max(DwsCounter::MaxSplits, st.splits.iter().flatten().count() as u64);
@@ -250,7 +253,7 @@ const STORAGE: &[crate::storage::Part] = {
             "split table",
             Per::Warp,
             Cells::FlipFlops,
-            Size::Reached(Reach::Counter("max_splits"), &Size::W),
+            Size::Reached(Reach::Counter(DwsCounter::MaxSplits.counter()), &Size::W),
             Size::Sum(&[Size::CountBits(&common::STACK_WORST), Size::IndexBits(&Size::W)]),
             "{stack top, join}",
         ),

@@ -219,7 +219,7 @@ const STORAGE: &[crate::storage::Part] = {
             "convergence barrier table",
             Per::Warp,
             Cells::FlipFlops,
-            Size::Reached(Reach::Counter("max_cbt_entries"), &Size::W),
+            Size::Reached(Reach::Counter(HarpCounter::MaxCbt.counter()), &Size::W),
             Size::Sum(&[Size::Pc, Size::Depth, Size::Product(&[Size::Const(2), Size::W])]),
             "{pc, depth, expected, arrived}",
         ),

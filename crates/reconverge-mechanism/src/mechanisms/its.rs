@@ -378,7 +378,7 @@ const STORAGE: &[crate::storage::Part] = {
             "convergence barriers",
             Per::Warp,
             Cells::FlipFlops,
-            Size::Reached(Reach::Counter("max_barriers"), &Size::Const(16)),
+            Size::Reached(Reach::Counter(ItsCounter::MaxBarriers.counter()), &Size::Const(16)),
             Size::W,
             "{participants}",
         ),

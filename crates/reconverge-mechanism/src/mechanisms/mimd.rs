@@ -29,7 +29,7 @@
 use crate::adapters::paths::{successors, Path};
 use crate::interface::counters;
 use crate::program::Program;
-use crate::tracker::{Blocked, Counter, CtaView, Group, LaneMap, Peek, Position, Tracker, UpdateCtx};
+use crate::tracker::{Blocked, Counter, CtaView, Group, LaneMap, Peek, Position, PositionState, Tracker, UpdateCtx};
 use crate::types::{LaneMask, Pc};
 use crate::EntryKind;
 use crate::Structure;
@@ -259,11 +259,11 @@ impl Tracker for Mimd {
                     continue;
                 }
                 let state = if lanes & blocked != 0 {
-                    "waiting at a barrier"
+                    PositionState::AtBarrier
                 } else if lanes & warp.awaiting != 0 {
-                    "waiting for the member lanes of a warp-synchronous instruction"
+                    PositionState::AwaitingMembers
                 } else {
-                    "issuing"
+                    PositionState::Issuing
                 };
                 out.push(Position { warp: w as u32, lanes, pc: g.pc, state });
             }
@@ -419,7 +419,7 @@ mod tests {
         assert_eq!(peek(&st, 0, ALL, 0b1100), Peek::Blocked(Blocked::Barrier));
         assert_eq!(ready(peek(&st, 1, ALL, 0b1100)).mask, 0b0011);
         let pos = Mimd.positions(&(), &st, &CtaView { live: &[ALL], blocked: &[0b1100], w: 4 });
-        assert_eq!(pos.iter().map(|p| (p.pc, p.state)).collect::<Vec<_>>()[0], (2, "waiting at a barrier"));
+        assert_eq!(pos.iter().map(|p| (p.pc, p.state)).collect::<Vec<_>>()[0], (2, PositionState::AtBarrier));
         // A group with some lanes at a barrier issues the others; the waiting ones stay in place.
         let mut st = start(3);
         let g = ready(peek(&st, 0, ALL, 0b0001));

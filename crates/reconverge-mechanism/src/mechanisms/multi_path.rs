@@ -266,7 +266,7 @@ const STORAGE: &[crate::storage::Part] = {
             "reconvergence table",
             Per::Warp,
             Cells::Sram,
-            Size::Reached(Reach::Counter("max_rt_entries"), &Size::W),
+            Size::Reached(Reach::Counter(MultiPathCounter::RtMax.counter()), &Size::W),
             Size::Sum(&[
                 Size::Product(&[Size::Const(2), Size::Pc]),
                 Size::IndexBits(&Size::W),

@@ -260,7 +260,7 @@ const STORAGE: &[crate::storage::Part] = {
             "interval stack",
             Per::Warp,
             Cells::Sram,
-            Size::Reached(Reach::Counter("max_intervals"), &Size::W),
+            Size::Reached(Reach::Counter(SbiCounter::MaxIntervals.counter()), &Size::W),
             Size::Sum(&[Size::Product(&[Size::Const(2), Size::Pc]), Size::Depth, Size::W]),
             "{start, end, depth, mask}",
         ),

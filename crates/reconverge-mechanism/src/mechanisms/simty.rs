@@ -358,7 +358,7 @@ const STORAGE: &[crate::storage::Part] = {
             "cold context table",
             Per::Warp,
             Cells::Sram,
-            Size::Reached(Reach::Counter("max_cct_occupancy"), &Size::W),
+            Size::Reached(Reach::Counter(SimtyCounter::MaxOcc.counter()), &Size::W),
             common::PATH_BITS,
             "{pc, depth, mask}",
         ),
