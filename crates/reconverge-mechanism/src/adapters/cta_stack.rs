@@ -40,6 +40,7 @@
 
 use crate::adapters::pdom_rules::{self as pdom, EntryThreads, PdomEntry};
 use crate::interface::counters;
+use crate::interface::Done;
 use crate::program::{Op, Program};
 use crate::tracker::{
     Blocked, Counter, CtaView, Delay, Group, LaneMap, Peek, Position, PositionState, Ratio, Tracker, UpdateCtx,
@@ -402,14 +403,7 @@ impl<P: CompactionPolicy> Tracker for CtaStack<P> {
         Peek::Ready(Group { ctx, pc: w.pc, mask, lanes: w.lanes.clone(), hold: mask, prio: 0 })
     }
 
-    fn update(
-        &self,
-        sm: &mut P::Table,
-        st: &mut CtaState,
-        group: &Group,
-        flow: &Flow,
-        u: &mut UpdateCtx<'_>,
-    ) -> Result<(), MechError> {
+    fn update(&self, sm: &mut P::Table, st: &mut CtaState, group: &Group, flow: &Flow, u: &mut UpdateCtx<'_>) -> Done {
         let ctx = group.ctx as usize;
         let Some(w) = st.warps.get_mut(ctx).and_then(Option::as_mut) else {
             return Err(MechError::EmptyContext("dynamic warp", ctx as u32));
@@ -441,14 +435,7 @@ impl<P: CompactionPolicy> Tracker for CtaStack<P> {
         st.clear_run(group.ctx as usize, group.pc, max)
     }
 
-    fn advance(
-        &self,
-        sm: &mut P::Table,
-        st: &mut CtaState,
-        group: &Group,
-        n: u32,
-        u: &mut UpdateCtx<'_>,
-    ) -> Result<(), MechError> {
+    fn advance(&self, sm: &mut P::Table, st: &mut CtaState, group: &Group, n: u32, u: &mut UpdateCtx<'_>) -> Done {
         // The middle updates each move the running warp one pc on and leave the settled stack as it is
         // (settling reads no running warp's pc): the first and the last update as usual.
         self.update(sm, st, group, &Flow::Next, u)?;
@@ -551,7 +538,7 @@ impl CtaState {
         ctx: usize,
         a: Arrival,
         u: &mut UpdateCtx<'_>,
-    ) -> Result<(), MechError> {
+    ) -> Done {
         let w = self.warps[ctx].as_mut().expect("warp");
         w.pc = a.pc;
         let (e, arrived) = (w.entry, w.arrived);
@@ -571,7 +558,7 @@ impl CtaState {
         ctx: usize,
         a: Arrival,
         u: &mut UpdateCtx<'_>,
-    ) -> Result<(), MechError> {
+    ) -> Done {
         let nwarps = self.nwarps;
         let w = self.warps[ctx].as_ref().expect("warp");
         let e = w.entry;
@@ -657,12 +644,7 @@ impl CtaState {
     }
 
     /// Resolves, pops and activates until nothing changes.
-    fn settle<P: CompactionPolicy>(
-        &mut self,
-        policy: &P,
-        table: &mut P::Table,
-        u: &mut UpdateCtx<'_>,
-    ) -> Result<(), MechError> {
+    fn settle<P: CompactionPolicy>(&mut self, policy: &P, table: &mut P::Table, u: &mut UpdateCtx<'_>) -> Done {
         loop {
             if self.stack.is_empty() {
                 return Ok(());
@@ -755,12 +737,7 @@ impl CtaState {
     /// threads when it is the top again; stalled warps dissolve into the path entries, whose compaction
     /// forms their warps; warps that went ahead move to the entry of their target, or dissolve when
     /// their target is the reconvergence point.
-    fn resolve<P: CompactionPolicy>(
-        &mut self,
-        policy: &P,
-        table: &mut P::Table,
-        u: &mut UpdateCtx<'_>,
-    ) -> Result<(), MechError> {
+    fn resolve<P: CompactionPolicy>(&mut self, policy: &P, table: &mut P::Table, u: &mut UpdateCtx<'_>) -> Done {
         let e = self.top();
         let mut inst = self.instances[e].take().expect("instance");
         for (_, m) in inst.groups.iter_mut().chain(inst.divergent.iter_mut()) {

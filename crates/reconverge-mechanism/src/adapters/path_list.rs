@@ -6,6 +6,7 @@
 
 use crate::adapters::paths::{clear_run, first_ready, retain_live, skip, start, take, Path, Taken};
 use crate::adapters::per_warp::{advance_ends, WarpCtx, WarpTracker};
+use crate::interface::Done;
 use crate::interface::{counters, splits, BarrierMode, Counter, EntryKind, EntryView, Flow, MechError, Structure};
 use crate::types::{is_pseudo, LaneMask, Pc, PC_NONE};
 use std::cmp::Ordering;
@@ -24,14 +25,7 @@ pub trait Order: Copy + fmt::Debug + Sync {
     fn name(&self) -> &'static str;
 
     /// Updates the list after the path (`pc`, `mask`) issued with outcome `flow`.
-    fn update(
-        &self,
-        st: &mut Vec<Path>,
-        pc: Pc,
-        mask: LaneMask,
-        flow: &Flow,
-        ctx: &mut WarpCtx<'_>,
-    ) -> Result<(), MechError>;
+    fn update(&self, st: &mut Vec<Path>, pc: Pc, mask: LaneMask, flow: &Flow, ctx: &mut WarpCtx<'_>) -> Done;
 }
 
 /// A per-warp list of paths kept in the order `O`: one path runs, the others wait in the list.
@@ -70,25 +64,11 @@ impl<O: Order> WarpTracker for PathList<O> {
         clear_run(st.iter(), pc, mask, max)
     }
 
-    fn advance(
-        &self,
-        st: &mut Vec<Path>,
-        pc: Pc,
-        mask: LaneMask,
-        n: u32,
-        ctx: &mut WarpCtx<'_>,
-    ) -> Result<(), MechError> {
+    fn advance(&self, st: &mut Vec<Path>, pc: Pc, mask: LaneMask, n: u32, ctx: &mut WarpCtx<'_>) -> Done {
         advance_ends(self, st, (pc, mask, n), ctx, |st, _| skip(st, pc + 1, mask, pc + n - 1))
     }
 
-    fn update(
-        &self,
-        st: &mut Vec<Path>,
-        pc: Pc,
-        mask: LaneMask,
-        flow: &Flow,
-        ctx: &mut WarpCtx<'_>,
-    ) -> Result<(), MechError> {
+    fn update(&self, st: &mut Vec<Path>, pc: Pc, mask: LaneMask, flow: &Flow, ctx: &mut WarpCtx<'_>) -> Done {
         self.0.update(st, pc, mask, flow, ctx)
     }
 

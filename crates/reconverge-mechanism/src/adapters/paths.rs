@@ -6,6 +6,7 @@
 //! paths go, and which paths they merge with; this module holds the parts they share: the successors of
 //! a path after an instruction, the issued path's lookup, and equality for merging.
 
+use crate::interface::Done;
 use crate::types::{LaneMask, Pc, PC_NONE};
 use crate::EntryKind;
 use crate::{EntryView, Flow, MechError};
@@ -178,7 +179,7 @@ pub fn clear_run<'a>(paths: impl IntoIterator<Item = &'a Path>, pc: Pc, mask: La
 
 /// Moves the path at `from` holding `mask` to `to` (the middle of a straight run, see [`clear_run`]).
 #[inline]
-pub fn skip(paths: &mut [Path], from: Pc, mask: LaneMask, to: Pc) -> Result<(), MechError> {
+pub fn skip(paths: &mut [Path], from: Pc, mask: LaneMask, to: Pc) -> Done {
     match paths.iter_mut().find(|p| p.pc == from && p.mask == mask) {
         Some(p) => {
             p.pc = to;

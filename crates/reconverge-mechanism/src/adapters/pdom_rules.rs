@@ -10,6 +10,7 @@
 //! the caller's entry resumes after the call.
 
 use crate::adapters::per_warp::WarpCtx;
+use crate::interface::Done;
 use crate::interface::{next_groups, EntryKind, EntryView, Flow, MechError};
 use crate::types::{LaneMask, Pc, PC_EXIT, PC_NONE, PC_RET};
 
@@ -146,7 +147,7 @@ pub(crate) fn straight_run(st: &[PdomEntry], pc: Pc, max: u32) -> u32 {
 
 /// The top entry ran `n` straight-line instructions from `pc`.
 #[inline]
-pub(crate) fn advance(st: &mut Vec<PdomEntry>, pc: Pc, n: u32, live: LaneMask) -> Result<(), MechError> {
+pub(crate) fn advance(st: &mut Vec<PdomEntry>, pc: Pc, n: u32, live: LaneMask) -> Done {
     let Some(top) = st.last_mut() else {
         return Err(MechError::Underflow("PDOM"));
     };
@@ -159,13 +160,7 @@ pub(crate) fn advance(st: &mut Vec<PdomEntry>, pc: Pc, n: u32, live: LaneMask) -
 
 /// The PDOM rules after the top entry's lanes `mask` issued at `pc` with outcome `flow`.
 #[inline]
-pub(crate) fn update(
-    st: &mut Vec<PdomEntry>,
-    pc: Pc,
-    mask: LaneMask,
-    flow: &Flow,
-    ctx: &mut WarpCtx<'_>,
-) -> Result<(), MechError> {
+pub(crate) fn update(st: &mut Vec<PdomEntry>, pc: Pc, mask: LaneMask, flow: &Flow, ctx: &mut WarpCtx<'_>) -> Done {
     let Some(top) = st.last_mut() else {
         return Err(MechError::Underflow("PDOM"));
     };

@@ -259,6 +259,9 @@ pub enum MechError {
     Overflow(&'static str, u32),
 }
 
+/// What an update of a mechanism's structure returns: nothing, or the mechanism's failure.
+pub type Done = Result<(), MechError>;
+
 /// What an entry of a mechanism's structure is, for traces: each mechanism names its entries, and the
 /// trace asks the kind what it needs ([`EntryKind::label`], [`EntryKind::waits`]).
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]

@@ -15,7 +15,7 @@ use crate::Structure;
 use smallvec::SmallVec;
 use std::fmt;
 
-use crate::{BarrierMode, EntryView, Flow, MechError};
+use crate::{BarrierMode, Done, EntryView, Flow};
 
 /// Which threads an issue group holds: lane `l` holds the thread in CTA slot `warp * W + l` for the part
 /// `(warp, lanes)` whose `lanes` contain `l`. A thread always sits in its home lane (slot mod W), the
@@ -475,14 +475,7 @@ pub trait Tracker: Sync {
     }
 
     /// Updates the structure after `group` issued with outcome `flow`.
-    fn update(
-        &self,
-        sm: &mut Self::Sm,
-        st: &mut Self::Cta,
-        group: &Group,
-        flow: &Flow,
-        u: &mut UpdateCtx<'_>,
-    ) -> Result<(), MechError>;
+    fn update(&self, sm: &mut Self::Sm, st: &mut Self::Cta, group: &Group, flow: &Flow, u: &mut UpdateCtx<'_>) -> Done;
 
     /// How many instructions from `group.pc` the group may issue back to back, each with the same lanes,
     /// with one [`Tracker::advance`] standing for their updates: at most `max`, which the core computed as
@@ -499,14 +492,7 @@ pub trait Tracker: Sync {
     /// The group issued the `n` straight-line instructions from `group.pc` that
     /// [`Tracker::straight_run`] allowed: update as `n` updates with [`Flow::Next`] would.
     #[inline]
-    fn advance(
-        &self,
-        sm: &mut Self::Sm,
-        st: &mut Self::Cta,
-        group: &Group,
-        n: u32,
-        u: &mut UpdateCtx<'_>,
-    ) -> Result<(), MechError> {
+    fn advance(&self, sm: &mut Self::Sm, st: &mut Self::Cta, group: &Group, n: u32, u: &mut UpdateCtx<'_>) -> Done {
         let mut g = group.clone();
         for _ in 0..n {
             self.update(sm, st, &g, &Flow::Next, u)?;

@@ -11,6 +11,7 @@
 
 use crate::adapters::paths::{clear_lanes, successors, Path, ThreadPcs};
 use crate::interface::counters;
+use crate::interface::Done;
 use crate::types::{lanes, LaneMask, Pc};
 use crate::EntryKind;
 use crate::Structure;
@@ -75,14 +76,7 @@ impl WarpTracker for Arbiter {
         clear_lanes(&st.pc, &st.depth, st.live, pc, mask, max)
     }
 
-    fn advance(
-        &self,
-        st: &mut ThreadPcs,
-        pc: Pc,
-        mask: LaneMask,
-        n: u32,
-        ctx: &mut WarpCtx<'_>,
-    ) -> Result<(), MechError> {
+    fn advance(&self, st: &mut ThreadPcs, pc: Pc, mask: LaneMask, n: u32, ctx: &mut WarpCtx<'_>) -> Done {
         if mask == 0 {
             return Err(MechError::EmptyGroup);
         }
@@ -96,14 +90,7 @@ impl WarpTracker for Arbiter {
         Ok(())
     }
 
-    fn update(
-        &self,
-        st: &mut ThreadPcs,
-        pc: Pc,
-        mask: LaneMask,
-        flow: &Flow,
-        ctx: &mut WarpCtx<'_>,
-    ) -> Result<(), MechError> {
+    fn update(&self, st: &mut ThreadPcs, pc: Pc, mask: LaneMask, flow: &Flow, ctx: &mut WarpCtx<'_>) -> Done {
         let Some(l0) = lanes(mask).next() else {
             return Err(MechError::EmptyGroup);
         };
@@ -144,15 +131,8 @@ pub const INFO: crate::Info = crate::Info::new(
 /// What `arbiter` stores (seed 003 §3.1; `reconverge cost`'s arbiter unit counts these bits): a pc and a
 /// call depth per thread, the issuing warp's W entries read at once by the reduction tree every cycle.
 const STORAGE: &[crate::storage::Part] = {
-    use crate::storage::{common, Cells, Part, Per, Size};
-    &[Part::new(
-        "thread pcs",
-        Per::Thread,
-        Cells::FlipFlops,
-        common::ONE,
-        Size::Sum(&[Size::Const(1), Size::Pc, Size::Depth]),
-        "{valid, pc, depth}",
-    )]
+    use crate::storage::{common, Size};
+    &[common::thread_pcs(Size::Sum(&[Size::Const(1), Size::Pc, Size::Depth]), "{valid, pc, depth}")]
 };
 
 #[cfg(test)]

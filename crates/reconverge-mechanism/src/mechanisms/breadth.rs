@@ -18,7 +18,8 @@
 use crate::adapters::path_list::{clear_of_syncs, enqueue, BreadthState, QueueCounter};
 use crate::adapters::paths::{clear_run, first_ready, issued, retain_live, skip, successors, Path};
 use crate::adapters::per_warp::{advance_ends, WarpCtx, WarpTracker};
-use crate::interface::{BarrierMode, Counter, EntryView, Flow, MechError, Structure};
+use crate::interface::Done;
+use crate::interface::{BarrierMode, Counter, EntryView, Flow, Structure};
 use crate::types::{LaneMask, Pc};
 
 /// The breadth-first traversal.
@@ -52,25 +53,11 @@ impl WarpTracker for Breadth {
         clear_of_syncs(&st.syncs, pc, clear_run(st.queue.iter(), pc, mask, max))
     }
 
-    fn advance(
-        &self,
-        st: &mut BreadthState,
-        pc: Pc,
-        mask: LaneMask,
-        n: u32,
-        ctx: &mut WarpCtx<'_>,
-    ) -> Result<(), MechError> {
+    fn advance(&self, st: &mut BreadthState, pc: Pc, mask: LaneMask, n: u32, ctx: &mut WarpCtx<'_>) -> Done {
         advance_ends(self, st, (pc, mask, n), ctx, |st, _| skip(&mut st.queue, pc + 1, mask, pc + n - 1))
     }
 
-    fn update(
-        &self,
-        st: &mut BreadthState,
-        pc: Pc,
-        mask: LaneMask,
-        flow: &Flow,
-        ctx: &mut WarpCtx<'_>,
-    ) -> Result<(), MechError> {
+    fn update(&self, st: &mut BreadthState, pc: Pc, mask: LaneMask, flow: &Flow, ctx: &mut WarpCtx<'_>) -> Done {
         let i = issued(&st.queue, pc, mask)?;
         let path = st.queue[i];
         let next = successors(&path, mask, flow, ctx.live)?;

@@ -19,6 +19,7 @@
 use crate::adapters::paths::Path;
 use crate::adapters::pdom_rules::{reconvergence_point, successors};
 use crate::interface::counters;
+use crate::interface::Done;
 use crate::types::{LaneMask, Pc, PC_NONE, PC_RET};
 use crate::EntryKind;
 use crate::Structure;
@@ -94,15 +95,7 @@ impl SlotTracker for DualPath {
         (p.pc != e.rpc).then_some((p.pc, p.mask))
     }
 
-    fn update(
-        &self,
-        st: &mut Vec<DualEntry>,
-        k: u32,
-        pc: Pc,
-        mask: LaneMask,
-        flow: &Flow,
-        ctx: &mut WarpCtx<'_>,
-    ) -> Result<(), MechError> {
+    fn update(&self, st: &mut Self::State, k: u32, pc: Pc, mask: LaneMask, flow: &Flow, ctx: &mut WarpCtx<'_>) -> Done {
         let k = k as usize;
         let top = st.last_mut().ok_or(MechError::Underflow("dual-path"))?;
         let Some(p) = top.paths[k] else { return Err(MechError::InvalidSlot("path")) };
@@ -196,7 +189,7 @@ const STORAGE: &[crate::storage::Part] = {
             Size::Sum(&[Size::Pc, Size::Product(&[Size::Const(2), Size::Sum(&[Size::Const(1), Size::Pc, Size::W])])]),
             "{rpc, A{valid, pc, mask}, B{valid, pc, mask}}",
         ),
-        Part::new("stack pointer", Per::Warp, Cells::FlipFlops, common::ONE, common::STACK_POINTER, "{top}"),
+        common::STACK_POINTER_PART,
     ]
 };
 

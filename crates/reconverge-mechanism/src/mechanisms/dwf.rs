@@ -23,6 +23,7 @@
 //!   from several CTAs once per CTA, each part with its CTA's shared memory, barriers and `%ctaid`.
 
 use crate::interface::counters;
+use crate::interface::Done;
 use crate::launch::LaunchConfig;
 use crate::program::Program;
 use crate::tracker::{
@@ -682,14 +683,7 @@ impl<const SM_POOL: bool> Tracker for Dwf<SM_POOL> {
         }
     }
 
-    fn update(
-        &self,
-        sm: &mut PoolSm,
-        st: &mut PoolCta,
-        group: &Group,
-        flow: &Flow,
-        u: &mut UpdateCtx<'_>,
-    ) -> Result<(), MechError> {
+    fn update(&self, sm: &mut PoolSm, st: &mut PoolCta, group: &Group, flow: &Flow, u: &mut UpdateCtx<'_>) -> Done {
         let slot = st.slot;
         let taken = sm.pools[slot as usize].warps.get_mut(group.ctx as usize).and_then(Option::take);
         let Some(w) = taken else {

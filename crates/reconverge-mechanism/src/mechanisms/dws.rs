@@ -18,6 +18,7 @@
 
 use crate::adapters::pdom_rules::{self, PdomEntry};
 use crate::interface::counters;
+use crate::interface::Done;
 use crate::types::{is_pseudo, LaneMask, Pc, PC_NONE};
 use crate::EntryKind;
 use crate::Structure;
@@ -157,15 +158,7 @@ impl SlotTracker for Dws {
         Some((top.pc, top.mask))
     }
 
-    fn update(
-        &self,
-        st: &mut DwsState,
-        k: u32,
-        pc: Pc,
-        mask: LaneMask,
-        flow: &Flow,
-        ctx: &mut WarpCtx<'_>,
-    ) -> Result<(), MechError> {
+    fn update(&self, st: &mut DwsState, k: u32, pc: Pc, mask: LaneMask, flow: &Flow, ctx: &mut WarpCtx<'_>) -> Done {
         let k = k as usize;
         let s = st.splits.get_mut(k).and_then(Option::as_mut).ok_or(MechError::InvalidSlot("warp-split"))?;
         let top = *s.stack.last().ok_or(MechError::Underflow("dws"))?;

@@ -23,10 +23,11 @@
 use crate::adapters::paths::{first_ready, issued, skip, successors, Path};
 use crate::adapters::per_warp::advance_ends;
 use crate::interface::counters;
+use crate::interface::Done;
 use crate::types::{is_pseudo, LaneMask, Pc, PC_NONE};
 use crate::EntryKind;
 use crate::Structure;
-use crate::{BarrierMode, Counter, EntryView, Flow, MechError, WarpCtx, WarpTracker};
+use crate::{BarrierMode, Counter, EntryView, Flow, WarpCtx, WarpTracker};
 
 /// An open fork/join region.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -133,25 +134,11 @@ impl WarpTracker for ForkJoin {
         }
     }
 
-    fn advance(
-        &self,
-        st: &mut ForkJoinState,
-        pc: Pc,
-        mask: LaneMask,
-        n: u32,
-        ctx: &mut WarpCtx<'_>,
-    ) -> Result<(), MechError> {
+    fn advance(&self, st: &mut ForkJoinState, pc: Pc, mask: LaneMask, n: u32, ctx: &mut WarpCtx<'_>) -> Done {
         advance_ends(self, st, (pc, mask, n), ctx, |st, _| skip(&mut st.stack, pc + 1, mask, pc + n - 1))
     }
 
-    fn update(
-        &self,
-        st: &mut ForkJoinState,
-        pc: Pc,
-        mask: LaneMask,
-        flow: &Flow,
-        ctx: &mut WarpCtx<'_>,
-    ) -> Result<(), MechError> {
+    fn update(&self, st: &mut ForkJoinState, pc: Pc, mask: LaneMask, flow: &Flow, ctx: &mut WarpCtx<'_>) -> Done {
         let i = issued(&st.stack, pc, mask)?;
         let path = st.stack.remove(i);
         let rest = path.mask & !mask & ctx.live;

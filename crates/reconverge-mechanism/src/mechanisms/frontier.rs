@@ -16,7 +16,8 @@ use crate::adapters::path_list::Order;
 use crate::adapters::paths::{retain_live, take, Path, Taken};
 use crate::adapters::per_warp::WarpCtx;
 use crate::interface::counters;
-use crate::interface::{Counter, EntryKind, Flow, MechError};
+use crate::interface::Done;
+use crate::interface::{Counter, EntryKind, Flow};
 use crate::program::Program;
 use crate::types::{LaneMask, Pc};
 
@@ -62,14 +63,7 @@ impl Order for ThreadFrontiers {
         INFO.name
     }
 
-    fn update(
-        &self,
-        st: &mut Vec<Path>,
-        pc: Pc,
-        mask: LaneMask,
-        flow: &Flow,
-        ctx: &mut WarpCtx<'_>,
-    ) -> Result<(), MechError> {
+    fn update(&self, st: &mut Vec<Path>, pc: Pc, mask: LaneMask, flow: &Flow, ctx: &mut WarpCtx<'_>) -> Done {
         let Taken { rest, next, .. } = take(st, pc, mask, flow, ctx.live)?;
         retain_live(st, ctx.live);
         if let Some(r) = rest {

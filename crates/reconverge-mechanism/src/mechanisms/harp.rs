@@ -17,8 +17,10 @@
 //! If every live thread of a warp is parked (no path left, possible only on unstructured code), the entry
 //! allocated last releases the threads it holds, so the warp always progresses.
 
+use crate::adapters::parallel::held;
 use crate::adapters::paths::{self, Path};
 use crate::interface::counters;
+use crate::interface::Done;
 use crate::types::{is_pseudo, LaneMask, Pc, PC_NONE};
 use crate::EntryKind;
 use crate::Structure;
@@ -143,17 +145,9 @@ impl SlotTracker for Harp {
         st.paths.get(k as usize).copied().flatten().map(|p| (p.pc, p.mask))
     }
 
-    fn update(
-        &self,
-        st: &mut HarpState,
-        k: u32,
-        pc: Pc,
-        mask: LaneMask,
-        flow: &Flow,
-        ctx: &mut WarpCtx<'_>,
-    ) -> Result<(), MechError> {
+    fn update(&self, st: &mut HarpState, k: u32, pc: Pc, mask: LaneMask, flow: &Flow, ctx: &mut WarpCtx<'_>) -> Done {
         let k = k as usize;
-        let p = st.paths.get(k).copied().flatten().ok_or(MechError::InvalidSlot("path"))?;
+        let p = held(&st.paths, k as u32, "path")?;
         if p.pc != pc || p.mask & mask != mask {
             return Err(MechError::NotHeld("the path slot"));
         }

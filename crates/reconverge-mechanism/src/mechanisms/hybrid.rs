@@ -26,6 +26,7 @@ use crate::adapters::path_list::{clear_of_syncs, enqueue, park, place, BreadthSt
 use crate::adapters::paths::{clear_run, first_ready, issued, retain_live, skip, successors, Path};
 use crate::adapters::per_warp::{advance_ends, WarpCtx, WarpTracker};
 use crate::interface::counters;
+use crate::interface::Done;
 use crate::interface::{splits, BarrierMode, Counter, EntryKind, EntryView, Flow, MechError, Structure};
 use crate::types::{LaneMask, Pc};
 
@@ -148,28 +149,14 @@ impl WarpTracker for Hybrid {
         clear_of_syncs(&st.breadth.syncs, pc, clear_run(paths, pc, mask, max))
     }
 
-    fn advance(
-        &self,
-        st: &mut HybridState,
-        pc: Pc,
-        mask: LaneMask,
-        n: u32,
-        ctx: &mut WarpCtx<'_>,
-    ) -> Result<(), MechError> {
+    fn advance(&self, st: &mut HybridState, pc: Pc, mask: LaneMask, n: u32, ctx: &mut WarpCtx<'_>) -> Done {
         advance_ends(self, st, (pc, mask, n), ctx, |st, _| {
             let list = if st.stack.is_empty() { &mut st.breadth.queue } else { &mut st.stack };
             skip(list, pc + 1, mask, pc + n - 1)
         })
     }
 
-    fn update(
-        &self,
-        st: &mut HybridState,
-        pc: Pc,
-        mask: LaneMask,
-        flow: &Flow,
-        ctx: &mut WarpCtx<'_>,
-    ) -> Result<(), MechError> {
+    fn update(&self, st: &mut HybridState, pc: Pc, mask: LaneMask, flow: &Flow, ctx: &mut WarpCtx<'_>) -> Done {
         let live = ctx.live;
         let (path, at) = st.take(pc, mask, live)?;
         let next = successors(&path, mask, flow, live)?;

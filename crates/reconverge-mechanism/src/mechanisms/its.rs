@@ -33,6 +33,7 @@
 use crate::adapters::paths::{clear_lanes, successors, Path};
 use crate::adapters::per_warp::advance_ends;
 use crate::interface::counters;
+use crate::interface::Done;
 use crate::types::{lanes, LaneMask, Pc};
 use crate::EntryKind;
 use crate::Structure;
@@ -209,14 +210,7 @@ impl WarpTracker for Its {
         clear_lanes(&st.pc, &st.depth, st.live, pc, mask, max.min(stop + 1 - first))
     }
 
-    fn advance(
-        &self,
-        st: &mut ItsState,
-        pc: Pc,
-        mask: LaneMask,
-        n: u32,
-        ctx: &mut WarpCtx<'_>,
-    ) -> Result<(), MechError> {
+    fn advance(&self, st: &mut ItsState, pc: Pc, mask: LaneMask, n: u32, ctx: &mut WarpCtx<'_>) -> Done {
         // Between the first and the last update the group only moves on: no yield, no barrier changes.
         advance_ends(self, st, (pc, mask, n), ctx, |st, _| {
             for l in lanes(mask) {
@@ -227,14 +221,7 @@ impl WarpTracker for Its {
         })
     }
 
-    fn update(
-        &self,
-        st: &mut ItsState,
-        pc: Pc,
-        mask: LaneMask,
-        flow: &Flow,
-        ctx: &mut WarpCtx<'_>,
-    ) -> Result<(), MechError> {
+    fn update(&self, st: &mut ItsState, pc: Pc, mask: LaneMask, flow: &Flow, ctx: &mut WarpCtx<'_>) -> Done {
         let Some(l0) = lanes(mask).next() else {
             return Err(MechError::EmptyGroup);
         };
@@ -366,14 +353,7 @@ pub const INFO: crate::Info = crate::Info::new(
 const STORAGE: &[crate::storage::Part] = {
     use crate::storage::{common, Cells, Part, Per, Reach, Size};
     &[
-        Part::new(
-            "thread pcs",
-            Per::Thread,
-            Cells::FlipFlops,
-            common::ONE,
-            Size::Sum(&[Size::Pc, Size::Depth, Size::Const(2)]),
-            "{pc, depth, blocked, yielded}",
-        ),
+        common::thread_pcs(Size::Sum(&[Size::Pc, Size::Depth, Size::Const(2)]), "{pc, depth, blocked, yielded}"),
         Part::new(
             "convergence barriers",
             Per::Warp,

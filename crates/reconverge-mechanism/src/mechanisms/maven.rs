@@ -38,6 +38,7 @@ use crate::adapters::path_list::{step, Priority, Stepped};
 use crate::adapters::paths::{clear_run, first_ready, issued, retain_live, take, Path, Taken};
 use crate::adapters::per_warp::advance_ends;
 use crate::interface::counters;
+use crate::interface::Done;
 use crate::types::{LaneMask, Pc};
 use crate::EntryKind;
 use crate::Structure;
@@ -152,14 +153,7 @@ impl<const TWO_STACKS: bool> WarpTracker for Maven<TWO_STACKS> {
         clear_run(st.first.iter().chain(st.second.iter()), pc, mask, max)
     }
 
-    fn advance(
-        &self,
-        st: &mut MavenState,
-        pc: Pc,
-        mask: LaneMask,
-        n: u32,
-        ctx: &mut WarpCtx<'_>,
-    ) -> Result<(), MechError> {
+    fn advance(&self, st: &mut MavenState, pc: Pc, mask: LaneMask, n: u32, ctx: &mut WarpCtx<'_>) -> Done {
         advance_ends(self, st, (pc, mask, n), ctx, |st, ctx| {
             let Some(p) = st.first.iter().position(|p| p.pc == pc + 1 && p.mask == mask) else {
                 return Err(MechError::NotHeld("maven's shift register"));
@@ -170,14 +164,7 @@ impl<const TWO_STACKS: bool> WarpTracker for Maven<TWO_STACKS> {
         })
     }
 
-    fn update(
-        &self,
-        st: &mut MavenState,
-        pc: Pc,
-        mask: LaneMask,
-        flow: &Flow,
-        ctx: &mut WarpCtx<'_>,
-    ) -> Result<(), MechError> {
+    fn update(&self, st: &mut MavenState, pc: Pc, mask: LaneMask, flow: &Flow, ctx: &mut WarpCtx<'_>) -> Done {
         let s = if TWO_STACKS {
             self.two_stack_step(st, pc, mask, flow, ctx)?
         } else {

@@ -28,6 +28,7 @@
 
 use crate::adapters::paths::{successors, Path};
 use crate::interface::counters;
+use crate::interface::Done;
 use crate::program::Program;
 use crate::tracker::{Blocked, Counter, CtaView, Group, LaneMap, Peek, Position, PositionState, Tracker, UpdateCtx};
 use crate::types::{LaneMask, Pc};
@@ -184,14 +185,7 @@ impl Tracker for Mimd {
         }
     }
 
-    fn update(
-        &self,
-        _sm: &mut (),
-        st: &mut MimdCta,
-        group: &Group,
-        flow: &Flow,
-        u: &mut UpdateCtx<'_>,
-    ) -> Result<(), MechError> {
+    fn update(&self, _sm: &mut (), st: &mut MimdCta, group: &Group, flow: &Flow, u: &mut UpdateCtx<'_>) -> Done {
         let (w, k) = split(group.ctx);
         let warp = st.warps.get_mut(w).ok_or(MechError::EmptyContext("warp", group.ctx))?;
         let g = warp.groups.get(k).copied().flatten().ok_or(MechError::InvalidSlot("group"))?;
@@ -283,15 +277,8 @@ pub const INFO: crate::Info = crate::Info::new(
 /// What `mimd` stores, as an ideal bound: a pc and a call depth per thread (the issue contexts, one per
 /// group, are the scheduler's and not counted).
 const STORAGE: &[crate::storage::Part] = {
-    use crate::storage::{common, Cells, Part, Per, Size};
-    &[Part::new(
-        "thread pcs",
-        Per::Thread,
-        Cells::FlipFlops,
-        common::ONE,
-        Size::Sum(&[Size::Pc, Size::Depth]),
-        "{pc, depth}",
-    )]
+    use crate::storage::{common, Size};
+    &[common::thread_pcs(Size::Sum(&[Size::Pc, Size::Depth]), "{pc, depth}")]
 };
 
 #[cfg(test)]

@@ -20,7 +20,8 @@ use crate::adapters::path_list::{place, Order};
 use crate::adapters::paths::{retain_live, take, Path, Taken};
 use crate::adapters::per_warp::WarpCtx;
 use crate::interface::counters;
-use crate::interface::{Counter, EntryKind, Flow, MechError};
+use crate::interface::Done;
+use crate::interface::{Counter, EntryKind, Flow};
 use crate::types::{LaneMask, Pc};
 
 /// The depth-first minimum-pc traversal.
@@ -48,14 +49,7 @@ impl Order for MinPc {
         INFO.name
     }
 
-    fn update(
-        &self,
-        st: &mut Vec<Path>,
-        pc: Pc,
-        mask: LaneMask,
-        flow: &Flow,
-        ctx: &mut WarpCtx<'_>,
-    ) -> Result<(), MechError> {
+    fn update(&self, st: &mut Vec<Path>, pc: Pc, mask: LaneMask, flow: &Flow, ctx: &mut WarpCtx<'_>) -> Done {
         let Taken { index, rest, next, .. } = take(st, pc, mask, flow, ctx.live)?;
         if let Some(r) = rest {
             // Lanes of the path that did not issue (waiting at a barrier) stay saved where they were.

@@ -19,11 +19,13 @@
 //!
 //! Any number of splits interleave; reconvergence is the immediate post-dominator's.
 
+use crate::adapters::parallel::held;
 use crate::interface::counters;
+use crate::interface::Done;
 use crate::types::{is_pseudo, LaneMask, Pc, PC_NONE};
 use crate::EntryKind;
 use crate::Structure;
-use crate::{next_groups, Counter, EntryView, Flow, MechError, SlotTracker, WarpCtx};
+use crate::{next_groups, Counter, EntryView, Flow, SlotTracker, WarpCtx};
 
 /// A split-table entry.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -171,17 +173,9 @@ impl SlotTracker for MultiPath {
         st.splits.get(k as usize).copied().flatten().map(|s| (s.pc, s.mask))
     }
 
-    fn update(
-        &self,
-        st: &mut MultiPathState,
-        k: u32,
-        pc: Pc,
-        mask: LaneMask,
-        flow: &Flow,
-        ctx: &mut WarpCtx<'_>,
-    ) -> Result<(), MechError> {
+    fn update(&self, st: &mut Self::State, k: u32, pc: Pc, mask: LaneMask, flow: &Flow, ctx: &mut WarpCtx<'_>) -> Done {
         let k = k as usize;
-        let s = st.splits.get(k).copied().flatten().ok_or(MechError::InvalidSlot("split"))?;
+        let s = held(&st.splits, k as u32, "split")?;
         st.splits[k] = None;
         let rest = s.mask & !mask & ctx.live;
         if rest != 0 {

@@ -9,7 +9,8 @@
 
 use crate::adapters::pdom_rules::{self, PdomEntry};
 use crate::adapters::per_warp::{WarpCtx, WarpTracker};
-use crate::interface::{EntryView, Flow, MechError};
+use crate::interface::Done;
+use crate::interface::{EntryView, Flow};
 use crate::types::{LaneMask, Pc};
 
 /// The PDOM stack mechanism (its rules: [`crate::adapters::pdom_rules`]).
@@ -40,26 +41,12 @@ impl WarpTracker for PdomStack {
     }
 
     #[inline]
-    fn advance(
-        &self,
-        st: &mut Self::State,
-        pc: Pc,
-        _mask: LaneMask,
-        n: u32,
-        ctx: &mut WarpCtx<'_>,
-    ) -> Result<(), MechError> {
+    fn advance(&self, st: &mut Self::State, pc: Pc, _mask: LaneMask, n: u32, ctx: &mut WarpCtx<'_>) -> Done {
         pdom_rules::advance(st, pc, n, ctx.live)
     }
 
     #[inline]
-    fn update(
-        &self,
-        st: &mut Self::State,
-        pc: Pc,
-        mask: LaneMask,
-        flow: &Flow,
-        ctx: &mut WarpCtx<'_>,
-    ) -> Result<(), MechError> {
+    fn update(&self, st: &mut Self::State, pc: Pc, mask: LaneMask, flow: &Flow, ctx: &mut WarpCtx<'_>) -> Done {
         pdom_rules::update(st, pc, mask, flow, ctx)
     }
 
@@ -84,7 +71,7 @@ const STORAGE: &[crate::storage::Part] = {
     use crate::storage::{common, Cells, Part, Per};
     &[
         Part::new("stack", Per::Warp, Cells::Sram, common::STACK_ENTRIES, common::MASK_TWO_PCS, "{mask, pc, rpc}"),
-        Part::new("stack pointer", Per::Warp, Cells::FlipFlops, common::ONE, common::STACK_POINTER, "{top}"),
+        common::STACK_POINTER_PART,
     ]
 };
 

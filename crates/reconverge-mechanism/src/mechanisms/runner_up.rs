@@ -35,6 +35,7 @@
 use crate::adapters::paths::{clear_lanes, successors, Path, ThreadPcs};
 use crate::adapters::per_warp::advance_ends;
 use crate::interface::counters;
+use crate::interface::Done;
 use crate::types::{lanes, LaneMask, Pc};
 use crate::EntryKind;
 use crate::Structure;
@@ -182,14 +183,7 @@ impl WarpTracker for RunnerUp {
         clear_lanes(&st.threads.pc, &st.threads.depth, st.threads.live, pc, mask, max)
     }
 
-    fn advance(
-        &self,
-        st: &mut RunnerUpState,
-        pc: Pc,
-        mask: LaneMask,
-        n: u32,
-        ctx: &mut WarpCtx<'_>,
-    ) -> Result<(), MechError> {
+    fn advance(&self, st: &mut RunnerUpState, pc: Pc, mask: LaneMask, n: u32, ctx: &mut WarpCtx<'_>) -> Done {
         // The middle updates each move the group and the current position one pc on, and count nothing.
         advance_ends(self, st, (pc, mask, n), ctx, |st, _| {
             for l in lanes(mask) {
@@ -202,14 +196,7 @@ impl WarpTracker for RunnerUp {
         })
     }
 
-    fn update(
-        &self,
-        st: &mut RunnerUpState,
-        pc: Pc,
-        mask: LaneMask,
-        flow: &Flow,
-        ctx: &mut WarpCtx<'_>,
-    ) -> Result<(), MechError> {
+    fn update(&self, st: &mut RunnerUpState, pc: Pc, mask: LaneMask, flow: &Flow, ctx: &mut WarpCtx<'_>) -> Done {
         let Some(l0) = lanes(mask).next() else {
             return Err(MechError::EmptyGroup);
         };
@@ -294,14 +281,7 @@ pub const INFO: crate::Info = crate::Info::new(
 const STORAGE: &[crate::storage::Part] = {
     use crate::storage::{common, Cells, Part, Per, Size};
     &[
-        Part::new(
-            "thread pcs",
-            Per::Thread,
-            Cells::FlipFlops,
-            common::ONE,
-            Size::Sum(&[Size::Const(1), Size::Pc, Size::Depth]),
-            "{valid, pc, depth}",
-        ),
+        common::thread_pcs(Size::Sum(&[Size::Const(1), Size::Pc, Size::Depth]), "{valid, pc, depth}"),
         Part::new(
             "position registers",
             Per::Warp,

@@ -26,10 +26,11 @@
 
 use crate::adapters::paths::{self, Path};
 use crate::interface::counters;
+use crate::interface::Done;
 use crate::types::{is_pseudo, LaneMask, Pc};
 use crate::EntryKind;
 use crate::Structure;
-use crate::{Counter, EntryView, Flow, MechError, SlotTracker, WarpCtx};
+use crate::{Counter, EntryView, Flow, SlotTracker, WarpCtx};
 use std::cmp::Ordering;
 
 /// A convergence interval: the lanes of a divergence may run side by side while inside `[start, end)`
@@ -167,15 +168,7 @@ impl SlotTracker for Sbi {
         st.paths.get(i).map(|p| (p.pc, p.mask))
     }
 
-    fn update(
-        &self,
-        st: &mut SbiState,
-        k: u32,
-        pc: Pc,
-        mask: LaneMask,
-        flow: &Flow,
-        ctx: &mut WarpCtx<'_>,
-    ) -> Result<(), MechError> {
+    fn update(&self, st: &mut SbiState, k: u32, pc: Pc, mask: LaneMask, flow: &Flow, ctx: &mut WarpCtx<'_>) -> Done {
         let all = st.paths.iter().fold(0, |a, p| a | p.mask);
         if let (Some(_), Some(_)) = st.pick(all, 0) {
             ctx.count(SbiCounter::CoIssue, 1);

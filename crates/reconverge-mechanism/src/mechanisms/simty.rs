@@ -25,6 +25,7 @@ use crate::adapters::path_list::Priority;
 use crate::adapters::paths::{successors, Path};
 use crate::adapters::per_warp::advance_ends;
 use crate::interface::counters;
+use crate::interface::Done;
 use crate::types::{LaneMask, Pc};
 use crate::EntryKind;
 use crate::Structure;
@@ -220,14 +221,7 @@ impl WarpTracker for Simty {
         }
     }
 
-    fn advance(
-        &self,
-        st: &mut SimtyState,
-        pc: Pc,
-        mask: LaneMask,
-        n: u32,
-        ctx: &mut WarpCtx<'_>,
-    ) -> Result<(), MechError> {
+    fn advance(&self, st: &mut SimtyState, pc: Pc, mask: LaneMask, n: u32, ctx: &mut WarpCtx<'_>) -> Done {
         // The middle updates each move `x` one pc on and count one step.
         advance_ends(self, st, (pc, mask, n), ctx, |st, _| {
             st.x.pc = pc + n - 1;
@@ -236,14 +230,7 @@ impl WarpTracker for Simty {
         })
     }
 
-    fn update(
-        &self,
-        st: &mut SimtyState,
-        pc: Pc,
-        mask: LaneMask,
-        flow: &Flow,
-        ctx: &mut WarpCtx<'_>,
-    ) -> Result<(), MechError> {
+    fn update(&self, st: &mut SimtyState, pc: Pc, mask: LaneMask, flow: &Flow, ctx: &mut WarpCtx<'_>) -> Done {
         st.steps += 1;
         let live = ctx.live;
         let mut busy = false;

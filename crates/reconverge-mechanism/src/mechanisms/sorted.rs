@@ -18,7 +18,8 @@ use crate::adapters::path_list::{step, Order, Priority};
 use crate::adapters::paths::Path;
 use crate::adapters::per_warp::WarpCtx;
 use crate::interface::counters;
-use crate::interface::{Counter, EntryKind, Flow, MechError};
+use crate::interface::Done;
+use crate::interface::{Counter, EntryKind, Flow};
 use crate::types::{LaneMask, Pc};
 
 impl Priority {
@@ -54,14 +55,7 @@ impl Order for Sorted {
         self.0.info().name
     }
 
-    fn update(
-        &self,
-        st: &mut Vec<Path>,
-        pc: Pc,
-        mask: LaneMask,
-        flow: &Flow,
-        ctx: &mut WarpCtx<'_>,
-    ) -> Result<(), MechError> {
+    fn update(&self, st: &mut Vec<Path>, pc: Pc, mask: LaneMask, flow: &Flow, ctx: &mut WarpCtx<'_>) -> Done {
         let s = step(self.0, st, pc, mask, flow, ctx.live)?;
         ctx.count(SortedCounter::Merges, s.merges);
         Ok(())

@@ -16,6 +16,7 @@
 
 use crate::adapters::paths::{successors, Path};
 use crate::interface::counters;
+use crate::interface::Done;
 use crate::types::{lanes, LaneMask, Pc};
 use crate::EntryKind;
 use crate::Structure;
@@ -107,14 +108,7 @@ impl WarpTracker for Stackless {
         Some((g.pc, mask))
     }
 
-    fn update(
-        &self,
-        st: &mut StacklessState,
-        pc: Pc,
-        mask: LaneMask,
-        flow: &Flow,
-        ctx: &mut WarpCtx<'_>,
-    ) -> Result<(), MechError> {
+    fn update(&self, st: &mut StacklessState, pc: Pc, mask: LaneMask, flow: &Flow, ctx: &mut WarpCtx<'_>) -> Done {
         let i =
             st.groups.iter().position(|g| g.pc == pc && g.mask & mask != 0).ok_or(MechError::NotHeld("the list"))?;
         let depth = st.groups[i].depth;
@@ -208,15 +202,8 @@ pub const DCP: crate::Info = crate::Info::new(
 /// What `stackless` and `stackless-dcp` store: a pc, a call depth and a waiting bit (at a `syncwarp`)
 /// per thread, read every cycle to form the next group; no divergence structure.
 const STORAGE: &[crate::storage::Part] = {
-    use crate::storage::{common, Cells, Part, Per, Size};
-    &[Part::new(
-        "thread pcs",
-        Per::Thread,
-        Cells::FlipFlops,
-        common::ONE,
-        Size::Sum(&[Size::Pc, Size::Depth, Size::Const(1)]),
-        "{pc, depth, waiting}",
-    )]
+    use crate::storage::{common, Size};
+    &[common::thread_pcs(Size::Sum(&[Size::Pc, Size::Depth, Size::Const(1)]), "{pc, depth, waiting}")]
 };
 
 #[cfg(test)]
