@@ -270,10 +270,6 @@ mod tests {
     /// Two paths reach pc 8 (not the IPDOM, pc 9) from different branches: the outer taken side (pc 7) and
     /// the inner branch's taken side (pc 4).
     const SHARED_TAIL: &str = r#"
-.version 8.0
-.target sm_80
-.address_size 64
-.visible .entry k()
 {
     .reg .pred %p<3>;
     .reg .b32 %r<4>;

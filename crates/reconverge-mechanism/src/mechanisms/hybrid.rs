@@ -300,10 +300,6 @@ mod tests {
     /// `if (tid < 3 && tid != 1) { if (tid == 0) C1 else C2 } else D; E`: a structured if/else inside
     /// an unstructured short circuit.
     const MIXED: &str = r#"
-.version 8.0
-.target sm_80
-.address_size 64
-.visible .entry k()
 {
     .reg .pred %p<4>;
     .reg .b32 %r<4>;

@@ -271,10 +271,6 @@ mod tests {
     /// A loop with two back edges: `do { if (p1) continue (pc 3, back to pc 1); body (pc 4) } while (p2)
     /// (pc 5, back to pc 1); exit (pc 6)`.
     const CONTINUE: &str = r#"
-.version 8.0
-.target sm_80
-.address_size 64
-.visible .entry k()
 {
     .reg .pred %p<3>;
     .reg .b32 %r<4>;
@@ -318,10 +314,6 @@ LOOP:
     /// Two nested loops: `do { pre (pc 1); do { inner (pc 2) } while (p1) (pc 3); post (pc 4) } while (p2)
     /// (pc 5); exit (pc 6)`.
     const NESTED_LOOPS: &str = r#"
-.version 8.0
-.target sm_80
-.address_size 64
-.visible .entry k()
 {
     .reg .pred %p<3>;
     .reg .b32 %r<4>;
