@@ -318,7 +318,7 @@ fn sized_by(m: Mechanism, p: &PartCost) -> String {
         Some((key, found)) => {
             let name = match key {
                 Reach::Structure => structure_stat(m),
-                Reach::Counter(c) => c,
+                Reach::Counter(c) => c.name,
             };
             if found {
                 name.to_string()

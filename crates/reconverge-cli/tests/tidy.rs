@@ -304,3 +304,68 @@ fn every_mechanism_file_has_its_own_unit_tests() {
         .collect();
     assert!(untested.is_empty(), "mechanism files without unit tests:\n{}", untested.join("\n"));
 }
+
+/// Whether the code `code` (comments removed) names the module `m`: a path through it (`m::...`,
+/// `crate::m`, `super::m`, `crate::mechanisms::m`) or an import of it in a `use` group of `crate` or
+/// `super`. A field or method of the same name (`st.breadth`) does not count.
+fn names_module(code: &str, m: &str) -> bool {
+    let ident = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    let mut from = 0;
+    while let Some(k) = code[from..].find(m) {
+        let (i, j) = (from + k, from + k + m.len());
+        from = j;
+        let (before, after) = (&code[..i], &code[j..]);
+        if before.ends_with(ident) || after.starts_with(ident) {
+            continue;
+        }
+        let through = after.starts_with("::") && !before.ends_with('.');
+        let under = ["crate::", "super::", "mechanisms::"].iter().any(|p| before.ends_with(p));
+        if through || under {
+            return true;
+        }
+    }
+    code.split(';').any(|stmt| {
+        let stmt = stmt.trim_start().trim_start_matches("pub(crate) ").trim_start_matches("pub ");
+        let Some(path) = stmt.strip_prefix("use ") else { return false };
+        (path.starts_with("crate::") || path.starts_with("super::"))
+            && path.split(|c: char| !ident(c)).any(|word| word == m)
+    })
+}
+
+#[test]
+fn no_mechanism_file_names_another() {
+    let dir = root().join("crates/reconverge-mechanism/src/mechanisms");
+    let files = rust_files(&dir);
+    let stem = |f: &PathBuf| f.file_stem().and_then(|s| s.to_str()).unwrap_or_default().to_string();
+    let modules: Vec<String> = files.iter().map(stem).filter(|m| m != "mod").collect();
+    assert!(modules.len() >= 17, "the mechanism files are where ARCHITECTURE.md says: {}", dir.display());
+    let mut wrong = Vec::new();
+    for f in &files {
+        let own = stem(f);
+        let code: String =
+            non_test_lines(f).iter().map(|l| l.split("//").next().unwrap_or_default().to_string() + "\n").collect();
+        for m in modules.iter().filter(|m| **m != own) {
+            if names_module(&code, m) {
+                wrong.push(format!("{} names the mechanism module `{m}`", relative(f)));
+            }
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "mechanism files reach each other (share through crate::adapters or crate::interface):\n{}",
+        wrong.join("\n")
+    );
+}
+
+#[test]
+fn the_mechanism_wall_check_sees_what_it_should() {
+    assert!(names_module("use crate::pdom::{self, PdomEntry};", "pdom"));
+    assert!(names_module("use crate::{arbiter, breadth};", "breadth"));
+    assert!(names_module("use super::sorted;", "sorted"));
+    assert!(names_module("x = crate::mechanisms::minpc::place(a);", "minpc"));
+    assert!(names_module("let s = sorted::step(o);", "sorted"));
+    assert!(!names_module("let sorted = st.breadth.queue.len();", "breadth"));
+    assert!(!names_module("let sorted = true;", "sorted"));
+    assert!(!names_module("use crate::adapters::pdom_rules::{self, PdomEntry};", "pdom"));
+    assert!(!names_module("Info::new(\"sorted:minpc\", Scope::Warp)", "sorted"));
+}

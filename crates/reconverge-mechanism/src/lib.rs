@@ -34,7 +34,9 @@ mod testing;
 mod adapters {
     pub mod cta_stack;
     pub mod parallel;
+    pub mod path_list;
     pub mod paths;
+    pub mod pdom_rules;
     pub mod per_warp;
 }
 
@@ -65,42 +67,38 @@ mod mechanisms {
     pub mod tbc;
 }
 
-// Module paths every file names its neighbours by (`crate::pdom::...`, `crate::paths::...`).
-use adapters::{cta_stack, parallel, paths, per_warp};
-use mechanisms::mimd;
-use mechanisms::{arbiter, breadth, capri, dual_path, dwf, forkjoin, frontier, its, minpc, multi_path, none, pdom};
-use mechanisms::{dws, harp, sbi, simty, sorted, ssy, stackless, tbc};
-use mechanisms::{hybrid, maven, runner_up};
 use reconverge_program::{launch, program, types};
 
-pub use arbiter::{Arbiter, ThreadPcs};
-pub use breadth::{Breadth, BreadthState, SyncPoint};
-pub use capri::{Capri, Capt};
-pub use cta_stack::{CompactionPolicy, CtaMask, CtaStack, Decision};
-pub use dual_path::{DualEntry, DualPath};
-pub use dwf::{Dwf, Heuristic, LutGeometry, PoolCta, PoolSm};
-pub use dws::{Dws, DwsState, SplitJoin, WarpSplit};
-pub use forkjoin::{ForkJoin, ForkJoinState, Region};
-pub use frontier::ThreadFrontiers;
-pub use harp::{CbtEntry, Harp, HarpState};
-pub use hybrid::{Hybrid, HybridState};
+pub use adapters::cta_stack::{CompactionPolicy, CtaMask, CtaStack, Decision};
+pub use adapters::parallel::{SlotCta, SlotTracker, Slots};
+pub use adapters::path_list::{BreadthState, Order, PathList, Priority, SyncPoint};
+pub use adapters::paths::{successors, Path, ThreadPcs};
+pub use adapters::pdom_rules::PdomEntry;
+pub use adapters::per_warp::{PerWarp, WarpCtx, WarpTracker};
 pub use interface::*;
-pub use its::{ConvergenceBarrier, Its, ItsState, YIELD_AFTER};
-pub use maven::{Maven, MavenState};
-pub use mimd::{Mimd, MimdCta, MimdWarp, GROUPS_PER_WARP};
-pub use minpc::MinPc;
-pub use multi_path::{MultiPath, MultiPathState, RtEntry, Split};
-pub use none::NoReconvergence;
-pub use parallel::{SlotCta, SlotTracker, Slots};
-pub use paths::{successors, Path};
-pub use pdom::PdomStack;
-pub use per_warp::{PerWarp, WarpCtx, WarpTracker};
+pub use mechanisms::arbiter::Arbiter;
+pub use mechanisms::breadth::Breadth;
+pub use mechanisms::capri::{Capri, Capt};
+pub use mechanisms::dual_path::{DualEntry, DualPath};
+pub use mechanisms::dwf::{Dwf, Heuristic, LutGeometry, PoolCta, PoolSm};
+pub use mechanisms::dws::{Dws, DwsState, SplitJoin, WarpSplit};
+pub use mechanisms::forkjoin::{ForkJoin, ForkJoinState, Region};
+pub use mechanisms::frontier::ThreadFrontiers;
+pub use mechanisms::harp::{CbtEntry, Harp, HarpState};
+pub use mechanisms::hybrid::{Hybrid, HybridState};
+pub use mechanisms::its::{ConvergenceBarrier, Its, ItsState, YIELD_AFTER};
+pub use mechanisms::maven::{Maven, MavenState};
+pub use mechanisms::mimd::{Mimd, MimdCta, MimdWarp, GROUPS_PER_WARP};
+pub use mechanisms::minpc::MinPc;
+pub use mechanisms::multi_path::{MultiPath, MultiPathState, RtEntry, Split};
+pub use mechanisms::none::NoReconvergence;
+pub use mechanisms::pdom::PdomStack;
+pub use mechanisms::runner_up::{Place, RunnerUp, RunnerUpState};
+pub use mechanisms::sbi::{Interval, Sbi, SbiState};
+pub use mechanisms::simty::{Simty, SimtyState};
+pub use mechanisms::sorted::Sorted;
+pub use mechanisms::ssy::SsyStack;
+pub use mechanisms::stackless::{Stackless, StacklessState};
+pub use mechanisms::tbc::Tbc;
 pub use registry::Mechanism;
 pub use registry::{known_names, Entry, Info, REGISTRY};
-pub use runner_up::{Place, RunnerUp, RunnerUpState};
-pub use sbi::{Interval, Sbi, SbiState};
-pub use simty::{Simty, SimtyState};
-pub use sorted::{Priority, Sorted};
-pub use ssy::SsyStack;
-pub use stackless::{Stackless, StacklessState};
-pub use tbc::Tbc;

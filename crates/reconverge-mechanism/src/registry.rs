@@ -7,10 +7,11 @@
 //! Adding a mechanism: its file (the tracker and its `Info`), one [`Mechanism`] variant, one registry line
 //! and one arm of [`with_tracker!`](crate::with_tracker).
 
-use crate::mimd;
-use crate::{arbiter, breadth, capri, dual_path, dwf, forkjoin, frontier, its, minpc, multi_path, none, pdom};
-use crate::{dws, harp, sbi, simty, sorted, ssy, stackless, tbc, Heuristic, LutGeometry, Pass, Priority, Scope};
-use crate::{hybrid, maven, runner_up};
+use crate::mechanisms::{arbiter, breadth, capri, dual_path, dwf, dws, forkjoin, frontier, harp, hybrid, its};
+use crate::mechanisms::{
+    maven, mimd, minpc, multi_path, none, pdom, runner_up, sbi, simty, sorted, ssy, stackless, tbc,
+};
+use crate::{Heuristic, LutGeometry, Pass, Priority, Scope};
 use std::fmt;
 
 /// What a mechanism is, as the rest of the program needs to know it.
@@ -271,6 +272,27 @@ mod tests {
         }
     }
 
+    /// The names of `T`'s counters, per-branch counters and ratios, each list in order.
+    fn counter_names<T: crate::Tracker>(_: &T) -> [Vec<&'static str>; 3] {
+        [
+            T::COUNTERS.iter().map(|c| c.name).collect(),
+            T::BRANCH_COUNTERS.iter().map(|c| c.name).collect(),
+            T::RATIOS.iter().map(|r| r.name).collect(),
+        ]
+    }
+
+    #[test]
+    fn each_mechanism_s_counter_names_are_unique() {
+        for m in Mechanism::ALL {
+            for list in crate::with_tracker!(m, |t| counter_names(t)) {
+                let mut names = list.clone();
+                names.sort_unstable();
+                names.dedup();
+                assert_eq!(names.len(), list.len(), "{m}: a counter name is used twice in {list:?}");
+            }
+        }
+    }
+
     #[test]
     fn the_tracker_of_each_mechanism_answers_to_its_registry_name() {
         for m in Mechanism::ALL {
@@ -368,7 +390,8 @@ macro_rules! with_tracker {
     ($m:expr, |$t:ident| $body:expr) => {{
         use $crate::{
             Arbiter, Breadth, Capri, CtaStack, DualPath, Dwf, ForkJoin, Its, Mechanism as M, MinPc, MultiPath,
-            NoReconvergence, PdomStack, PerWarp, Simty, Slots, Sorted, SsyStack, Stackless, Tbc, ThreadFrontiers,
+            NoReconvergence, PathList, PdomStack, PerWarp, Simty, Slots, Sorted, SsyStack, Stackless, Tbc,
+            ThreadFrontiers,
         };
         match $m {
             M::Pdom => {
@@ -408,7 +431,7 @@ macro_rules! with_tracker {
                 $body
             }
             M::MinPc => {
-                let $t = &PerWarp(MinPc);
+                let $t = &PerWarp(PathList(MinPc));
                 $body
             }
             M::Breadth => {
@@ -432,7 +455,7 @@ macro_rules! with_tracker {
                 $body
             }
             M::Sorted(p) => {
-                let $t = &PerWarp(Sorted(p));
+                let $t = &PerWarp(PathList(Sorted(p)));
                 $body
             }
             M::Simty => {
@@ -452,7 +475,7 @@ macro_rules! with_tracker {
                 $body
             }
             M::ThreadFrontiers => {
-                let $t = &PerWarp(ThreadFrontiers);
+                let $t = &PerWarp(PathList(ThreadFrontiers));
                 $body
             }
             M::DualPath => {

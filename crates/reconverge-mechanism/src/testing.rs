@@ -23,10 +23,6 @@ use std::collections::HashMap;
 /// `if (tid == 0) { then } else { else; else } join; exit` on one warp: the fall-through side (pcs
 /// 2–3) is longer and has lower pcs than the taken side (pc 4); the join is pc 5.
 pub(crate) const DIAMOND: &str = r#"
-.version 8.0
-.target sm_80
-.address_size 64
-.visible .entry k()
 {
     .reg .pred %p<2>;
     .reg .b32 %r<4>;
@@ -48,10 +44,6 @@ pub(crate) const DIAMOND_JOIN: Pc = 5;
 /// Two nested diamonds: `if (p1) { if (p2) { pc 8 } else { pcs 6-7 } inner join (pc 9) } else { pcs 3-4 }
 /// join (pc 10); exit (pc 11)`. The outer branch is pc 2 (taken: pc 5, the inner branch), the inner one pc 5.
 pub(crate) const NESTED: &str = r#"
-.version 8.0
-.target sm_80
-.address_size 64
-.visible .entry k()
 {
     .reg .pred %p<3>;
     .reg .b32 %r<4>;
@@ -77,10 +69,6 @@ JOIN:
 /// A loop whose exit diverges: `do { body (pcs 1-2) } while (p1) (pc 3, back to pc 1); after (pc 4);
 /// exit (pc 5)`. The back edge's reconvergence point is the loop exit, pc 4. Drive it with [`trips`].
 pub(crate) const LOOP: &str = r#"
-.version 8.0
-.target sm_80
-.address_size 64
-.visible .entry k()
 {
     .reg .pred %p<2>;
     .reg .b32 %r<4>;
@@ -94,9 +82,19 @@ LOOP:
 }
 "#;
 
+/// What every test kernel's text starts with: the target and the one entry `k()`, whose braces, register
+/// declarations and instructions the kernel constants hold.
+const HEADER: &str = ".version 8.0\n.target sm_80\n.address_size 64\n.visible .entry k()\n";
+
+/// The module of `src`: a whole PTX file, or a test kernel's body (after [`HEADER`]).
+fn parse(src: &str) -> reconverge_ir::Module {
+    let text = if src.contains(".entry") { src.to_string() } else { format!("{HEADER}{src}") };
+    reconverge_ptx::parse(&text).expect("test kernel parses")
+}
+
 /// `src` decoded, with every branch's reconvergence point.
 pub(crate) fn program(src: &str) -> Program {
-    let m = reconverge_ptx::parse(src).expect("test kernel parses");
+    let m = parse(src);
     let k = select_kernel(&m, None).expect("one kernel");
     decode(&m, k, &|f| function_points(f, false), &DecodeOptions::default()).expect("decodes")
 }
@@ -104,7 +102,7 @@ pub(crate) fn program(src: &str) -> Program {
 /// `src` prepared for `mech` as the simulator loads it: after the mechanism's compiler pass (its
 /// instructions decoded as inserted ones), with seed 004's divergent blocks if the mechanism reads them.
 pub(crate) fn prepared(src: &str, mech: Mechanism) -> Program {
-    let m = reconverge_ptx::parse(src).expect("test kernel parses");
+    let m = parse(src);
     let mut opts = DecodeOptions::default();
     let transformed;
     let module = match mech.pass() {

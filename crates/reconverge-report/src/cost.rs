@@ -219,7 +219,7 @@ impl Reached {
     pub fn get(&self, key: Reach) -> Option<u64> {
         match key {
             Reach::Structure => self.structure,
-            Reach::Counter(name) => self.counters.get(name).copied(),
+            Reach::Counter(c) => self.counters.get(c.name).copied(),
         }
     }
 }
@@ -336,6 +336,7 @@ pub fn seed001_check(g: &Geometry, reached: Option<&Reached>, area: &AreaModel) 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use reconverge_mechanism::Counter;
 
     fn p(w: u32) -> CostParams {
         CostParams { warp_size: w, warps: 8, pc_bits: 30, depth_bits: 8 }
@@ -397,8 +398,10 @@ mod tests {
         let mut b = RunRecord { max_paths: Some(5), ..RunRecord::default() };
         b.mechanism_counters.insert("max_rt_entries".into(), 1.into());
         let r = Reached::of([&a, &b]);
-        assert_eq!((r.get(Reach::Structure), r.get(Reach::Counter("max_rt_entries")), r.runs), (Some(5), Some(2), 2));
-        assert_eq!(r.get(Reach::Counter("max_barriers")), None);
+        const RT: Counter = Counter::max("max_rt_entries", "");
+        const BARRIERS: Counter = Counter::max("max_barriers", "");
+        assert_eq!((r.get(Reach::Structure), r.get(Reach::Counter(&RT)), r.runs), (Some(5), Some(2), 2));
+        assert_eq!(r.get(Reach::Counter(&BARRIERS)), None);
     }
 
     #[test]

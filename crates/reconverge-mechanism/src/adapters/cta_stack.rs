@@ -16,7 +16,7 @@
 //! up.
 //!
 //! **Resolution.** When every warp of the top entry has arrived, the instance resolves with the PDOM rule
-//! ([`crate::pdom`]) over the CTA-wide masks: a CTA-uniform outcome moves the entry on and releases the
+//! (`adapters/pdom_rules.rs`) over the CTA-wide masks: a CTA-uniform outcome moves the entry on and releases the
 //! same warps; a divergent one turns the entry into the reconvergence entry and pushes one entry per
 //! path. An entry that becomes the top *activates*: the compaction unit forms warps from its threads
 //! that are not already in a warp (lane `l` of new warp `k` takes the `k`-th thread, in static-warp order,
@@ -38,9 +38,13 @@
 //!
 //! Barriers count threads ([`BarrierMode::Thread`]): regrouped warps have no static warp to count.
 
-use crate::pdom::{self, EntryThreads, PdomEntry};
+use crate::adapters::pdom_rules::{self as pdom, EntryThreads, PdomEntry};
+use crate::interface::counters;
+use crate::interface::Done;
 use crate::program::{Op, Program};
-use crate::tracker::{Blocked, Counter, CtaView, Delay, Group, LaneMap, Peek, Position, Ratio, Tracker, UpdateCtx};
+use crate::tracker::{
+    Blocked, Counter, CtaView, Delay, Group, LaneMap, Peek, Position, PositionState, Ratio, Tracker, UpdateCtx,
+};
 use crate::types::{lanes, LaneMask, Pc, PC_NONE, PC_RET};
 use crate::EntryKind;
 use crate::Structure;
@@ -248,64 +252,67 @@ pub trait CompactionPolicy: Sync {
     fn learn(&self, table: &mut Self::Table, pc: Pc, adequate: bool);
 }
 
-/// Counter indices (see [`COUNTERS`]).
-mod c {
-    pub const SYNC_INSTANCES: usize = 0;
-    pub const ARRIVALS: usize = 1;
-    pub const STALLED_WARPS: usize = 2;
-    pub const COMPACTIONS: usize = 3;
-    pub const WARPS_BEFORE: usize = 4;
-    pub const WARPS_AFTER: usize = 5;
-    pub const DIVERGENT_INSTANCES: usize = 6;
-    pub const UNNECESSARY_SYNCS: usize = 7;
-    pub const SYNC_STALL_CYCLES: usize = 8;
-    pub const LIKELY_MERGES: usize = 9;
-    pub const PREDICTIONS: usize = 10;
-    pub const PREDICTED_ADEQUATE: usize = 11;
-    pub const MISPREDICTIONS: usize = 12;
-    pub const BYPASSED: usize = 13;
-    pub const STALLS_AVOIDED: usize = 14;
-    pub const UNNECESSARY_SYNCS_AVOIDED: usize = 15;
-    /// Per-branch counter indices.
-    pub const B_COMPACTIONS: usize = 0;
-    pub const B_WARPS_BEFORE: usize = 1;
-    pub const B_WARPS_AFTER: usize = 2;
-    pub const B_STALL_CYCLES: usize = 3;
-    pub const B_PREDICTED_ADEQUATE: usize = 4;
-    pub const B_BYPASSED: usize = 5;
-    pub const B_MISPREDICTIONS: usize = 6;
+counters! {
+    /// Every counter of the CTA-wide stack; TBC reports the first nine, `tbc:lpc` ten, CAPRI all.
+    pub(crate) enum CtaCounter {
+        SyncInstances = sum(
+            "sync_instances",
+            "CTA-wide sync points resolved (every warp of the top entry arrived at a conditional branch, call or divergent return)",
+        ),
+        Arrivals = sum("arrivals", "warp arrivals at sync points"),
+        StalledWarps = sum("stalled_warps", "arrivals that waited for the CTA's other warps (TBC: every arrival)"),
+        Compactions = sum(
+            "compactions",
+            "times the compaction unit formed warps for a path, or again at its reconvergence point",
+        ),
+        WarpsBefore = sum(
+            "warps_before",
+            "summed over compactions: static warps holding the threads (the warps per-warp reconvergence issues them in)",
+        ),
+        WarpsAfter = sum("warps_after", "summed over compactions: warps formed"),
+        DivergentInstances = sum("divergent_instances", "sync point instances in which some warp's lanes split"),
+        UnnecessarySyncs = sum(
+            "unnecessary_syncs",
+            "divergent instances in which compacting the divergent threads forms no fewer warps than they occupy",
+        ),
+        SyncStallCycles = cycles(
+            "sync_stall_cycles",
+            "summed over stalled arrivals: cycles from the warp's arrival to the arrival of the last warp",
+        ),
+        LikelyMerges = sum(
+            "likely_merges",
+            "warps whose threads stopped at a likely-convergence point and joined its LPC entry (`:lpc` variants; 0 otherwise)",
+        ),
+        Predictions = sum(
+            "predictions",
+            "divergent instances: the compaction-adequacy prediction their first divergent warp read",
+        ),
+        PredictedAdequate = sum(
+            "predicted_adequate",
+            "predictions that said adequate (divergent warps stall and are compacted)",
+        ),
+        Mispredictions = sum(
+            "mispredictions",
+            "divergent instances whose adequacy differed from their prediction (each updates the table)",
+        ),
+        Bypassed = sum("bypassed", "divergent warps that did not stall (predicted inadequate)"),
+        StallsAvoided = sum("stalls_avoided", "arrivals that did not stall (TBC stalls every one)"),
+        UnnecessarySyncsAvoided = sum("unnecessary_syncs_avoided", "unnecessary syncs in which no warp stalled"),
+    }
 }
 
-/// Every counter of the CTA-wide stack; TBC reports the first nine, `tbc:lpc` ten, CAPRI all.
-pub const COUNTERS: [Counter; 16] = [
-    Counter::sum("sync_instances", "CTA-wide sync points resolved (every warp of the top entry arrived at a conditional branch, call or divergent return)"),
-    Counter::sum("arrivals", "warp arrivals at sync points"),
-    Counter::sum("stalled_warps", "arrivals that waited for the CTA's other warps (TBC: every arrival)"),
-    Counter::sum("compactions", "times the compaction unit formed warps for a path, or again at its reconvergence point"),
-    Counter::sum("warps_before", "summed over compactions: static warps holding the threads (the warps per-warp reconvergence issues them in)"),
-    Counter::sum("warps_after", "summed over compactions: warps formed"),
-    Counter::sum("divergent_instances", "sync point instances in which some warp's lanes split"),
-    Counter::sum("unnecessary_syncs", "divergent instances in which compacting the divergent threads forms no fewer warps than they occupy"),
-    Counter::cycles("sync_stall_cycles", "summed over stalled arrivals: cycles from the warp's arrival to the arrival of the last warp"),
-    Counter::sum("likely_merges", "warps whose threads stopped at a likely-convergence point and joined its LPC entry (`:lpc` variants; 0 otherwise)"),
-    Counter::sum("predictions", "divergent instances: the compaction-adequacy prediction their first divergent warp read"),
-    Counter::sum("predicted_adequate", "predictions that said adequate (divergent warps stall and are compacted)"),
-    Counter::sum("mispredictions", "divergent instances whose adequacy differed from their prediction (each updates the table)"),
-    Counter::sum("bypassed", "divergent warps that did not stall (predicted inadequate)"),
-    Counter::sum("stalls_avoided", "arrivals that did not stall (TBC stalls every one)"),
-    Counter::sum("unnecessary_syncs_avoided", "unnecessary syncs in which no warp stalled"),
-];
-
-/// Per-branch counters; TBC reports the first four, CAPRI all.
-pub const BRANCH_COUNTERS: [Counter; 7] = [
-    Counter::sum("compactions", "compactions of the branch's paths and at its reconvergence point"),
-    Counter::sum("warps_before", "static warps holding the compacted threads, summed"),
-    Counter::sum("warps_after", "warps the compactions formed, summed"),
-    Counter::cycles("stall_cycles", "cycles warps waited at the branch for the CTA, summed"),
-    Counter::sum("predicted_adequate", "instances predicted compaction-adequate"),
-    Counter::sum("bypassed", "divergent warps that went ahead without stalling"),
-    Counter::sum("mispredictions", "instances whose adequacy differed from the prediction"),
-];
+counters! {
+    /// Per-branch counters; TBC reports the first four, CAPRI all.
+    pub(crate) enum CtaBranchCounter {
+        Compactions = sum("compactions", "compactions of the branch's paths and at its reconvergence point"),
+        WarpsBefore = sum("warps_before", "static warps holding the compacted threads, summed"),
+        WarpsAfter = sum("warps_after", "warps the compactions formed, summed"),
+        StallCycles = cycles("stall_cycles", "cycles warps waited at the branch for the CTA, summed"),
+        PredictedAdequate = sum("predicted_adequate", "instances predicted compaction-adequate"),
+        Bypassed = sum("bypassed", "divergent warps that went ahead without stalling"),
+        Mispredictions = sum("mispredictions", "instances whose adequacy differed from the prediction"),
+    }
+}
 
 /// CAPRI's ratio: seed 002's "average prediction rate".
 pub const RATIOS: [Ratio; 1] = [Ratio {
@@ -326,15 +333,18 @@ impl<P: CompactionPolicy> Tracker for CtaStack<P> {
     const STRUCTURE: Structure = Structure::Stack;
     const BARRIER: BarrierMode = BarrierMode::Thread;
     const COUNTERS: &'static [Counter] = if P::PREDICTOR {
-        &COUNTERS
+        CtaCounter::COUNTERS
     } else if P::LIKELY {
-        COUNTERS.split_at(10).0
+        CtaCounter::COUNTERS.split_at(CtaCounter::Predictions as usize).0
     } else {
-        COUNTERS.split_at(9).0
+        CtaCounter::COUNTERS.split_at(CtaCounter::LikelyMerges as usize).0
     };
     const RATIOS: &'static [Ratio] = if P::PREDICTOR { &RATIOS } else { &[] };
-    const BRANCH_COUNTERS: &'static [Counter] =
-        if P::PREDICTOR { &BRANCH_COUNTERS } else { BRANCH_COUNTERS.split_at(4).0 };
+    const BRANCH_COUNTERS: &'static [Counter] = if P::PREDICTOR {
+        CtaBranchCounter::COUNTERS
+    } else {
+        CtaBranchCounter::COUNTERS.split_at(CtaBranchCounter::PredictedAdequate as usize).0
+    };
 
     fn name(&self) -> &'static str {
         self.0.name()
@@ -393,14 +403,7 @@ impl<P: CompactionPolicy> Tracker for CtaStack<P> {
         Peek::Ready(Group { ctx, pc: w.pc, mask, lanes: w.lanes.clone(), hold: mask, prio: 0 })
     }
 
-    fn update(
-        &self,
-        sm: &mut P::Table,
-        st: &mut CtaState,
-        group: &Group,
-        flow: &Flow,
-        u: &mut UpdateCtx<'_>,
-    ) -> Result<(), MechError> {
+    fn update(&self, sm: &mut P::Table, st: &mut CtaState, group: &Group, flow: &Flow, u: &mut UpdateCtx<'_>) -> Done {
         let ctx = group.ctx as usize;
         let Some(w) = st.warps.get_mut(ctx).and_then(Option::as_mut) else {
             return Err(MechError::EmptyContext("dynamic warp", ctx as u32));
@@ -432,14 +435,7 @@ impl<P: CompactionPolicy> Tracker for CtaStack<P> {
         st.clear_run(group.ctx as usize, group.pc, max)
     }
 
-    fn advance(
-        &self,
-        sm: &mut P::Table,
-        st: &mut CtaState,
-        group: &Group,
-        n: u32,
-        u: &mut UpdateCtx<'_>,
-    ) -> Result<(), MechError> {
+    fn advance(&self, sm: &mut P::Table, st: &mut CtaState, group: &Group, n: u32, u: &mut UpdateCtx<'_>) -> Done {
         // The middle updates each move the running warp one pc on and leave the settled stack as it is
         // (settling reads no running warp's pc): the first and the last update as usual.
         self.update(sm, st, group, &Flow::Next, u)?;
@@ -542,7 +538,7 @@ impl CtaState {
         ctx: usize,
         a: Arrival,
         u: &mut UpdateCtx<'_>,
-    ) -> Result<(), MechError> {
+    ) -> Done {
         let w = self.warps[ctx].as_mut().expect("warp");
         w.pc = a.pc;
         let (e, arrived) = (w.entry, w.arrived);
@@ -562,7 +558,7 @@ impl CtaState {
         ctx: usize,
         a: Arrival,
         u: &mut UpdateCtx<'_>,
-    ) -> Result<(), MechError> {
+    ) -> Done {
         let nwarps = self.nwarps;
         let w = self.warps[ctx].as_ref().expect("warp");
         let e = w.entry;
@@ -586,7 +582,7 @@ impl CtaState {
             policy.arrive(table, a.pc, divergent)
         };
         let branch = u.prog.info[a.pc as usize].branch;
-        u.count(c::ARRIVALS, 1);
+        u.count(CtaCounter::Arrivals, 1);
         for &(pc, m) in &a.groups {
             add_group(&mut inst.groups, pc, w.lanes.split(m), nwarps);
             if divergent {
@@ -598,13 +594,13 @@ impl CtaState {
         }
         if decision.stall {
             inst.stalled = true;
-            u.count(c::STALLED_WARPS, 1);
+            u.count(CtaCounter::StalledWarps, 1);
         } else if P::PREDICTOR {
-            u.count(c::STALLS_AVOIDED, 1);
+            u.count(CtaCounter::StallsAvoided, 1);
             if divergent {
-                u.count(c::BYPASSED, 1);
+                u.count(CtaCounter::Bypassed, 1);
                 if let Some(b) = branch {
-                    u.count_branch_at(b, c::B_BYPASSED, 1);
+                    u.count_branch_at(b, CtaBranchCounter::Bypassed, 1);
                 }
             }
         }
@@ -648,12 +644,7 @@ impl CtaState {
     }
 
     /// Resolves, pops and activates until nothing changes.
-    fn settle<P: CompactionPolicy>(
-        &mut self,
-        policy: &P,
-        table: &mut P::Table,
-        u: &mut UpdateCtx<'_>,
-    ) -> Result<(), MechError> {
+    fn settle<P: CompactionPolicy>(&mut self, policy: &P, table: &mut P::Table, u: &mut UpdateCtx<'_>) -> Done {
         loop {
             if self.stack.is_empty() {
                 return Ok(());
@@ -721,13 +712,13 @@ impl CtaState {
         let formed = threads.compact();
         if let Some(origin) = self.stack[e].mask.origin.take() {
             let (before, after) = (threads.warps() as u64, formed.len() as u64);
-            u.count(c::COMPACTIONS, 1);
-            u.count(c::WARPS_BEFORE, before);
-            u.count(c::WARPS_AFTER, after);
+            u.count(CtaCounter::Compactions, 1);
+            u.count(CtaCounter::WarpsBefore, before);
+            u.count(CtaCounter::WarpsAfter, after);
             if let Some(b) = u.prog.info[origin as usize].branch {
-                u.count_branch_at(b, c::B_COMPACTIONS, 1);
-                u.count_branch_at(b, c::B_WARPS_BEFORE, before);
-                u.count_branch_at(b, c::B_WARPS_AFTER, after);
+                u.count_branch_at(b, CtaBranchCounter::Compactions, 1);
+                u.count_branch_at(b, CtaBranchCounter::WarpsBefore, before);
+                u.count_branch_at(b, CtaBranchCounter::WarpsAfter, after);
             }
         }
         u.delay(Delay::Compaction, threads.parts());
@@ -746,12 +737,7 @@ impl CtaState {
     /// threads when it is the top again; stalled warps dissolve into the path entries, whose compaction
     /// forms their warps; warps that went ahead move to the entry of their target, or dissolve when
     /// their target is the reconvergence point.
-    fn resolve<P: CompactionPolicy>(
-        &mut self,
-        policy: &P,
-        table: &mut P::Table,
-        u: &mut UpdateCtx<'_>,
-    ) -> Result<(), MechError> {
+    fn resolve<P: CompactionPolicy>(&mut self, policy: &P, table: &mut P::Table, u: &mut UpdateCtx<'_>) -> Done {
         let e = self.top();
         let mut inst = self.instances[e].take().expect("instance");
         for (_, m) in inst.groups.iter_mut().chain(inst.divergent.iter_mut()) {
@@ -857,7 +843,7 @@ impl CtaState {
             target.threads.add(parts.iter().copied());
             target.unformed.add(parts);
             self.warps[i] = None;
-            u.count(c::LIKELY_MERGES, 1);
+            u.count(CtaCounter::LikelyMerges, 1);
         }
     }
 
@@ -925,7 +911,7 @@ impl CtaState {
         inst: &Instance,
         u: &mut UpdateCtx<'_>,
     ) {
-        u.count(c::SYNC_INSTANCES, 1);
+        u.count(CtaCounter::SyncInstances, 1);
         let branch = u.prog.info[inst.pc as usize].branch;
         if let Some(now) = u.cycle {
             let waited: u64 = self
@@ -935,37 +921,37 @@ impl CtaState {
                     _ => None,
                 })
                 .sum();
-            u.count(c::SYNC_STALL_CYCLES, waited);
+            u.count(CtaCounter::SyncStallCycles, waited);
             if let Some(b) = branch {
-                u.count_branch_at(b, c::B_STALL_CYCLES, waited);
+                u.count_branch_at(b, CtaBranchCounter::StallCycles, waited);
             }
         }
         if inst.divergent.is_empty() {
             return;
         }
-        u.count(c::DIVERGENT_INSTANCES, 1);
+        u.count(CtaCounter::DivergentInstances, 1);
         let before: u32 = inst.divergent.iter().map(|(_, m)| m.warps()).sum();
         let after: u32 = inst.divergent.iter().map(|(_, m)| m.compacted_warps()).sum();
         let adequate = after < before;
         if !adequate {
-            u.count(c::UNNECESSARY_SYNCS, 1);
+            u.count(CtaCounter::UnnecessarySyncs, 1);
             if P::PREDICTOR && !inst.stalled {
-                u.count(c::UNNECESSARY_SYNCS_AVOIDED, 1);
+                u.count(CtaCounter::UnnecessarySyncsAvoided, 1);
             }
         }
         if P::PREDICTOR {
             if let Some(p) = inst.prediction {
-                u.count(c::PREDICTIONS, 1);
+                u.count(CtaCounter::Predictions, 1);
                 let miss = p != adequate;
                 if p {
-                    u.count(c::PREDICTED_ADEQUATE, 1);
+                    u.count(CtaCounter::PredictedAdequate, 1);
                 }
                 if miss {
-                    u.count(c::MISPREDICTIONS, 1);
+                    u.count(CtaCounter::Mispredictions, 1);
                 }
                 if let Some(b) = branch {
-                    u.count_branch_at(b, c::B_PREDICTED_ADEQUATE, p as u64);
-                    u.count_branch_at(b, c::B_MISPREDICTIONS, miss as u64);
+                    u.count_branch_at(b, CtaBranchCounter::PredictedAdequate, p as u64);
+                    u.count_branch_at(b, CtaBranchCounter::Mispredictions, miss as u64);
                 }
             }
         }
@@ -1015,10 +1001,10 @@ impl CtaState {
         let mut placed = CtaMask::empty(self.nwarps);
         for w in self.warps.iter().flatten() {
             let state = match &w.state {
-                State::Run => "issuing (a dynamic warp)",
-                State::Stalled { .. } => "waiting at a branch for the CTA's other warps",
-                State::Pending(_) => "waiting at a sync point for the CTA-wide stack",
-                State::Parked => "waiting at a reconvergence point for the CTA's other warps",
+                State::Run => PositionState::IssuingDynamicWarp,
+                State::Stalled { .. } => PositionState::StalledAtBranch,
+                State::Pending(_) => PositionState::AtSyncPoint,
+                State::Parked => PositionState::ParkedAtReconvergence,
             };
             for &(sw, m) in w.lanes.parts() {
                 let m = m & view.live[sw as usize];
@@ -1033,7 +1019,7 @@ impl CtaState {
                 let m = m & view.live[sw as usize] & !placed.0[sw as usize];
                 if m != 0 {
                     placed.0[sw as usize] |= m;
-                    out.push(Position { warp: sw, lanes: m, pc: e.pc, state: "waiting in the CTA-wide stack" });
+                    out.push(Position { warp: sw, lanes: m, pc: e.pc, state: PositionState::InCtaStack });
                 }
             }
         }
@@ -1126,12 +1112,18 @@ mod tests {
     fn tbc_reports_the_first_nine_counters_and_capri_all() {
         use crate::{Capri, Tbc};
         assert_eq!(<CtaStack<Tbc> as Tracker>::COUNTERS.len(), 9);
-        assert_eq!(<CtaStack<Tbc> as Tracker>::COUNTERS[c::SYNC_STALL_CYCLES].name, "sync_stall_cycles");
-        assert_eq!(<CtaStack<Capri> as Tracker>::COUNTERS.len(), COUNTERS.len());
-        assert_eq!(COUNTERS[c::UNNECESSARY_SYNCS_AVOIDED].name, "unnecessary_syncs_avoided");
-        assert_eq!(COUNTERS[c::PREDICTIONS].name, "predictions");
-        assert_eq!(BRANCH_COUNTERS[c::B_MISPREDICTIONS].name, "mispredictions");
+        assert_eq!(
+            <CtaStack<Tbc> as Tracker>::COUNTERS[CtaCounter::SyncStallCycles as usize].name,
+            "sync_stall_cycles"
+        );
+        assert_eq!(<CtaStack<Capri> as Tracker>::COUNTERS.len(), CtaCounter::COUNTERS.len());
+        assert_eq!(
+            CtaCounter::COUNTERS[CtaCounter::UnnecessarySyncsAvoided as usize].name,
+            "unnecessary_syncs_avoided"
+        );
+        assert_eq!(CtaCounter::COUNTERS[CtaCounter::Predictions as usize].name, "predictions");
+        assert_eq!(CtaBranchCounter::COUNTERS[CtaBranchCounter::Mispredictions as usize].name, "mispredictions");
         assert_eq!(<CtaStack<Tbc> as Tracker>::BRANCH_COUNTERS.len(), 4);
-        assert_eq!(BRANCH_COUNTERS[c::B_STALL_CYCLES].name, "stall_cycles");
+        assert_eq!(CtaBranchCounter::COUNTERS[CtaBranchCounter::StallCycles as usize].name, "stall_cycles");
     }
 }

@@ -7,8 +7,9 @@
 //! wait only for its own lanes (`hold` = the path's lanes: the scoreboard is per path, as both papers
 //! extend it).
 
+use crate::interface::Done;
 use crate::program::Program;
-use crate::tracker::{Blocked, Counter, CtaView, Group, LaneMap, Peek, Position, Tracker, UpdateCtx};
+use crate::tracker::{Blocked, Counter, CtaView, Group, LaneMap, Peek, Position, PositionState, Tracker, UpdateCtx};
 use crate::types::{LaneMask, Pc};
 use crate::Structure;
 use crate::{BarrierMode, EntryView, Flow, MechError, WarpCtx};
@@ -40,15 +41,7 @@ pub trait SlotTracker: Sync {
         self.slot(st, k)
     }
     /// Updates the structure after slot `k` issued (`pc`, `mask`) with outcome `flow`.
-    fn update(
-        &self,
-        st: &mut Self::State,
-        k: u32,
-        pc: Pc,
-        mask: LaneMask,
-        flow: &Flow,
-        ctx: &mut WarpCtx<'_>,
-    ) -> Result<(), MechError>;
+    fn update(&self, st: &mut Self::State, k: u32, pc: Pc, mask: LaneMask, flow: &Flow, ctx: &mut WarpCtx<'_>) -> Done;
     /// The current size of the structure.
     fn depth(&self, st: &Self::State) -> usize;
     /// The structure, bottom first, for traces.
@@ -145,7 +138,7 @@ impl<T: SlotTracker> Tracker for Slots<T> {
         group: &Group,
         flow: &Flow,
         u: &mut UpdateCtx<'_>,
-    ) -> Result<(), MechError> {
+    ) -> Done {
         let (w, k) = ((group.ctx / st.slots) as usize, group.ctx % st.slots);
         let warp = &mut st.warps[w];
         let mut ctx = WarpCtx::of(u, w);
@@ -170,7 +163,8 @@ impl<T: SlotTracker> Tracker for Slots<T> {
                     let m = m & live & !seen;
                     if m != 0 {
                         seen |= m;
-                        let state = if view.blocked[w] & m != 0 { "waiting at a barrier" } else { "issuing" };
+                        let state =
+                            if view.blocked[w] & m != 0 { PositionState::AtBarrier } else { PositionState::Issuing };
                         out.push(Position { warp: w as u32, lanes: m, pc, state });
                     }
                 }
@@ -179,10 +173,22 @@ impl<T: SlotTracker> Tracker for Slots<T> {
                 let m = e.lanes.first().copied().unwrap_or(0) & live & !seen;
                 if m != 0 {
                     seen |= m;
-                    out.push(Position { warp: w as u32, lanes: m, pc: e.pc, state: "waiting to reconverge" });
+                    out.push(Position {
+                        warp: w as u32,
+                        lanes: m,
+                        pc: e.pc,
+                        state: PositionState::WaitingToReconverge,
+                    });
                 }
             }
         }
         out
     }
+}
+
+/// The occupant of slot `k` of `slots` (a path, a split): the issued slot every slot mechanism's update
+/// starts from, or the error naming `what` when the slot is empty.
+#[inline]
+pub(crate) fn held<T: Copy>(slots: &[Option<T>], k: u32, what: &'static str) -> Result<T, MechError> {
+    slots.get(k as usize).copied().flatten().ok_or(MechError::InvalidSlot(what))
 }

@@ -6,6 +6,7 @@
 //! paths go, and which paths they merge with; this module holds the parts they share: the successors of
 //! a path after an instruction, the issued path's lookup, and equality for merging.
 
+use crate::interface::Done;
 use crate::types::{LaneMask, Pc, PC_NONE};
 use crate::EntryKind;
 use crate::{EntryView, Flow, MechError};
@@ -178,7 +179,7 @@ pub fn clear_run<'a>(paths: impl IntoIterator<Item = &'a Path>, pc: Pc, mask: La
 
 /// Moves the path at `from` holding `mask` to `to` (the middle of a straight run, see [`clear_run`]).
 #[inline]
-pub fn skip(paths: &mut [Path], from: Pc, mask: LaneMask, to: Pc) -> Result<(), MechError> {
+pub fn skip(paths: &mut [Path], from: Pc, mask: LaneMask, to: Pc) -> Done {
     match paths.iter_mut().find(|p| p.pc == from && p.mask == mask) {
         Some(p) => {
             p.pc = to;
@@ -211,6 +212,33 @@ pub fn clear_lanes(pcs: &[Pc], depths: &[u32], live: LaneMask, pc: Pc, mask: Lan
         }
     }
     n.max(1)
+}
+
+/// The per-thread pcs and call depths of a warp (lane-indexed; meaningful for live lanes).
+#[derive(Clone, PartialEq, Eq, Debug)]
+pub struct ThreadPcs {
+    /// The pc of each lane.
+    pub pc: Vec<Pc>,
+    /// The call depth of each lane.
+    pub depth: Vec<u32>,
+    /// The live lanes as of the last update.
+    pub live: LaneMask,
+}
+
+impl ThreadPcs {
+    /// The paths (lanes at equal pc and depth) among `mask`, in `sorted:depth` order.
+    pub fn paths(&self, mask: LaneMask) -> Vec<Path> {
+        let mut out: Vec<Path> = Vec::new();
+        for l in crate::types::lanes(mask) {
+            let (pc, depth) = (self.pc[l], self.depth[l]);
+            match out.iter_mut().find(|p| p.pc == pc && p.depth == depth) {
+                Some(p) => p.mask |= 1 << l,
+                None => out.push(Path { pc, mask: 1 << l, depth }),
+            }
+        }
+        out.sort_by(|a, b| crate::adapters::path_list::Priority::Depth.cmp(a, b));
+        out
+    }
 }
 
 #[cfg(test)]

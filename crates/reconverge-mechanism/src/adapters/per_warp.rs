@@ -4,11 +4,14 @@
 //! implements; [`PerWarp`] turns it into a [`Tracker`] whose issue contexts are the CTA's static warps and
 //! whose groups use the identity lane map, so the core's contiguous fast path applies.
 
+use crate::interface::Done;
 use crate::program::Program;
-use crate::tracker::{Blocked, Counter, CtaView, Group, LaneMap, Peek, Position, Ratio, Tracker, UpdateCtx};
+use crate::tracker::{
+    Blocked, Counter, CtaView, Group, LaneMap, Peek, Position, PositionState, Ratio, Tracker, UpdateCtx,
+};
 use crate::types::{LaneMask, Pc};
 use crate::Structure;
-use crate::{BarrierMode, EntryView, Flow, MechError};
+use crate::{BarrierMode, EntryView, Flow};
 use std::fmt;
 
 /// Context a per-warp mechanism may consult when it updates.
@@ -41,15 +44,16 @@ impl<'a> WarpCtx<'a> {
         }
     }
 
-    /// Adds `n` to counter `i`.
+    /// Adds `n` to counter `i` (an index into [`WarpTracker::COUNTERS`]).
     #[inline]
-    pub fn count(&mut self, i: usize, n: u64) {
-        self.counters[i] += n;
+    pub fn count(&mut self, i: impl Into<usize>, n: u64) {
+        self.counters[i.into()] += n;
     }
 
     /// Raises counter `i` to at least `v`.
     #[inline]
-    pub fn max(&mut self, i: usize, v: u64) {
+    pub fn max(&mut self, i: impl Into<usize>, v: u64) {
+        let i = i.into();
         self.counters[i] = self.counters[i].max(v);
     }
 }
@@ -82,14 +86,7 @@ pub trait WarpTracker: Sync {
     fn select(&self, st: &Self::State, live: LaneMask, blocked: LaneMask) -> Option<(Pc, LaneMask)>;
 
     /// Updates the structure after the group (`pc`, `mask`) issued with outcome `flow`.
-    fn update(
-        &self,
-        st: &mut Self::State,
-        pc: Pc,
-        mask: LaneMask,
-        flow: &Flow,
-        ctx: &mut WarpCtx<'_>,
-    ) -> Result<(), MechError>;
+    fn update(&self, st: &mut Self::State, pc: Pc, mask: LaneMask, flow: &Flow, ctx: &mut WarpCtx<'_>) -> Done;
 
     /// How many straight-line instructions from `pc` (at most `max`) the group (`pc`, `mask`) may issue back
     /// to back with the same lanes, one [`WarpTracker::advance`] standing for their updates (see
@@ -103,14 +100,7 @@ pub trait WarpTracker: Sync {
     /// The group (`pc`, `mask`) issued the `n` straight-line instructions that
     /// [`WarpTracker::straight_run`] allowed: update as `n` updates with [`Flow::Next`] would.
     #[inline]
-    fn advance(
-        &self,
-        st: &mut Self::State,
-        pc: Pc,
-        mask: LaneMask,
-        n: u32,
-        ctx: &mut WarpCtx<'_>,
-    ) -> Result<(), MechError> {
+    fn advance(&self, st: &mut Self::State, pc: Pc, mask: LaneMask, n: u32, ctx: &mut WarpCtx<'_>) -> Done {
         for k in 0..n {
             self.update(st, pc + k, mask, &Flow::Next, ctx)?;
         }
@@ -141,8 +131,8 @@ pub(crate) fn advance_ends<T: WarpTracker + ?Sized>(
     st: &mut T::State,
     (pc, mask, n): (Pc, LaneMask, u32),
     ctx: &mut WarpCtx<'_>,
-    skip: impl FnOnce(&mut T::State, &mut WarpCtx<'_>) -> Result<(), MechError>,
-) -> Result<(), MechError> {
+    skip: impl FnOnce(&mut T::State, &mut WarpCtx<'_>) -> Done,
+) -> Done {
     t.update(st, pc, mask, &Flow::Next, ctx)?;
     if n >= 2 {
         if n >= 3 {
@@ -204,14 +194,7 @@ impl<T: WarpTracker> Tracker for PerWarp<T> {
     }
 
     #[inline]
-    fn update(
-        &self,
-        _sm: &mut (),
-        st: &mut Vec<T::State>,
-        group: &Group,
-        flow: &Flow,
-        u: &mut UpdateCtx<'_>,
-    ) -> Result<(), MechError> {
+    fn update(&self, _sm: &mut (), st: &mut Vec<T::State>, group: &Group, flow: &Flow, u: &mut UpdateCtx<'_>) -> Done {
         let w = group.ctx as usize;
         let warp = &mut st[w];
         let mut ctx = WarpCtx::of(u, w);
@@ -229,14 +212,7 @@ impl<T: WarpTracker> Tracker for PerWarp<T> {
     }
 
     #[inline]
-    fn advance(
-        &self,
-        _sm: &mut (),
-        st: &mut Vec<T::State>,
-        group: &Group,
-        n: u32,
-        u: &mut UpdateCtx<'_>,
-    ) -> Result<(), MechError> {
+    fn advance(&self, _sm: &mut (), st: &mut Vec<T::State>, group: &Group, n: u32, u: &mut UpdateCtx<'_>) -> Done {
         let w = group.ctx as usize;
         let warp = &mut st[w];
         let mut ctx = WarpCtx::of(u, w);
@@ -278,11 +254,11 @@ impl<T: WarpTracker> Tracker for PerWarp<T> {
                 }
                 seen |= m;
                 let state = if view.blocked[w] & m != 0 {
-                    "waiting at a barrier"
+                    PositionState::AtBarrier
                 } else if first {
-                    "issuing"
+                    PositionState::Issuing
                 } else {
-                    "waiting in the reconvergence structure"
+                    PositionState::InStructure
                 };
                 first = false;
                 out.push(Position { warp: w as u32, lanes: m, pc: e.pc, state });

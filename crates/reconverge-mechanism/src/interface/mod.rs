@@ -6,12 +6,52 @@ pub mod storage;
 pub mod tracker;
 
 pub use tracker::{
-    by_pc, Agg, Blocked, Counter, CtaView, Delay, Group, LaneMap, MechanismLatencies, Peek, Position, Ratio, Tracker,
-    UpdateCtx,
+    by_pc, Agg, Blocked, Counter, CtaView, Delay, Group, LaneMap, MechanismLatencies, Peek, Position, PositionState,
+    Ratio, Tracker, UpdateCtx,
 };
 
 use crate::types::{LaneMask, Pc};
 use smallvec::SmallVec;
+
+/// Declares a mechanism's counters once, as a list of `Variant = kind("json_name", "what it counts")`
+/// (`kind`: `sum`, `max` or `cycles`, the [`Counter`] constructors): it generates a `Copy` enum whose
+/// variants index the counters (`ctx.count(Variant, n)`) and its `COUNTERS` array in the same order, so a
+/// counter's index and its name cannot disagree.
+macro_rules! counters {
+    (
+        $(#[$meta:meta])*
+        $vis:vis enum $name:ident {
+            $($(#[$vmeta:meta])* $variant:ident = $kind:ident($key:literal, $doc:expr $(,)?)),+ $(,)?
+        }
+    ) => {
+        $(#[$meta])*
+        #[derive(Clone, Copy, PartialEq, Eq, Debug)]
+        #[repr(usize)]
+        $vis enum $name {
+            $($(#[$vmeta])* $variant),+
+        }
+
+        impl $name {
+            /// The counters, in index order.
+            $vis const COUNTERS: &'static [$crate::interface::Counter] =
+                &[$($crate::interface::Counter::$kind($key, $doc)),+];
+
+            /// This counter's definition.
+            #[allow(dead_code)]
+            $vis const fn counter(self) -> &'static $crate::interface::Counter {
+                &Self::COUNTERS[self as usize]
+            }
+        }
+
+        impl From<$name> for usize {
+            #[inline]
+            fn from(c: $name) -> usize {
+                c as usize
+            }
+        }
+    };
+}
+pub(crate) use counters;
 
 /// What executing one instruction did to the group's lanes.
 ///
@@ -218,6 +258,9 @@ pub enum MechError {
     #[error("{0} overflowed its {1} entries")]
     Overflow(&'static str, u32),
 }
+
+/// What an update of a mechanism's structure returns: nothing, or the mechanism's failure.
+pub type Done = Result<(), MechError>;
 
 /// What an entry of a mechanism's structure is, for traces: each mechanism names its entries, and the
 /// trace asks the kind what it needs ([`EntryKind::label`], [`EntryKind::waits`]).

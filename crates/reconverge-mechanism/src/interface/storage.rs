@@ -120,7 +120,7 @@ pub enum Reach {
     /// reports.
     Structure,
     /// One of the mechanism's `max_...` counters (`mechanism_counters`), such as `max_rt_entries`.
-    Counter(&'static str),
+    Counter(&'static crate::interface::Counter),
 }
 
 impl Reach {
@@ -128,7 +128,7 @@ impl Reach {
     pub fn name(self) -> &'static str {
         match self {
             Reach::Structure => "structure",
-            Reach::Counter(c) => c,
+            Reach::Counter(c) => c.name,
         }
     }
 }
@@ -360,6 +360,16 @@ pub mod common {
     );
     /// A pointer into a per-warp stack of the worst-case depth.
     pub const STACK_POINTER: Size = Size::CountBits(&STACK_WORST);
+
+    /// The pointer of a per-warp stack of the worst-case depth.
+    pub const STACK_POINTER_PART: Part =
+        Part::new("stack pointer", Per::Warp, Cells::FlipFlops, ONE, STACK_POINTER, "{top}");
+
+    /// A per-thread pc table in flip-flops (every thread's entry read each cycle to form the next group):
+    /// `bits` per thread, holding `fields`.
+    pub const fn thread_pcs(bits: Size, fields: &'static str) -> Part {
+        Part::new("thread pcs", Per::Thread, Cells::FlipFlops, ONE, bits, fields)
+    }
 }
 
 #[cfg(test)]

@@ -15,7 +15,7 @@ use crate::Structure;
 use smallvec::SmallVec;
 use std::fmt;
 
-use crate::{BarrierMode, EntryView, Flow, MechError};
+use crate::{BarrierMode, Done, EntryView, Flow};
 
 /// Which threads an issue group holds: lane `l` holds the thread in CTA slot `warp * W + l` for the part
 /// `(warp, lanes)` whose `lanes` contain `l`. A thread always sits in its home lane (slot mod W), the
@@ -279,21 +279,22 @@ pub struct UpdateCtx<'a> {
 }
 
 impl UpdateCtx<'_> {
-    /// Adds `n` to counter `i`.
+    /// Adds `n` to counter `i` (an index into [`Tracker::COUNTERS`]).
     #[inline]
-    pub fn count(&mut self, i: usize, n: u64) {
-        self.counters[i] += n;
+    pub fn count(&mut self, i: impl Into<usize>, n: u64) {
+        self.counters[i.into()] += n;
     }
 
     /// Raises counter `i` to at least `v`.
     #[inline]
-    pub fn max(&mut self, i: usize, v: u64) {
+    pub fn max(&mut self, i: impl Into<usize>, v: u64) {
+        let i = i.into();
         self.counters[i] = self.counters[i].max(v);
     }
 
     /// Adds `n` to per-branch counter `i` of the executing branch.
     #[inline]
-    pub fn count_branch(&mut self, i: usize, n: u64) {
+    pub fn count_branch(&mut self, i: impl Into<usize>, n: u64) {
         if let Some(b) = self.branch {
             self.count_branch_at(b, i, n);
         }
@@ -301,7 +302,8 @@ impl UpdateCtx<'_> {
 
     /// Adds `n` to per-branch counter `i` of kernel branch `b` (an index into [`Program::branches`]).
     #[inline]
-    pub fn count_branch_at(&mut self, b: u32, i: usize, n: u64) {
+    pub fn count_branch_at(&mut self, b: u32, i: impl Into<usize>, n: u64) {
+        let i = i.into();
         let k = self.per_branch;
         if i < k {
             if let Some(x) = self.branches.get_mut(b as usize * k + i) {
@@ -327,8 +329,67 @@ pub struct Position {
     pub lanes: LaneMask,
     /// The pc they will execute next.
     pub pc: Pc,
-    /// What they are doing (`issuing`, `waiting at a reconvergence point`, ...).
-    pub state: &'static str,
+    /// What they are doing.
+    pub state: PositionState,
+}
+
+/// What threads at a [`Position`] are doing, for deadlock reports ([`PositionState::as_str`]).
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub enum PositionState {
+    /// `issuing`: the group issues (or would, were it chosen).
+    Issuing,
+    /// `waiting at a barrier`: its threads wait at a barrier.
+    AtBarrier,
+    /// `waiting in the reconvergence structure`: waiting in a per-warp reconvergence structure (below the entry that issues).
+    InStructure,
+    /// `waiting for the member lanes of a warp-synchronous instruction`: a group waiting for the member lanes of a warp-synchronous instruction (`mimd`).
+    AwaitingMembers,
+    /// `waiting at a barrier (barrier warp)`: a pool warp of threads arrived at a barrier (DWF).
+    BarrierWarp,
+    /// `waiting for the rest of its warp at a warp-synchronous instruction`: a pool warp waiting for the rest of its static warp at a warp-synchronous instruction (DWF).
+    AwaitingWarp,
+    /// `in the warp pool`: a warp of DWF's pool.
+    InPool,
+    /// `issuing (a dynamic warp)`: a dynamic warp of a CTA-wide stack that issues.
+    IssuingDynamicWarp,
+    /// `waiting at a branch for the CTA's other warps`: a dynamic warp stalled at a branch until the CTA's other warps arrive.
+    StalledAtBranch,
+    /// `waiting at a sync point for the CTA-wide stack`: a dynamic warp at a sync point the CTA-wide stack has not resolved.
+    AtSyncPoint,
+    /// `waiting at a reconvergence point for the CTA's other warps`: a dynamic warp parked at a reconvergence point.
+    ParkedAtReconvergence,
+    /// `waiting in the CTA-wide stack`: threads held by an entry of the CTA-wide stack.
+    InCtaStack,
+    /// `waiting to reconverge`: threads of a parallel traversal's structure waiting to reconverge.
+    WaitingToReconverge,
+}
+
+impl PositionState {
+    /// The words a deadlock report prints.
+    #[inline]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PositionState::Issuing => "issuing",
+            PositionState::AtBarrier => "waiting at a barrier",
+            PositionState::InStructure => "waiting in the reconvergence structure",
+            PositionState::AwaitingMembers => "waiting for the member lanes of a warp-synchronous instruction",
+            PositionState::BarrierWarp => "waiting at a barrier (barrier warp)",
+            PositionState::AwaitingWarp => "waiting for the rest of its warp at a warp-synchronous instruction",
+            PositionState::InPool => "in the warp pool",
+            PositionState::IssuingDynamicWarp => "issuing (a dynamic warp)",
+            PositionState::StalledAtBranch => "waiting at a branch for the CTA's other warps",
+            PositionState::AtSyncPoint => "waiting at a sync point for the CTA-wide stack",
+            PositionState::ParkedAtReconvergence => "waiting at a reconvergence point for the CTA's other warps",
+            PositionState::InCtaStack => "waiting in the CTA-wide stack",
+            PositionState::WaitingToReconverge => "waiting to reconverge",
+        }
+    }
+}
+
+impl fmt::Display for PositionState {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 /// A divergence mechanism: which threads run which pc next and where they meet again.
@@ -414,14 +475,7 @@ pub trait Tracker: Sync {
     }
 
     /// Updates the structure after `group` issued with outcome `flow`.
-    fn update(
-        &self,
-        sm: &mut Self::Sm,
-        st: &mut Self::Cta,
-        group: &Group,
-        flow: &Flow,
-        u: &mut UpdateCtx<'_>,
-    ) -> Result<(), MechError>;
+    fn update(&self, sm: &mut Self::Sm, st: &mut Self::Cta, group: &Group, flow: &Flow, u: &mut UpdateCtx<'_>) -> Done;
 
     /// How many instructions from `group.pc` the group may issue back to back, each with the same lanes,
     /// with one [`Tracker::advance`] standing for their updates: at most `max`, which the core computed as
@@ -438,14 +492,7 @@ pub trait Tracker: Sync {
     /// The group issued the `n` straight-line instructions from `group.pc` that
     /// [`Tracker::straight_run`] allowed: update as `n` updates with [`Flow::Next`] would.
     #[inline]
-    fn advance(
-        &self,
-        sm: &mut Self::Sm,
-        st: &mut Self::Cta,
-        group: &Group,
-        n: u32,
-        u: &mut UpdateCtx<'_>,
-    ) -> Result<(), MechError> {
+    fn advance(&self, sm: &mut Self::Sm, st: &mut Self::Cta, group: &Group, n: u32, u: &mut UpdateCtx<'_>) -> Done {
         let mut g = group.clone();
         for _ in 0..n {
             self.update(sm, st, &g, &Flow::Next, u)?;

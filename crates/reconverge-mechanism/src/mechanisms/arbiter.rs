@@ -9,43 +9,26 @@
 //! Cost statistics: one selection per issued instruction; each costs `W - 1` comparisons in the tree
 //! (one per node: depth, then pc) plus `W` equality comparisons that form the mask (`comparisons`).
 
-use crate::paths::{clear_lanes, successors, Path};
+use crate::adapters::paths::{clear_lanes, successors, Path, ThreadPcs};
+use crate::interface::counters;
+use crate::interface::Done;
 use crate::types::{lanes, LaneMask, Pc};
 use crate::EntryKind;
 use crate::Structure;
 use crate::{BarrierMode, Counter, EntryView, Flow, MechError, Ratio, WarpCtx, WarpTracker};
 
-/// The per-thread pcs and call depths of a warp (lane-indexed; meaningful for live lanes).
-#[derive(Clone, PartialEq, Eq, Debug)]
-pub struct ThreadPcs {
-    /// The pc of each lane.
-    pub pc: Vec<Pc>,
-    /// The call depth of each lane.
-    pub depth: Vec<u32>,
-    /// The live lanes as of the last update.
-    pub live: LaneMask,
-}
-
 /// Per-thread pc arbitration.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Arbiter;
 
-const SELECTIONS: usize = 0;
-const COMPARISONS: usize = 1;
-
-impl ThreadPcs {
-    /// The paths (lanes at equal pc and depth) among `mask`, in `sorted:depth` order.
-    pub fn paths(&self, mask: LaneMask) -> Vec<Path> {
-        let mut out: Vec<Path> = Vec::new();
-        for l in lanes(mask) {
-            let (pc, depth) = (self.pc[l], self.depth[l]);
-            match out.iter_mut().find(|p| p.pc == pc && p.depth == depth) {
-                Some(p) => p.mask |= 1 << l,
-                None => out.push(Path { pc, mask: 1 << l, depth }),
-            }
-        }
-        out.sort_by(|a, b| crate::sorted::Priority::Depth.cmp(a, b));
-        out
+counters! {
+    /// Counter indices.
+    pub(crate) enum ArbiterCounter {
+        Selections = sum("selections", "arbitrations: one per issued instruction"),
+        Comparisons = sum(
+            "comparisons",
+            "comparator operations: W - 1 tree nodes plus W mask equalities per selection",
+        ),
     }
 }
 
@@ -54,10 +37,7 @@ impl WarpTracker for Arbiter {
 
     const STRUCTURE: Structure = Structure::Paths;
     const BARRIER: BarrierMode = BarrierMode::Thread;
-    const COUNTERS: &'static [Counter] = &[
-        Counter::sum("selections", "arbitrations: one per issued instruction"),
-        Counter::sum("comparisons", "comparator operations: W - 1 tree nodes plus W mask equalities per selection"),
-    ];
+    const COUNTERS: &'static [Counter] = ArbiterCounter::COUNTERS;
     const RATIOS: &'static [Ratio] = &[Ratio {
         name: "comparisons_per_selection",
         num: "comparisons",
@@ -96,14 +76,7 @@ impl WarpTracker for Arbiter {
         clear_lanes(&st.pc, &st.depth, st.live, pc, mask, max)
     }
 
-    fn advance(
-        &self,
-        st: &mut ThreadPcs,
-        pc: Pc,
-        mask: LaneMask,
-        n: u32,
-        ctx: &mut WarpCtx<'_>,
-    ) -> Result<(), MechError> {
+    fn advance(&self, st: &mut ThreadPcs, pc: Pc, mask: LaneMask, n: u32, ctx: &mut WarpCtx<'_>) -> Done {
         if mask == 0 {
             return Err(MechError::EmptyGroup);
         }
@@ -112,19 +85,12 @@ impl WarpTracker for Arbiter {
         }
         st.live = ctx.live;
         let (n, w) = (u64::from(n), u64::from(ctx.w));
-        ctx.count(SELECTIONS, n);
-        ctx.count(COMPARISONS, n * (2 * w - 1));
+        ctx.count(ArbiterCounter::Selections, n);
+        ctx.count(ArbiterCounter::Comparisons, n * (2 * w - 1));
         Ok(())
     }
 
-    fn update(
-        &self,
-        st: &mut ThreadPcs,
-        pc: Pc,
-        mask: LaneMask,
-        flow: &Flow,
-        ctx: &mut WarpCtx<'_>,
-    ) -> Result<(), MechError> {
+    fn update(&self, st: &mut ThreadPcs, pc: Pc, mask: LaneMask, flow: &Flow, ctx: &mut WarpCtx<'_>) -> Done {
         let Some(l0) = lanes(mask).next() else {
             return Err(MechError::EmptyGroup);
         };
@@ -137,8 +103,8 @@ impl WarpTracker for Arbiter {
         }
         st.live = ctx.live;
         let w = u64::from(ctx.w);
-        ctx.count(SELECTIONS, 1);
-        ctx.count(COMPARISONS, 2 * w - 1);
+        ctx.count(ArbiterCounter::Selections, 1);
+        ctx.count(ArbiterCounter::Comparisons, 2 * w - 1);
         Ok(())
     }
 
@@ -165,15 +131,8 @@ pub const INFO: crate::Info = crate::Info::new(
 /// What `arbiter` stores (seed 003 §3.1; `reconverge cost`'s arbiter unit counts these bits): a pc and a
 /// call depth per thread, the issuing warp's W entries read at once by the reduction tree every cycle.
 const STORAGE: &[crate::storage::Part] = {
-    use crate::storage::{common, Cells, Part, Per, Size};
-    &[Part::new(
-        "thread pcs",
-        Per::Thread,
-        Cells::FlipFlops,
-        common::ONE,
-        Size::Sum(&[Size::Const(1), Size::Pc, Size::Depth]),
-        "{valid, pc, depth}",
-    )]
+    use crate::storage::{common, Size};
+    &[common::thread_pcs(Size::Sum(&[Size::Const(1), Size::Pc, Size::Depth]), "{valid, pc, depth}")]
 };
 
 #[cfg(test)]

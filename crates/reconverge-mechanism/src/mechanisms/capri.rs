@@ -9,7 +9,7 @@
 //! unit's result updates the entry: adequate iff compacting the instance's divergent threads forms fewer
 //! warps than they occupied.
 
-use crate::cta_stack::{CompactionPolicy, Decision};
+use crate::adapters::cta_stack::{CompactionPolicy, Decision};
 use crate::types::Pc;
 use std::collections::HashMap;
 

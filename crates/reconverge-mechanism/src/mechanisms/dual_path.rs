@@ -16,8 +16,10 @@
 //! A divergence of a path whose entry already reconverges at R (a loop branch in later iterations)
 //! with the other path of the entry invalid reuses the entry instead of pushing.
 
-use crate::paths::Path;
-use crate::pdom::successors;
+use crate::adapters::paths::Path;
+use crate::adapters::pdom_rules::{reconvergence_point, successors};
+use crate::interface::counters;
+use crate::interface::Done;
 use crate::types::{LaneMask, Pc, PC_NONE, PC_RET};
 use crate::EntryKind;
 use crate::Structure;
@@ -38,8 +40,13 @@ pub struct DualEntry {
 #[derive(Clone, Copy, Debug, Default)]
 pub struct DualPath;
 
-const PUSHES: usize = 0;
-const DUAL: usize = 1;
+counters! {
+    /// Counter indices.
+    pub(crate) enum DualPathCounter {
+        Pushes = sum("pushes", "entries pushed at divergent branches and calls"),
+        Dual = sum("dual_pushes", "entries pushed with two valid paths (both eligible to issue)"),
+    }
+}
 
 fn pair(rpc: Pc, a: Option<Path>, b: Option<Path>, call: bool) -> DualEntry {
     DualEntry { rpc, paths: [a, b], call }
@@ -68,10 +75,7 @@ impl SlotTracker for DualPath {
     type State = Vec<DualEntry>;
 
     const STRUCTURE: Structure = Structure::Stack;
-    const COUNTERS: &'static [Counter] = &[
-        Counter::sum("pushes", "entries pushed at divergent branches and calls"),
-        Counter::sum("dual_pushes", "entries pushed with two valid paths (both eligible to issue)"),
-    ];
+    const COUNTERS: &'static [Counter] = DualPathCounter::COUNTERS;
 
     fn name(&self) -> &'static str {
         INFO.name
@@ -91,15 +95,7 @@ impl SlotTracker for DualPath {
         (p.pc != e.rpc).then_some((p.pc, p.mask))
     }
 
-    fn update(
-        &self,
-        st: &mut Vec<DualEntry>,
-        k: u32,
-        pc: Pc,
-        mask: LaneMask,
-        flow: &Flow,
-        ctx: &mut WarpCtx<'_>,
-    ) -> Result<(), MechError> {
+    fn update(&self, st: &mut Self::State, k: u32, pc: Pc, mask: LaneMask, flow: &Flow, ctx: &mut WarpCtx<'_>) -> Done {
         let k = k as usize;
         let top = st.last_mut().ok_or(MechError::Underflow("dual-path"))?;
         let Some(p) = top.paths[k] else { return Err(MechError::InvalidSlot("path")) };
@@ -107,7 +103,7 @@ impl SlotTracker for DualPath {
         if let Flow::Call { target, callers } = flow {
             top.paths[k] = Some(Path { pc: pc + 1, ..p });
             st.push(pair(PC_RET, Some(Path { pc: *target, mask: mask & callers, depth: p.depth + 1 }), None, true));
-            ctx.count(PUSHES, 1);
+            ctx.count(DualPathCounter::Pushes, 1);
             normalize(st, ctx.live);
             return Ok(());
         }
@@ -122,7 +118,7 @@ impl SlotTracker for DualPath {
             1 if groups[0].0 == rpc => top.paths[k] = None,
             1 => top.paths[k] = Some(Path { pc: groups[0].0, mask: groups[0].1, ..p }),
             _ => {
-                let r = crate::pdom::reconvergence_point(ctx.prog, pc)?;
+                let r = reconvergence_point(ctx.prog, pc)?;
                 let parts: Vec<Path> = groups
                     .iter()
                     .filter(|(g, _)| *g != r)
@@ -137,9 +133,9 @@ impl SlotTracker for DualPath {
                     // Taken side as A (runs first when both are ready), not-taken as B.
                     for two in parts.rchunks(2) {
                         let (a, b) = if two.len() == 2 { (Some(two[1]), Some(two[0])) } else { (Some(two[0]), None) };
-                        ctx.count(PUSHES, 1);
+                        ctx.count(DualPathCounter::Pushes, 1);
                         if b.is_some() {
-                            ctx.count(DUAL, 1);
+                            ctx.count(DualPathCounter::Dual, 1);
                         }
                         st.push(pair(r, a, b, false));
                     }
@@ -193,7 +189,7 @@ const STORAGE: &[crate::storage::Part] = {
             Size::Sum(&[Size::Pc, Size::Product(&[Size::Const(2), Size::Sum(&[Size::Const(1), Size::Pc, Size::W])])]),
             "{rpc, A{valid, pc, mask}, B{valid, pc, mask}}",
         ),
-        Part::new("stack pointer", Per::Warp, Cells::FlipFlops, common::ONE, common::STACK_POINTER, "{top}"),
+        common::STACK_POINTER_PART,
     ]
 };
 

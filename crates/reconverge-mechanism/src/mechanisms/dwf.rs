@@ -22,9 +22,13 @@
 //!   so a CTA whose threads all exited owns no pool warp and retires. The core executes a warp that draws
 //!   from several CTAs once per CTA, each part with its CTA's shared memory, barriers and `%ctaid`.
 
+use crate::interface::counters;
+use crate::interface::Done;
 use crate::launch::LaunchConfig;
 use crate::program::Program;
-use crate::tracker::{Blocked, Counter, CtaView, Delay, Group, LaneMap, Peek, Position, Tracker, UpdateCtx};
+use crate::tracker::{
+    Blocked, Counter, CtaView, Delay, Group, LaneMap, Peek, Position, PositionState, Tracker, UpdateCtx,
+};
 use crate::types::{LaneMask, Pc, PC_NONE};
 use crate::EntryKind;
 use crate::Structure;
@@ -298,39 +302,36 @@ pub struct PoolCta {
     slot: u32,
 }
 
-/// Counter indices.
-mod c {
-    pub const MERGES: usize = 0;
-    pub const MERGE_CONFLICTS: usize = 1;
-    pub const LUT_LOOKUPS: usize = 2;
-    pub const LUT_MISSES: usize = 3;
-    pub const LUT_EVICTIONS: usize = 4;
-    pub const LUT_REAL_MISSES: usize = 5;
-    pub const BARRIER_WARPS: usize = 6;
-    pub const MAX_DISTINCT_PCS: usize = 7;
-    pub const MULTI_CTA_WARPS: usize = 8;
+counters! {
+    /// Counter indices.
+    pub(crate) enum DwfCounter {
+        Merges = sum("merges", "thread groups written into a pool warp that already held threads"),
+        MergeConflicts = sum(
+            "merge_conflicts",
+            "write-backs in which some thread's home lane was taken, so a new warp was started",
+        ),
+        LutLookups = sum("lut_lookups", "look-up table lookups (one per thread group written back)"),
+        LutMisses = sum("lut_misses", "lookups that found no warp being filled at the pc"),
+        LutEvictions = sum("lut_evictions", "entries of a finite look-up table evicted for another pc (aliasing)"),
+        LutRealMisses = sum(
+            "lut_real_misses",
+            "misses although the CTA had a warp at the pc with a free lane for the group",
+        ),
+        BarrierWarps = sum("barrier_warps", "warps packed from threads arriving at a barrier"),
+        MaxDistinctPcs = max("max_distinct_pcs", "the most distinct pcs among one SM's pool warps at once"),
+        MultiCtaWarps = sum(
+            "multi_cta_warps",
+            "issued pool warps whose threads belong to more than one CTA (only an SM-wide pool, `dwf:sm`, forms them)",
+        ),
+    }
 }
 
-const COUNTERS: [Counter; 9] = [
-    Counter::sum("merges", "thread groups written into a pool warp that already held threads"),
-    Counter::sum(
-        "merge_conflicts",
-        "write-backs in which some thread's home lane was taken, so a new warp was started",
-    ),
-    Counter::sum("lut_lookups", "look-up table lookups (one per thread group written back)"),
-    Counter::sum("lut_misses", "lookups that found no warp being filled at the pc"),
-    Counter::sum("lut_evictions", "entries of a finite look-up table evicted for another pc (aliasing)"),
-    Counter::sum("lut_real_misses", "misses although the CTA had a warp at the pc with a free lane for the group"),
-    Counter::sum("barrier_warps", "warps packed from threads arriving at a barrier"),
-    Counter::max("max_distinct_pcs", "the most distinct pcs among one SM's pool warps at once"),
-    Counter::sum(
-        "multi_cta_warps",
-        "issued pool warps whose threads belong to more than one CTA (only an SM-wide pool, `dwf:sm`, forms them)",
-    ),
-];
-
-const BRANCH_COUNTERS: [Counter; 1] =
-    [Counter::sum("merges", "thread groups leaving the branch that were merged into an existing warp")];
+counters! {
+    /// Per-branch counter indices.
+    pub(crate) enum DwfBranchCounter {
+        Merges = sum("merges", "thread groups leaving the branch that were merged into an existing warp"),
+    }
+}
 
 /// Packs an issue priority: a class (0 = released barrier warps), then a primary key, then a pc.
 fn pack(class: u64, primary: u64, low: Pc) -> u64 {
@@ -479,14 +480,14 @@ impl PoolSm {
             self.insert_sync(slot, pc, parts);
             return;
         }
-        u.count(c::LUT_LOOKUPS, 1);
+        u.count(DwfCounter::LutLookups, 1);
         let key = self.key(slot);
         let found = match self.lut.lookup(key, pc) {
             Lookup::Hit(r) => self.warp(r).filter(|w| w.pc == pc && !w.barrier).map(|_| r),
             Lookup::Miss => None,
         };
         let Some(r) = found else {
-            u.count(c::LUT_MISSES, 1);
+            u.count(DwfCounter::LutMisses, 1);
             let candidates =
                 if self.sm_pool { &self.pools[..] } else { std::slice::from_ref(&self.pools[slot as usize]) };
             let mergeable = candidates
@@ -494,11 +495,11 @@ impl PoolSm {
                 .flat_map(|p| p.warps.iter().flatten())
                 .any(|w| w.pc == pc && !w.barrier && w.lanes.lanes() & incoming != incoming);
             if mergeable {
-                u.count(c::LUT_REAL_MISSES, 1);
+                u.count(DwfCounter::LutRealMisses, 1);
             }
             let r = self.new_warp(slot, pc, LaneMap::from_parts(parts.iter().copied()), false);
             if self.lut.insert(key, pc, r) {
-                u.count(c::LUT_EVICTIONS, 1);
+                u.count(DwfCounter::LutEvictions, 1);
             }
             return;
         };
@@ -520,15 +521,15 @@ impl PoolSm {
             }
             w.lanes = LaneMap::from_parts(merged);
             self.add_count(pc, fit.count_ones() as u64);
-            u.count(c::MERGES, 1);
-            u.count_branch(0, 1);
+            u.count(DwfCounter::Merges, 1);
+            u.count_branch(DwfBranchCounter::Merges, 1);
         }
         if conflict != 0 {
-            u.count(c::MERGE_CONFLICTS, 1);
+            u.count(DwfCounter::MergeConflicts, 1);
             let rest = LaneMap::from_parts(parts.iter().map(|&(sw, m)| (sw, m & conflict)).filter(|p| p.1 != 0));
             let new = self.new_warp(slot, pc, rest, false);
             if self.lut.insert(key, pc, new) {
-                u.count(c::LUT_EVICTIONS, 1);
+                u.count(DwfCounter::LutEvictions, 1);
             }
         }
     }
@@ -568,7 +569,7 @@ impl PoolSm {
             let mine = LaneMap::from_parts(parts.iter().copied().filter(|p| self.home(slot, p.0).0 == h));
             if mine.lanes() != 0 {
                 self.new_warp(h, pc, mine, true);
-                u.count(c::BARRIER_WARPS, 1);
+                u.count(DwfCounter::BarrierWarps, 1);
             }
         }
     }
@@ -583,8 +584,8 @@ impl<const SM_POOL: bool> Tracker for Dwf<SM_POOL> {
     const ORDERED: bool = true;
     const AWAITS_MEMBERS: bool = true;
     const SM_POOL: bool = SM_POOL;
-    const COUNTERS: &'static [Counter] = &COUNTERS;
-    const BRANCH_COUNTERS: &'static [Counter] = &BRANCH_COUNTERS;
+    const COUNTERS: &'static [Counter] = DwfCounter::COUNTERS;
+    const BRANCH_COUNTERS: &'static [Counter] = DwfBranchCounter::COUNTERS;
 
     fn name(&self) -> &'static str {
         if SM_POOL {
@@ -682,14 +683,7 @@ impl<const SM_POOL: bool> Tracker for Dwf<SM_POOL> {
         }
     }
 
-    fn update(
-        &self,
-        sm: &mut PoolSm,
-        st: &mut PoolCta,
-        group: &Group,
-        flow: &Flow,
-        u: &mut UpdateCtx<'_>,
-    ) -> Result<(), MechError> {
+    fn update(&self, sm: &mut PoolSm, st: &mut PoolCta, group: &Group, flow: &Flow, u: &mut UpdateCtx<'_>) -> Done {
         let slot = st.slot;
         let taken = sm.pools[slot as usize].warps.get_mut(group.ctx as usize).and_then(Option::take);
         let Some(w) = taken else {
@@ -705,7 +699,7 @@ impl<const SM_POOL: bool> Tracker for Dwf<SM_POOL> {
         }
         sm.lut.invalidate(sm.key(slot), w.pc, WarpRef { slot, ctx: group.ctx });
         if w.lanes.parts().iter().any(|p| sm.home(slot, p.0).0 != slot) {
-            u.count(c::MULTI_CTA_WARPS, 1);
+            u.count(DwfCounter::MultiCtaWarps, 1);
         }
         if sm.reconv_point.get(group.pc as usize).copied().unwrap_or(false) {
             let threads: smallvec::SmallVec<[(u32, usize); 64]> = sm.threads(slot, &w.lanes).collect();
@@ -726,7 +720,7 @@ impl<const SM_POOL: bool> Tracker for Dwf<SM_POOL> {
         }
         u.delay(Delay::PoolInsert, w.lanes.split(live));
         self.choose_drain(sm);
-        u.max(c::MAX_DISTINCT_PCS, sm.counts.len() as u64);
+        u.max(DwfCounter::MaxDistinctPcs, sm.counts.len() as u64);
         u.size = sm.warps;
         Ok(())
     }
@@ -758,11 +752,11 @@ impl<const SM_POOL: bool> Tracker for Dwf<SM_POOL> {
         let mut out = Vec::new();
         for w in sm.pools[st.slot as usize].warps.iter().flatten() {
             let state = if w.barrier {
-                "waiting at a barrier (barrier warp)"
+                PositionState::BarrierWarp
             } else if w.awaiting.is_some() {
-                "waiting for the rest of its warp at a warp-synchronous instruction"
+                PositionState::AwaitingWarp
             } else {
-                "in the warp pool"
+                PositionState::InPool
             };
             for &(sw, m) in w.lanes.parts() {
                 let m = m & view.live[sw as usize];

@@ -2,7 +2,7 @@
 //!
 //! A warp runs as one or more *warp-splits*, each an issue context of the warp with its own scoreboard,
 //! scheduled independently (the scheduler interleaves them to hide latency). Each split keeps a PDOM
-//! reconvergence stack and follows `pdom`'s rules (`pdom.rs`, reused, not copied), except at a divergent
+//! reconvergence stack and follows `pdom`'s rules (`adapters/pdom_rules.rs`, reused, not copied), except at a divergent
 //! branch that *subdivides*: the PDOM rule is applied (the split's top entry waits at the branch's
 //! immediate post-dominator R, one entry is pushed per side), then each pushed entry becomes a split of
 //! its own and what remains of the stack (whose top waits at R) is parked in a *join*. A split whose stack
@@ -16,11 +16,13 @@
 //! split that cannot issue with the rest (waiting at a barrier) are split off the same way at the split's
 //! top entry. Memory-divergence subdivision is not modelled (see `docs/mechanism-reference.md`).
 
-use crate::pdom::{self, PdomEntry, PdomStack};
+use crate::adapters::pdom_rules::{self, PdomEntry};
+use crate::interface::counters;
+use crate::interface::Done;
 use crate::types::{is_pseudo, LaneMask, Pc, PC_NONE};
 use crate::EntryKind;
 use crate::Structure;
-use crate::{Counter, EntryView, Flow, MechError, SlotTracker, WarpCtx, WarpTracker};
+use crate::{Counter, EntryView, Flow, MechError, SlotTracker, WarpCtx};
 
 /// A warp-split: its own PDOM stack, and the join it reconverges at.
 #[derive(Clone, PartialEq, Eq, Debug)]
@@ -55,10 +57,21 @@ pub struct DwsState {
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Dws;
 
-const SUBDIVISIONS: usize = 0;
-const REUNIONS: usize = 1;
-const MAX_SPLITS: usize = 2;
-const BARRIER_SPLITS: usize = 3;
+counters! {
+    /// Counter indices.
+    pub(crate) enum DwsCounter {
+        Subdivisions = sum(
+            "branch_subdivisions",
+            "divergent branches that subdivided a warp-split into independent splits",
+        ),
+        Reunions = sum("reunions", "subdivisions whose splits all arrived at the post-dominator and reunited"),
+        MaxSplits = max("max_splits", "the most warp-splits one warp had at once"),
+        BarrierSplits = sum(
+            "barrier_splits",
+            "splits whose lanes waiting at a barrier were separated from the lanes that issued",
+        ),
+    }
+}
 
 /// Puts `x` in the lowest free slot of `v`; returns the slot.
 fn put<T>(v: &mut Vec<Option<T>>, x: T) -> usize {
@@ -90,7 +103,7 @@ impl DwsState {
     /// (and so on outwards).
     fn settle(&mut self, k: usize, live: LaneMask, ctx: &mut WarpCtx<'_>) {
         let Some(s) = self.splits.get_mut(k).and_then(Option::as_mut) else { return };
-        pdom::normalize(&mut s.stack, &live);
+        pdom_rules::normalize(&mut s.stack, &live);
         if !s.stack.is_empty() {
             return;
         }
@@ -103,8 +116,8 @@ impl DwsState {
                 return;
             }
             let Some(mut e) = self.joins[j as usize].take() else { return };
-            ctx.count(REUNIONS, 1);
-            pdom::normalize(&mut e.parent, &live);
+            ctx.count(DwsCounter::Reunions, 1);
+            pdom_rules::normalize(&mut e.parent, &live);
             if !e.parent.is_empty() {
                 put(&mut self.splits, WarpSplit { stack: e.parent, join: e.outer });
                 return;
@@ -123,15 +136,7 @@ impl SlotTracker for Dws {
     type State = DwsState;
 
     const STRUCTURE: Structure = Structure::Stack;
-    const COUNTERS: &'static [Counter] = &[
-        Counter::sum("branch_subdivisions", "divergent branches that subdivided a warp-split into independent splits"),
-        Counter::sum("reunions", "subdivisions whose splits all arrived at the post-dominator and reunited"),
-        Counter::max("max_splits", "the most warp-splits one warp had at once"),
-        Counter::sum(
-            "barrier_splits",
-            "splits whose lanes waiting at a barrier were separated from the lanes that issued",
-        ),
-    ];
+    const COUNTERS: &'static [Counter] = DwsCounter::COUNTERS;
 
     fn name(&self) -> &'static str {
         INFO.name
@@ -142,7 +147,10 @@ impl SlotTracker for Dws {
     }
 
     fn init(&self, entry: Pc, live: LaneMask, _w: u32) -> DwsState {
-        DwsState { splits: vec![Some(WarpSplit { stack: PdomStack.init(entry, live), join: None })], joins: Vec::new() }
+        DwsState {
+            splits: vec![Some(WarpSplit { stack: pdom_rules::init(entry, live), join: None })],
+            joins: Vec::new(),
+        }
     }
 
     fn slot(&self, st: &DwsState, k: u32) -> Option<(Pc, LaneMask)> {
@@ -150,22 +158,14 @@ impl SlotTracker for Dws {
         Some((top.pc, top.mask))
     }
 
-    fn update(
-        &self,
-        st: &mut DwsState,
-        k: u32,
-        pc: Pc,
-        mask: LaneMask,
-        flow: &Flow,
-        ctx: &mut WarpCtx<'_>,
-    ) -> Result<(), MechError> {
+    fn update(&self, st: &mut DwsState, k: u32, pc: Pc, mask: LaneMask, flow: &Flow, ctx: &mut WarpCtx<'_>) -> Done {
         let k = k as usize;
         let s = st.splits.get_mut(k).and_then(Option::as_mut).ok_or(MechError::InvalidSlot("warp-split"))?;
         let top = *s.stack.last().ok_or(MechError::Underflow("dws"))?;
         let rest = top.mask & !mask & ctx.live;
         if rest != 0 {
             // Lanes of the entry that did not issue (at a barrier) stay behind as a split of their own.
-            ctx.count(BARRIER_SPLITS, 1);
+            ctx.count(DwsCounter::BarrierSplits, 1);
             let mut parent = std::mem::take(&mut s.stack);
             parent.pop();
             let outer = s.join;
@@ -175,23 +175,23 @@ impl SlotTracker for Dws {
             return self.update(st, issued as u32, pc, mask, flow, ctx);
         }
         let branch = matches!(flow, Flow::Branch { .. } | Flow::Multi(_));
-        let mut groups = pdom::successors(pc, mask, flow);
+        let mut groups = pdom_rules::successors(pc, mask, flow);
         groups.retain(|(_, m)| *m & ctx.live != 0);
         let r = ctx.prog.reconv.get(pc as usize).copied().unwrap_or(PC_NONE);
         let sides = groups.iter().filter(|(g, _)| *g != r).count();
         if branch && groups.len() > 1 && sides > 1 && subdivides(ctx.prog, pc, r) {
-            ctx.count(SUBDIVISIONS, 1);
+            ctx.count(DwsCounter::Subdivisions, 1);
             let mut stack = std::mem::take(&mut s.stack);
-            let base = stack.len() - usize::from(pdom::diverge(&mut stack, r, groups));
+            let base = stack.len() - usize::from(pdom_rules::diverge(&mut stack, r, groups));
             let children = stack.split_off(base);
             let outer = s.join;
             st.splits[k] = None;
             let _ = st.subdivide(stack, outer, children);
         } else {
-            PdomStack.update(&mut s.stack, pc, mask, flow, ctx)?;
+            pdom_rules::update(&mut s.stack, pc, mask, flow, ctx)?;
             st.settle(k, ctx.live, ctx);
         }
-        ctx.max(MAX_SPLITS, st.splits.iter().flatten().count() as u64);
+        ctx.max(DwsCounter::MaxSplits, st.splits.iter().flatten().count() as u64);
         Ok(())
     }
 
@@ -246,7 +246,7 @@ const STORAGE: &[crate::storage::Part] = {
             "split table",
             Per::Warp,
             Cells::FlipFlops,
-            Size::Reached(Reach::Counter("max_splits"), &Size::W),
+            Size::Reached(Reach::Counter(DwsCounter::MaxSplits.counter()), &Size::W),
             Size::Sum(&[Size::CountBits(&common::STACK_WORST), Size::IndexBits(&Size::W)]),
             "{stack top, join}",
         ),
@@ -304,6 +304,6 @@ mod tests {
         let tops: Vec<_> = (0..4).filter_map(|k| Dws.slot(&st, k)).collect();
         // The issued lanes (slot 0) moved on; the waiting ones stay at pc 0 in slot 1.
         assert_eq!(tops, [(1, 0b0011), (0, 0b1100)]);
-        assert_eq!(counters[BARRIER_SPLITS], 1);
+        assert_eq!(counters[DwsCounter::BarrierSplits as usize], 1);
     }
 }

@@ -20,12 +20,14 @@
 //! holds more than log2(W) saved paths (a property test). A `join` of a region that never forked (its
 //! branch was uniform) does nothing. Paths whose lanes all exit are dropped and the top entry runs.
 
-use crate::paths::{first_ready, issued, skip, successors, Path};
-use crate::per_warp::advance_ends;
+use crate::adapters::paths::{first_ready, issued, skip, successors, Path};
+use crate::adapters::per_warp::advance_ends;
+use crate::interface::counters;
+use crate::interface::Done;
 use crate::types::{is_pseudo, LaneMask, Pc, PC_NONE};
 use crate::EntryKind;
 use crate::Structure;
-use crate::{BarrierMode, Counter, EntryView, Flow, MechError, WarpCtx, WarpTracker};
+use crate::{BarrierMode, Counter, EntryView, Flow, WarpCtx, WarpTracker};
 
 /// An open fork/join region.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -53,9 +55,17 @@ pub struct ForkJoinState {
 #[derive(Clone, Copy, Debug, Default)]
 pub struct ForkJoin;
 
-const FORKS: usize = 0;
-const JOIN_SWITCHES: usize = 1;
-const REGIONS: usize = 2;
+counters! {
+    /// Counter indices.
+    pub(crate) enum ForkJoinCounter {
+        Forks = sum("forks", "divergent branches that pushed the majority path and ran the minority"),
+        JoinSwitches = sum(
+            "join_switches",
+            "paths that reached their region's join while others were saved (the next one ran)",
+        ),
+        Regions = sum("regions", "fork/join regions opened"),
+    }
+}
 
 impl ForkJoinState {
     fn fork(&mut self, pc: Pc, mask: LaneMask, mut next: smallvec::SmallVec<[Path; 4]>, ctx: &mut WarpCtx<'_>) {
@@ -65,12 +75,12 @@ impl ForkJoinState {
         if !is_pseudo(r) && !open {
             let saved = self.stack.len();
             self.regions.push(Region { join: r, depth, saved, lanes: mask });
-            ctx.count(REGIONS, 1);
+            ctx.count(ForkJoinCounter::Regions, 1);
         }
         // Majority pushed (deepest), minority runs; ties: the later (taken) side runs.
         next.sort_by_key(|p| std::cmp::Reverse(p.mask.count_ones()));
         self.stack.extend(next);
-        ctx.count(FORKS, 1);
+        ctx.count(ForkJoinCounter::Forks, 1);
     }
 
     fn join(&mut self, active: Path, ctx: &mut WarpCtx<'_>) {
@@ -83,7 +93,7 @@ impl ForkJoinState {
         let region = self.regions[k];
         if self.stack.len() > region.saved {
             // Other paths of the region are saved: this one waits (GCN: pop the next path).
-            ctx.count(JOIN_SWITCHES, 1);
+            ctx.count(ForkJoinCounter::JoinSwitches, 1);
             return;
         }
         self.regions.truncate(k);
@@ -99,14 +109,7 @@ impl WarpTracker for ForkJoin {
 
     const STRUCTURE: Structure = Structure::Stack;
     const BARRIER: BarrierMode = BarrierMode::Thread;
-    const COUNTERS: &'static [Counter] = &[
-        Counter::sum("forks", "divergent branches that pushed the majority path and ran the minority"),
-        Counter::sum(
-            "join_switches",
-            "paths that reached their region's join while others were saved (the next one ran)",
-        ),
-        Counter::sum("regions", "fork/join regions opened"),
-    ];
+    const COUNTERS: &'static [Counter] = ForkJoinCounter::COUNTERS;
 
     fn name(&self) -> &'static str {
         INFO.name
@@ -131,25 +134,11 @@ impl WarpTracker for ForkJoin {
         }
     }
 
-    fn advance(
-        &self,
-        st: &mut ForkJoinState,
-        pc: Pc,
-        mask: LaneMask,
-        n: u32,
-        ctx: &mut WarpCtx<'_>,
-    ) -> Result<(), MechError> {
+    fn advance(&self, st: &mut ForkJoinState, pc: Pc, mask: LaneMask, n: u32, ctx: &mut WarpCtx<'_>) -> Done {
         advance_ends(self, st, (pc, mask, n), ctx, |st, _| skip(&mut st.stack, pc + 1, mask, pc + n - 1))
     }
 
-    fn update(
-        &self,
-        st: &mut ForkJoinState,
-        pc: Pc,
-        mask: LaneMask,
-        flow: &Flow,
-        ctx: &mut WarpCtx<'_>,
-    ) -> Result<(), MechError> {
+    fn update(&self, st: &mut ForkJoinState, pc: Pc, mask: LaneMask, flow: &Flow, ctx: &mut WarpCtx<'_>) -> Done {
         let i = issued(&st.stack, pc, mask)?;
         let path = st.stack.remove(i);
         let rest = path.mask & !mask & ctx.live;

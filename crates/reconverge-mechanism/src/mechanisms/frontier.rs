@@ -12,17 +12,28 @@
 //! meet at the first block where they can: before the immediate post-dominator on unstructured code
 //! (short-circuit conditions), where PDOM reconverges later.
 
-use crate::paths::{clear_run, first_ready, retain_live, skip, start, take, Path, Taken};
-use crate::per_warp::advance_ends;
+use crate::adapters::path_list::Order;
+use crate::adapters::paths::{retain_live, take, Path, Taken};
+use crate::adapters::per_warp::WarpCtx;
+use crate::interface::counters;
+use crate::interface::Done;
+use crate::interface::{Counter, EntryKind, Flow};
 use crate::program::Program;
 use crate::types::{LaneMask, Pc};
-use crate::EntryKind;
-use crate::Structure;
-use crate::{BarrierMode, Counter, EntryView, Flow, MechError, WarpCtx, WarpTracker};
 
 /// The thread-frontier sorted stack.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct ThreadFrontiers;
+
+counters! {
+    /// Counter indices.
+    pub(crate) enum FrontierCounter {
+        Merges = sum(
+            "path_merges",
+            "paths that reached a place already holding a path and merged (reconvergence events)",
+        ),
+    }
+}
 
 /// The priority key of a path: deeper calls first, then lower rank.
 fn key(prog: &Program, p: &Path) -> (std::cmp::Reverse<u32>, Pc) {
@@ -42,56 +53,17 @@ fn insert(prog: &Program, list: &mut Vec<Path>, p: Path) -> bool {
     false
 }
 
-impl WarpTracker for ThreadFrontiers {
+impl Order for ThreadFrontiers {
+    const COUNTERS: &'static [Counter] = FrontierCounter::COUNTERS;
     /// The paths by priority; the first runs.
-    type State = Vec<Path>;
-
-    const STRUCTURE: Structure = Structure::Paths;
-    const BARRIER: BarrierMode = BarrierMode::Thread;
-    const COUNTERS: &'static [Counter] = &[Counter::sum(
-        "path_merges",
-        "paths that reached a place already holding a path and merged (reconvergence events)",
-    )];
+    const RUNS_LAST: bool = false;
+    const KINDS: [EntryKind; 2] = [EntryKind::Running, EntryKind::Frontier];
 
     fn name(&self) -> &'static str {
         INFO.name
     }
 
-    fn init(&self, entry: Pc, live: LaneMask) -> Vec<Path> {
-        start(entry, live)
-    }
-
-    #[inline]
-    fn select(&self, st: &Vec<Path>, live: LaneMask, blocked: LaneMask) -> Option<(Pc, LaneMask)> {
-        first_ready(st.iter(), live, blocked)
-    }
-
-    #[inline]
-    fn straight_run(&self, st: &Vec<Path>, pc: Pc, mask: LaneMask, max: u32) -> u32 {
-        // Up to the next pc another path holds: ranks within a block are consecutive, so until then
-        // the path keeps its rank among the others and merges with none.
-        clear_run(st.iter(), pc, mask, max)
-    }
-
-    fn advance(
-        &self,
-        st: &mut Vec<Path>,
-        pc: Pc,
-        mask: LaneMask,
-        n: u32,
-        ctx: &mut WarpCtx<'_>,
-    ) -> Result<(), MechError> {
-        advance_ends(self, st, (pc, mask, n), ctx, |st, _| skip(st, pc + 1, mask, pc + n - 1))
-    }
-
-    fn update(
-        &self,
-        st: &mut Vec<Path>,
-        pc: Pc,
-        mask: LaneMask,
-        flow: &Flow,
-        ctx: &mut WarpCtx<'_>,
-    ) -> Result<(), MechError> {
+    fn update(&self, st: &mut Vec<Path>, pc: Pc, mask: LaneMask, flow: &Flow, ctx: &mut WarpCtx<'_>) -> Done {
         let Taken { rest, next, .. } = take(st, pc, mask, flow, ctx.live)?;
         retain_live(st, ctx.live);
         if let Some(r) = rest {
@@ -99,22 +71,10 @@ impl WarpTracker for ThreadFrontiers {
         }
         for p in next {
             if insert(ctx.prog, st, p) {
-                ctx.count(0, 1);
+                ctx.count(FrontierCounter::Merges, 1);
             }
         }
         Ok(())
-    }
-
-    fn depth(&self, st: &Vec<Path>) -> usize {
-        st.len()
-    }
-
-    fn entries(&self, st: &Vec<Path>) -> Vec<EntryView> {
-        st.iter()
-            .enumerate()
-            .rev()
-            .map(|(k, p)| p.view(if k == 0 { EntryKind::Running } else { EntryKind::Frontier }))
-            .collect()
     }
 }
 
@@ -130,11 +90,12 @@ pub const INFO: crate::Info = crate::Info::new(
 #[cfg(test)]
 mod diamond {
     use super::*;
+    use crate::adapters::path_list::PathList;
     use crate::testing::{assert_lower_pc_first_then_meet, issues, program, DIAMOND};
 
     #[test]
     fn the_diamond_example() {
-        let t = issues(&ThreadFrontiers, &program(DIAMOND), 0b1111, 0b0001, 64);
+        let t = issues(&PathList(ThreadFrontiers), &program(DIAMOND), 0b1111, 0b0001, 64);
         // Blocks in thread-frontier priority (layout order here): the fall-through side, then the taken
         // side, whose frontier holds the join, where all lanes meet.
         assert_lower_pc_first_then_meet(&t);

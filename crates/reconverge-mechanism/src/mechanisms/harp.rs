@@ -17,7 +17,10 @@
 //! If every live thread of a warp is parked (no path left, possible only on unstructured code), the entry
 //! allocated last releases the threads it holds, so the warp always progresses.
 
-use crate::paths::{self, Path};
+use crate::adapters::parallel::held;
+use crate::adapters::paths::{self, Path};
+use crate::interface::counters;
+use crate::interface::Done;
 use crate::types::{is_pseudo, LaneMask, Pc, PC_NONE};
 use crate::EntryKind;
 use crate::Structure;
@@ -49,11 +52,19 @@ pub struct HarpState {
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Harp;
 
-const LOOKUPS: usize = 0;
-const HITS: usize = 1;
-const MAX_CBT: usize = 2;
-const MERGES: usize = 3;
-const FORCED: usize = 4;
+counters! {
+    /// Counter indices.
+    pub(crate) enum HarpCounter {
+        Lookups = sum("cbt_lookups", "associative lookups of a path's next pc in the convergence barrier table"),
+        Hits = sum("cbt_hits", "lookups that found an entry at the path's pc and call depth"),
+        MaxCbt = max("max_cbt_entries", "the most convergence-barrier-table entries one warp held"),
+        Merges = sum("merges", "paths merged with a path at the same pc and depth outside the table"),
+        Forced = sum(
+            "cbt_forced_releases",
+            "entries released before all their expected threads arrived because every live thread was parked",
+        ),
+    }
+}
 
 impl HarpState {
     /// Puts `p` in the lowest free slot, or merges it with a path at the same place (`true`).
@@ -72,14 +83,14 @@ impl HarpState {
     /// A path produced by an issue: its next pc looked up in the CBT (expected threads park), the rest
     /// placed, merging with a path at the same place.
     fn place(&mut self, mut p: Path, ctx: &mut WarpCtx<'_>) {
-        ctx.count(LOOKUPS, 1);
+        ctx.count(HarpCounter::Lookups, 1);
         if let Some(e) = self.cbt.iter_mut().find(|e| e.pc == p.pc && e.depth == p.depth) {
-            ctx.count(HITS, 1);
+            ctx.count(HarpCounter::Hits, 1);
             e.arrived |= p.mask & e.expected;
             p.mask &= !e.expected;
         }
         if p.mask != 0 && self.add(p) {
-            ctx.count(MERGES, 1);
+            ctx.count(HarpCounter::Merges, 1);
         }
     }
 
@@ -101,7 +112,7 @@ impl HarpState {
             let stuck = live != 0 && self.paths.iter().all(Option::is_none);
             let Some(i) = done.or_else(|| stuck.then(|| self.cbt.len().checked_sub(1)).flatten()) else { return };
             if done.is_none() {
-                ctx.count(FORCED, 1);
+                ctx.count(HarpCounter::Forced, 1);
             }
             let e = self.cbt.remove(i);
             if e.arrived != 0 {
@@ -116,16 +127,7 @@ impl SlotTracker for Harp {
     type State = HarpState;
 
     const STRUCTURE: Structure = Structure::Paths;
-    const COUNTERS: &'static [Counter] = &[
-        Counter::sum("cbt_lookups", "associative lookups of a path's next pc in the convergence barrier table"),
-        Counter::sum("cbt_hits", "lookups that found an entry at the path's pc and call depth"),
-        Counter::max("max_cbt_entries", "the most convergence-barrier-table entries one warp held"),
-        Counter::sum("merges", "paths merged with a path at the same pc and depth outside the table"),
-        Counter::sum(
-            "cbt_forced_releases",
-            "entries released before all their expected threads arrived because every live thread was parked",
-        ),
-    ];
+    const COUNTERS: &'static [Counter] = HarpCounter::COUNTERS;
 
     fn name(&self) -> &'static str {
         INFO.name
@@ -143,17 +145,9 @@ impl SlotTracker for Harp {
         st.paths.get(k as usize).copied().flatten().map(|p| (p.pc, p.mask))
     }
 
-    fn update(
-        &self,
-        st: &mut HarpState,
-        k: u32,
-        pc: Pc,
-        mask: LaneMask,
-        flow: &Flow,
-        ctx: &mut WarpCtx<'_>,
-    ) -> Result<(), MechError> {
+    fn update(&self, st: &mut HarpState, k: u32, pc: Pc, mask: LaneMask, flow: &Flow, ctx: &mut WarpCtx<'_>) -> Done {
         let k = k as usize;
-        let p = st.paths.get(k).copied().flatten().ok_or(MechError::InvalidSlot("path"))?;
+        let p = held(&st.paths, k as u32, "path")?;
         if p.pc != pc || p.mask & mask != mask {
             return Err(MechError::NotHeld("the path slot"));
         }
@@ -169,7 +163,7 @@ impl SlotTracker for Harp {
                     Some(e) => e.expected |= m,
                     None => st.cbt.push(CbtEntry { pc: r, depth: p.depth, expected: m, arrived: 0 }),
                 }
-                ctx.max(MAX_CBT, st.cbt.len() as u64);
+                ctx.max(HarpCounter::MaxCbt, st.cbt.len() as u64);
             }
         }
         for q in next {
@@ -219,7 +213,7 @@ const STORAGE: &[crate::storage::Part] = {
             "convergence barrier table",
             Per::Warp,
             Cells::FlipFlops,
-            Size::Reached(Reach::Counter("max_cbt_entries"), &Size::W),
+            Size::Reached(Reach::Counter(HarpCounter::MaxCbt.counter()), &Size::W),
             Size::Sum(&[Size::Pc, Size::Depth, Size::Product(&[Size::Const(2), Size::W])]),
             "{pc, depth, expected, arrived}",
         ),
@@ -276,10 +270,6 @@ mod tests {
     /// Two paths reach pc 8 (not the IPDOM, pc 9) from different branches: the outer taken side (pc 7) and
     /// the inner branch's taken side (pc 4).
     const SHARED_TAIL: &str = r#"
-.version 8.0
-.target sm_80
-.address_size 64
-.visible .entry k()
 {
     .reg .pred %p<3>;
     .reg .b32 %r<4>;

@@ -22,14 +22,13 @@
 //! code, jumps, calls and returns are depth-first steps (a path keeps its place). Lanes that reach an
 //! open synchronisation point park there wherever their path is.
 
-use crate::breadth::{self, enqueue, park, BreadthState};
-use crate::minpc::place;
-use crate::paths::{clear_run, first_ready, issued, retain_live, skip, successors, Path};
-use crate::per_warp::advance_ends;
+use crate::adapters::path_list::{clear_of_syncs, enqueue, park, place, BreadthState, QueueCounter};
+use crate::adapters::paths::{clear_run, first_ready, issued, retain_live, skip, successors, Path};
+use crate::adapters::per_warp::{advance_ends, WarpCtx, WarpTracker};
+use crate::interface::counters;
+use crate::interface::Done;
+use crate::interface::{splits, BarrierMode, Counter, EntryKind, EntryView, Flow, MechError, Structure};
 use crate::types::{LaneMask, Pc};
-use crate::Structure;
-use crate::{splits, BarrierMode, Counter, EntryView, Flow, MechError, WarpCtx, WarpTracker};
-use crate::{Breadth, EntryKind};
 
 /// The depth-first stack and the breadth-first queue of a warp.
 #[derive(Clone, PartialEq, Eq, Debug, Default)]
@@ -45,12 +44,32 @@ pub struct HybridState {
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Hybrid;
 
-// The first four counters are `breadth`'s (its helpers count them by index).
-const ROTATIONS: usize = breadth::ROTATIONS;
-const MERGES: usize = breadth::MERGES;
-const SWAPS: usize = 4;
-const STRUCTURED: usize = 5;
-const UNSTRUCTURED: usize = 6;
+counters! {
+    /// Counter indices: the first four are the queue rules' ([`QueueCounter`]), which count them.
+    pub(crate) enum HybridCounter {
+        Rotations = sum("path_rotations", "paths that took an unstructured branch and went to the tail of the queue"),
+        Merges = sum("path_merges", "paths merged at an equal pc and depth: on the stack or in the queue"),
+        SyncWaits = sum(
+            "sync_waits",
+            "paths that stopped at a synchronisation point to wait for the rest of their divergence",
+        ),
+        MaxSyncs = max("max_sync_points", "the most synchronisation points open at once in one warp"),
+        Swaps = sum("uniform_swaps", "uniform forward branches past the stack's top that swapped the active path"),
+        Structured = sum("structured_divergences", "divergences at structured branches: paths pushed depth-first"),
+        Unstructured = sum(
+            "unstructured_divergences",
+            "divergences at unstructured branches: paths queued breadth-first",
+        ),
+    }
+}
+
+// The queue rules count into the same indices.
+const _: () = assert!(
+    HybridCounter::Rotations as usize == QueueCounter::Rotations as usize
+        && HybridCounter::Merges as usize == QueueCounter::Merges as usize
+        && HybridCounter::SyncWaits as usize == QueueCounter::SyncWaits as usize
+        && HybridCounter::MaxSyncs as usize == QueueCounter::MaxSyncs as usize
+);
 
 /// Removes the path at `i` of `list` that issued the lanes `mask`; its other `live` lanes (waiting at a
 /// barrier) stay there. Returns the path and how many paths stayed (0 or 1).
@@ -93,7 +112,7 @@ impl HybridState {
         match q.iter_mut().find(|x| x.same_place(&p)) {
             Some(x) => {
                 x.mask |= p.mask;
-                ctx.count(MERGES, 1);
+                ctx.count(HybridCounter::Merges, 1);
             }
             None => q.insert(at.unwrap_or(0).min(q.len()), p),
         }
@@ -105,18 +124,7 @@ impl WarpTracker for Hybrid {
 
     const STRUCTURE: Structure = Structure::Paths;
     const BARRIER: BarrierMode = BarrierMode::Thread;
-    const COUNTERS: &'static [Counter] = &[
-        Counter::sum("path_rotations", "paths that took an unstructured branch and went to the tail of the queue"),
-        Counter::sum("path_merges", "paths merged at an equal pc and depth: on the stack or in the queue"),
-        Counter::sum(
-            "sync_waits",
-            "paths that stopped at a synchronisation point to wait for the rest of their divergence",
-        ),
-        Counter::max("max_sync_points", "the most synchronisation points open at once in one warp"),
-        Counter::sum("uniform_swaps", "uniform forward branches past the stack's top that swapped the active path"),
-        Counter::sum("structured_divergences", "divergences at structured branches: paths pushed depth-first"),
-        Counter::sum("unstructured_divergences", "divergences at unstructured branches: paths queued breadth-first"),
-    ];
+    const COUNTERS: &'static [Counter] = HybridCounter::COUNTERS;
 
     fn name(&self) -> &'static str {
         INFO.name
@@ -138,37 +146,23 @@ impl WarpTracker for Hybrid {
         // (the stack empty) back at its place in the queue; it stays there up to the next pc where another
         // path or an open synchronisation point is.
         let paths = st.stack.iter().chain(st.breadth.queue.iter());
-        breadth::clear_of_syncs(&st.breadth.syncs, pc, clear_run(paths, pc, mask, max))
+        clear_of_syncs(&st.breadth.syncs, pc, clear_run(paths, pc, mask, max))
     }
 
-    fn advance(
-        &self,
-        st: &mut HybridState,
-        pc: Pc,
-        mask: LaneMask,
-        n: u32,
-        ctx: &mut WarpCtx<'_>,
-    ) -> Result<(), MechError> {
+    fn advance(&self, st: &mut HybridState, pc: Pc, mask: LaneMask, n: u32, ctx: &mut WarpCtx<'_>) -> Done {
         advance_ends(self, st, (pc, mask, n), ctx, |st, _| {
             let list = if st.stack.is_empty() { &mut st.breadth.queue } else { &mut st.stack };
             skip(list, pc + 1, mask, pc + n - 1)
         })
     }
 
-    fn update(
-        &self,
-        st: &mut HybridState,
-        pc: Pc,
-        mask: LaneMask,
-        flow: &Flow,
-        ctx: &mut WarpCtx<'_>,
-    ) -> Result<(), MechError> {
+    fn update(&self, st: &mut HybridState, pc: Pc, mask: LaneMask, flow: &Flow, ctx: &mut WarpCtx<'_>) -> Done {
         let live = ctx.live;
         let (path, at) = st.take(pc, mask, live)?;
         let next = successors(&path, mask, flow, live)?;
         let unstructured = unstructured(ctx, pc);
         if splits(mask, flow) {
-            ctx.count(if unstructured { UNSTRUCTURED } else { STRUCTURED }, 1);
+            ctx.count(if unstructured { HybridCounter::Unstructured } else { HybridCounter::Structured }, 1);
         }
         if unstructured {
             st.breadth.open(pc, mask, path.depth, flow, ctx);
@@ -183,17 +177,17 @@ impl WarpTracker for Hybrid {
             };
         if rotates {
             // Breadth-first: the successors go to the tail.
-            ctx.count(ROTATIONS, 1);
+            ctx.count(HybridCounter::Rotations, 1);
             for p in next {
                 if enqueue(&mut st.breadth.queue, p) {
-                    ctx.count(MERGES, 1);
+                    ctx.count(HybridCounter::Merges, 1);
                 }
             }
         } else {
             // Depth-first: `minpc`'s rules on the stack.
             let placed = place(&mut st.stack, pc, mask, flow, &next);
-            ctx.count(SWAPS, placed.swaps);
-            ctx.count(MERGES, placed.merges);
+            ctx.count(HybridCounter::Swaps, placed.swaps);
+            ctx.count(HybridCounter::Merges, placed.merges);
         }
         park(&mut st.breadth.syncs, &mut st.stack, ctx);
         st.unstack(at, ctx);
@@ -208,7 +202,7 @@ impl WarpTracker for Hybrid {
     fn entries(&self, st: &HybridState) -> Vec<EntryView> {
         // Synchronisation points, then the queue tail first, then the stack bottom first: the running path
         // (the stack's top, or the queue's front when the stack is empty) comes last.
-        let mut v: Vec<EntryView> = Breadth.entries(&st.breadth);
+        let mut v: Vec<EntryView> = st.breadth.entries();
         if !st.stack.is_empty() {
             if let Some(front) = v.last_mut().filter(|e| e.kind == EntryKind::Front) {
                 front.kind = EntryKind::Queued;
@@ -252,7 +246,7 @@ const STORAGE: &[crate::storage::Part] = {
 mod tests {
     use super::*;
     use crate::testing::{assert_lower_pc_first_then_meet, issues, program, run_warp, taking, DIAMOND, NESTED};
-    use crate::{MinPc, Priority};
+    use crate::{MinPc, PathList, Priority};
 
     /// seed 003's Figure 1 as the suite compiles it (`kernels/ptx/sm_80/short_circuit.ptx`).
     const SHORT_CIRCUIT: &str = include_str!("../../../../kernels/ptx/sm_80/short_circuit.ptx");
@@ -268,12 +262,18 @@ mod tests {
     }
 
     #[test]
+    fn the_queue_rules_count_hybrid_s_first_four_counters() {
+        let names = |c: &[Counter]| c.iter().map(|c| c.name).collect::<Vec<_>>();
+        assert_eq!(names(&HybridCounter::COUNTERS[..4]), names(QueueCounter::COUNTERS));
+    }
+
+    #[test]
     fn structured_code_runs_depth_first_like_minpc() {
         for src in [DIAMOND, NESTED] {
             let p = program(src);
             assert!(p.structured.iter().any(|&s| s));
             let t = issues(&Hybrid, &p, 0b1111, 0b0001, 64);
-            assert_eq!(t, issues(&MinPc, &p, 0b1111, 0b0001, 64));
+            assert_eq!(t, issues(&PathList(MinPc), &p, 0b1111, 0b0001, 64));
         }
         let r = run_warp(&Hybrid, &program(DIAMOND), 0b1111, &taking(0b0001), 64);
         assert_lower_pc_first_then_meet(&r.pcs());
@@ -294,16 +294,12 @@ mod tests {
         let d = d.expect("D's first instruction") as Pc;
         assert_eq!(r.pcs().iter().filter(|(pc, _)| *pc == d).count(), 1, "{:?}", r.pcs());
         // Sorted by pc, the same program reconverges differently (thread 0's C comes before D).
-        assert_ne!(r.pcs(), run_warp(&crate::Sorted(Priority::MinPc), &p, 0b1111, &figure1, 64).pcs());
+        assert_ne!(r.pcs(), run_warp(&crate::PathList(crate::Sorted(Priority::MinPc)), &p, 0b1111, &figure1, 64).pcs());
     }
 
     /// `if (tid < 3 && tid != 1) { if (tid == 0) C1 else C2 } else D; E`: a structured if/else inside
     /// an unstructured short circuit.
     const MIXED: &str = r#"
-.version 8.0
-.target sm_80
-.address_size 64
-.visible .entry k()
 {
     .reg .pred %p<4>;
     .reg .b32 %r<4>;

@@ -30,8 +30,10 @@
 //! at the instruction, and the group that brings the last members executes it with all of them.
 //! `bar.sync` counts threads.
 
-use crate::paths::{clear_lanes, successors, Path};
-use crate::per_warp::advance_ends;
+use crate::adapters::paths::{clear_lanes, successors, Path};
+use crate::adapters::per_warp::advance_ends;
+use crate::interface::counters;
+use crate::interface::Done;
 use crate::types::{lanes, LaneMask, Pc};
 use crate::EntryKind;
 use crate::Structure;
@@ -85,11 +87,16 @@ pub struct ItsState {
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Its;
 
-const YIELDS: usize = 0;
-const SYNCS: usize = 1;
-const BARRIER_WAITS: usize = 2;
-const AWAITS: usize = 3;
-const MAX_BARRIERS: usize = 4;
+counters! {
+    /// Counter indices.
+    pub(crate) enum ItsCounter {
+        Yields = sum("yields", "groups that issued 64 instructions in a row and yielded to another group"),
+        Syncs = sum("barrier_syncs", "convergence barriers synchronised (every participant blocked or yielded)"),
+        BarrierWaits = sum("barrier_waits", "groups that blocked at a bsync to wait for other participants"),
+        Awaits = sum("member_waits", "groups that waited at a warp-synchronous instruction for their member lanes"),
+        MaxBarriers = max("max_barriers", "the most convergence barriers active at once in one warp"),
+    }
+}
 
 impl ItsState {
     /// The lanes of `cand` at the place (pc, depth) of lane `l`.
@@ -121,7 +128,7 @@ impl ItsState {
                 if owed != 0 {
                     early.push(ConvergenceBarrier { participants: owed, blocked: 0, ..*b });
                 }
-                ctx.count(SYNCS, 1);
+                ctx.count(ItsCounter::Syncs, 1);
                 false
             } else {
                 true
@@ -150,13 +157,7 @@ impl WarpTracker for Its {
     const STRUCTURE: Structure = Structure::Paths;
     const BARRIER: BarrierMode = BarrierMode::Thread;
     const AWAITS_MEMBERS: bool = true;
-    const COUNTERS: &'static [Counter] = &[
-        Counter::sum("yields", "groups that issued 64 instructions in a row and yielded to another group"),
-        Counter::sum("barrier_syncs", "convergence barriers synchronised (every participant blocked or yielded)"),
-        Counter::sum("barrier_waits", "groups that blocked at a bsync to wait for other participants"),
-        Counter::sum("member_waits", "groups that waited at a warp-synchronous instruction for their member lanes"),
-        Counter::max("max_barriers", "the most convergence barriers active at once in one warp"),
-    ];
+    const COUNTERS: &'static [Counter] = ItsCounter::COUNTERS;
 
     fn name(&self) -> &'static str {
         INFO.name
@@ -209,14 +210,7 @@ impl WarpTracker for Its {
         clear_lanes(&st.pc, &st.depth, st.live, pc, mask, max.min(stop + 1 - first))
     }
 
-    fn advance(
-        &self,
-        st: &mut ItsState,
-        pc: Pc,
-        mask: LaneMask,
-        n: u32,
-        ctx: &mut WarpCtx<'_>,
-    ) -> Result<(), MechError> {
+    fn advance(&self, st: &mut ItsState, pc: Pc, mask: LaneMask, n: u32, ctx: &mut WarpCtx<'_>) -> Done {
         // Between the first and the last update the group only moves on: no yield, no barrier changes.
         advance_ends(self, st, (pc, mask, n), ctx, |st, _| {
             for l in lanes(mask) {
@@ -227,19 +221,12 @@ impl WarpTracker for Its {
         })
     }
 
-    fn update(
-        &self,
-        st: &mut ItsState,
-        pc: Pc,
-        mask: LaneMask,
-        flow: &Flow,
-        ctx: &mut WarpCtx<'_>,
-    ) -> Result<(), MechError> {
+    fn update(&self, st: &mut ItsState, pc: Pc, mask: LaneMask, flow: &Flow, ctx: &mut WarpCtx<'_>) -> Done {
         let Some(l0) = lanes(mask).next() else {
             return Err(MechError::EmptyGroup);
         };
         let depth = st.depth[l0];
-        ctx.count(AWAITS, std::mem::take(&mut st.uncounted_awaits));
+        ctx.count(ItsCounter::Awaits, std::mem::take(&mut st.uncounted_awaits));
         st.awaiting &= !mask;
         st.yielded &= !mask;
         if mask & st.current == 0 {
@@ -258,7 +245,7 @@ impl WarpTracker for Its {
                     }
                     None => {}
                 }
-                ctx.max(MAX_BARRIERS, st.barriers.len() as u64);
+                ctx.max(ItsCounter::MaxBarriers, st.barriers.len() as u64);
                 for l in lanes(mask) {
                     st.pc[l] = pc + 1;
                 }
@@ -280,7 +267,7 @@ impl WarpTracker for Its {
                     b.blocked |= wait;
                     st.blocked |= wait;
                     if wait != 0 {
-                        ctx.count(BARRIER_WAITS, 1);
+                        ctx.count(ItsCounter::BarrierWaits, 1);
                     }
                 }
             }
@@ -303,7 +290,7 @@ impl WarpTracker for Its {
         }
         if st.run.is_multiple_of(YIELD_AFTER) {
             st.yielded |= st.current & ctx.live & !st.blocked;
-            ctx.count(YIELDS, 1);
+            ctx.count(ItsCounter::Yields, 1);
         }
         st.live = ctx.live;
         st.current &= ctx.live;
@@ -366,19 +353,12 @@ pub const INFO: crate::Info = crate::Info::new(
 const STORAGE: &[crate::storage::Part] = {
     use crate::storage::{common, Cells, Part, Per, Reach, Size};
     &[
-        Part::new(
-            "thread pcs",
-            Per::Thread,
-            Cells::FlipFlops,
-            common::ONE,
-            Size::Sum(&[Size::Pc, Size::Depth, Size::Const(2)]),
-            "{pc, depth, blocked, yielded}",
-        ),
+        common::thread_pcs(Size::Sum(&[Size::Pc, Size::Depth, Size::Const(2)]), "{pc, depth, blocked, yielded}"),
         Part::new(
             "convergence barriers",
             Per::Warp,
             Cells::FlipFlops,
-            Size::Reached(Reach::Counter("max_barriers"), &Size::Const(16)),
+            Size::Reached(Reach::Counter(ItsCounter::MaxBarriers.counter()), &Size::Const(16)),
             Size::W,
             "{participants}",
         ),

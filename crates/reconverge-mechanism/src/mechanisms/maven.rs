@@ -34,9 +34,11 @@
 //! in a different iteration, and threads of different outer iterations meet only at the inner loop's
 //! header. A test on the suite's `nested_loops` shows the cost against 1-stack.
 
-use crate::paths::{clear_run, first_ready, issued, retain_live, take, Path, Taken};
-use crate::per_warp::advance_ends;
-use crate::sorted::{step, Priority, Stepped};
+use crate::adapters::path_list::{step, Priority, Stepped};
+use crate::adapters::paths::{clear_run, first_ready, issued, retain_live, take, Path, Taken};
+use crate::adapters::per_warp::advance_ends;
+use crate::interface::counters;
+use crate::interface::Done;
 use crate::types::{LaneMask, Pc};
 use crate::EntryKind;
 use crate::Structure;
@@ -58,28 +60,22 @@ pub struct MavenState {
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Maven<const TWO_STACKS: bool>;
 
-const MERGES: usize = 0;
-const SHIFT_STEPS: usize = 1;
-const WAIT_CYCLES: usize = 2;
-const BACK_EDGE_PATHS: usize = 3;
-const STACK_SWAPS: usize = 4;
-
-const ONE_STACK_COUNTERS: &[Counter] = &[
-    Counter::sum("path_merges", "adjacent paths merged with the head at an equal pc and depth (convergence events)"),
-    Counter::sum("shift_steps", "positions inserted paths moved down the shift register to their place"),
-    Counter::sum(
-        "insert_wait_cycles",
-        "cycles warps waited for their shift register: k - 1 for an update that inserted k > 1 paths",
-    ),
-];
-
-const TWO_STACK_COUNTERS: &[Counter] = &[
-    ONE_STACK_COUNTERS[0],
-    ONE_STACK_COUNTERS[1],
-    ONE_STACK_COUNTERS[2],
-    Counter::sum("back_edge_paths", "paths a branch sent to a pc at or below its own, into the second register"),
-    Counter::sum("stack_swaps", "times the first register ran empty and the second became the first"),
-];
+counters! {
+    /// Counter indices: `1-stack` keeps the first three, `2-stack` all.
+    pub(crate) enum MavenCounter {
+        Merges = sum("path_merges", "adjacent paths merged with the head at an equal pc and depth (convergence events)"),
+        ShiftSteps = sum("shift_steps", "positions inserted paths moved down the shift register to their place"),
+        WaitCycles = sum(
+            "insert_wait_cycles",
+            "cycles warps waited for their shift register: k - 1 for an update that inserted k > 1 paths",
+        ),
+        BackEdgePaths = sum(
+            "back_edge_paths",
+            "paths a branch sent to a pc at or below its own, into the second register",
+        ),
+        StackSwaps = sum("stack_swaps", "times the first register ran empty and the second became the first"),
+    }
+}
 
 impl<const TWO_STACKS: bool> Maven<TWO_STACKS> {
     /// `2-stack`'s update: the issued path's successors go to the register their direction chooses.
@@ -106,14 +102,14 @@ impl<const TWO_STACKS: bool> Maven<TWO_STACKS> {
         for p in next {
             if branch && p.pc <= pc {
                 s.insert(ORDER, &mut st.second, p);
-                ctx.count(BACK_EDGE_PATHS, 1);
+                ctx.count(MavenCounter::BackEdgePaths, 1);
             } else {
                 s.insert(ORDER, &mut st.first, p);
             }
         }
         if st.first.is_empty() && !st.second.is_empty() {
             std::mem::swap(&mut st.first, &mut st.second);
-            ctx.count(STACK_SWAPS, 1);
+            ctx.count(MavenCounter::StackSwaps, 1);
         }
         s.merges = ORDER.converge_at_head(&mut st.first);
         Ok(s)
@@ -125,7 +121,11 @@ impl<const TWO_STACKS: bool> WarpTracker for Maven<TWO_STACKS> {
 
     const STRUCTURE: Structure = Structure::Paths;
     const BARRIER: BarrierMode = BarrierMode::Thread;
-    const COUNTERS: &'static [Counter] = if TWO_STACKS { TWO_STACK_COUNTERS } else { ONE_STACK_COUNTERS };
+    const COUNTERS: &'static [Counter] = if TWO_STACKS {
+        MavenCounter::COUNTERS
+    } else {
+        MavenCounter::COUNTERS.split_at(MavenCounter::BackEdgePaths as usize).0
+    };
 
     fn name(&self) -> &'static str {
         if TWO_STACKS {
@@ -153,32 +153,18 @@ impl<const TWO_STACKS: bool> WarpTracker for Maven<TWO_STACKS> {
         clear_run(st.first.iter().chain(st.second.iter()), pc, mask, max)
     }
 
-    fn advance(
-        &self,
-        st: &mut MavenState,
-        pc: Pc,
-        mask: LaneMask,
-        n: u32,
-        ctx: &mut WarpCtx<'_>,
-    ) -> Result<(), MechError> {
+    fn advance(&self, st: &mut MavenState, pc: Pc, mask: LaneMask, n: u32, ctx: &mut WarpCtx<'_>) -> Done {
         advance_ends(self, st, (pc, mask, n), ctx, |st, ctx| {
             let Some(p) = st.first.iter().position(|p| p.pc == pc + 1 && p.mask == mask) else {
                 return Err(MechError::NotHeld("maven's shift register"));
             };
             st.first[p].pc = pc + n - 1;
-            ctx.count(SHIFT_STEPS, u64::from(n - 2) * p as u64);
+            ctx.count(MavenCounter::ShiftSteps, u64::from(n - 2) * p as u64);
             Ok(())
         })
     }
 
-    fn update(
-        &self,
-        st: &mut MavenState,
-        pc: Pc,
-        mask: LaneMask,
-        flow: &Flow,
-        ctx: &mut WarpCtx<'_>,
-    ) -> Result<(), MechError> {
+    fn update(&self, st: &mut MavenState, pc: Pc, mask: LaneMask, flow: &Flow, ctx: &mut WarpCtx<'_>) -> Done {
         let s = if TWO_STACKS {
             self.two_stack_step(st, pc, mask, flow, ctx)?
         } else {
@@ -188,11 +174,11 @@ impl<const TWO_STACKS: bool> WarpTracker for Maven<TWO_STACKS> {
         if st.first.len() > w as usize || st.second.len() > w as usize {
             return Err(MechError::Overflow("maven's shift register", w));
         }
-        ctx.count(MERGES, s.merges);
-        ctx.count(SHIFT_STEPS, s.passed);
+        ctx.count(MavenCounter::Merges, s.merges);
+        ctx.count(MavenCounter::ShiftSteps, s.passed);
         if s.inserted > 1 {
             let cycles = s.inserted - 1;
-            ctx.count(WAIT_CYCLES, u64::from(cycles));
+            ctx.count(MavenCounter::WaitCycles, u64::from(cycles));
             ctx.delay = Some(Delay::Cycles { cycles });
         }
         Ok(())
@@ -251,11 +237,11 @@ const fn shift_register(name: &'static str) -> crate::storage::Part {
 mod tests {
     use super::*;
     use crate::testing::{program, run_warp, trips, LOOP, NESTED};
-    use crate::Sorted;
+    use crate::{PathList, Sorted};
 
     #[test]
     fn one_stack_issues_exactly_sorted_minpc_s_sequence() {
-        let minpc = Sorted(Priority::MinPc);
+        let minpc = PathList(Sorted(Priority::MinPc));
         for src in [LOOP, NESTED, CONTINUE, NESTED_LOOPS] {
             let p = program(src);
             let n = [1, 4, 2, 7, 3, 3, 5, 1];
@@ -285,10 +271,6 @@ mod tests {
     /// A loop with two back edges: `do { if (p1) continue (pc 3, back to pc 1); body (pc 4) } while (p2)
     /// (pc 5, back to pc 1); exit (pc 6)`.
     const CONTINUE: &str = r#"
-.version 8.0
-.target sm_80
-.address_size 64
-.visible .entry k()
 {
     .reg .pred %p<3>;
     .reg .b32 %r<4>;
@@ -332,10 +314,6 @@ LOOP:
     /// Two nested loops: `do { pre (pc 1); do { inner (pc 2) } while (p1) (pc 3); post (pc 4) } while (p2)
     /// (pc 5); exit (pc 6)`.
     const NESTED_LOOPS: &str = r#"
-.version 8.0
-.target sm_80
-.address_size 64
-.visible .entry k()
 {
     .reg .pred %p<3>;
     .reg .b32 %r<4>;
@@ -408,6 +386,6 @@ INNER:
         assert_eq!(ctx.delay, Some(Delay::Cycles { cycles: 1 }));
         // The back-edge path waits in the second register while the exit path runs.
         assert_eq!((st.first[0].pc, st.second[0].pc), (4, 1));
-        assert_eq!(counters[BACK_EDGE_PATHS], 1);
+        assert_eq!(counters[MavenCounter::BackEdgePaths as usize], 1);
     }
 }

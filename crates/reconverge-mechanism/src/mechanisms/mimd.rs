@@ -26,9 +26,11 @@
 //! else (latencies, caches, the memory system, the front end) is the simulated GPU's. `packed_issues`
 //! counts the groups that issued in the same cycle as an earlier group of their warp.
 
-use crate::paths::{successors, Path};
+use crate::adapters::paths::{successors, Path};
+use crate::interface::counters;
+use crate::interface::Done;
 use crate::program::Program;
-use crate::tracker::{Agg, Blocked, Counter, CtaView, Group, LaneMap, Peek, Position, Tracker, UpdateCtx};
+use crate::tracker::{Blocked, Counter, CtaView, Group, LaneMap, Peek, Position, PositionState, Tracker, UpdateCtx};
 use crate::types::{LaneMask, Pc};
 use crate::EntryKind;
 use crate::Structure;
@@ -60,9 +62,17 @@ pub struct MimdCta {
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Mimd;
 
-const MAX_GROUPS: usize = 0;
-const MERGES: usize = 1;
-const PACKED: usize = 2;
+counters! {
+    /// Counter indices.
+    pub(crate) enum MimdCounter {
+        MaxGroups = max("max_groups", "the most groups (distinct pc and call depth) one warp held at once"),
+        Merges = sum("merges", "groups of lanes that reached a place another group of their warp held and joined it"),
+        Packed = cycles(
+            "packed_issues",
+            "groups issued in the same cycle as an earlier group of their warp (lane-packed issue, timed runs)",
+        ),
+    }
+}
 
 impl MimdWarp {
     /// A warp whose `live` lanes start at `entry`.
@@ -129,16 +139,7 @@ impl Tracker for Mimd {
     const BARRIER: BarrierMode = BarrierMode::Thread;
     const AWAITS_MEMBERS: bool = true;
     const LANE_PACKED: bool = true;
-    const COUNTERS: &'static [Counter] = &[
-        Counter::max("max_groups", "the most groups (distinct pc and call depth) one warp held at once"),
-        Counter::sum("merges", "groups of lanes that reached a place another group of their warp held and joined it"),
-        Counter {
-            name: "packed_issues",
-            agg: Agg::Sum,
-            timed: true,
-            doc: "groups issued in the same cycle as an earlier group of their warp (lane-packed issue, timed runs)",
-        },
-    ];
+    const COUNTERS: &'static [Counter] = MimdCounter::COUNTERS;
 
     fn name(&self) -> &'static str {
         INFO.name
@@ -184,14 +185,7 @@ impl Tracker for Mimd {
         }
     }
 
-    fn update(
-        &self,
-        _sm: &mut (),
-        st: &mut MimdCta,
-        group: &Group,
-        flow: &Flow,
-        u: &mut UpdateCtx<'_>,
-    ) -> Result<(), MechError> {
+    fn update(&self, _sm: &mut (), st: &mut MimdCta, group: &Group, flow: &Flow, u: &mut UpdateCtx<'_>) -> Done {
         let (w, k) = split(group.ctx);
         let warp = st.warps.get_mut(w).ok_or(MechError::EmptyContext("warp", group.ctx))?;
         let g = warp.groups.get(k).copied().flatten().ok_or(MechError::InvalidSlot("group"))?;
@@ -212,13 +206,13 @@ impl Tracker for Mimd {
         warp.retain_live(live);
         if let Some(c) = u.cycle {
             if warp.last_issue == Some(c) {
-                u.count(PACKED, 1);
+                u.count(MimdCounter::Packed, 1);
             }
             warp.last_issue = Some(c);
         }
         let n = warp.count();
-        u.count(MERGES, merges);
-        u.max(MAX_GROUPS, n as u64);
+        u.count(MimdCounter::Merges, merges);
+        u.max(MimdCounter::MaxGroups, n as u64);
         u.size = n;
         Ok(())
     }
@@ -259,11 +253,11 @@ impl Tracker for Mimd {
                     continue;
                 }
                 let state = if lanes & blocked != 0 {
-                    "waiting at a barrier"
+                    PositionState::AtBarrier
                 } else if lanes & warp.awaiting != 0 {
-                    "waiting for the member lanes of a warp-synchronous instruction"
+                    PositionState::AwaitingMembers
                 } else {
-                    "issuing"
+                    PositionState::Issuing
                 };
                 out.push(Position { warp: w as u32, lanes, pc: g.pc, state });
             }
@@ -283,15 +277,8 @@ pub const INFO: crate::Info = crate::Info::new(
 /// What `mimd` stores, as an ideal bound: a pc and a call depth per thread (the issue contexts, one per
 /// group, are the scheduler's and not counted).
 const STORAGE: &[crate::storage::Part] = {
-    use crate::storage::{common, Cells, Part, Per, Size};
-    &[Part::new(
-        "thread pcs",
-        Per::Thread,
-        Cells::FlipFlops,
-        common::ONE,
-        Size::Sum(&[Size::Pc, Size::Depth]),
-        "{pc, depth}",
-    )]
+    use crate::storage::{common, Size};
+    &[common::thread_pcs(Size::Sum(&[Size::Pc, Size::Depth]), "{pc, depth}")]
 };
 
 #[cfg(test)]
@@ -419,7 +406,7 @@ mod tests {
         assert_eq!(peek(&st, 0, ALL, 0b1100), Peek::Blocked(Blocked::Barrier));
         assert_eq!(ready(peek(&st, 1, ALL, 0b1100)).mask, 0b0011);
         let pos = Mimd.positions(&(), &st, &CtaView { live: &[ALL], blocked: &[0b1100], w: 4 });
-        assert_eq!(pos.iter().map(|p| (p.pc, p.state)).collect::<Vec<_>>()[0], (2, "waiting at a barrier"));
+        assert_eq!(pos.iter().map(|p| (p.pc, p.state)).collect::<Vec<_>>()[0], (2, PositionState::AtBarrier));
         // A group with some lanes at a barrier issues the others; the waiting ones stay in place.
         let mut st = start(3);
         let g = ready(peek(&st, 0, ALL, 0b0001));
@@ -461,7 +448,7 @@ mod tests {
         let to: Box<[(Pc, LaneMask)]> = vec![(11, 0b0011)].into();
         update(&mut st, &callee, &Flow::Return { lanes: 0b0011, to }, ALL, None, &mut c);
         assert_eq!(ready(peek(&st, 0, ALL, 0)).mask, ALL, "back at depth 0 they merge");
-        assert_eq!(c[MERGES], 1);
+        assert_eq!(c[MimdCounter::Merges as usize], 1);
     }
 
     #[test]
@@ -485,6 +472,6 @@ mod tests {
         let (a, b) = (ready(peek(&st, 0, ALL, 0)), ready(peek(&st, 1, ALL, 0)));
         update(&mut st, &a, &Flow::Next, ALL, Some(11), &mut c);
         update(&mut st, &b, &Flow::Next, ALL, Some(11), &mut c);
-        assert_eq!(c[PACKED], 1);
+        assert_eq!(c[MimdCounter::Packed as usize], 1);
     }
 }

@@ -19,10 +19,13 @@
 //!
 //! Any number of splits interleave; reconvergence is the immediate post-dominator's.
 
+use crate::adapters::parallel::held;
+use crate::interface::counters;
+use crate::interface::Done;
 use crate::types::{is_pseudo, LaneMask, Pc, PC_NONE};
 use crate::EntryKind;
 use crate::Structure;
-use crate::{next_groups, Counter, EntryView, Flow, MechError, SlotTracker, WarpCtx};
+use crate::{next_groups, Counter, EntryView, Flow, SlotTracker, WarpCtx};
 
 /// A split-table entry.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -65,9 +68,17 @@ pub struct MultiPathState {
 #[derive(Clone, Copy, Debug, Default)]
 pub struct MultiPath;
 
-const ARRIVALS: usize = 0;
-const RT_MAX: usize = 1;
-const ROTATIONS: usize = 2;
+counters! {
+    /// Counter indices.
+    pub(crate) enum MultiPathCounter {
+        Arrivals = sum(
+            "rt_arrivals",
+            "groups of lanes that reached their split's reconvergence pc and waited in the reconvergence table",
+        ),
+        RtMax = max("max_rt_entries", "the most reconvergence-table entries one warp held"),
+        Rotations = sum("split_rotations", "splits that took a branch (rotated to the tail of the split table's FIFO)"),
+    }
+}
 
 impl MultiPathState {
     fn add_split(&mut self, s: Split) {
@@ -88,7 +99,7 @@ impl MultiPathState {
                 self.rt.len() - 1
             }
         };
-        ctx.max(RT_MAX, self.rt.iter().flatten().count() as u64);
+        ctx.max(MultiPathCounter::RtMax, self.rt.iter().flatten().count() as u64);
         k as u32
     }
 
@@ -96,7 +107,7 @@ impl MultiPathState {
     fn arrive(&mut self, rt: Option<u32>, m: LaneMask, ctx: &mut WarpCtx<'_>) {
         if let Some(e) = rt.and_then(|r| self.rt.get_mut(r as usize)).and_then(Option::as_mut) {
             e.pending &= !m;
-            ctx.count(ARRIVALS, 1);
+            ctx.count(MultiPathCounter::Arrivals, 1);
         }
     }
 
@@ -144,14 +155,7 @@ impl SlotTracker for MultiPath {
     type State = MultiPathState;
 
     const STRUCTURE: Structure = Structure::Paths;
-    const COUNTERS: &'static [Counter] = &[
-        Counter::sum(
-            "rt_arrivals",
-            "groups of lanes that reached their split's reconvergence pc and waited in the reconvergence table",
-        ),
-        Counter::max("max_rt_entries", "the most reconvergence-table entries one warp held"),
-        Counter::sum("split_rotations", "splits that took a branch (rotated to the tail of the split table's FIFO)"),
-    ];
+    const COUNTERS: &'static [Counter] = MultiPathCounter::COUNTERS;
 
     fn name(&self) -> &'static str {
         INFO.name
@@ -169,17 +173,9 @@ impl SlotTracker for MultiPath {
         st.splits.get(k as usize).copied().flatten().map(|s| (s.pc, s.mask))
     }
 
-    fn update(
-        &self,
-        st: &mut MultiPathState,
-        k: u32,
-        pc: Pc,
-        mask: LaneMask,
-        flow: &Flow,
-        ctx: &mut WarpCtx<'_>,
-    ) -> Result<(), MechError> {
+    fn update(&self, st: &mut Self::State, k: u32, pc: Pc, mask: LaneMask, flow: &Flow, ctx: &mut WarpCtx<'_>) -> Done {
         let k = k as usize;
-        let s = st.splits.get(k).copied().flatten().ok_or(MechError::InvalidSlot("split"))?;
+        let s = held(&st.splits, k as u32, "split")?;
         st.splits[k] = None;
         let rest = s.mask & !mask & ctx.live;
         if rest != 0 {
@@ -210,7 +206,7 @@ impl SlotTracker for MultiPath {
             }
         } else if let Some(&(g, m)) = groups.first() {
             if g != pc + 1 {
-                ctx.count(ROTATIONS, 1);
+                ctx.count(MultiPathCounter::Rotations, 1);
             }
             st.place(Split { pc: g, mask: m, ..s }, ctx);
         }
@@ -264,7 +260,7 @@ const STORAGE: &[crate::storage::Part] = {
             "reconvergence table",
             Per::Warp,
             Cells::Sram,
-            Size::Reached(Reach::Counter("max_rt_entries"), &Size::W),
+            Size::Reached(Reach::Counter(MultiPathCounter::RtMax.counter()), &Size::W),
             Size::Sum(&[
                 Size::Product(&[Size::Const(2), Size::Pc]),
                 Size::IndexBits(&Size::W),

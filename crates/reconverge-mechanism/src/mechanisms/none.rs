@@ -6,6 +6,7 @@
 //! releases. Calls and returns need no structure: a group's lanes share one call site, so the per-thread
 //! return pcs the core reports are uniform within a group (and split it if not).
 
+use crate::interface::Done;
 use crate::types::{LaneMask, Pc, PC_NONE};
 use crate::EntryKind;
 use crate::{next_groups, BarrierMode, EntryView, Flow, MechError, WarpCtx, WarpTracker};
@@ -56,14 +57,7 @@ impl WarpTracker for NoReconvergence {
             .map(|g| (g.pc, g.mask & live))
     }
 
-    fn update(
-        &self,
-        st: &mut Self::State,
-        pc: Pc,
-        mask: LaneMask,
-        flow: &Flow,
-        ctx: &mut WarpCtx<'_>,
-    ) -> Result<(), MechError> {
+    fn update(&self, st: &mut Self::State, pc: Pc, mask: LaneMask, flow: &Flow, ctx: &mut WarpCtx<'_>) -> Done {
         if matches!(flow, Flow::Ssy { .. } | Flow::Sync | Flow::Pbk { .. } | Flow::Brk { .. }) {
             return Err(MechError::NeedsSsy);
         }

@@ -32,9 +32,10 @@
 //! callee afterwards: the two groups meet again only if the callers catch up in the kernel. The seed makes
 //! the point: the minimum pc "is unable to arbitrate between threads running different functions".
 
-use crate::arbiter::ThreadPcs;
-use crate::paths::{clear_lanes, successors, Path};
-use crate::per_warp::advance_ends;
+use crate::adapters::paths::{clear_lanes, successors, Path, ThreadPcs};
+use crate::adapters::per_warp::advance_ends;
+use crate::interface::counters;
+use crate::interface::Done;
 use crate::types::{lanes, LaneMask, Pc};
 use crate::EntryKind;
 use crate::Structure;
@@ -67,10 +68,18 @@ pub struct RunnerUpState {
 #[derive(Clone, Copy, Debug, Default)]
 pub struct RunnerUp;
 
-const SCANS: usize = 0;
-const PROMOTIONS: usize = 1;
-const MERGES: usize = 2;
-const REPLACEMENTS: usize = 3;
+counters! {
+    /// Counter indices.
+    pub(crate) enum RunnerUpCounter {
+        Scans = sum("runner_up_scans", "scans of the thread pcs for a new runner-up (ceil(log2 W) cycles each)"),
+        Promotions = sum("runner_up_promotions", "times the runner-up became the current execution position"),
+        Merges = sum("runner_up_merges", "promotions where the current group arrived at the runner-up: they merged"),
+        Replacements = sum(
+            "runner_up_replacements",
+            "divergences that put one of their paths in the runner-up register",
+        ),
+    }
+}
 
 /// The cycles of one scan: a comparator tree over `w` pcs has ⌈log2 w⌉ levels.
 #[inline]
@@ -131,12 +140,7 @@ impl WarpTracker for RunnerUp {
 
     const STRUCTURE: Structure = Structure::Paths;
     const BARRIER: BarrierMode = BarrierMode::Thread;
-    const COUNTERS: &'static [Counter] = &[
-        Counter::sum("runner_up_scans", "scans of the thread pcs for a new runner-up (ceil(log2 W) cycles each)"),
-        Counter::sum("runner_up_promotions", "times the runner-up became the current execution position"),
-        Counter::sum("runner_up_merges", "promotions where the current group arrived at the runner-up: they merged"),
-        Counter::sum("runner_up_replacements", "divergences that put one of their paths in the runner-up register"),
-    ];
+    const COUNTERS: &'static [Counter] = RunnerUpCounter::COUNTERS;
 
     fn name(&self) -> &'static str {
         INFO.name
@@ -179,14 +183,7 @@ impl WarpTracker for RunnerUp {
         clear_lanes(&st.threads.pc, &st.threads.depth, st.threads.live, pc, mask, max)
     }
 
-    fn advance(
-        &self,
-        st: &mut RunnerUpState,
-        pc: Pc,
-        mask: LaneMask,
-        n: u32,
-        ctx: &mut WarpCtx<'_>,
-    ) -> Result<(), MechError> {
+    fn advance(&self, st: &mut RunnerUpState, pc: Pc, mask: LaneMask, n: u32, ctx: &mut WarpCtx<'_>) -> Done {
         // The middle updates each move the group and the current position one pc on, and count nothing.
         advance_ends(self, st, (pc, mask, n), ctx, |st, _| {
             for l in lanes(mask) {
@@ -199,14 +196,7 @@ impl WarpTracker for RunnerUp {
         })
     }
 
-    fn update(
-        &self,
-        st: &mut RunnerUpState,
-        pc: Pc,
-        mask: LaneMask,
-        flow: &Flow,
-        ctx: &mut WarpCtx<'_>,
-    ) -> Result<(), MechError> {
+    fn update(&self, st: &mut RunnerUpState, pc: Pc, mask: LaneMask, flow: &Flow, ctx: &mut WarpCtx<'_>) -> Done {
         let Some(l0) = lanes(mask).next() else {
             return Err(MechError::EmptyGroup);
         };
@@ -232,7 +222,7 @@ impl WarpTracker for RunnerUp {
                 st.current = Some(first);
                 st.runner_up = new.get(1).copied().into_iter().chain(r).min_by_key(|&p| key(p));
                 if st.runner_up != r {
-                    ctx.count(REPLACEMENTS, 1);
+                    ctx.count(RunnerUpCounter::Replacements, 1);
                 }
             }
             _ if st.current == Some(issued) && r.is_none() => {
@@ -241,13 +231,13 @@ impl WarpTracker for RunnerUp {
             }
             first => {
                 if st.current == Some(issued) {
-                    ctx.count(PROMOTIONS, 1);
+                    ctx.count(RunnerUpCounter::Promotions, 1);
                     if first.copied() == r {
-                        ctx.count(MERGES, 1);
+                        ctx.count(RunnerUpCounter::Merges, 1);
                     }
                 }
                 st.scan();
-                ctx.count(SCANS, 1);
+                ctx.count(RunnerUpCounter::Scans, 1);
                 let cycles = scan_cycles(ctx.w);
                 if cycles > 0 {
                     ctx.delay = Some(Delay::Cycles { cycles });
@@ -291,14 +281,7 @@ pub const INFO: crate::Info = crate::Info::new(
 const STORAGE: &[crate::storage::Part] = {
     use crate::storage::{common, Cells, Part, Per, Size};
     &[
-        Part::new(
-            "thread pcs",
-            Per::Thread,
-            Cells::FlipFlops,
-            common::ONE,
-            Size::Sum(&[Size::Const(1), Size::Pc, Size::Depth]),
-            "{valid, pc, depth}",
-        ),
+        common::thread_pcs(Size::Sum(&[Size::Const(1), Size::Pc, Size::Depth]), "{valid, pc, depth}"),
         Part::new(
             "position registers",
             Per::Warp,
@@ -314,7 +297,7 @@ const STORAGE: &[crate::storage::Part] = {
 mod tests {
     use super::*;
     use crate::testing::{assert_lower_pc_first_then_meet, issues, program, run_warp, taking, trips, DIAMOND, LOOP};
-    use crate::{Priority, Sorted};
+    use crate::{PathList, Priority, Sorted};
 
     #[test]
     fn a_straight_run_stops_at_the_runner_up() {
@@ -348,7 +331,7 @@ mod tests {
         let p = program(LOOP);
         let n = [1, 3, 2, 5, 4, 4, 1, 2];
         let a = run_warp(&RunnerUp, &p, 0xff, &trips(&n), 500);
-        assert_eq!(a.pcs(), run_warp(&Sorted(Priority::MinPc), &p, 0xff, &trips(&n), 500).pcs());
+        assert_eq!(a.pcs(), run_warp(&PathList(Sorted(Priority::MinPc)), &p, 0xff, &trips(&n), 500).pcs());
         // Looping lanes stay ahead of the runner-up (the loop exit), and lanes that leave join its place,
         // with no scan; one scan when the last ones leave.
         assert_eq!(a.counter("runner_up_scans"), 1);
@@ -373,7 +356,7 @@ mod tests {
         RunnerUp.update(&mut st, 2, 0b10, &Flow::Exit { lanes: 0b10 }, &mut ctx).expect("exits");
         assert_eq!((st.current, st.runner_up), (Some((4, 0)), None));
         assert_eq!(ctx.delay, Some(Delay::Cycles { cycles: 5 }), "a scan of 32 pcs");
-        assert_eq!(counters[SCANS], 1);
+        assert_eq!(counters[RunnerUpCounter::Scans as usize], 1);
     }
 
     #[test]

@@ -24,11 +24,13 @@
 //! the return pc; exited lanes leave every path and interval. A divergence that reconverges only at the
 //! function's exit opens no interval.
 
-use crate::paths::{self, Path};
+use crate::adapters::paths::{self, Path};
+use crate::interface::counters;
+use crate::interface::Done;
 use crate::types::{is_pseudo, LaneMask, Pc};
 use crate::EntryKind;
 use crate::Structure;
-use crate::{Counter, EntryView, Flow, MechError, SlotTracker, WarpCtx};
+use crate::{Counter, EntryView, Flow, SlotTracker, WarpCtx};
 use std::cmp::Ordering;
 
 /// A convergence interval: the lanes of a divergence may run side by side while inside `[start, end)`
@@ -58,10 +60,18 @@ pub struct SbiState {
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Sbi;
 
-const CO_ISSUE: usize = 0;
-const SECONDARY: usize = 1;
-const MERGES: usize = 2;
-const MAX_INTERVALS: usize = 3;
+counters! {
+    /// Counter indices.
+    pub(crate) enum SbiCounter {
+        CoIssue = sum(
+            "co_issue_opportunities",
+            "issues made while both the primary and the secondary slot held a path (each could have co-issued)",
+        ),
+        Secondary = sum("secondary_issues", "issues from the secondary slot"),
+        Merges = sum("merges", "paths that merged with another path at the same pc and call depth"),
+        MaxIntervals = max("max_intervals", "the most convergence intervals one warp held at once"),
+    }
+}
 
 /// The list order: deeper calls first, then lower pcs.
 fn order(a: &Path, b: &Path) -> Ordering {
@@ -133,15 +143,7 @@ impl SlotTracker for Sbi {
     type State = SbiState;
 
     const STRUCTURE: Structure = Structure::Paths;
-    const COUNTERS: &'static [Counter] = &[
-        Counter::sum(
-            "co_issue_opportunities",
-            "issues made while both the primary and the secondary slot held a path (each could have co-issued)",
-        ),
-        Counter::sum("secondary_issues", "issues from the secondary slot"),
-        Counter::sum("merges", "paths that merged with another path at the same pc and call depth"),
-        Counter::max("max_intervals", "the most convergence intervals one warp held at once"),
-    ];
+    const COUNTERS: &'static [Counter] = SbiCounter::COUNTERS;
 
     fn name(&self) -> &'static str {
         INFO.name
@@ -166,21 +168,13 @@ impl SlotTracker for Sbi {
         st.paths.get(i).map(|p| (p.pc, p.mask))
     }
 
-    fn update(
-        &self,
-        st: &mut SbiState,
-        k: u32,
-        pc: Pc,
-        mask: LaneMask,
-        flow: &Flow,
-        ctx: &mut WarpCtx<'_>,
-    ) -> Result<(), MechError> {
+    fn update(&self, st: &mut SbiState, k: u32, pc: Pc, mask: LaneMask, flow: &Flow, ctx: &mut WarpCtx<'_>) -> Done {
         let all = st.paths.iter().fold(0, |a, p| a | p.mask);
         if let (Some(_), Some(_)) = st.pick(all, 0) {
-            ctx.count(CO_ISSUE, 1);
+            ctx.count(SbiCounter::CoIssue, 1);
         }
         if k == 1 {
-            ctx.count(SECONDARY, 1);
+            ctx.count(SbiCounter::Secondary, 1);
         }
         let index = paths::issued(&st.paths, pc, mask)?;
         let path = st.paths[index];
@@ -201,11 +195,11 @@ impl SlotTracker for Sbi {
         }
         for p in taken.next {
             if st.insert(p) {
-                ctx.count(MERGES, 1);
+                ctx.count(SbiCounter::Merges, 1);
             }
         }
         st.settle(ctx.live);
-        ctx.max(MAX_INTERVALS, st.intervals.len() as u64);
+        ctx.max(SbiCounter::MaxIntervals, st.intervals.len() as u64);
         Ok(())
     }
 
@@ -259,7 +253,7 @@ const STORAGE: &[crate::storage::Part] = {
             "interval stack",
             Per::Warp,
             Cells::Sram,
-            Size::Reached(Reach::Counter("max_intervals"), &Size::W),
+            Size::Reached(Reach::Counter(SbiCounter::MaxIntervals.counter()), &Size::W),
             Size::Sum(&[Size::Product(&[Size::Const(2), Size::Pc]), Size::Depth, Size::W]),
             "{start, end, depth, mask}",
         ),

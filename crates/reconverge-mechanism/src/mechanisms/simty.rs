@@ -21,9 +21,11 @@
 //! (`sort_step_latency` cycles per step, `[mechanism]` in the GPU configuration). The seed does not say
 //! what happens then.
 
-use crate::paths::{successors, Path};
-use crate::per_warp::advance_ends;
-use crate::sorted::Priority;
+use crate::adapters::path_list::Priority;
+use crate::adapters::paths::{successors, Path};
+use crate::adapters::per_warp::advance_ends;
+use crate::interface::counters;
+use crate::interface::Done;
 use crate::types::{LaneMask, Pc};
 use crate::EntryKind;
 use crate::Structure;
@@ -52,15 +54,26 @@ pub struct SimtyState {
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Simty;
 
-const INSERTIONS: usize = 0;
-const EXTRACTIONS: usize = 1;
-const SWAPS: usize = 2;
-const CANCELLED: usize = 3;
-const STALLS: usize = 4;
-const MAX_OCC: usize = 5;
-const WAIT_STEPS: usize = 6;
-const WAIT_CYCLES: usize = 7;
-const MERGES: usize = 8;
+counters! {
+    /// Counter indices.
+    pub(crate) enum SimtyCounter {
+        Insertions = sum("cct_insertions", "paths z the compact-sort unit pushed into the cold context table"),
+        Extractions = sum("cct_extractions", "paths popped from the cold context table into the second hot table"),
+        Swaps = sum("sorter_swaps", "swaps done by the background sorter (y with a CCT path, or two CCT paths)"),
+        Cancelled = sum(
+            "cancelled_swaps",
+            "sorter swaps cancelled because an insertion or extraction used the CCT port",
+        ),
+        Stalls = sum("sort_stall_steps", "steps a warp waited for the sorter so that the sorted order holds"),
+        MaxOcc = max("max_cct_occupancy", "the most paths in one warp's cold context table"),
+        WaitSteps = sum(
+            "cct_wait_instructions",
+            "warp instructions issued while a path waited in the CCT, summed over paths",
+        ),
+        WaitCycles = cycles("cct_wait_cycles", "cycles paths waited in the cold context table, summed over paths"),
+        Merges = sum("path_merges", "paths the compact-sort unit merged at an equal pc and depth"),
+    }
+}
 
 fn better(a: &Path, b: &Path) -> bool {
     ORDER.cmp(a, b) == Ordering::Less
@@ -82,8 +95,8 @@ impl SimtyState {
 
     fn insert(&mut self, p: Path, ctx: &mut WarpCtx<'_>) {
         self.cct.push((p, self.steps, ctx.cycle.unwrap_or(0)));
-        ctx.count(INSERTIONS, 1);
-        ctx.max(MAX_OCC, self.cct.len() as u64);
+        ctx.count(SimtyCounter::Insertions, 1);
+        ctx.max(SimtyCounter::MaxOcc, self.cct.len() as u64);
     }
 
     /// Extracts the best CCT path (bubbling it to the head first if the sorter has not).
@@ -91,14 +104,14 @@ impl SimtyState {
         let best = (0..self.cct.len()).min_by(|&i, &j| ORDER.cmp(&self.cct[i].0, &self.cct[j].0).then(j.cmp(&i)))?;
         let distance = (self.cct.len() - 1 - best) as u64;
         if distance > 0 {
-            ctx.count(SWAPS, distance);
+            ctx.count(SimtyCounter::Swaps, distance);
             self.stall(distance, ctx);
         }
         let (p, step, cycle) = self.cct.remove(best);
-        ctx.count(EXTRACTIONS, 1);
-        ctx.count(WAIT_STEPS, self.steps - step);
+        ctx.count(SimtyCounter::Extractions, 1);
+        ctx.count(SimtyCounter::WaitSteps, self.steps - step);
         if let Some(c) = ctx.cycle {
-            ctx.count(WAIT_CYCLES, c.saturating_sub(cycle));
+            ctx.count(SimtyCounter::WaitCycles, c.saturating_sub(cycle));
         }
         Some(p)
     }
@@ -112,23 +125,23 @@ impl SimtyState {
             .min_by(|&i, &j| ORDER.cmp(&self.cct[i].0, &self.cct[j].0));
         let Some(k) = best else { return false };
         if busy {
-            ctx.count(CANCELLED, 1);
+            ctx.count(SimtyCounter::Cancelled, 1);
             self.stall(1, ctx);
         }
         let (p, step, cycle) = self.cct[k];
         self.cct[k] = (y, self.steps, ctx.cycle.unwrap_or(0));
-        ctx.count(WAIT_STEPS, self.steps - step);
+        ctx.count(SimtyCounter::WaitSteps, self.steps - step);
         if let Some(c) = ctx.cycle {
-            ctx.count(WAIT_CYCLES, c.saturating_sub(cycle));
+            ctx.count(SimtyCounter::WaitCycles, c.saturating_sub(cycle));
         }
         self.y = Some(p);
-        ctx.count(SWAPS, 1);
+        ctx.count(SimtyCounter::Swaps, 1);
         true
     }
 
     /// The warp waits `n` steps for the sorter.
     fn stall(&mut self, n: u64, ctx: &mut WarpCtx<'_>) {
-        ctx.count(STALLS, n);
+        ctx.count(SimtyCounter::Stalls, n);
         self.stalled = self.stalled.saturating_add(n as u32);
     }
 
@@ -148,7 +161,7 @@ impl SimtyState {
         let n = self.cct.len();
         if let Some(k) = (1..n).rev().find(|&k| better(&self.cct[k - 1].0, &self.cct[k].0)) {
             self.cct.swap(k - 1, k);
-            ctx.count(SWAPS, 1);
+            ctx.count(SimtyCounter::Swaps, 1);
         }
     }
 }
@@ -160,7 +173,7 @@ fn compact_sort(inputs: &[Path], ctx: &mut WarpCtx<'_>) -> SmallVec<[Path; 4]> {
         match out.iter_mut().find(|q| q.same_place(p)) {
             Some(q) => {
                 q.mask |= p.mask;
-                ctx.count(MERGES, 1);
+                ctx.count(SimtyCounter::Merges, 1);
             }
             None => out.push(*p),
         }
@@ -174,20 +187,7 @@ impl WarpTracker for Simty {
 
     const STRUCTURE: Structure = Structure::Paths;
     const BARRIER: BarrierMode = BarrierMode::Thread;
-    const COUNTERS: &'static [Counter] = &[
-        Counter::sum("cct_insertions", "paths z the compact-sort unit pushed into the cold context table"),
-        Counter::sum("cct_extractions", "paths popped from the cold context table into the second hot table"),
-        Counter::sum("sorter_swaps", "swaps done by the background sorter (y with a CCT path, or two CCT paths)"),
-        Counter::sum("cancelled_swaps", "sorter swaps cancelled because an insertion or extraction used the CCT port"),
-        Counter::sum("sort_stall_steps", "steps a warp waited for the sorter so that the sorted order holds"),
-        Counter::max("max_cct_occupancy", "the most paths in one warp's cold context table"),
-        Counter::sum(
-            "cct_wait_instructions",
-            "warp instructions issued while a path waited in the CCT, summed over paths",
-        ),
-        Counter::cycles("cct_wait_cycles", "cycles paths waited in the cold context table, summed over paths"),
-        Counter::sum("path_merges", "paths the compact-sort unit merged at an equal pc and depth"),
-    ];
+    const COUNTERS: &'static [Counter] = SimtyCounter::COUNTERS;
 
     fn name(&self) -> &'static str {
         INFO.name
@@ -221,14 +221,7 @@ impl WarpTracker for Simty {
         }
     }
 
-    fn advance(
-        &self,
-        st: &mut SimtyState,
-        pc: Pc,
-        mask: LaneMask,
-        n: u32,
-        ctx: &mut WarpCtx<'_>,
-    ) -> Result<(), MechError> {
+    fn advance(&self, st: &mut SimtyState, pc: Pc, mask: LaneMask, n: u32, ctx: &mut WarpCtx<'_>) -> Done {
         // The middle updates each move `x` one pc on and count one step.
         advance_ends(self, st, (pc, mask, n), ctx, |st, _| {
             st.x.pc = pc + n - 1;
@@ -237,14 +230,7 @@ impl WarpTracker for Simty {
         })
     }
 
-    fn update(
-        &self,
-        st: &mut SimtyState,
-        pc: Pc,
-        mask: LaneMask,
-        flow: &Flow,
-        ctx: &mut WarpCtx<'_>,
-    ) -> Result<(), MechError> {
+    fn update(&self, st: &mut SimtyState, pc: Pc, mask: LaneMask, flow: &Flow, ctx: &mut WarpCtx<'_>) -> Done {
         st.steps += 1;
         let live = ctx.live;
         let mut busy = false;
@@ -302,7 +288,7 @@ impl WarpTracker for Simty {
                 Some(y) if y.same_place(&st.x) => {
                     st.x.mask |= y.mask;
                     st.y = None;
-                    ctx.count(MERGES, 1);
+                    ctx.count(SimtyCounter::Merges, 1);
                     st.stall(1, ctx);
                 }
                 _ => break,
@@ -359,7 +345,7 @@ const STORAGE: &[crate::storage::Part] = {
             "cold context table",
             Per::Warp,
             Cells::Sram,
-            Size::Reached(Reach::Counter("max_cct_occupancy"), &Size::W),
+            Size::Reached(Reach::Counter(SimtyCounter::MaxOcc.counter()), &Size::W),
             common::PATH_BITS,
             "{pc, depth, mask}",
         ),

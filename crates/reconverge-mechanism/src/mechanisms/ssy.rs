@@ -14,6 +14,7 @@
 //!
 //! There is no implicit reconvergence: threads meet only where the SSY pass put `SYNC`/`BRK`.
 
+use crate::interface::Done;
 use crate::types::{LaneMask, Pc, PC_NONE};
 use crate::EntryKind;
 use crate::{EntryView, Flow, MechError, WarpCtx, WarpTracker};
@@ -65,7 +66,7 @@ fn normalize(st: &mut Vec<SsyEntry>, live: LaneMask) {
 }
 
 /// Removes `lanes` from every entry above the nearest entry of `kind`.
-fn remove_above(st: &mut [SsyEntry], lanes: LaneMask, kind: SsyKind) -> Result<(), MechError> {
+fn remove_above(st: &mut [SsyEntry], lanes: LaneMask, kind: SsyKind) -> Done {
     for e in st.iter_mut().rev() {
         if e.kind == kind {
             return Ok(());
@@ -103,25 +104,11 @@ impl WarpTracker for SsyStack {
         max
     }
 
-    fn advance(
-        &self,
-        st: &mut Self::State,
-        pc: Pc,
-        mask: LaneMask,
-        n: u32,
-        ctx: &mut WarpCtx<'_>,
-    ) -> Result<(), MechError> {
+    fn advance(&self, st: &mut Self::State, pc: Pc, mask: LaneMask, n: u32, ctx: &mut WarpCtx<'_>) -> Done {
         self.update(st, pc + n - 1, mask, &Flow::Next, ctx)
     }
 
-    fn update(
-        &self,
-        st: &mut Self::State,
-        pc: Pc,
-        mask: LaneMask,
-        flow: &Flow,
-        ctx: &mut WarpCtx<'_>,
-    ) -> Result<(), MechError> {
+    fn update(&self, st: &mut Self::State, pc: Pc, mask: LaneMask, flow: &Flow, ctx: &mut WarpCtx<'_>) -> Done {
         let Some(&top) = st.last() else {
             return Err(MechError::Underflow("SSY"));
         };
@@ -248,7 +235,7 @@ const STORAGE: &[crate::storage::Part] = {
             Size::Sum(&[Size::Const(2), common::MASK_TWO_PCS]),
             "{type, mask, npc, rpc}",
         ),
-        Part::new("stack pointer", Per::Warp, Cells::FlipFlops, common::ONE, common::STACK_POINTER, "{top}"),
+        common::STACK_POINTER_PART,
     ]
 };
 

@@ -14,7 +14,9 @@
 //! threads. A warp-synchronous instruction (`shfl.sync`, `vote.sync`, ...) whose member lanes are in
 //! other groups waits for them, and the group that brings the last ones executes it with all of them.
 
-use crate::paths::{successors, Path};
+use crate::adapters::paths::{successors, Path};
+use crate::interface::counters;
+use crate::interface::Done;
 use crate::types::{lanes, LaneMask, Pc};
 use crate::EntryKind;
 use crate::Structure;
@@ -40,8 +42,13 @@ pub struct Stackless {
     pub dcp: bool,
 }
 
-const SYNCS: usize = 0;
-const SPLITS: usize = 1;
+counters! {
+    /// Counter indices.
+    pub(crate) enum StacklessCounter {
+        Syncs = sum("warp_syncs", "syncwarp reconvergences (every live thread of the warp arrived)"),
+        Splits = sum("thread_splits", "groups split into independent threads in blocks not proven convergent"),
+    }
+}
 
 impl StacklessState {
     /// Every live lane waits at one `syncwarp`: the warp continues as one group.
@@ -55,7 +62,7 @@ impl StacklessState {
                 self.groups = vec![Path { mask: live, ..*w }];
                 self.current = 0;
                 self.waiting.clear();
-                ctx.count(SYNCS, 1);
+                ctx.count(StacklessCounter::Syncs, 1);
             }
         }
     }
@@ -67,10 +74,7 @@ impl WarpTracker for Stackless {
     const STRUCTURE: Structure = Structure::Paths;
     const BARRIER: BarrierMode = BarrierMode::Thread;
     const AWAITS_MEMBERS: bool = true;
-    const COUNTERS: &'static [Counter] = &[
-        Counter::sum("warp_syncs", "syncwarp reconvergences (every live thread of the warp arrived)"),
-        Counter::sum("thread_splits", "groups split into independent threads in blocks not proven convergent"),
-    ];
+    const COUNTERS: &'static [Counter] = StacklessCounter::COUNTERS;
 
     fn name(&self) -> &'static str {
         if self.dcp {
@@ -104,14 +108,7 @@ impl WarpTracker for Stackless {
         Some((g.pc, mask))
     }
 
-    fn update(
-        &self,
-        st: &mut StacklessState,
-        pc: Pc,
-        mask: LaneMask,
-        flow: &Flow,
-        ctx: &mut WarpCtx<'_>,
-    ) -> Result<(), MechError> {
+    fn update(&self, st: &mut StacklessState, pc: Pc, mask: LaneMask, flow: &Flow, ctx: &mut WarpCtx<'_>) -> Done {
         let i =
             st.groups.iter().position(|g| g.pc == pc && g.mask & mask != 0).ok_or(MechError::NotHeld("the list"))?;
         let depth = st.groups[i].depth;
@@ -144,7 +141,7 @@ impl WarpTracker for Stackless {
             let independent = !self.dcp && ctx.prog.divergent.get(pc as usize).copied().unwrap_or(false);
             for p in next {
                 if independent && p.mask.count_ones() > 1 {
-                    ctx.count(SPLITS, 1);
+                    ctx.count(StacklessCounter::Splits, 1);
                     new.extend(lanes(p.mask).map(|l| Path { mask: 1 << l, ..p }));
                 } else {
                     new.push(p);
@@ -205,15 +202,8 @@ pub const DCP: crate::Info = crate::Info::new(
 /// What `stackless` and `stackless-dcp` store: a pc, a call depth and a waiting bit (at a `syncwarp`)
 /// per thread, read every cycle to form the next group; no divergence structure.
 const STORAGE: &[crate::storage::Part] = {
-    use crate::storage::{common, Cells, Part, Per, Size};
-    &[Part::new(
-        "thread pcs",
-        Per::Thread,
-        Cells::FlipFlops,
-        common::ONE,
-        Size::Sum(&[Size::Pc, Size::Depth, Size::Const(1)]),
-        "{pc, depth, waiting}",
-    )]
+    use crate::storage::{common, Size};
+    &[common::thread_pcs(Size::Sum(&[Size::Pc, Size::Depth, Size::Const(1)]), "{pc, depth, waiting}")]
 };
 
 #[cfg(test)]

@@ -6,7 +6,7 @@
 //! constraint allows for each path, and again at the reconvergence point. `tbc:lpc` adds the paper's
 //! likely-convergence points.
 
-use crate::cta_stack::{CompactionPolicy, Decision};
+use crate::adapters::cta_stack::{CompactionPolicy, Decision};
 use crate::types::Pc;
 
 /// TBC's policy: every arriving warp waits for the CTA. With `LIKELY` (`tbc:lpc`), divergent branches
