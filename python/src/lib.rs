@@ -142,7 +142,7 @@ fn run_error(py: Python<'_>, e: &SimError, stats: &str) -> PyErr {
                 d.set_item("warp", g.warp)?;
                 d.set_item("lanes", g.lane_ranges())?;
                 d.set_item("first_thread", g.first_thread)?;
-                d.set_item("state", g.state)?;
+                d.set_item("state", g.state.as_str())?;
                 d.set_item("pc", g.pc)?;
                 d.set_item("where", &g.at)?;
                 list.append(d)?;

@@ -221,7 +221,7 @@ pub struct WaitingGroup {
     /// The index in the CTA of the group's first thread (its lowest lane).
     pub first_thread: [u32; 3],
     /// What the threads do, in the mechanism's words ([`reconverge_mechanism::Position::state`]).
-    pub state: &'static str,
+    pub state: reconverge_mechanism::PositionState,
     /// The pc they execute next.
     pub pc: Pc,
     /// Where that is: `pc P in FUNCTION `INSTRUCTION` (FILE:LINE)` ([`crate::program::Program::describe_pc`]).
@@ -342,7 +342,7 @@ mod tests {
             warp,
             lanes,
             first_thread: [32 * warp + lanes.trailing_zeros(), 0, 0],
-            state: "waiting at a barrier",
+            state: reconverge_mechanism::PositionState::AtBarrier,
             pc: 7,
             at: "pc 7 in k `bar.sync 0;` (k.cu:3)".into(),
         }
