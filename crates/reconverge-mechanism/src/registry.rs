@@ -382,7 +382,7 @@ pub enum Mechanism {
     Mimd,
 }
 
-/// Runs `$body` with `$t` bound to the [`Tracker`] of mechanism `$m`: the one place a mechanism's name
+/// Runs `$body` with `$t` bound to the [`Tracker`](crate::interface::Tracker) of mechanism `$m`: the one place a mechanism's name
 /// becomes code. Each arm monomorphizes `$body` for one tracker, so the drivers' hot loops are generic
 /// code with no dynamic dispatch.
 #[macro_export]

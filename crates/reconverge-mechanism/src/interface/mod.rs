@@ -402,7 +402,7 @@ pub struct EntryView {
     pub lanes: Vec<LaneMask>,
     /// Next pc of the entry.
     pub pc: Pc,
-    /// Reconvergence pc of the entry ([`crate::PC_NONE`] if none).
+    /// Reconvergence pc of the entry ([`PC_NONE`](reconverge_program::types::PC_NONE) if none).
     pub rpc: Pc,
     /// Anything else the mechanism shows (`wcnt=2`, `occ=5`), empty if nothing.
     pub note: String,

@@ -13,7 +13,7 @@ use crate::interface::Done;
 use crate::interface::{EntryView, Flow};
 use crate::types::{LaneMask, Pc};
 
-/// The PDOM stack mechanism (its rules: [`crate::adapters::pdom_rules`]).
+/// The PDOM stack mechanism (its rules: the `pdom_rules` adapter).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct PdomStack;
 
