@@ -30,13 +30,13 @@ fn records(rows: Vec<RunKey>) -> Vec<RunRecord> {
 /// `speedup_over_pdom` of each run, as `compare` fills it: pdom's cycles over the run's for the same
 /// kernel label, configuration label and warp size, both completed; `None` otherwise.
 #[pyfunction]
-pub fn speedups_over_pdom(rows: Vec<RunKey>) -> Vec<Option<f64>> {
+pub(crate) fn speedups_over_pdom(rows: Vec<RunKey>) -> Vec<Option<f64>> {
     records(rows).iter().map(|r| r.speedup_over_pdom).collect()
 }
 
 /// The speedup summary of the runs as CSV (`compare --csv --summary`): per (configuration, warp size,
 /// mechanism) the geometric mean, median, min and max over the kernels every mechanism completed.
 #[pyfunction]
-pub fn speedup_summary(rows: Vec<RunKey>) -> String {
+pub(crate) fn speedup_summary(rows: Vec<RunKey>) -> String {
     reconverge_report::records::to_csv(&summary_rows(&speedup_summaries(&records(rows))))
 }

@@ -6,7 +6,7 @@ use clap::Args;
 
 /// Arguments of `reconverge analyze`.
 #[derive(Args)]
-pub struct AnalyzeArgs {
+pub(crate) struct AnalyzeArgs {
     /// The kernel file (.ptx, or .cu when NVRTC is installed).
     pub file: String,
     /// Only this function (kernel or device function).
@@ -21,7 +21,7 @@ pub struct AnalyzeArgs {
 }
 
 /// Runs `reconverge analyze`.
-pub fn run(a: AnalyzeArgs) -> Result<(), Failure> {
+pub(crate) fn run(a: AnalyzeArgs) -> Result<(), Failure> {
     let loaded = source::load(&a.file, &a.nvrtc_opts)?;
     let only = resolve_function(&loaded.module, &a.file, a.kernel.as_deref())?;
     let report = reconverge_report::analyze_report(&loaded.module, &loaded.ptx, only);

@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 /// Arguments of `reconverge bench`.
 #[derive(Args)]
-pub struct BenchArgs {
+pub(crate) struct BenchArgs {
     /// The kernel directory (holding manifest.toml).
     #[arg(long)]
     pub kernels: Option<PathBuf>,
@@ -68,7 +68,7 @@ pub struct BenchArgs {
 
 /// One row of `bench` output (the `--csv`/`--json` columns).
 #[derive(Clone, Debug, Default, Serialize)]
-pub struct BenchRecord {
+pub(crate) struct BenchRecord {
     /// The kernel (`ALL` for the total).
     pub kernel: String,
     /// The mechanism.
@@ -94,7 +94,7 @@ pub struct BenchRecord {
 }
 
 /// Runs `reconverge bench`.
-pub fn run_bench(a: BenchArgs) -> Result<(), Failure> {
+pub(crate) fn run_bench(a: BenchArgs) -> Result<(), Failure> {
     let dir = a
         .kernels
         .clone()

@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 
 /// One row of `bench --native` (the `--csv`/`--json` columns).
 #[derive(Clone, Debug, Default, Serialize)]
-pub struct NativeRecord {
+pub(crate) struct NativeRecord {
     /// The kernel (`mandelbrot@960x256`: the fractal scaled to 960 × 256 pixels).
     pub kernel: String,
     /// Threads launched.
@@ -93,7 +93,7 @@ fn sim_buffers(r: &RunResult) -> Vec<Vec<u8>> {
 }
 
 /// What `bench --native` needs from the bench command.
-pub struct NativeBench<'a> {
+pub(crate) struct NativeBench<'a> {
     /// The arguments.
     pub args: &'a BenchArgs,
     /// The kernel directory.
@@ -166,7 +166,7 @@ impl NativeBench<'_> {
     }
 
     /// Runs the side-by-side measurement over `entries` and prints it.
-    pub fn run(&self, entries: &[&KernelEntry]) -> Result<(), Failure> {
+    pub(crate) fn run(&self, entries: &[&KernelEntry]) -> Result<(), Failure> {
         let work = Workdir::new().map_err(Failure::input)?;
         let mut list: Vec<(String, KernelEntry)> = entries.iter().map(|e| (e.name.clone(), (*e).clone())).collect();
         if let Some(m) = entries.iter().find(|e| e.name == "mandelbrot") {

@@ -5,7 +5,7 @@ use clap::{Args, ValueEnum};
 
 /// Output formats of `cfg`.
 #[derive(Clone, Copy, ValueEnum)]
-pub enum Format {
+pub(crate) enum Format {
     /// Human-readable text.
     Text,
     /// Graphviz.
@@ -16,7 +16,7 @@ pub enum Format {
 
 /// Arguments of `reconverge cfg`.
 #[derive(Args)]
-pub struct CfgArgs {
+pub(crate) struct CfgArgs {
     /// The kernel file (.ptx, or .cu when NVRTC is installed).
     pub file: String,
     /// Only this function (kernel or device function).
@@ -35,7 +35,7 @@ pub struct CfgArgs {
 }
 
 /// Runs `reconverge cfg`.
-pub fn run(a: CfgArgs) -> Result<(), Failure> {
+pub(crate) fn run(a: CfgArgs) -> Result<(), Failure> {
     let loaded = source::load(&a.file, &a.nvrtc_opts)?;
     let mech = crate::launch_args::mechanism(&a.mechanism)?;
     let (module, ssy) = match mech.pass() {
@@ -64,7 +64,7 @@ pub fn run(a: CfgArgs) -> Result<(), Failure> {
 
 /// The function named `kernel` (by PTX name or demangled name) among the functions with a body of
 /// `module`, or `None` for all; an error naming the candidates when it is missing or ambiguous.
-pub fn resolve_function(
+pub(crate) fn resolve_function(
     module: &reconverge_ir::Module,
     file: &str,
     kernel: Option<&str>,

@@ -19,7 +19,7 @@ use std::path::PathBuf;
 
 /// Arguments of `reconverge compare`.
 #[derive(Args)]
-pub struct CompareArgs {
+pub(crate) struct CompareArgs {
     /// The kernel directory (holding manifest.toml).
     #[arg(long)]
     pub kernels: Option<PathBuf>,
@@ -72,7 +72,7 @@ pub struct CompareArgs {
 }
 
 /// Runs `reconverge compare`.
-pub fn run(a: CompareArgs) -> Result<(), Failure> {
+pub(crate) fn run(a: CompareArgs) -> Result<(), Failure> {
     let dir = a
         .kernels
         .clone()

@@ -20,7 +20,7 @@ use std::process::Command;
 
 /// Arguments of `reconverge cost`.
 #[derive(Args, Debug)]
-pub struct CostArgs {
+pub(crate) struct CostArgs {
     #[command(flatten)]
     warp_sizes: crate::launch_args::WarpSizes,
     /// Warps per SM (default 48, the GTX 480's; with --units or --synth 8, seed 003's Figure 4).
@@ -92,7 +92,7 @@ impl CostArgs {
 }
 
 /// Runs `reconverge cost`.
-pub fn run(a: CostArgs) -> Result<(), Failure> {
+pub(crate) fn run(a: CostArgs) -> Result<(), Failure> {
     let warps = a.warps();
     if warps == 0 || warps > 1024 || a.pc_bits == 0 || a.pc_bits > 64 || a.depth_bits > 32 {
         return Err(Failure::input("--warps must be 1 to 1024, --pc-bits 1 to 64, --depth-bits 0 to 32".to_string()));

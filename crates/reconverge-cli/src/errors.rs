@@ -37,7 +37,7 @@ fn launch(e: &LaunchError) -> String {
 }
 
 /// An argument error as the command line reports it: a buffer over the memory limit says how to raise it.
-pub fn render_arg(e: &ArgError) -> String {
+pub(crate) fn render_arg(e: &ArgError) -> String {
     match e.root() {
         ArgError::MemoryLimit { .. } => format!("{e} (raise it with --max-memory)"),
         _ => e.to_string(),
@@ -45,7 +45,7 @@ pub fn render_arg(e: &ArgError) -> String {
 }
 
 /// `e` as the command line prints it (after `error: `).
-pub fn render(e: &SimError) -> String {
+pub(crate) fn render(e: &SimError) -> String {
     match e {
         SimError::Launch(l) => format!("invalid launch: {}", launch(l)),
         SimError::Limit(RunLimit::Instructions(n)) => {

@@ -25,7 +25,7 @@ use std::sync::atomic::{AtomicI32, Ordering};
 /// Arguments of `reconverge exec`.
 #[derive(Args)]
 #[command(after_help = env_help())]
-pub struct ExecArgs {
+pub(crate) struct ExecArgs {
     /// The divergence mechanism every launch runs under.
     #[arg(long, default_value = "pdom", value_parser = crate::launch_args::mechanism_values())]
     mechanism: String,
@@ -76,7 +76,7 @@ const FORWARDED: [i32; 3] = [libc::SIGTERM, libc::SIGINT, libc::SIGHUP];
 
 /// The help text after the options: the environment variables the shim reads (from its own table), the
 /// exit status and the signals.
-pub fn env_help() -> String {
+pub(crate) fn env_help() -> String {
     let mut s = String::from(
         "The program runs with reconverge's libcudart.so.13 first on its library path; the flags reach it as \
          environment variables, which scripts that launch programs themselves can set directly:\n",
@@ -452,7 +452,7 @@ fn run_program(a: &ExecArgs, libdir: &Path, env: Vec<(&'static str, String)>) ->
 }
 
 /// Runs `reconverge exec`.
-pub fn run(a: ExecArgs) -> Result<(), Failure> {
+pub(crate) fn run(a: ExecArgs) -> Result<(), Failure> {
     let env = shim_env(&a)?;
     let shim = find_shim()?;
     let libdir = library_dir(&shim)?;

@@ -8,7 +8,7 @@ use reconverge_sim::Loaded;
 
 /// Options that describe one launch.
 #[derive(Args, Clone, Debug)]
-pub struct LaunchArgs {
+pub(crate) struct LaunchArgs {
     /// The kernel file (.ptx, or .cu when NVRTC is installed); not with --suite-kernel.
     #[arg(value_name = "FILE", required_unless_present = "suite_kernel")]
     pub input: Option<String>,
@@ -99,7 +99,7 @@ pub struct LaunchArgs {
 
 /// Options of the timing model.
 #[derive(Args, Clone, Debug)]
-pub struct TimingArgs {
+pub(crate) struct TimingArgs {
     /// GPU configuration: a preset or a TOML file (the help text is `config_help`).
     #[arg(long, help = config_help(), default_value = "gtx480")]
     pub config: String,
@@ -117,7 +117,7 @@ pub struct TimingArgs {
 
 impl TimingArgs {
     /// The GPU configuration (`None` in functional mode).
-    pub fn gpu(&self) -> Result<Option<reconverge_timing::GpuConfig>, Failure> {
+    pub(crate) fn gpu(&self) -> Result<Option<reconverge_timing::GpuConfig>, Failure> {
         if self.functional {
             return Ok(None);
         }
@@ -125,13 +125,13 @@ impl TimingArgs {
     }
 
     /// The cycle limit and host threads of a timed run.
-    pub fn options(&self) -> reconverge_timing::TimedOptions {
+    pub(crate) fn options(&self) -> reconverge_timing::TimedOptions {
         reconverge_timing::TimedOptions { max_cycles: self.max_cycles, threads: self.threads }
     }
 }
 
 /// The help of `--config`, listing the presets from the timing crate.
-pub fn config_help() -> String {
+pub(crate) fn config_help() -> String {
     format!(
         "GPU configuration: a preset ({}) or a TOML file (see docs/configuration.md)",
         reconverge_timing::PRESETS.join(", ")
@@ -139,7 +139,7 @@ pub fn config_help() -> String {
 }
 
 /// Resolves `--config`: a preset or a TOML file.
-pub fn gpu_config(name: &str) -> Result<reconverge_timing::GpuConfig, Failure> {
+pub(crate) fn gpu_config(name: &str) -> Result<reconverge_timing::GpuConfig, Failure> {
     reconverge_timing::GpuConfig::named(name, |p| std::fs::read_to_string(p)).map_err(|e| match e {
         reconverge_timing::error::ConfigSourceError::Unreadable { .. } => Failure::input(format!("--config {e}")),
         invalid => Failure::input(invalid.to_string()),
@@ -149,7 +149,7 @@ pub fn gpu_config(name: &str) -> Result<reconverge_timing::GpuConfig, Failure> {
 /// `--warp-size` of the commands that take several warp sizes (`suite`, `compare`, `cost`), one syntax for
 /// all: a comma-separated list, the flag repeated, or both (`--warp-size 8,16 --warp-size 32`).
 #[derive(Args, Clone, Debug, Default)]
-pub struct WarpSizes {
+pub(crate) struct WarpSizes {
     /// Warp sizes: a list (8,32), the flag repeated, or both; default 32 (`cost --units` and `--synth`:
     /// 2,4,8,16,32,64).
     #[arg(long = "warp-size", value_name = "N[,N...]", value_delimiter = ',', value_parser = warp_size_value)]
@@ -158,7 +158,7 @@ pub struct WarpSizes {
 
 impl WarpSizes {
     /// The warp sizes given, each once in the order first given, or `default` when none is.
-    pub fn or(&self, default: &[u32]) -> Vec<u32> {
+    pub(crate) fn or(&self, default: &[u32]) -> Vec<u32> {
         if self.warp_sizes.is_empty() {
             return default.to_vec();
         }
@@ -174,7 +174,7 @@ impl WarpSizes {
 
 /// Parses one warp size of a `--warp-size` list: a whole number from 1 to 64 (each command checks the
 /// sizes it can use, e.g. a power of two).
-pub fn warp_size_value(text: &str) -> Result<u32, String> {
+pub(crate) fn warp_size_value(text: &str) -> Result<u32, String> {
     match text.trim().parse::<u32>() {
         Ok(w) if (1..=64).contains(&w) => Ok(w),
         _ => Err(format!("`{}` is not a warp size (a whole number from 1 to 64)", reconverge_program::quote(text))),
@@ -182,7 +182,7 @@ pub fn warp_size_value(text: &str) -> Result<u32, String> {
 }
 
 /// A loaded, decoded launch.
-pub struct Prepared {
+pub(crate) struct Prepared {
     /// The program with the mechanism it runs under.
     pub kernel: Loaded,
     /// The launch configuration.
@@ -192,13 +192,13 @@ pub struct Prepared {
 }
 
 /// `--max-instructions` when not given: a billion warp instructions (the runtime's default too).
-pub const DEFAULT_MAX_INSTRUCTIONS: u64 = reconverge_program::launch::DEFAULT_MAX_INSTRUCTIONS;
+pub(crate) const DEFAULT_MAX_INSTRUCTIONS: u64 = reconverge_program::launch::DEFAULT_MAX_INSTRUCTIONS;
 
 /// The most host threads `--threads` accepts.
-pub const MAX_HOST_THREADS: usize = 1024;
+pub(crate) const MAX_HOST_THREADS: usize = 1024;
 
 /// Parses `--threads N` (0 = all cores, at most [`MAX_HOST_THREADS`]).
-pub fn host_threads(text: &str) -> Result<usize, String> {
+pub(crate) fn host_threads(text: &str) -> Result<usize, String> {
     let n: usize = text.trim().parse().map_err(|_| format!("`{text}` is not a number of threads"))?;
     if n > MAX_HOST_THREADS {
         return Err(format!("{n} host threads: at most {MAX_HOST_THREADS} (0 = one per core)"));
@@ -207,7 +207,7 @@ pub fn host_threads(text: &str) -> Result<usize, String> {
 }
 
 /// Parses `X[,Y[,Z]]`.
-pub fn dims(what: &str, text: &str) -> Result<[u32; 3], Failure> {
+pub(crate) fn dims(what: &str, text: &str) -> Result<[u32; 3], Failure> {
     let parts: Vec<&str> = text.split(',').map(str::trim).collect();
     if parts.is_empty() || parts.len() > 3 {
         return Err(Failure::input(format!("--{what} `{text}`: expected X[,Y[,Z]]")));
@@ -228,19 +228,19 @@ pub fn dims(what: &str, text: &str) -> Result<[u32; 3], Failure> {
 
 /// Parses a size in bytes: `1000`, `64K`, `512M`, `4G` (powers of 1024; the parser the runtime's
 /// `RECONVERGE_MAX_MEMORY` uses too, [`reconverge_program::launch::parse_size`]).
-pub fn bytes(what: &str, text: &str) -> Result<u64, Failure> {
+pub(crate) fn bytes(what: &str, text: &str) -> Result<u64, Failure> {
     reconverge_program::launch::parse_size(text)
         .ok_or_else(|| Failure::input(format!("--{what} `{text}`: expected a positive size such as 4096, 512M or 4G")))
 }
 
 /// Half of this machine's memory, or 8 GiB where that cannot be read.
-pub fn default_max_memory() -> u64 {
+pub(crate) fn default_max_memory() -> u64 {
     reconverge_program::launch::half_of_memory(std::fs::read_to_string("/proc/meminfo").ok().as_deref())
 }
 
 /// The values `--mechanism` takes: every mechanism of the registry, with its aliases and its one-line
 /// summary (clap lists them in `--help` and names them when a value is unknown).
-pub fn mechanism_values() -> clap::builder::PossibleValuesParser {
+pub(crate) fn mechanism_values() -> clap::builder::PossibleValuesParser {
     clap::builder::PossibleValuesParser::new(reconverge_mechanism::REGISTRY.iter().map(|e| {
         let help = match e.info.aliases {
             [] => e.info.summary.to_string(),
@@ -251,7 +251,7 @@ pub fn mechanism_values() -> clap::builder::PossibleValuesParser {
 }
 
 /// Parses a mechanism name.
-pub fn mechanism(name: &str) -> Result<Mechanism, Failure> {
+pub(crate) fn mechanism(name: &str) -> Result<Mechanism, Failure> {
     Mechanism::from_name(name).ok_or_else(|| {
         Failure::input(format!("unknown mechanism `{name}` (known: {})", reconverge_mechanism::known_names()))
     })
@@ -260,7 +260,7 @@ pub fn mechanism(name: &str) -> Result<Mechanism, Failure> {
 impl LaunchArgs {
     /// Loads the file, decodes the kernel for the mechanism and resolves the arguments; the run will
     /// return the final contents of the module variables `dump_globals`.
-    pub fn prepare(&self, dump_globals: &[String]) -> Result<Prepared, Failure> {
+    pub(crate) fn prepare(&self, dump_globals: &[String]) -> Result<Prepared, Failure> {
         let mech = match self.mechanism.as_slice() {
             [one] => mechanism(one)?,
             _ => {
@@ -274,7 +274,7 @@ impl LaunchArgs {
     }
 
     /// The mechanisms named by `--mechanism` (each once).
-    pub fn mechanisms(&self) -> Result<Vec<Mechanism>, Failure> {
+    pub(crate) fn mechanisms(&self) -> Result<Vec<Mechanism>, Failure> {
         let mut out: Vec<Mechanism> = Vec::new();
         for m in &self.mechanism {
             let m = mechanism(m)?;
@@ -286,7 +286,7 @@ impl LaunchArgs {
     }
 
     /// [`LaunchArgs::prepare`] for mechanism `mech`.
-    pub fn prepare_for(&self, mech: Mechanism, dump_globals: &[String]) -> Result<Prepared, Failure> {
+    pub(crate) fn prepare_for(&self, mech: Mechanism, dump_globals: &[String]) -> Result<Prepared, Failure> {
         let me = self.resolved()?;
         let lut = LutGeometry::parse(&me.dwf_lut).map_err(|e| Failure::input(format!("--dwf-lut {e}")))?;
         let mech = mech.with_lut(lut);

@@ -28,7 +28,7 @@ const NEEDS_CONCURRENT_THREADS: &[&str] = &[
 ];
 
 /// Why the kernel source `src` cannot run natively one thread at a time (`None`: it can).
-pub fn skip_reason(src: &str, uses_globals: bool) -> Option<String> {
+pub(crate) fn skip_reason(src: &str, uses_globals: bool) -> Option<String> {
     if let Some(w) = NEEDS_CONCURRENT_THREADS.iter().find(|w| src.contains(*w)) {
         return Some(format!("uses `{}`, which needs threads running together", w.trim_end_matches('(')));
     }
@@ -36,11 +36,11 @@ pub fn skip_reason(src: &str, uses_globals: bool) -> Option<String> {
 }
 
 /// A scratch directory for the native builds, removed when dropped.
-pub struct Workdir(PathBuf);
+pub(crate) struct Workdir(PathBuf);
 
 impl Workdir {
     /// A fresh directory under the system's temporary directory.
-    pub fn new() -> Result<Workdir, String> {
+    pub(crate) fn new() -> Result<Workdir, String> {
         let dir = std::env::temp_dir().join(format!("reconverge-native-{}", std::process::id()));
         std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
         std::fs::write(dir.join("reconverge_native.h"), SHIM).map_err(|e| format!("cannot write the shim: {e}"))?;
@@ -48,7 +48,7 @@ impl Workdir {
     }
 
     /// The directory.
-    pub fn path(&self) -> &Path {
+    pub(crate) fn path(&self) -> &Path {
         &self.0
     }
 }
@@ -60,13 +60,13 @@ impl Drop for Workdir {
 }
 
 /// The C++ compiler: `$CXX`, else `c++`.
-pub fn compiler() -> String {
+pub(crate) fn compiler() -> String {
     std::env::var("CXX").unwrap_or_else(|_| "c++".to_string())
 }
 
 /// Runs `cmd` to completion, or stops it after `timeout`: its output, or a message that says what ran,
 /// that it was stopped, and what it had printed on standard error.
-pub fn output_within(cmd: &mut Command, what: &str, timeout: Duration) -> Result<std::process::Output, String> {
+pub(crate) fn output_within(cmd: &mut Command, what: &str, timeout: Duration) -> Result<std::process::Output, String> {
     use std::io::Read as _;
     use std::os::unix::process::CommandExt as _;
     use std::process::Stdio;
@@ -123,7 +123,7 @@ pub fn output_within(cmd: &mut Command, what: &str, timeout: Duration) -> Result
 /// Compiles kernel `name` of the CUDA C file `cu` (with `g++ -O2`-class options: no floating-point
 /// contraction, so results match the suite's `--fmad=false` PTX bit for bit), stopping the compiler after
 /// `timeout`; returns the executable.
-pub fn compile(work: &Workdir, name: &str, cu: &Path, timeout: Duration) -> Result<PathBuf, String> {
+pub(crate) fn compile(work: &Workdir, name: &str, cu: &Path, timeout: Duration) -> Result<PathBuf, String> {
     let cu = cu.canonicalize().map_err(|e| format!("{}: {e}", cu.display()))?;
     let main = work.path().join(format!("{name}.cpp"));
     let text = format!(
@@ -162,7 +162,7 @@ fn failure(out: &std::process::Output, what: &str, doing: &str) -> String {
 }
 
 /// What a native run measured.
-pub struct NativeRun {
+pub(crate) struct NativeRun {
     /// The time of each repeat.
     pub times: Vec<Duration>,
     /// The buffer arguments after the first repeat, in argument order.
@@ -170,7 +170,7 @@ pub struct NativeRun {
 }
 
 /// Runs `exe` on `args` with the launch shape `grid` × `block`, `repeats` times (stopped after `timeout`).
-pub fn run(
+pub(crate) fn run(
     work: &Workdir,
     exe: &Path,
     args: &[Arg],

@@ -5,7 +5,7 @@ use crate::Failure;
 use std::io::Write;
 
 /// Writes `text` to standard output.
-pub fn write(text: &str) -> Result<(), Failure> {
+pub(crate) fn write(text: &str) -> Result<(), Failure> {
     let mut out = std::io::stdout().lock();
     match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
         Ok(()) => Ok(()),

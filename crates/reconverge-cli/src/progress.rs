@@ -6,7 +6,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
 
 /// A bar over `len` runs; hidden when `machine_output` (CSV/JSON) or when not on a terminal.
-pub fn bar(len: u64, machine_output: bool) -> ProgressBar {
+pub(crate) fn bar(len: u64, machine_output: bool) -> ProgressBar {
     let visible = !machine_output && std::io::stdout().is_terminal() && std::io::stderr().is_terminal();
     if !visible {
         return ProgressBar::with_draw_target(Some(len), ProgressDrawTarget::hidden());

@@ -11,7 +11,7 @@ use reconverge_sim::{run, RunResult};
 
 /// Arguments of `reconverge report`.
 #[derive(Args)]
-pub struct ReportArgs {
+pub(crate) struct ReportArgs {
     #[command(flatten)]
     launch: LaunchArgs,
     /// Every mechanism (instead of --mechanism).
@@ -46,7 +46,7 @@ struct Done {
 }
 
 /// Runs `reconverge report`.
-pub fn run_cmd(a: ReportArgs) -> Result<(), Failure> {
+pub(crate) fn run_cmd(a: ReportArgs) -> Result<(), Failure> {
     // --suite-kernel: the file, grid and block below come from the manifest.
     let a = ReportArgs { launch: a.launch.resolved()?, ..a };
     let mechs = if a.all { Mechanism::defaults().collect() } else { a.launch.mechanisms()? };

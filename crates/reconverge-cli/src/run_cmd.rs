@@ -12,7 +12,7 @@ use reconverge_suite::OutputKey;
 
 /// Arguments of `reconverge run`.
 #[derive(Args)]
-pub struct RunArgs {
+pub(crate) struct RunArgs {
     #[command(flatten)]
     launch: LaunchArgs,
     /// Write the final contents of argument INDEX (0-based) to FILE.npy: all of its buffer, also for
@@ -35,7 +35,7 @@ pub struct RunArgs {
 
 /// Arguments of `reconverge trace`.
 #[derive(Args)]
-pub struct TraceArgs {
+pub(crate) struct TraceArgs {
     #[command(flatten)]
     launch: LaunchArgs,
     /// The CTA (linear block index) whose warp is traced.
@@ -81,7 +81,7 @@ fn exit_for(r: &RunResult) -> Result<(), Failure> {
 }
 
 /// Runs `reconverge run`.
-pub fn run_cmd(a: RunArgs) -> Result<(), Failure> {
+pub(crate) fn run_cmd(a: RunArgs) -> Result<(), Failure> {
     let mut dumps = Vec::new();
     for d in &a.dumps {
         let (k, f) = d
@@ -222,7 +222,7 @@ fn window(text: &str) -> Result<(u64, u64), Failure> {
 }
 
 /// Writes a timed run's timeline in the Chrome trace-event format to `path`, streaming.
-pub fn write_trace(
+pub(crate) fn write_trace(
     path: &str,
     timeline: &reconverge_timing::Timeline,
     prog: &reconverge_program::Program,
@@ -313,7 +313,7 @@ fn export_paths_cmd(a: &TraceArgs, p: &crate::launch_args::Prepared, path: &str,
 }
 
 /// Runs `reconverge trace`.
-pub fn trace_cmd(a: TraceArgs) -> Result<(), Failure> {
+pub(crate) fn trace_cmd(a: TraceArgs) -> Result<(), Failure> {
     if let Some(path) = a.perfetto.clone() {
         if a.export_paths.is_some() {
             return Err(Failure::input("--perfetto and --export-paths are separate outputs: give one"));

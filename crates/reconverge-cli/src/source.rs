@@ -6,7 +6,7 @@ use reconverge_nvrtc as nvrtc;
 use std::path::{Path, PathBuf};
 
 /// A parsed kernel file.
-pub struct Source {
+pub(crate) struct Source {
     /// The PTX text (compiled from CUDA C for `.cu` input).
     pub ptx: String,
     /// The parsed module.
@@ -14,7 +14,7 @@ pub struct Source {
 }
 
 /// Reads and parses `path` (`.ptx`, or `.cu` through NVRTC with `nvrtc_options` added).
-pub fn load(path: &str, nvrtc_options: &[String]) -> Result<Source, Failure> {
+pub(crate) fn load(path: &str, nvrtc_options: &[String]) -> Result<Source, Failure> {
     let bytes = std::fs::read(path).map_err(|e| Failure::input(format!("cannot read `{path}`: {e}")))?;
     let text = utf8(path, bytes)?;
     let ptx = if path.ends_with(".cu") {
@@ -40,7 +40,7 @@ pub fn load(path: &str, nvrtc_options: &[String]) -> Result<Source, Failure> {
 /// up), e.g. `/build/kernels/src/bfs.cu` for input `kernels/ptx/bfs.ptx` → `kernels/src/bfs.cu`. The
 /// result is shown relative to `cwd` when it lies inside it; a file that is found nowhere keeps its
 /// recorded path.
-pub fn local_source_path(recorded: &str, input: &Path, cwd: &Path) -> String {
+pub(crate) fn local_source_path(recorded: &str, input: &Path, cwd: &Path) -> String {
     let rec = Path::new(recorded);
     let abs = |p: &Path| if p.is_absolute() { p.to_path_buf() } else { cwd.join(p) };
     let found = if rec.exists() {
@@ -61,7 +61,7 @@ pub fn local_source_path(recorded: &str, input: &Path, cwd: &Path) -> String {
 
 /// The text of a file, or an error naming the byte offset, line and column of the first byte that is not
 /// UTF-8.
-pub fn utf8(path: &str, bytes: Vec<u8>) -> Result<String, Failure> {
+pub(crate) fn utf8(path: &str, bytes: Vec<u8>) -> Result<String, Failure> {
     String::from_utf8(bytes).map_err(|e| {
         let at = e.utf8_error().valid_up_to();
         let b = e.as_bytes();

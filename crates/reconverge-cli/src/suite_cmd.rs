@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 /// Arguments of `reconverge suite`.
 #[derive(Args)]
-pub struct SuiteArgs {
+pub(crate) struct SuiteArgs {
     /// The kernel directory (holding manifest.toml); by default `kernels/` of this repository.
     #[arg(long)]
     pub kernels: Option<PathBuf>,
@@ -42,7 +42,7 @@ pub struct SuiteArgs {
 }
 
 /// Finds `kernels/` next to the current directory or above it, or above the executable.
-pub fn default_kernels_dir() -> Option<PathBuf> {
+pub(crate) fn default_kernels_dir() -> Option<PathBuf> {
     let mut starts: Vec<PathBuf> = Vec::new();
     if let Ok(cwd) = std::env::current_dir() {
         starts.push(cwd);
@@ -62,7 +62,7 @@ pub fn default_kernels_dir() -> Option<PathBuf> {
 }
 
 /// Reads the manifest of `dir`.
-pub fn load_manifest(dir: &Path) -> Result<Manifest, Failure> {
+pub(crate) fn load_manifest(dir: &Path) -> Result<Manifest, Failure> {
     let path = dir.join("manifest.toml");
     let text =
         std::fs::read_to_string(&path).map_err(|e| Failure::input(format!("cannot read `{}`: {e}", path.display())))?;
@@ -70,7 +70,7 @@ pub fn load_manifest(dir: &Path) -> Result<Manifest, Failure> {
 }
 
 /// Checks that every name in `only` is a suite kernel.
-pub fn check_kernel_names(manifest: &Manifest, only: &[String]) -> Result<(), Failure> {
+pub(crate) fn check_kernel_names(manifest: &Manifest, only: &[String]) -> Result<(), Failure> {
     for k in only {
         if !manifest.kernels.iter().any(|e| &e.name == k) {
             let names: Vec<&str> = manifest.kernels.iter().map(|e| e.name.as_str()).collect();
@@ -81,7 +81,7 @@ pub fn check_kernel_names(manifest: &Manifest, only: &[String]) -> Result<(), Fa
 }
 
 /// The mechanisms named on the command line (all when none).
-pub fn mechanisms(names: &[String]) -> Result<Vec<Mechanism>, Failure> {
+pub(crate) fn mechanisms(names: &[String]) -> Result<Vec<Mechanism>, Failure> {
     if names.is_empty() {
         Ok(Mechanism::defaults().collect())
     } else {
@@ -90,7 +90,7 @@ pub fn mechanisms(names: &[String]) -> Result<Vec<Mechanism>, Failure> {
 }
 
 /// Checks warp sizes given on the command line.
-pub fn check_warp_sizes(sizes: &[u32]) -> Result<(), Failure> {
+pub(crate) fn check_warp_sizes(sizes: &[u32]) -> Result<(), Failure> {
     for &w in sizes {
         if !(1..=64).contains(&w) || !w.is_power_of_two() {
             return Err(Failure::input(format!("--warp-size {w}: not a power of two in 1..=64")));
@@ -99,10 +99,10 @@ pub fn check_warp_sizes(sizes: &[u32]) -> Result<(), Failure> {
     Ok(())
 }
 
-pub use reconverge_suite::grid::{check_of, record_of};
+pub(crate) use reconverge_suite::grid::{check_of, record_of};
 
 /// Prints runs (and their branches) in the format asked: CSV, JSON or nothing (the caller prints a table).
-pub fn print_tidy(
+pub(crate) fn print_tidy(
     csv: bool,
     json: bool,
     branches: bool,
@@ -142,7 +142,7 @@ pub fn print_tidy(
 }
 
 /// Prints the mechanism counters of the runs that have any (text output).
-pub fn print_counters_table(runs: &[RunRecord]) -> Result<(), Failure> {
+pub(crate) fn print_counters_table(runs: &[RunRecord]) -> Result<(), Failure> {
     if let Some(t) = records::counters_text(runs) {
         outln!("\nmechanism counters:")?;
         out!("{t}")?;
@@ -151,7 +151,7 @@ pub fn print_counters_table(runs: &[RunRecord]) -> Result<(), Failure> {
 }
 
 /// Prints the branch records of every run as one table, most divergent first.
-pub fn print_branch_table(branch_rows: &[Vec<BranchRecord>]) -> Result<(), Failure> {
+pub(crate) fn print_branch_table(branch_rows: &[Vec<BranchRecord>]) -> Result<(), Failure> {
     let mut all: Vec<BranchRecord> = branch_rows.iter().flatten().cloned().collect();
     sort_branches(&mut all);
     outln!("\nbranches, most divergent first:")?;
@@ -159,7 +159,7 @@ pub fn print_branch_table(branch_rows: &[Vec<BranchRecord>]) -> Result<(), Failu
 }
 
 /// `n thing` or `n things`.
-pub fn plural(n: usize, thing: &str) -> String {
+pub(crate) fn plural(n: usize, thing: &str) -> String {
     format!("{n} {thing}{}", if n == 1 { "" } else { "s" })
 }
 
@@ -253,7 +253,7 @@ fn print_mechanism_summary(runs: &[RunRecord]) -> Result<(), Failure> {
 }
 
 /// Runs `reconverge suite`.
-pub fn run(a: SuiteArgs) -> Result<(), Failure> {
+pub(crate) fn run(a: SuiteArgs) -> Result<(), Failure> {
     let dir = match a.kernels.clone().or_else(default_kernels_dir) {
         Some(d) => d,
         None => return Err(Failure::input("cannot find kernels/manifest.toml; pass --kernels DIR")),

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 /// The manifest entry of `--suite-kernel` and the directory its files are relative to.
 #[derive(Clone, Debug)]
-pub struct SuiteLaunch {
+pub(crate) struct SuiteLaunch {
     /// The kernels directory.
     pub dir: PathBuf,
     /// The entry.
@@ -32,7 +32,7 @@ fn dims_text(d: [u32; 3]) -> String {
 
 /// An argument error in the command line's words: `--arg 2 (n): ...`, or `--suite-kernel bfs: argument
 /// 2 (n): ...` for the manifest's arguments.
-pub fn arg_failure(suite: Option<&SuiteLaunch>, e: &ArgError) -> Failure {
+pub(crate) fn arg_failure(suite: Option<&SuiteLaunch>, e: &ArgError) -> Failure {
     let text = crate::errors::render_arg(e);
     match (suite, e) {
         (Some(s), _) => Failure::input(format!("--suite-kernel {}: {text}", s.entry.name)),
@@ -47,7 +47,7 @@ impl LaunchArgs {
     /// The launch with `--suite-kernel` looked up in the manifest: [`LaunchArgs::file`], `--kernel`,
     /// `--grid`, `--block` and `--dynamic-shared` from its entry (clap refuses them on the command line
     /// beside it). Without `--suite-kernel`, `file` is FILE.
-    pub fn resolved(&self) -> Result<LaunchArgs, Failure> {
+    pub(crate) fn resolved(&self) -> Result<LaunchArgs, Failure> {
         let mut a = self.clone();
         if a.suite.is_some() {
             return Ok(a);
@@ -76,7 +76,7 @@ impl LaunchArgs {
 
     /// The argument specs: the `--arg`s, or the suite kernel's (its files relative to the kernels
     /// directory).
-    pub fn arg_specs(&self) -> Result<Vec<ArgSpec>, Failure> {
+    pub(crate) fn arg_specs(&self) -> Result<Vec<ArgSpec>, Failure> {
         match &self.suite {
             Some(s) => {
                 let base = |p: &str| shown(&s.dir.join(p));
@@ -104,7 +104,7 @@ impl LaunchArgs {
     }
 
     /// The launch arguments of `prog`, from [`LaunchArgs::arg_specs`], within `max_memory` bytes.
-    pub fn launch_args(&self, prog: &Program, max_memory: u64) -> Result<Vec<Arg>, Failure> {
+    pub(crate) fn launch_args(&self, prog: &Program, max_memory: u64) -> Result<Vec<Arg>, Failure> {
         let specs = self.arg_specs()?;
         let load = |p: &str| std::fs::read(p);
         reconverge_suite::resolve_args(prog, &specs, &load, max_memory)
@@ -113,7 +113,7 @@ impl LaunchArgs {
 
     /// The module variables to set: the suite kernel's (files relative to the kernels directory), then
     /// each `--global NAME=VALUE` (one for a variable the manifest sets replaces the manifest's).
-    pub fn global_inits(&self, prog: &Program, max_memory: u64) -> Result<Vec<GlobalInit>, Failure> {
+    pub(crate) fn global_inits(&self, prog: &Program, max_memory: u64) -> Result<Vec<GlobalInit>, Failure> {
         let load: &Loader<'_> = &|p: &str| std::fs::read(p);
         let mut out: Vec<GlobalInit> = Vec::new();
         if let Some(s) = &self.suite {

@@ -96,7 +96,7 @@ pub(crate) struct FnGen<'a> {
 }
 
 /// What one generated function is: its position, name and kind, what it may call, and its budget.
-pub struct FnSpec<'a> {
+pub(crate) struct FnSpec<'a> {
     /// Its index among the module's functions (the kernel comes last).
     pub index: usize,
     /// Its name.
@@ -114,7 +114,7 @@ pub struct FnSpec<'a> {
 impl<'a> FnGen<'a> {
     /// A generator of the function `spec`, drawing from `rng` under `opts`, recording the kernel's
     /// `facts` and numbering trace codes from `codes`.
-    pub fn new(
+    pub(crate) fn new(
         rng: &'a mut Rng,
         opts: &'a GenOptions,
         facts: &'a KernelFacts,
@@ -264,7 +264,7 @@ impl<'a> FnGen<'a> {
     }
 
     /// Kernel prologue: parameters, thread indices, input value, output pointer, variables.
-    pub fn kernel_prologue(&mut self, uses_local: bool) {
+    pub(crate) fn kernel_prologue(&mut self, uses_local: bool) {
         let name = self.name.clone();
         let (pin, pout, pc) = (self.rd(), self.rd(), self.r());
         self.ins(format!("ld.param.u64 {pin}, [{name}_param_0]"));
@@ -316,7 +316,7 @@ impl<'a> FnGen<'a> {
     }
 
     /// Device-function prologue: `(out, k, x, depth)` parameters and variables.
-    pub fn func_prologue(&mut self, uses_local: bool) {
+    pub(crate) fn func_prologue(&mut self, uses_local: bool) {
         let name = self.name.clone();
         let (out, k, x, d) = (self.rd(), self.r(), self.r(), self.r());
         self.ins(format!("ld.param.u64 {out}, [{name}_param_0]"));
@@ -343,7 +343,7 @@ impl<'a> FnGen<'a> {
     }
 
     /// Appends every variable to the trace, then (kernel) stores the final counter in the last slot.
-    pub fn epilogue(&mut self) {
+    pub(crate) fn epilogue(&mut self) {
         let vars = self.vars.clone();
         for v in vars.iter().take(if self.is_kernel { 4 } else { 1 }) {
             self.trace(v);
@@ -543,7 +543,7 @@ impl<'a> FnGen<'a> {
     // ---- statements ----------------------------------------------------------------------------------------
 
     /// A sequence of up to `n` statements nested at most `depth` deep.
-    pub fn stmts(&mut self, depth: u32, n: u32) {
+    pub(crate) fn stmts(&mut self, depth: u32, n: u32) {
         for _ in 0..n {
             if self.over_budget() {
                 break;
@@ -724,7 +724,7 @@ impl<'a> FnGen<'a> {
     /// thread index with random statements inside (possibly divergent), after a few converged
     /// instructions. Written at the top of the kernel, before any early exit; nothing inside may leave
     /// the nest or end a thread, so every thread reaches every barrier.
-    pub fn barrier_nest(&mut self, depth: u32) {
+    pub(crate) fn barrier_nest(&mut self, depth: u32) {
         let (outer_n, inner_n) = (self.rng.range(1, 3), self.rng.range(2, 4));
         let sync_on_top = self.rng.chance(0.6);
         let saved = (self.mult, std::mem::take(&mut self.loops), std::mem::take(&mut self.fwd));
@@ -1089,7 +1089,7 @@ impl<'a> FnGen<'a> {
     // ---- assembly ------------------------------------------------------------------------------------------
 
     /// The register and depot declarations plus the body.
-    pub fn finish(self, uses_local: bool) -> String {
+    pub(crate) fn finish(self, uses_local: bool) -> String {
         let mut s = String::new();
         if uses_local {
             let _ = writeln!(s, "\t.local .align 4 .b8 \t__local_depot{}[{}];", self.index, 4 * LOCAL_WORDS);

@@ -32,39 +32,39 @@ pub mod registry;
 mod testing;
 
 mod adapters {
-    pub mod cta_stack;
-    pub mod parallel;
-    pub mod path_list;
-    pub mod paths;
-    pub mod pdom_rules;
-    pub mod per_warp;
+    pub(crate) mod cta_stack;
+    pub(crate) mod parallel;
+    pub(crate) mod path_list;
+    pub(crate) mod paths;
+    pub(crate) mod pdom_rules;
+    pub(crate) mod per_warp;
 }
 
 mod mechanisms {
-    pub mod arbiter;
-    pub mod breadth;
-    pub mod capri;
-    pub mod dual_path;
-    pub mod dwf;
-    pub mod dws;
-    pub mod forkjoin;
-    pub mod frontier;
-    pub mod harp;
-    pub mod hybrid;
-    pub mod its;
-    pub mod maven;
-    pub mod mimd;
-    pub mod minpc;
-    pub mod multi_path;
-    pub mod none;
-    pub mod pdom;
-    pub mod runner_up;
-    pub mod sbi;
-    pub mod simty;
-    pub mod sorted;
-    pub mod ssy;
-    pub mod stackless;
-    pub mod tbc;
+    pub(crate) mod arbiter;
+    pub(crate) mod breadth;
+    pub(crate) mod capri;
+    pub(crate) mod dual_path;
+    pub(crate) mod dwf;
+    pub(crate) mod dws;
+    pub(crate) mod forkjoin;
+    pub(crate) mod frontier;
+    pub(crate) mod harp;
+    pub(crate) mod hybrid;
+    pub(crate) mod its;
+    pub(crate) mod maven;
+    pub(crate) mod mimd;
+    pub(crate) mod minpc;
+    pub(crate) mod multi_path;
+    pub(crate) mod none;
+    pub(crate) mod pdom;
+    pub(crate) mod runner_up;
+    pub(crate) mod sbi;
+    pub(crate) mod simty;
+    pub(crate) mod sorted;
+    pub(crate) mod ssy;
+    pub(crate) mod stackless;
+    pub(crate) mod tbc;
 }
 
 use reconverge_program::{launch, program, types};

@@ -232,22 +232,22 @@ pub(crate) struct Run {
 
 impl Run {
     /// The issued `(pc, mask)` pairs, in order.
-    pub fn pcs(&self) -> Vec<(Pc, LaneMask)> {
+    pub(crate) fn pcs(&self) -> Vec<(Pc, LaneMask)> {
         self.trace.iter().map(|i| (i.pc, i.mask)).collect()
     }
 
     /// The issued `(context, pc, mask)` triples, in order.
-    pub fn ctx_pcs(&self) -> Vec<(u32, Pc, LaneMask)> {
+    pub(crate) fn ctx_pcs(&self) -> Vec<(u32, Pc, LaneMask)> {
         self.trace.iter().map(|i| (i.ctx, i.pc, i.mask)).collect()
     }
 
     /// The counter `name`.
-    pub fn counter(&self, name: &str) -> u64 {
+    pub(crate) fn counter(&self, name: &str) -> u64 {
         self.counters.iter().find(|c| c.0 == name).unwrap_or_else(|| panic!("no counter {name}")).1
     }
 
     /// The per-branch counter `name` of the branch at `pc`.
-    pub fn branch_counter(&self, pc: Pc, name: &str) -> u64 {
+    pub(crate) fn branch_counter(&self, pc: Pc, name: &str) -> u64 {
         let c = self.branch_counters.iter().find(|c| c.0 == pc && c.1 == name);
         c.unwrap_or_else(|| panic!("no counter {name} at pc {pc}")).2
     }

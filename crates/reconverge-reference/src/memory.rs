@@ -56,13 +56,13 @@ pub(crate) struct GlobalMem {
 
 impl GlobalMem {
     /// Adds an allocation (allocations never overlap).
-    pub fn add(&mut self, base: u64, data: Vec<u8>, name: String) {
+    pub(crate) fn add(&mut self, base: u64, data: Vec<u8>, name: String) {
         let i = self.allocs.partition_point(|a| a.base < base);
         self.allocs.insert(i, Alloc { base, data, name });
     }
 
     /// The allocation starting at `base`.
-    pub fn get(&self, base: u64) -> Option<&Alloc> {
+    pub(crate) fn get(&self, base: u64) -> Option<&Alloc> {
         self.allocs.iter().find(|a| a.base == base)
     }
 
@@ -74,20 +74,20 @@ impl GlobalMem {
     }
 
     /// Reads `size` bytes (at most 8) at `addr`.
-    pub fn read(&self, addr: u64, size: u64) -> Option<u64> {
+    pub(crate) fn read(&self, addr: u64, size: u64) -> Option<u64> {
         let (i, off) = self.locate(addr, size)?;
         Some(read_le(&self.allocs[i].data[off..off + size as usize]))
     }
 
     /// Writes the low `size` bytes of `v` at `addr`.
-    pub fn write(&mut self, addr: u64, size: u64, v: u64) -> Option<()> {
+    pub(crate) fn write(&mut self, addr: u64, size: u64, v: u64) -> Option<()> {
         let (i, off) = self.locate(addr, size)?;
         write_le(&mut self.allocs[i].data[off..off + size as usize], v);
         Some(())
     }
 
     /// A description of the allocation nearest to `addr`, for messages.
-    pub fn nearest(&self, addr: u64) -> Option<String> {
+    pub(crate) fn nearest(&self, addr: u64) -> Option<String> {
         self.allocs
             .iter()
             .min_by_key(|a| {

@@ -225,7 +225,7 @@ pub(crate) fn imm_bits(imm: Imm, ty: ScalarType) -> u64 {
 
 impl<'m> Prepared<'m> {
     /// Lays out `module` for running `kernel`.
-    pub fn new(module: &'m Module, kernel: FuncId) -> Result<Prepared<'m>, ModuleError> {
+    pub(crate) fn new(module: &'m Module, kernel: FuncId) -> Result<Prepared<'m>, ModuleError> {
         let kf = module.functions.get(kernel).ok_or(ModuleError::NoFunction(kernel))?;
         if kf.kind != FuncKind::Entry || !kf.has_body {
             return Err(ModuleError::NotAKernel(kf.name.clone()));
@@ -375,22 +375,22 @@ impl<'m> Prepared<'m> {
     }
 
     /// The code of function `f` (which must have a body).
-    pub fn code(&self, f: FuncId) -> Option<&FuncCode> {
+    pub(crate) fn code(&self, f: FuncId) -> Option<&FuncCode> {
         self.funcs.get(f.index()).and_then(|c| c.as_ref())
     }
 
     /// The flat position of `block` in `f`.
-    pub fn block_pc(&self, f: FuncId, block: BlockId) -> Option<usize> {
+    pub(crate) fn block_pc(&self, f: FuncId, block: BlockId) -> Option<usize> {
         self.code(f).and_then(|c| c.block_start.get(block.index()).copied()).filter(|&p| p != usize::MAX)
     }
 
     /// Placement of body variable `l` of `f`.
-    pub fn var(&self, f: FuncId, l: LocalId) -> VarPlace {
+    pub(crate) fn var(&self, f: FuncId, l: LocalId) -> VarPlace {
         self.code(f).and_then(|c| c.vars.get(l.index()).copied()).unwrap_or(VarPlace::None)
     }
 
     /// Placement of module variable `g`.
-    pub fn global(&self, g: GlobalId) -> GlobalPlace {
+    pub(crate) fn global(&self, g: GlobalId) -> GlobalPlace {
         self.globals.get(g.index()).copied().unwrap_or(GlobalPlace::None)
     }
 }

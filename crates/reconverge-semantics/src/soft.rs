@@ -49,14 +49,14 @@ pub(crate) struct Fmt {
 }
 
 impl Fmt {
-    pub const F16: Fmt = Fmt { frac: 10, exp: 5 };
-    pub const BF16: Fmt = Fmt { frac: 7, exp: 8 };
-    pub const TF32: Fmt = Fmt { frac: 10, exp: 8 };
-    pub const F32: Fmt = Fmt { frac: 23, exp: 8 };
-    pub const F64: Fmt = Fmt { frac: 52, exp: 11 };
+    pub(crate) const F16: Fmt = Fmt { frac: 10, exp: 5 };
+    pub(crate) const BF16: Fmt = Fmt { frac: 7, exp: 8 };
+    pub(crate) const TF32: Fmt = Fmt { frac: 10, exp: 8 };
+    pub(crate) const F32: Fmt = Fmt { frac: 23, exp: 8 };
+    pub(crate) const F64: Fmt = Fmt { frac: 52, exp: 11 };
 
     #[inline]
-    pub const fn of(t: FloatTy) -> Fmt {
+    pub(crate) const fn of(t: FloatTy) -> Fmt {
         match t {
             FloatTy::F16 => Fmt::F16,
             FloatTy::Bf16 => Fmt::BF16,
@@ -66,17 +66,17 @@ impl Fmt {
     }
 
     #[inline]
-    pub const fn bias(self) -> i64 {
+    pub(crate) const fn bias(self) -> i64 {
         (1i64 << (self.exp - 1)) - 1
     }
 
     #[inline]
-    pub const fn inf(self) -> u64 {
+    pub(crate) const fn inf(self) -> u64 {
         ((1u64 << self.exp) - 1) << self.frac
     }
 
     #[inline]
-    pub const fn sign(self) -> u64 {
+    pub(crate) const fn sign(self) -> u64 {
         1u64 << (self.frac + self.exp)
     }
 }

@@ -52,7 +52,7 @@ fn fmode(m: FMode) -> FloatMode {
 }
 
 /// One-source integer/bit operations.
-pub fn int_un(op: IntUnOp, ty: ScalarType) -> impl Fn(u64) -> u64 {
+pub(crate) fn int_un(op: IntUnOp, ty: ScalarType) -> impl Fn(u64) -> u64 {
     let t = ity(ty);
     let bits = ty.bits();
     move |a| match op {
@@ -69,7 +69,7 @@ pub fn int_un(op: IntUnOp, ty: ScalarType) -> impl Fn(u64) -> u64 {
 }
 
 /// Two-source integer/bit operations.
-pub fn int_bin(op: IntBinOp, ty: ScalarType) -> impl Fn(u64, u64) -> u64 {
+pub(crate) fn int_bin(op: IntBinOp, ty: ScalarType) -> impl Fn(u64, u64) -> u64 {
     let t = ity(ty);
     let bits = ty.bits();
     move |a, b| match op {
@@ -99,7 +99,7 @@ pub fn int_bin(op: IntBinOp, ty: ScalarType) -> impl Fn(u64, u64) -> u64 {
 }
 
 /// Three-source integer operations.
-pub fn int_ter(op: IntTerOp, ty: ScalarType) -> impl Fn(u64, u64, u64) -> u64 {
+pub(crate) fn int_ter(op: IntTerOp, ty: ScalarType) -> impl Fn(u64, u64, u64) -> u64 {
     let t = ity(ty);
     move |a, b, c| match op {
         IntTerOp::MadLo => int::mad_lo(t, a, b, c),
@@ -117,7 +117,7 @@ pub fn int_ter(op: IntTerOp, ty: ScalarType) -> impl Fn(u64, u64, u64) -> u64 {
 
 /// Carry-chain operations: returns the result and the carry out.
 #[inline]
-pub fn carry(op: CarryOp, ty: ScalarType, a: u64, b: u64, c: u64, cin: bool) -> (u64, bool) {
+pub(crate) fn carry(op: CarryOp, ty: ScalarType, a: u64, b: u64, c: u64, cin: bool) -> (u64, bool) {
     let t = ity(ty);
     match op {
         CarryOp::Add => int::add_cc(t, a, b, cin),
@@ -129,12 +129,12 @@ pub fn carry(op: CarryOp, ty: ScalarType, a: u64, b: u64, c: u64, cin: bool) -> 
 
 /// `bfi`.
 #[inline]
-pub fn bfi(bits: u32, a: u64, b: u64, c: u64, d: u64) -> u64 {
+pub(crate) fn bfi(bits: u32, a: u64, b: u64, c: u64, d: u64) -> u64 {
     int::bfi(bits, a, b, c, d)
 }
 
 /// `prmt` with an optional mode.
-pub fn prmt(mode: Option<K>) -> impl Fn(u64, u64, u64) -> u64 {
+pub(crate) fn prmt(mode: Option<K>) -> impl Fn(u64, u64, u64) -> u64 {
     let m = match mode {
         Some(K::F4e) => PrmtMode::F4e,
         Some(K::B4e) => PrmtMode::B4e,
@@ -149,18 +149,18 @@ pub fn prmt(mode: Option<K>) -> impl Fn(u64, u64, u64) -> u64 {
 
 /// `lop3`.
 #[inline]
-pub fn lop3(a: u64, b: u64, c: u64, lut: u8) -> u64 {
+pub(crate) fn lop3(a: u64, b: u64, c: u64, lut: u8) -> u64 {
     int::lop3(32, a, b, c, lut)
 }
 
 /// `shf.l` / `shf.r`.
-pub fn shf(left: bool, clamp: bool) -> impl Fn(u64, u64, u64) -> u64 {
+pub(crate) fn shf(left: bool, clamp: bool) -> impl Fn(u64, u64, u64) -> u64 {
     let m = if clamp { ClampWrap::Clamp } else { ClampWrap::Wrap };
     move |a, b, c| if left { int::shf_l(m, a, b, c) } else { int::shf_r(m, a, b, c) }
 }
 
 /// One-source float operations.
-pub fn float_un(op: FloatUnOp, ty: ScalarType, m: FMode) -> impl Fn(u64) -> u64 {
+pub(crate) fn float_un(op: FloatUnOp, ty: ScalarType, m: FMode) -> impl Fn(u64) -> u64 {
     let t = fty(ty);
     let x2 = is_x2(ty);
     let fm = fmode(m);
@@ -189,7 +189,7 @@ pub fn float_un(op: FloatUnOp, ty: ScalarType, m: FMode) -> impl Fn(u64) -> u64 
 }
 
 /// Two-source float operations.
-pub fn float_bin(op: FloatBinOp, ty: ScalarType, m: FMode) -> impl Fn(u64, u64) -> u64 {
+pub(crate) fn float_bin(op: FloatBinOp, ty: ScalarType, m: FMode) -> impl Fn(u64, u64) -> u64 {
     let t = fty(ty);
     let x2 = is_x2(ty);
     let fm = fmode(m);
@@ -215,7 +215,7 @@ pub fn float_bin(op: FloatBinOp, ty: ScalarType, m: FMode) -> impl Fn(u64, u64) 
 }
 
 /// `fma` / `mad` (fused).
-pub fn fma(ty: ScalarType, m: FMode) -> impl Fn(u64, u64, u64) -> u64 {
+pub(crate) fn fma(ty: ScalarType, m: FMode) -> impl Fn(u64, u64, u64) -> u64 {
     let t = fty(ty);
     let x2 = is_x2(ty);
     let fm = fmode(m);
@@ -223,7 +223,7 @@ pub fn fma(ty: ScalarType, m: FMode) -> impl Fn(u64, u64, u64) -> u64 {
 }
 
 /// `testp.op`.
-pub fn testp(test: &str, ty: ScalarType) -> impl Fn(u64) -> bool {
+pub(crate) fn testp(test: &str, ty: ScalarType) -> impl Fn(u64) -> bool {
     let op = match test {
         "finite" => TestpOp::Finite,
         "infinite" => TestpOp::Infinite,
@@ -237,7 +237,7 @@ pub fn testp(test: &str, ty: ScalarType) -> impl Fn(u64) -> bool {
 }
 
 /// `cvt` into a destination register of `dst_bits` bits (a signed integer result is sign-extended to it).
-pub fn cvt(
+pub(crate) fn cvt(
     dty: ScalarType,
     sty: ScalarType,
     rnd: Option<K>,
@@ -262,7 +262,7 @@ pub fn cvt(
 }
 
 /// A comparison of `setp`/`set`.
-pub fn compare(c: Cmp, ty: ScalarType) -> impl Fn(u64, u64) -> bool {
+pub(crate) fn compare(c: Cmp, ty: ScalarType) -> impl Fn(u64, u64) -> bool {
     let op = c;
     let t = numty(ty);
     move |a, b| cmp::compare(op, t, a, b)
@@ -270,7 +270,7 @@ pub fn compare(c: Cmp, ty: ScalarType) -> impl Fn(u64, u64) -> bool {
 
 /// Combines two predicate masks.
 #[inline]
-pub fn bool_mask(op: POp, a: u64, b: u64) -> u64 {
+pub(crate) fn bool_mask(op: POp, a: u64, b: u64) -> u64 {
     match op {
         POp::And => a & b,
         POp::Or => a | b,
@@ -279,7 +279,7 @@ pub fn bool_mask(op: POp, a: u64, b: u64) -> u64 {
 }
 
 /// The condition of `slct` (`c >= 0`) for the comparison type.
-pub fn slct_cond(sty: ScalarType) -> impl Fn(u64) -> bool {
+pub(crate) fn slct_cond(sty: ScalarType) -> impl Fn(u64) -> bool {
     let is_f = sty.is_float();
     move |c| {
         if is_f {
@@ -292,7 +292,7 @@ pub fn slct_cond(sty: ScalarType) -> impl Fn(u64) -> bool {
 
 /// The new memory value of an atomic.
 #[inline]
-pub fn atom(op: AtomOp, ty: ScalarType, old: u64, b: u64, c: u64) -> u64 {
+pub(crate) fn atom(op: AtomOp, ty: ScalarType, old: u64, b: u64, c: u64) -> u64 {
     let bits = ty.bits();
     let m = crate::types::full_mask(bits);
     if ty.is_float() {
@@ -350,7 +350,7 @@ pub fn atom(op: AtomOp, ty: ScalarType, old: u64, b: u64, c: u64) -> u64 {
 /// The source lane of a shuffle and whether it is in range (PTX `shfl` pseudo-code with `c` =
 /// `(segmask << 8) | clamp`).
 #[inline]
-pub fn shfl_lane(mode: ShflMode, lane: u32, b: u32, c: u32, w: u32) -> (u32, bool) {
+pub(crate) fn shfl_lane(mode: ShflMode, lane: u32, b: u32, c: u32, w: u32) -> (u32, bool) {
     let clamp = c & 0x1F;
     let segmask = (c >> 8) & 0x1F;
     let lane32 = lane & 31;
@@ -382,7 +382,7 @@ pub fn shfl_lane(mode: ShflMode, lane: u32, b: u32, c: u32, w: u32) -> (u32, boo
 }
 
 /// A `redux.sync` reduction over the member lanes' values.
-pub fn redux(op: ReduxOp, ty: ScalarType, vals: impl Iterator<Item = u64>) -> u64 {
+pub(crate) fn redux(op: ReduxOp, ty: ScalarType, vals: impl Iterator<Item = u64>) -> u64 {
     let t = ity(ty);
     let mut acc: Option<u64> = None;
     for v in vals {

@@ -9,7 +9,7 @@ use reconverge_ir::{
 
 /// How a test block ends.
 #[derive(Clone, Copy, Debug)]
-pub enum End<'a> {
+pub(crate) enum End<'a> {
     /// A straight-line instruction: falls through.
     Fall,
     /// No instruction at all: falls through.
@@ -48,7 +48,7 @@ fn inst(opcode: Opcode, guard: Option<Guard>) -> Inst {
 
 /// A kernel with the given blocks, in layout order (block `i` is `BlockId(i)`). Every non-empty block
 /// starts with a `mov`, then its ending instruction.
-pub fn func(blocks: &[(&str, End<'_>)]) -> Function {
+pub(crate) fn func(blocks: &[(&str, End<'_>)]) -> Function {
     let mut f = Function::new("k", FuncKind::Entry);
     f.has_body = true;
     let p = f.regs.push(RegDecl { name: "%p".into(), ty: ScalarType::Pred, vector: None });
@@ -113,11 +113,11 @@ pub fn func(blocks: &[(&str, End<'_>)]) -> Function {
 }
 
 /// The node of the block labelled `l`.
-pub fn node(f: &Function, l: &str) -> u32 {
+pub(crate) fn node(f: &Function, l: &str) -> u32 {
     f.block_by_label(l).unwrap_or_else(|| panic!("no block {l}")).as_u32()
 }
 
 /// The last instruction of the block labelled `l`.
-pub fn last_inst(f: &Function, l: &str) -> InstId {
+pub(crate) fn last_inst(f: &Function, l: &str) -> InstId {
     f.last_inst(f.block_by_label(l).expect("block exists")).expect("block is not empty")
 }

@@ -5,12 +5,12 @@ use std::path::PathBuf;
 use std::process::Command;
 
 /// The repository root.
-pub fn root() -> PathBuf {
+pub(crate) fn root() -> PathBuf {
     std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
 /// Runs `reconverge` from the repository root; returns (exit status, stdout, stderr).
-pub fn reconverge(args: &[&str]) -> (i32, String, String) {
+pub(crate) fn reconverge(args: &[&str]) -> (i32, String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_reconverge")).args(args).current_dir(root()).output().expect("runs");
     (
         out.status.code().unwrap_or(-1),
@@ -20,14 +20,14 @@ pub fn reconverge(args: &[&str]) -> (i32, String, String) {
 }
 
 /// Runs `reconverge`, asserts success, returns stdout.
-pub fn ok(args: &[&str]) -> String {
+pub(crate) fn ok(args: &[&str]) -> String {
     let (code, out, err) = reconverge(args);
     assert_eq!(code, 0, "reconverge {args:?} failed:\n{err}");
     out
 }
 
 /// A fresh directory under the system's temporary directory for this test process, named after `tag`.
-pub fn temp_dir(tag: &str) -> PathBuf {
+pub(crate) fn temp_dir(tag: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("reconverge-{tag}-{}", std::process::id()));
     std::fs::create_dir_all(&d).expect("temp dir");
     d

@@ -133,7 +133,7 @@ impl CtaMask {
 
 /// What a CTA-wide stack entry holds.
 #[derive(Clone, PartialEq, Eq, Debug)]
-pub struct EntryState {
+pub(crate) struct EntryState {
     /// Every thread of the entry.
     pub threads: CtaMask,
     /// Threads not yet in a dynamic warp: the compaction unit forms warps from them when the entry
@@ -315,7 +315,7 @@ counters! {
 }
 
 /// CAPRI's ratio: seed 002's "average prediction rate".
-pub const RATIOS: [Ratio; 1] = [Ratio {
+pub(crate) const RATIOS: [Ratio; 1] = [Ratio {
     name: "prediction_rate",
     num: "unnecessary_syncs_avoided",
     den: "unnecessary_syncs",

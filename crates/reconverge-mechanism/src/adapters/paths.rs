@@ -97,14 +97,14 @@ pub fn successors(p: &Path, mask: LaneMask, flow: &Flow, live: LaneMask) -> Resu
 
 /// A list holding one path: the warp's `live` lanes at `entry` (the start of every path list).
 #[inline]
-pub fn start(entry: Pc, live: LaneMask) -> Vec<Path> {
+pub(crate) fn start(entry: Pc, live: LaneMask) -> Vec<Path> {
     let mut v = Vec::with_capacity(8);
     v.push(Path { pc: entry, mask: live, depth: 0 });
     v
 }
 
 /// The path that issued, taken out of a list.
-pub struct Taken {
+pub(crate) struct Taken {
     /// Where it was.
     pub index: usize,
     /// Its lanes that did not issue (waiting at a barrier) and are still live, at the same place.
@@ -116,7 +116,13 @@ pub struct Taken {
 /// Removes the path that issued (`pc`, `mask`) from `list` and works out where its lanes go after
 /// `flow`; every list traversal starts its update with this.
 #[inline]
-pub fn take(list: &mut Vec<Path>, pc: Pc, mask: LaneMask, flow: &Flow, live: LaneMask) -> Result<Taken, MechError> {
+pub(crate) fn take(
+    list: &mut Vec<Path>,
+    pc: Pc,
+    mask: LaneMask,
+    flow: &Flow,
+    live: LaneMask,
+) -> Result<Taken, MechError> {
     let index = issued(list, pc, mask)?;
     let path = list.remove(index);
     let rest = path.mask & !mask & live;
@@ -127,13 +133,13 @@ pub fn take(list: &mut Vec<Path>, pc: Pc, mask: LaneMask, flow: &Flow, live: Lan
 /// The index of the path that issued (`pc`, `mask`) in `paths`: the last path at `pc` holding every
 /// issued lane (the active end of a stack).
 #[inline]
-pub fn issued(paths: &[Path], pc: Pc, mask: LaneMask) -> Result<usize, MechError> {
+pub(crate) fn issued(paths: &[Path], pc: Pc, mask: LaneMask) -> Result<usize, MechError> {
     paths.iter().rposition(|p| p.pc == pc && p.mask & mask == mask).ok_or(MechError::NotHeld("the path list"))
 }
 
 /// Removes the lanes not in `live` from every path and drops the paths left empty.
 #[inline]
-pub fn retain_live(paths: &mut Vec<Path>, live: LaneMask) {
+pub(crate) fn retain_live(paths: &mut Vec<Path>, live: LaneMask) {
     paths.retain_mut(|p| {
         p.mask &= live;
         p.mask != 0
@@ -142,7 +148,7 @@ pub fn retain_live(paths: &mut Vec<Path>, live: LaneMask) {
 
 /// The first path in `order` with a lane that may issue (live, not waiting at a barrier), and those lanes.
 #[inline]
-pub fn first_ready<'a>(
+pub(crate) fn first_ready<'a>(
     order: impl Iterator<Item = &'a Path>,
     live: LaneMask,
     blocked: LaneMask,
@@ -157,7 +163,7 @@ pub fn first_ready<'a>(
 /// only the path's pc, so a list traversal whose order compares places (pc, depth, thread count) keeps it
 /// where it is while it passes no other path.
 #[inline]
-pub fn clear_run<'a>(paths: impl IntoIterator<Item = &'a Path>, pc: Pc, mask: LaneMask, max: u32) -> u32 {
+pub(crate) fn clear_run<'a>(paths: impl IntoIterator<Item = &'a Path>, pc: Pc, mask: LaneMask, max: u32) -> u32 {
     let mut n = max;
     let mut mine = false;
     for q in paths {
@@ -179,7 +185,7 @@ pub fn clear_run<'a>(paths: impl IntoIterator<Item = &'a Path>, pc: Pc, mask: La
 
 /// Moves the path at `from` holding `mask` to `to` (the middle of a straight run, see [`clear_run`]).
 #[inline]
-pub fn skip(paths: &mut [Path], from: Pc, mask: LaneMask, to: Pc) -> Done {
+pub(crate) fn skip(paths: &mut [Path], from: Pc, mask: LaneMask, to: Pc) -> Done {
     match paths.iter_mut().find(|p| p.pc == from && p.mask == mask) {
         Some(p) => {
             p.pc = to;
@@ -193,7 +199,7 @@ pub fn skip(paths: &mut [Path], from: Pc, mask: LaneMask, to: Pc) -> Done {
 /// its first lane) may run up to the nearest pc ahead where another live lane at that depth waits, unless
 /// another live lane is at their place (it would split from them, adding a place).
 #[inline]
-pub fn clear_lanes(pcs: &[Pc], depths: &[u32], live: LaneMask, pc: Pc, mask: LaneMask, max: u32) -> u32 {
+pub(crate) fn clear_lanes(pcs: &[Pc], depths: &[u32], live: LaneMask, pc: Pc, mask: LaneMask, max: u32) -> u32 {
     let Some(l0) = crate::types::lanes(mask).next() else { return 1 };
     let d = depths[l0];
     if crate::types::lanes(mask).any(|l| pcs[l] != pc || depths[l] != d) {

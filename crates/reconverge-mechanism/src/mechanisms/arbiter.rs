@@ -119,7 +119,7 @@ impl WarpTracker for Arbiter {
 }
 
 /// The registry's facts of `arbiter`.
-pub const INFO: crate::Info = crate::Info::new(
+pub(crate) const INFO: crate::Info = crate::Info::new(
     "arbiter",
     crate::Scope::Warp,
     "a pc per thread and a reduction tree choosing maximum depth, then minimum pc (seed 003, section 3.1)",

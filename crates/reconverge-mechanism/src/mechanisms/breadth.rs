@@ -112,7 +112,7 @@ impl WarpTracker for Breadth {
 }
 
 /// The registry's facts of `breadth`.
-pub const INFO: crate::Info = crate::Info::new(
+pub(crate) const INFO: crate::Info = crate::Info::new(
     "breadth",
     crate::Scope::Warp,
     "breadth-first path traversal with synchronisation at safe points (seed 003, section 2.3)",

@@ -63,7 +63,7 @@ impl<const LIKELY: bool> CompactionPolicy for Capri<LIKELY> {
 }
 
 /// The registry's facts of `capri`.
-pub const INFO: crate::Info = crate::Info::new(
+pub(crate) const INFO: crate::Info = crate::Info::new(
     "capri",
     crate::Scope::Cta,
     "CAPRI (Rhu and Erez, ISCA 2012): thread block compaction where only branches predicted compaction-adequate wait",
@@ -77,7 +77,7 @@ pub const INFO: crate::Info = crate::Info::new(
 ]);
 
 /// The registry's facts of `capri:lpc`.
-pub const LIKELY_INFO: crate::Info =
+pub(crate) const LIKELY_INFO: crate::Info =
     crate::Info::new("capri:lpc", crate::Scope::Cta, "CAPRI with likely-convergence points")
         .outside_defaults()
         .storage(&[

@@ -169,7 +169,7 @@ impl SlotTracker for DualPath {
 }
 
 /// The registry's facts of `dual-path`.
-pub const INFO: crate::Info = crate::Info::new(
+pub(crate) const INFO: crate::Info = crate::Info::new(
     "dual-path",
     crate::Scope::Warp,
     "dual-path execution (Rhu and Erez, HPCA 2013): the stack's top entry holds two paths that both issue",

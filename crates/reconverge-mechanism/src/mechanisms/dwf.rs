@@ -770,11 +770,11 @@ impl<const SM_POOL: bool> Tracker for Dwf<SM_POOL> {
 }
 
 /// The registry's facts of `dwf`.
-pub const MAJORITY: crate::Info = crate::Info::new("dwf", crate::Scope::Sm, "dynamic warp formation (Fung et al., MICRO 2007): threads regrouped by pc in a warp pool per CTA, majority heuristic").aliases(&["dwf:majority"])
+pub(crate) const MAJORITY: crate::Info = crate::Info::new("dwf", crate::Scope::Sm, "dynamic warp formation (Fung et al., MICRO 2007): threads regrouped by pc in a warp pool per CTA, majority heuristic").aliases(&["dwf:majority"])
 .storage(STORAGE);
 
 /// The registry's facts of `dwf:minority`.
-pub const MINORITY: crate::Info = crate::Info::new(
+pub(crate) const MINORITY: crate::Info = crate::Info::new(
     "dwf:minority",
     crate::Scope::Sm,
     "dynamic warp formation, the pc with the fewest threads issues first",
@@ -783,13 +783,13 @@ pub const MINORITY: crate::Info = crate::Info::new(
 .storage(STORAGE);
 
 /// The registry's facts of `dwf:pc`.
-pub const PC: crate::Info =
+pub(crate) const PC: crate::Info =
     crate::Info::new("dwf:pc", crate::Scope::Sm, "dynamic warp formation, the lowest pc issues first")
         .outside_defaults()
         .storage(STORAGE);
 
 /// The registry's facts of `dwf:pdom`.
-pub const PDOM: crate::Info = crate::Info::new(
+pub(crate) const PDOM: crate::Info = crate::Info::new(
     "dwf:pdom",
     crate::Scope::Sm,
     "dynamic warp formation, post-dominator priority: threads that passed fewer reconvergence points first",
@@ -798,13 +798,13 @@ pub const PDOM: crate::Info = crate::Info::new(
 .storage(PDOM_STORAGE);
 
 /// The registry's facts of `dwf:fifo`.
-pub const FIFO: crate::Info =
+pub(crate) const FIFO: crate::Info =
     crate::Info::new("dwf:fifo", crate::Scope::Sm, "dynamic warp formation, the oldest pool warp issues first")
         .outside_defaults()
         .storage(STORAGE);
 
 /// The registry's facts of `dwf:sm`.
-pub const SM_POOL_INFO: crate::Info = crate::Info::new(
+pub(crate) const SM_POOL_INFO: crate::Info = crate::Info::new(
     "dwf:sm",
     crate::Scope::Sm,
     "dynamic warp formation with one warp pool for all the CTAs of an SM: threads of different CTAs share warps",

@@ -222,7 +222,7 @@ impl SlotTracker for Dws {
 }
 
 /// The registry's facts of `dws`.
-pub const INFO: crate::Info = crate::Info::new(
+pub(crate) const INFO: crate::Info = crate::Info::new(
     "dws",
     crate::Scope::Warp,
     "dynamic warp subdivision (Meng, Tarjan and Skadron, ISCA 2010): divergent branches split a warp into independently scheduled warp-splits that reconverge at the post-dominator",

@@ -210,7 +210,7 @@ impl WarpTracker for ForkJoin {
 }
 
 /// The registry's facts of `forkjoin`.
-pub const INFO: crate::Info = crate::Info::new(
+pub(crate) const INFO: crate::Info = crate::Info::new(
     "forkjoin",
     crate::Scope::Warp,
     "depth-first with stack-depth minimisation: compiler fork/join regions, minority path first (AMD GCN)",

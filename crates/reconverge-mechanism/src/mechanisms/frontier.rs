@@ -79,7 +79,7 @@ impl Order for ThreadFrontiers {
 }
 
 /// The registry's facts of `thread-frontiers`.
-pub const INFO: crate::Info = crate::Info::new(
+pub(crate) const INFO: crate::Info = crate::Info::new(
     "thread-frontiers",
     crate::Scope::Warp,
     "thread frontiers (Diamos et al., MICRO 2011): paths sorted by block priority, merging wherever they meet",

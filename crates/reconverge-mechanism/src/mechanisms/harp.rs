@@ -196,7 +196,7 @@ impl SlotTracker for Harp {
 }
 
 /// The registry's facts of `harp`.
-pub const INFO: crate::Info = crate::Info::new(
+pub(crate) const INFO: crate::Info = crate::Info::new(
     "harp",
     crate::Scope::Warp,
     "HARP (Lashgar, Khonsari and Baniasadi, TECS 2014): every path issues; convergence by associative lookup in a convergence barrier table",

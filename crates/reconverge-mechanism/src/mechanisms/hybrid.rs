@@ -220,7 +220,7 @@ impl WarpTracker for Hybrid {
 }
 
 /// The registry's facts of `hybrid`.
-pub const INFO: crate::Info = crate::Info::new(
+pub(crate) const INFO: crate::Info = crate::Info::new(
     "hybrid",
     crate::Scope::Warp,
     "structured control flow depth-first, unstructured breadth-first (seed 003, section 2.3)",

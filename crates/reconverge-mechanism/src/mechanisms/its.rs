@@ -339,7 +339,7 @@ impl WarpTracker for Its {
 }
 
 /// The registry's facts of `its`.
-pub const INFO: crate::Info = crate::Info::new(
+pub(crate) const INFO: crate::Info = crate::Info::new(
     "its",
     crate::Scope::Warp,
     "independent thread scheduling (Volta and later): per-thread pcs, compiler convergence barriers, yield",

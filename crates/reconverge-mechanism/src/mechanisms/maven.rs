@@ -203,7 +203,7 @@ impl<const TWO_STACKS: bool> WarpTracker for Maven<TWO_STACKS> {
 }
 
 /// The registry's facts of `maven:1-stack`.
-pub const ONE_STACK: crate::Info = crate::Info::new(
+pub(crate) const ONE_STACK: crate::Info = crate::Info::new(
     "maven:1-stack",
     crate::Scope::Warp,
     "Maven's shift register sorting the path list by minimum pc (seed 003, section 2.4)",
@@ -212,7 +212,7 @@ pub const ONE_STACK: crate::Info = crate::Info::new(
 .storage(&[shift_register("shift register")]);
 
 /// The registry's facts of `maven:2-stack`.
-pub const TWO_STACK: crate::Info = crate::Info::new(
+pub(crate) const TWO_STACK: crate::Info = crate::Info::new(
     "maven:2-stack",
     crate::Scope::Warp,
     "Maven's two sorted shift registers: back-edge paths wait for the forward ones (seed 003, section 2.4)",

@@ -267,7 +267,7 @@ impl Tracker for Mimd {
 }
 
 /// The registry's facts of `mimd`.
-pub const INFO: crate::Info = crate::Info::new(
+pub(crate) const INFO: crate::Info = crate::Info::new(
     "mimd",
     crate::Scope::Warp,
     "an upper bound, not a mechanism: every thread its own pc; a cycle fills W lanes from any pcs (Fung et al., MICRO 2007)",

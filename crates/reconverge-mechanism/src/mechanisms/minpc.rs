@@ -64,7 +64,7 @@ impl Order for MinPc {
 }
 
 /// The registry's facts of `minpc`.
-pub const INFO: crate::Info = crate::Info::new(
+pub(crate) const INFO: crate::Info = crate::Info::new(
     "minpc",
     crate::Scope::Warp,
     "depth-first path traversal, minimum pc first (seed 003, section 2.1)",

@@ -235,7 +235,7 @@ impl SlotTracker for MultiPath {
 }
 
 /// The registry's facts of `multi-path`.
-pub const INFO: crate::Info = crate::Info::new(
+pub(crate) const INFO: crate::Info = crate::Info::new(
     "multi-path",
     crate::Scope::Warp,
     "multi-path IPDOM (ElTantawy et al., HPCA 2014): every path of a split table issues",

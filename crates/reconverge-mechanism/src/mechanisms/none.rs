@@ -99,7 +99,7 @@ impl WarpTracker for NoReconvergence {
 }
 
 /// The registry's facts of `none`.
-pub const INFO: crate::Info = crate::Info::new(
+pub(crate) const INFO: crate::Info = crate::Info::new(
     "none",
     crate::Scope::Warp,
     "no reconvergence (GPGPU-Sim 2.x NO_RECONVERGE): split groups take turns until they exit",

@@ -62,7 +62,7 @@ impl WarpTracker for PdomStack {
 }
 
 /// The registry's facts of `pdom`.
-pub const INFO: crate::Info = crate::Info::new("pdom", crate::Scope::Warp, "the implicit per-warp reconvergence stack of GPGPU-Sim: reconverge at the immediate post-dominator of each divergent branch")
+pub(crate) const INFO: crate::Info = crate::Info::new("pdom", crate::Scope::Warp, "the implicit per-warp reconvergence stack of GPGPU-Sim: reconverge at the immediate post-dominator of each divergent branch")
 .storage(STORAGE);
 
 /// What `pdom` stores: a stack per warp (a call entry is told apart by its rpc, the callee's virtual exit,

@@ -83,7 +83,7 @@ counters! {
 
 /// The cycles of one scan: a comparator tree over `w` pcs has ⌈log2 w⌉ levels.
 #[inline]
-pub fn scan_cycles(w: u32) -> u32 {
+pub(crate) fn scan_cycles(w: u32) -> u32 {
     w.max(1).next_power_of_two().trailing_zeros()
 }
 
@@ -269,7 +269,7 @@ impl WarpTracker for RunnerUp {
 }
 
 /// The registry's facts of `runner-up`.
-pub const INFO: crate::Info = crate::Info::new(
+pub(crate) const INFO: crate::Info = crate::Info::new(
     "runner-up",
     crate::Scope::Warp,
     "per-thread pcs with current and runner-up execution position registers (seed 003, section 2.4)",

@@ -236,7 +236,7 @@ impl SlotTracker for Sbi {
 }
 
 /// The registry's facts of `sbi`.
-pub const INFO: crate::Info = crate::Info::new(
+pub(crate) const INFO: crate::Info = crate::Info::new(
     "sbi",
     crate::Scope::Warp,
     "simultaneous branch interweaving with constraints (Brunie, Collange and Diamos, ISCA 2012): a sorted path list whose two first paths issue, convergence within address intervals",

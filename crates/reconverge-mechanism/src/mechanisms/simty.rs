@@ -318,7 +318,7 @@ impl WarpTracker for Simty {
 }
 
 /// The registry's facts of `simty`.
-pub const INFO: crate::Info = crate::Info::new(
+pub(crate) const INFO: crate::Info = crate::Info::new(
     "simty",
     crate::Scope::Warp,
     "Simty's hot and cold context tables with the compact-sort unit (seed 003, section 3.2)",

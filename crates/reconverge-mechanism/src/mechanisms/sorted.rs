@@ -63,7 +63,7 @@ impl Order for Sorted {
 }
 
 /// The registry's facts of `sorted:minpc`.
-pub const MIN_PC: crate::Info = crate::Info::new(
+pub(crate) const MIN_PC: crate::Info = crate::Info::new(
     "sorted:minpc",
     crate::Scope::Warp,
     "a path list sorted by minimum pc, convergence at the head (seed 003, section 2.4)",
@@ -71,7 +71,7 @@ pub const MIN_PC: crate::Info = crate::Info::new(
 .storage(crate::storage::common::PATH_LIST);
 
 /// The registry's facts of `sorted:depth`.
-pub const DEPTH: crate::Info = crate::Info::new(
+pub(crate) const DEPTH: crate::Info = crate::Info::new(
     "sorted:depth",
     crate::Scope::Warp,
     "a path list sorted by call depth, then minimum pc (seed 003, section 2.4)",
@@ -80,7 +80,7 @@ pub const DEPTH: crate::Info = crate::Info::new(
 
 /// The registry's facts of `sorted:majority` (the priority, a thread count, is the mask's population:
 /// no field).
-pub const MAJORITY: crate::Info = crate::Info::new(
+pub(crate) const MAJORITY: crate::Info = crate::Info::new(
     "sorted:majority",
     crate::Scope::Warp,
     "a path list sorted by the most threads first (seed 003, section 2.4)",
@@ -88,7 +88,7 @@ pub const MAJORITY: crate::Info = crate::Info::new(
 .storage(crate::storage::common::PATH_LIST);
 
 /// The registry's facts of `sorted:minority`.
-pub const MINORITY: crate::Info = crate::Info::new(
+pub(crate) const MINORITY: crate::Info = crate::Info::new(
     "sorted:minority",
     crate::Scope::Warp,
     "a path list sorted by the fewest threads first (seed 003, section 2.4)",

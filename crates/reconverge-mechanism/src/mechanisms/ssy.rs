@@ -214,7 +214,7 @@ impl WarpTracker for SsyStack {
 }
 
 /// The registry's facts of `ssy`.
-pub const INFO: crate::Info = crate::Info::new(
+pub(crate) const INFO: crate::Info = crate::Info::new(
     "ssy",
     crate::Scope::Warp,
     "the explicit SSY/SYNC, PBK/BRK stack of seed 001, whose instructions a compiler pass inserts",

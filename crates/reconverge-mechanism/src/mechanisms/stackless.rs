@@ -180,7 +180,7 @@ impl WarpTracker for Stackless {
 }
 
 /// The registry's facts of `stackless`.
-pub const INFO: crate::Info = crate::Info::new(
+pub(crate) const INFO: crate::Info = crate::Info::new(
     "stackless",
     crate::Scope::Warp,
     "stackless SIMT (seed 004, section 5.2): per-thread pcs, compiler syncwarp at convergent blocks",
@@ -190,7 +190,7 @@ pub const INFO: crate::Info = crate::Info::new(
 .storage(STORAGE);
 
 /// The registry's facts of `stackless-dcp`.
-pub const DCP: crate::Info = crate::Info::new(
+pub(crate) const DCP: crate::Info = crate::Info::new(
     "stackless-dcp",
     crate::Scope::Warp,
     "stackless SIMT with dynamic convergence preservation: threads that branch alike stay together",

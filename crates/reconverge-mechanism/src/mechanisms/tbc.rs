@@ -35,7 +35,7 @@ impl<const LIKELY: bool> CompactionPolicy for Tbc<LIKELY> {
 }
 
 /// The registry's facts of `tbc`.
-pub const INFO: crate::Info = crate::Info::new("tbc", crate::Scope::Cta, "thread block compaction (Fung and Aamodt, HPCA 2011): a CTA-wide stack; warps wait at every branch and are compacted")
+pub(crate) const INFO: crate::Info = crate::Info::new("tbc", crate::Scope::Cta, "thread block compaction (Fung and Aamodt, HPCA 2011): a CTA-wide stack; warps wait at every branch and are compacted")
 .storage(&[
     crate::storage::common::CTA_STACK,
     crate::storage::common::CTA_STACK_POINTER,
@@ -44,7 +44,7 @@ pub const INFO: crate::Info = crate::Info::new("tbc", crate::Scope::Cta, "thread
 ]);
 
 /// The registry's facts of `tbc:lpc`.
-pub const LIKELY_INFO: crate::Info = crate::Info::new(
+pub(crate) const LIKELY_INFO: crate::Info = crate::Info::new(
     "tbc:lpc",
     crate::Scope::Cta,
     "thread block compaction with likely-convergence points: threads that stay in a loop meet at its continue point",

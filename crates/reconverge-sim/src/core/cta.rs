@@ -11,7 +11,7 @@ use crate::types::{full_mask, LaneMask, Pc};
 
 /// A device-function activation of one thread.
 #[derive(Clone, Debug)]
-pub struct CallFrame {
+pub(crate) struct CallFrame {
     /// Where the call returns.
     pub ret_pc: Pc,
     /// The call instruction (its `rets` say what to copy back).
@@ -26,7 +26,7 @@ pub struct CallFrame {
 
 /// Per-barrier state.
 #[derive(Clone, Debug, Default)]
-pub struct Barrier {
+pub(crate) struct Barrier {
     /// Warps (warp mode) or threads (thread mode) that have arrived.
     pub arrived: u32,
     /// Lanes waiting, per warp.
@@ -47,7 +47,7 @@ pub struct Barrier {
 
 /// One resident CTA.
 #[derive(Clone, Debug)]
-pub struct Cta {
+pub(crate) struct Cta {
     /// Block index.
     pub id: [u32; 3],
     /// Linear block index.
@@ -93,7 +93,7 @@ pub struct Cta {
 
 impl Cta {
     /// A fresh CTA for block `id` of a launch with `block` dimensions.
-    pub fn new(prog: &Program, id: [u32; 3], linear: u64, block: [u32; 3], w: u32, dynamic_shared: u32) -> Cta {
+    pub(crate) fn new(prog: &Program, id: [u32; 3], linear: u64, block: [u32; 3], w: u32, dynamic_shared: u32) -> Cta {
         let nthreads = block[0] * block[1] * block[2];
         let w = w as usize;
         let nwarps = (nthreads as usize).div_ceil(w) as u32;
@@ -142,7 +142,7 @@ impl Cta {
 
     /// The local memory of thread slot `t` (its kernel frame of zeros until it first writes).
     #[inline]
-    pub fn local(&self, t: usize) -> &[u8] {
+    pub(crate) fn local(&self, t: usize) -> &[u8] {
         match &self.local[t] {
             l if l.is_empty() => &self.zero_frame,
             l => l,
@@ -151,7 +151,7 @@ impl Cta {
 
     /// The local memory of thread slot `t`, for writing (at least its kernel frame).
     #[inline]
-    pub fn local_mut(&mut self, t: usize) -> &mut Vec<u8> {
+    pub(crate) fn local_mut(&mut self, t: usize) -> &mut Vec<u8> {
         let l = &mut self.local[t];
         if l.len() < self.zero_frame.len() {
             l.resize(self.zero_frame.len(), 0);
@@ -160,27 +160,27 @@ impl Cta {
     }
 
     /// Whether every thread has exited.
-    pub fn done(&self) -> bool {
+    pub(crate) fn done(&self) -> bool {
         self.live.iter().all(|&m| m == 0)
     }
 
     /// Live threads in the CTA.
-    pub fn live_threads(&self) -> u32 {
+    pub(crate) fn live_threads(&self) -> u32 {
         self.live.iter().map(|m| m.count_ones()).sum()
     }
 
     /// Live (not finished) warps.
-    pub fn live_warps(&self) -> u32 {
+    pub(crate) fn live_warps(&self) -> u32 {
         self.live.iter().filter(|&&m| m != 0).count() as u32
     }
 
     /// The thread index of lane `lane` of warp `warp`.
-    pub fn thread_index(&self, warp: u32, lane: usize) -> [u32; 3] {
+    pub(crate) fn thread_index(&self, warp: u32, lane: usize) -> [u32; 3] {
         self.tid[warp as usize * self.w + lane]
     }
 
     /// What mechanisms see of the CTA.
-    pub fn view(&self) -> CtaView<'_> {
+    pub(crate) fn view(&self) -> CtaView<'_> {
         CtaView { live: &self.live, blocked: &self.blocked, w: self.w as u32 }
     }
 }

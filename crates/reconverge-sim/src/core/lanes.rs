@@ -72,7 +72,7 @@ pub(crate) struct Mixed<'a> {
 
 impl<'a> Mixed<'a> {
     /// The slot table of `parts` at warp size `w`.
-    pub fn slot_table(parts: &[(u32, LaneMask)], w: usize) -> [u32; 64] {
+    pub(super) fn slot_table(parts: &[(u32, LaneMask)], w: usize) -> [u32; 64] {
         let mut slots = [0u32; 64];
         for &(warp, m) in parts {
             for l in lanes(m) {

@@ -5,7 +5,7 @@ use reconverge_suite::Manifest;
 use std::path::PathBuf;
 
 /// `kernels/` and its manifest.
-pub struct Suite {
+pub(crate) struct Suite {
     /// The kernel directory.
     pub dir: PathBuf,
     /// Its manifest.
@@ -14,7 +14,7 @@ pub struct Suite {
 
 impl Suite {
     /// Reads `kernels/manifest.toml`.
-    pub fn load() -> Suite {
+    pub(crate) fn load() -> Suite {
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../kernels");
         let text = std::fs::read_to_string(dir.join("manifest.toml")).expect("kernels/manifest.toml");
         let manifest = Manifest::parse(&text).expect("manifest parses");
@@ -22,7 +22,7 @@ impl Suite {
     }
 
     /// Reads a file named relative to `kernels/` (the suite's loader).
-    pub fn read(&self, p: &str) -> std::io::Result<Vec<u8>> {
+    pub(crate) fn read(&self, p: &str) -> std::io::Result<Vec<u8>> {
         std::fs::read(self.dir.join(p))
     }
 }

@@ -57,7 +57,7 @@ pub(crate) struct Front {
 
 impl Front {
     /// The front end `gpu` describes (inactive with a perfect instruction cache).
-    pub fn new(gpu: &GpuConfig) -> Result<Front, crate::error::StructureError> {
+    pub(super) fn new(gpu: &GpuConfig) -> Result<Front, crate::error::StructureError> {
         let f = &gpu.frontend;
         let icache = if f.enabled() { Some(Cache::new(gpu.icache_geometry())?) } else { None };
         Ok(Front {
@@ -76,7 +76,7 @@ impl Front {
     }
 
     /// Whether there is a front end at all.
-    pub fn enabled(&self) -> bool {
+    pub(super) fn enabled(&self) -> bool {
         self.icache.is_some()
     }
 
@@ -102,7 +102,7 @@ impl Front {
     /// Whether context `g` has the instruction at `pc` ready to issue at `now`: `Ok`, or the cycle it may
     /// (`u64::MAX`: when an instruction-cache miss returns). Asks for a fetch when the buffer does not hold
     /// `pc`.
-    pub fn check(&mut self, g: u32, pc: u32, now: u64) -> Result<(), u64> {
+    pub(super) fn check(&mut self, g: u32, pc: u32, now: u64) -> Result<(), u64> {
         if self.icache.is_none() {
             return Ok(());
         }
@@ -142,7 +142,7 @@ impl Front {
 
     /// The line at byte address `addr` arrived at `cycle`: fills the cache and the waiting contexts'
     /// buffers; appends the contexts whose readiness changed to `woken`.
-    pub fn fill(&mut self, addr: u64, cycle: u64, woken: &mut Vec<u32>) {
+    pub(super) fn fill(&mut self, addr: u64, cycle: u64, woken: &mut Vec<u32>) {
         let line = addr / self.line_bytes;
         if let Some(c) = self.icache.as_mut() {
             c.fill(line, cycle);
@@ -160,7 +160,7 @@ impl Front {
     }
 
     /// Context `g` issued the instruction at the head of its buffer.
-    pub fn consume(&mut self, g: u32) {
+    pub(super) fn consume(&mut self, g: u32) {
         if self.icache.is_none() {
             return;
         }
@@ -172,7 +172,7 @@ impl Front {
     }
 
     /// Contexts `range` belong to a new (or no) CTA: empty buffers.
-    pub fn reset(&mut self, range: std::ops::Range<usize>) {
+    pub(super) fn reset(&mut self, range: std::ops::Range<usize>) {
         let end = range.end.min(self.buffers.len());
         for b in self.buffers.get_mut(range.start.min(end)..end).into_iter().flatten() {
             *b = Buffer::default();

@@ -101,7 +101,7 @@ pub(crate) struct MemorySide {
 
 impl MemorySide {
     /// The memory side of an SM of `gpu`.
-    pub fn new(gpu: &GpuConfig) -> Result<MemorySide, crate::error::StructureError> {
+    pub(super) fn new(gpu: &GpuConfig) -> Result<MemorySide, crate::error::StructureError> {
         Ok(MemorySide {
             l1: Cache::new(gpu.l1_geometry())?,
             mshr: Mshr::new(gpu.l1.mshrs as usize, gpu.l1.mshr_merge as usize)?,
@@ -127,29 +127,29 @@ impl MemorySide {
     }
 
     /// Whether responses are still outstanding.
-    pub fn pending(&self) -> bool {
+    pub(super) fn pending(&self) -> bool {
         !self.inbox.is_empty() || !self.miss_queue.is_empty()
     }
 
     /// Whether loads wait for a free MSHR (memory instructions then stall).
-    pub fn miss_queue_full(&self) -> bool {
+    pub(super) fn miss_queue_full(&self) -> bool {
         !self.miss_queue.is_empty()
     }
 
     /// The cycle of the next response, if any.
-    pub fn next_response(&self) -> Option<u64> {
+    pub(super) fn next_response(&self) -> Option<u64> {
         self.inbox.peek().map(|r| r.0 .0)
     }
 
     /// Records the generation of the CTA that issued load `id`.
-    pub fn tag_generation(&mut self, id: usize, generation: u64) {
+    pub(super) fn tag_generation(&mut self, id: usize, generation: u64) {
         if let Some(Some(t)) = self.loads.get_mut(id) {
             t.generation = generation;
         }
     }
 
     /// Queues an L2 response arriving at `cycle`.
-    pub fn deliver(&mut self, cycle: u64, token: u64) {
+    pub(super) fn deliver(&mut self, cycle: u64, token: u64) {
         self.inbox.push(std::cmp::Reverse((cycle, token)));
     }
 
@@ -193,7 +193,7 @@ impl MemorySide {
 
     /// Asks the L2 at `cycle` for the instruction line at byte address `addr` (its response goes to
     /// [`MemorySide::inst_fills`]).
-    pub fn send_inst(&mut self, cycle: u64, addr: u64) {
+    pub(super) fn send_inst(&mut self, cycle: u64, addr: u64) {
         self.send(cycle, addr / self.line_bytes, 0, ReqKind::Read, Some(TOKEN_INST | addr));
     }
 
@@ -219,7 +219,7 @@ impl MemorySide {
 
     /// Takes the responses due at `now`: fills the L1, completes loads (appended to `done`), and retries
     /// misses that waited for an MSHR.
-    pub fn deliver_due(&mut self, now: u64, gpu: &GpuConfig, done: &mut Vec<LoadTrack>) {
+    pub(super) fn deliver_due(&mut self, now: u64, gpu: &GpuConfig, done: &mut Vec<LoadTrack>) {
         while let Some(&std::cmp::Reverse((cycle, token))) = self.inbox.peek() {
             if cycle > now {
                 break;
@@ -260,7 +260,7 @@ impl MemorySide {
     }
 
     /// Times the memory access `a` of the instruction just issued at `now` by `who`.
-    pub fn access(&mut self, a: &AccessLog, who: &Issuer<'_>, now: u64, gpu: &GpuConfig) -> AccessTiming {
+    pub(super) fn access(&mut self, a: &AccessLog, who: &Issuer<'_>, now: u64, gpu: &GpuConfig) -> AccessTiming {
         let lanes: SmallVec<[usize; 64]> = reconverge_program::lanes(a.mask).collect();
         let mut latency = 0u64;
         let mut occupancy = gpu.interval.mem;

@@ -27,7 +27,7 @@ pub(crate) struct Times {
 
 impl Times {
     /// `rows` rows for a CTA of `nwarps` warps of `w` threads, all zero.
-    pub fn new(rows: usize, nwarps: usize, w: usize) -> Times {
+    pub(super) fn new(rows: usize, nwarps: usize, w: usize) -> Times {
         let full = if w >= 64 { u64::MAX } else { (1u64 << w) - 1 };
         let n = rows * nwarps;
         Times { w, rows, nwarps, slot: vec![0; n * w], warp: vec![0; n], low: vec![0; n], full }
@@ -36,7 +36,7 @@ impl Times {
     /// The latest value over the lanes `hold` of the parts, or `None` when none exceeds `now` (the
     /// thread slots are ready at `now`).
     #[inline]
-    pub fn pending(&self, row: usize, parts: &[(u32, LaneMask)], hold: LaneMask, now: u64) -> Option<u64> {
+    pub(super) fn pending(&self, row: usize, parts: &[(u32, LaneMask)], hold: LaneMask, now: u64) -> Option<u64> {
         let mut worst: Option<u64> = None;
         for &(wi, m) in parts {
             let h = m & hold;
@@ -63,7 +63,7 @@ impl Times {
     /// Sets the value of the lanes `mask` of the parts (it may lower a value: the warp maximum then stays
     /// an upper bound until [`Times::refresh`]).
     #[inline]
-    pub fn set(&mut self, row: usize, parts: &[(u32, LaneMask)], mask: LaneMask, value: u64) {
+    pub(super) fn set(&mut self, row: usize, parts: &[(u32, LaneMask)], mask: LaneMask, value: u64) {
         for &(wi, m) in parts {
             let e = m & mask;
             if e == 0 {
@@ -91,7 +91,7 @@ impl Times {
 
     /// Raises the value of the lanes `mask` of the parts to at least `value`.
     #[inline]
-    pub fn raise(&mut self, row: usize, parts: &[(u32, LaneMask)], mask: LaneMask, value: u64) {
+    pub(super) fn raise(&mut self, row: usize, parts: &[(u32, LaneMask)], mask: LaneMask, value: u64) {
         for &(wi, m) in parts {
             let e = m & mask;
             if e == 0 {
@@ -124,7 +124,7 @@ impl Times {
     }
 
     /// Recomputes the warp bounds of the parts' warps in `row` (after values were lowered).
-    pub fn refresh(&mut self, row: usize, parts: &[(u32, LaneMask)]) {
+    pub(super) fn refresh(&mut self, row: usize, parts: &[(u32, LaneMask)]) {
         for &(wi, _) in parts {
             let wr = row * self.nwarps + wi as usize;
             let base = wr * self.w;
@@ -135,13 +135,13 @@ impl Times {
     }
 
     /// The largest value of `row` over the warps `warps` (a CTA's).
-    pub fn max_row(&self, row: usize, warps: Range<usize>) -> u64 {
+    pub(super) fn max_row(&self, row: usize, warps: Range<usize>) -> u64 {
         let r = row * self.nwarps;
         self.warp[r + warps.start..r + warps.end].iter().copied().max().unwrap_or(0)
     }
 
     /// Raises every thread of the warps `warps` (a CTA's) in `row` to at least `value`.
-    pub fn raise_all(&mut self, row: usize, warps: Range<usize>, value: u64) {
+    pub(super) fn raise_all(&mut self, row: usize, warps: Range<usize>, value: u64) {
         let r = row * self.nwarps;
         for s in &mut self.slot[(r + warps.start) * self.w..(r + warps.end) * self.w] {
             *s = (*s).max(value);
@@ -155,7 +155,7 @@ impl Times {
     }
 
     /// Makes room for `nwarps` warps per row, zeroing the warps `fresh` (a CTA launched into their slot).
-    pub fn cover(&mut self, nwarps: usize, fresh: Range<usize>) {
+    pub(super) fn cover(&mut self, nwarps: usize, fresh: Range<usize>) {
         if nwarps > self.nwarps {
             let rows = self.rows;
             let mut grown = Times::new(rows, nwarps, self.w);
@@ -180,15 +180,15 @@ impl Times {
 /// Rows of [`Times`] a thread has besides its registers.
 pub(crate) mod row {
     /// When the thread may issue again (pipeline: issue, branch and barrier latencies).
-    pub const READY: usize = 0;
+    pub(crate) const READY: usize = 0;
     /// Until when the divergence mechanism holds it.
-    pub const MECH: usize = 1;
+    pub(crate) const MECH: usize = 1;
     /// Until when a fence or a barrier release holds it (its global writes performed).
-    pub const FENCE: usize = 2;
+    pub(crate) const FENCE: usize = 2;
     /// When its global writes logged so far are performed.
-    pub const WRITES: usize = 3;
+    pub(crate) const WRITES: usize = 3;
     /// Rows in all.
-    pub const COUNT: usize = 4;
+    pub(crate) const COUNT: usize = 4;
 }
 
 /// The timing state of one resident CTA, or of every CTA of an SM whose mechanism regroups threads
@@ -213,7 +213,7 @@ pub(crate) struct CtaTimes {
 impl CtaTimes {
     /// Zeroed state for a CTA of `nwarps` warps of `w` threads and a program of `nregs` registers and
     /// `npreds` predicates.
-    pub fn new(nwarps: usize, w: usize, nregs: usize, npreds: usize) -> CtaTimes {
+    pub(super) fn new(nwarps: usize, w: usize, nregs: usize, npreds: usize) -> CtaTimes {
         CtaTimes {
             threads: Times::new(row::COUNT, nwarps, w),
             regs: Times::new(nregs.max(1), nwarps, w),
@@ -227,12 +227,12 @@ impl CtaTimes {
     }
 
     /// Its warps.
-    pub fn nwarps(&self) -> usize {
+    pub(super) fn nwarps(&self) -> usize {
         self.nwarps
     }
 
     /// Makes room for `nwarps` warps, zeroing the warps `fresh` (a CTA launched into their slot).
-    pub fn cover(&mut self, nwarps: usize, fresh: Range<usize>) {
+    pub(super) fn cover(&mut self, nwarps: usize, fresh: Range<usize>) {
         let nwarps = nwarps.max(self.nwarps);
         self.threads.cover(nwarps, fresh.clone());
         self.regs.cover(nwarps, fresh.clone());
@@ -259,13 +259,13 @@ impl CtaTimes {
 
     /// The latest predicate-scoreboard time of `p` over the parts' warps.
     #[inline]
-    pub fn pred(&self, p: u32, parts: &[(u32, LaneMask)]) -> u64 {
+    pub(super) fn pred(&self, p: u32, parts: &[(u32, LaneMask)]) -> u64 {
         parts.iter().map(|&(w, _)| self.preds[p as usize * self.nwarps + w as usize]).max().unwrap_or(0)
     }
 
     /// Sets predicate `p`'s scoreboard time for the parts' warps.
     #[inline]
-    pub fn set_pred(&mut self, p: u32, parts: &[(u32, LaneMask)], value: u64) {
+    pub(super) fn set_pred(&mut self, p: u32, parts: &[(u32, LaneMask)], value: u64) {
         for &(w, _) in parts {
             self.preds[p as usize * self.nwarps + w as usize] = value;
         }
@@ -273,14 +273,14 @@ impl CtaTimes {
 
     /// Whether any thread of `hold` has an outstanding load miss.
     #[inline]
-    pub fn missing(&self, parts: &[(u32, LaneMask)], hold: LaneMask) -> bool {
+    pub(super) fn missing(&self, parts: &[(u32, LaneMask)], hold: LaneMask) -> bool {
         parts.iter().any(|&(wi, m)| {
             self.misses_warp[wi as usize] > 0 && lanes(m & hold).any(|l| self.misses[wi as usize * self.w + l] > 0)
         })
     }
 
     /// Adds `delta` (±1) outstanding misses to the lanes `mask` of the parts.
-    pub fn add_misses(&mut self, parts: &[(u32, LaneMask)], mask: LaneMask, up: bool) {
+    pub(super) fn add_misses(&mut self, parts: &[(u32, LaneMask)], mask: LaneMask, up: bool) {
         for &(wi, m) in parts {
             for l in lanes(m & mask) {
                 let s = &mut self.misses[wi as usize * self.w + l];

@@ -103,7 +103,7 @@ pub(crate) struct Fixed {
 
 /// Scratch lane arrays, reused across instructions, and when an instruction iterates only its active
 /// lanes.
-pub struct Scratch {
+pub(super) struct Scratch {
     a: [u64; 64],
     b: [u64; 64],
     c: [u64; 64],
@@ -152,7 +152,7 @@ impl Scratch {
 
 /// A barrier arrival the machine must account for.
 #[derive(Clone, Debug, PartialEq)]
-pub struct BarrierArrival {
+pub(crate) struct BarrierArrival {
     /// Barrier id (0..16).
     pub id: u32,
     /// Thread count, if given.
@@ -166,7 +166,7 @@ pub struct BarrierArrival {
 }
 
 /// What an instruction did.
-pub struct Effects {
+pub(super) struct Effects {
     /// Control flow for the mechanism.
     pub flow: Flow,
     /// A barrier arrival, if the instruction was a barrier (boxed: rare, and every outcome is moved).
