@@ -4,7 +4,8 @@
 //!
 //! Each run checks the fixed seeds `0..200` and `RECONVERGE_DIFF_KERNELS` more (default 250) from a first
 //! seed that changes from run to run (the clock's), printed, so that runs over time cover new kernels while
-//! every run repeats the same known ones; `RECONVERGE_DIFF_SEED=S` repeats a run's changing part (the
+//! every run repeats the same known ones (and `FOUND_SEEDS`, clock-drawn seeds that once failed);
+//! `RECONVERGE_DIFF_SEED=S` repeats a run's changing part (the
 //! failure message names the seed too). `RECONVERGE_DIFF_DEPTH`, `RECONVERGE_DIFF_STMTS` and
 //! `RECONVERGE_DIFF_BUDGET` make the kernels larger (see [`options`]). A failing kernel's PTX is written to
 //! `target/diff-failures/seed-N.ptx`.
@@ -22,6 +23,11 @@ const WARP_SIZES: [u32; 5] = [4, 8, 16, 32, 64];
 
 /// The seeds every run checks.
 const FIXED_SEEDS: u64 = 200;
+
+/// Seeds drawn from the clock that once failed, kept so that they run every time: 502855389425 deadlocked
+/// `hybrid` at warp size 64 (a stack path parked at only one of several synchronisation points at its pc
+/// that expected its lanes).
+const FOUND_SEEDS: &[u64] = &[502_855_389_425];
 
 /// Warp instructions after which a simulator run counts as hung.
 const SIM_LIMIT: u64 = 20_000_000;
@@ -159,10 +165,10 @@ fn random_kernels_agree_with_the_reference() {
     let changing = env_u64("RECONVERGE_DIFF_KERNELS", 250);
     let first = changing_first_seed();
     eprintln!(
-        "differential: seeds 0..{FIXED_SEEDS} and {first}..{} (RECONVERGE_DIFF_SEED={first} repeats this run)",
+        "differential: seeds 0..{FIXED_SEEDS}, {FOUND_SEEDS:?} and {first}..{} (RECONVERGE_DIFF_SEED={first} repeats this run)",
         first + changing
     );
-    let seeds: Vec<u64> = (0..FIXED_SEEDS).chain(first..first + changing).collect();
+    let seeds: Vec<u64> = (0..FIXED_SEEDS).chain(FOUND_SEEDS.iter().copied()).chain(first..first + changing).collect();
     let n = seeds.len() as u64;
     let opts = options();
     let next = AtomicU64::new(0);
@@ -192,7 +198,8 @@ fn random_kernels_agree_with_the_reference() {
     let mut failures = failures.into_inner().unwrap_or_else(|e| e.into_inner());
     failures.sort();
     eprintln!(
-        "{n} kernels (seeds 0..{FIXED_SEEDS}, {first}..): {} reference thread instructions, {} failures, {:.1?}",
+        "{n} kernels (seeds 0..{FIXED_SEEDS}, {FOUND_SEEDS:?}, {first}..): {} reference thread instructions, {} \
+         failures, {:.1?}",
         instructions.load(Ordering::Relaxed),
         failures.len(),
         start.elapsed()

@@ -189,7 +189,10 @@ impl WarpTracker for Hybrid {
             ctx.count(HybridCounter::Swaps, placed.swaps);
             ctx.count(HybridCounter::Merges, placed.merges);
         }
-        park(&mut st.breadth.syncs, &mut st.stack, ctx);
+        // A path parks at one synchronisation point per call; several open points at its place may each
+        // expect some of its lanes (the same branch, diverging again on other paths), so it parks until
+        // none takes a lane. Lanes that walked on past a point expecting them would leave it waiting forever.
+        while park(&mut st.breadth.syncs, &mut st.stack, ctx) {}
         st.unstack(at, ctx);
         st.breadth.synchronize(live, ctx);
         Ok(())
