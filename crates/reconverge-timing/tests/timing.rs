@@ -86,3 +86,36 @@ fn results_and_statistics_do_not_depend_on_host_threads() {
         assert_eq!(r.run.buffers, runs[0].run.buffers);
     }
 }
+
+/// Collatz step counts of 1..=n, as the kernel computes them.
+fn collatz_steps(n: u32) -> Vec<u32> {
+    (1..=n)
+        .map(|mut x| {
+            let mut steps = 0;
+            while x > 1 {
+                x = if x.is_multiple_of(2) { x / 2 } else { 3 * x + 1 };
+                steps += 1;
+            }
+            steps
+        })
+        .collect()
+}
+
+#[test]
+fn mimd_bounds_pdom_and_dwf_on_an_alu_bound_divergent_loop() {
+    // 8 CTAs of 256 threads on the GTX 480: one CTA on each of 8 SMs, parity divergence every iteration.
+    let launch = LaunchConfig { grid: [8, 1, 1], block: [256, 1, 1], ..LaunchConfig::default() };
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/collatz.ptx");
+    let want = collatz_steps(8 * 256);
+    let mut cycles = Vec::new();
+    for mech in ["pdom", "dwf", "mimd"].map(|n| Mechanism::from_name(n).expect("registered")) {
+        let args = vec![Arg::Buffer(Buffer::zeros(Dtype::U32, want.len()))];
+        let r = run_timed(&load(path, mech), &launch, &GpuConfig::gtx480(), args, ONE_THREAD);
+        assert!(r.run.error.is_none(), "{mech}: {:?}", r.run.error);
+        let out = r.run.buffers[0].as_ref().expect("out");
+        assert!((0..want.len()).all(|t| out.bits(t) as u32 == want[t]), "{mech}: wrong step counts");
+        cycles.push((mech, r.timing.cycles));
+    }
+    let mimd = cycles[2].1;
+    assert!(mimd <= cycles[0].1 && mimd <= cycles[1].1, "the MIMD bound is slower: {cycles:?}");
+}

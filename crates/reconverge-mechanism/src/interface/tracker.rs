@@ -424,8 +424,9 @@ pub trait Tracker: Sync {
     /// issue several ready groups (of any of its warps, in its policy's order after the last issued) while
     /// their active lanes sum to at most the warp size and they go to the same functional unit, which they
     /// occupy once, as one warp instruction would (GPGPU-Sim 2.x's MIMD idealisation: the same issue
-    /// width, any pcs). Only the `mimd` bound sets it; every other mechanism issues one group per
-    /// scheduler per cycle.
+    /// width, any pcs), and every group fetches its own instructions, any number in one cycle (a pc per
+    /// thread fetches per thread). Only the `mimd` bound sets it; every other mechanism issues one group
+    /// per scheduler per cycle through the SM's one fetch a cycle.
     const LANE_PACKED: bool = false;
     /// Counters the mechanism keeps.
     const COUNTERS: &'static [Counter] = &[];

@@ -45,6 +45,10 @@ pub(crate) struct Front {
     buffers: Vec<Buffer>,
     /// The first cycle the fetch unit is free.
     fetch_free: u64,
+    /// Whether every context fetches for itself, any number in one cycle (a machine with a pc per thread,
+    /// the lane-packed bound: [`reconverge_mechanism::Tracker::LANE_PACKED`]); otherwise the SM's one fetch
+    /// unit takes one request per cycle.
+    fetch_per_context: bool,
     /// Lines in flight and the contexts waiting for each.
     pending: Vec<(u64, SmallVec<[u32; 4]>)>,
     /// Lines to request from the L2: (cycle, byte address).
@@ -56,8 +60,9 @@ pub(crate) struct Front {
 }
 
 impl Front {
-    /// The front end `gpu` describes (inactive with a perfect instruction cache).
-    pub(super) fn new(gpu: &GpuConfig) -> Result<Front, crate::error::StructureError> {
+    /// The front end `gpu` describes (inactive with a perfect instruction cache); `fetch_per_context` lifts
+    /// the one-fetch-per-cycle limit (each context fetches for itself).
+    pub(super) fn new(gpu: &GpuConfig, fetch_per_context: bool) -> Result<Front, crate::error::StructureError> {
         let f = &gpu.frontend;
         let icache = if f.enabled() { Some(Cache::new(gpu.icache_geometry())?) } else { None };
         Ok(Front {
@@ -68,6 +73,7 @@ impl Front {
             decode: f.decode_latency,
             buffers: Vec::new(),
             fetch_free: 0,
+            fetch_per_context,
             pending: Vec::new(),
             requests: Vec::new(),
             fetches: 0,
@@ -118,7 +124,7 @@ impl Front {
 
     /// A fetch of `pc` for context `g`, asked at `now`.
     fn fetch(&mut self, g: u32, pc: u32, now: u64) -> Result<(), u64> {
-        let at = self.fetch_free.max(now);
+        let at = if self.fetch_per_context { now } else { self.fetch_free.max(now) };
         self.fetch_free = at + 1;
         self.fetches += 1;
         let line = self.line_of(pc);
@@ -190,7 +196,7 @@ mod tests {
     fn front() -> Front {
         let mut gpu = GpuConfig::gtx480();
         gpu.frontend.icache_size = 2048;
-        Front::new(&gpu).expect("front")
+        Front::new(&gpu, false).expect("front")
     }
 
     #[test]
@@ -216,6 +222,24 @@ mod tests {
         assert_eq!(f.check(1, 3, 103), Ok(()));
         // A taken branch: the buffer holds pc 2, the context goes to pc 40 (another line: a miss).
         assert_eq!(f.check(0, 40, 105), Err(u64::MAX));
+    }
+
+    #[test]
+    fn fetching_per_context_takes_any_number_of_fetches_in_a_cycle() {
+        let mut gpu = GpuConfig::gtx480();
+        gpu.frontend.icache_size = 2048;
+        let (mut shared, mut own) = (front(), Front::new(&gpu, true).expect("front"));
+        let mut woken = Vec::new();
+        for f in [&mut shared, &mut own] {
+            assert!(f.check(0, 0, 10).is_err(), "a cold miss");
+            let (_, addr) = f.requests[0];
+            f.fill(addr, 100, &mut woken);
+            f.check(0, 0, 101).ok();
+        }
+        // Three contexts ask at cycle 200 for pcs of the cached line.
+        let ready = |f: &mut Front| [1u32, 2, 3].map(|g| f.check(g, g, 200));
+        assert_eq!(ready(&mut shared), [Err(202), Err(203), Err(204)], "one fetch per cycle for the SM");
+        assert_eq!(ready(&mut own), [Err(202), Err(202), Err(202)], "every context fetches for itself");
     }
 
     #[test]

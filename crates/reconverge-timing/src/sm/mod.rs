@@ -234,7 +234,7 @@ impl<'a, T: Tracker> Sm<'a, T> {
             shared_warps: true,
             trace: None,
             timings: scalar_unit_timings(op_timings(prog, gpu), prog, gpu),
-            front: front::Front::new(gpu)?,
+            front: front::Front::new(gpu, T::LANE_PACKED)?,
             wpc: nthreads.div_ceil(launch.warp_size.max(1)) as usize,
             sm_times: T::SM_POOL
                 .then(|| CtaTimes::new(0, launch.warp_size as usize, prog.nregs as usize, prog.npreds as usize)),
