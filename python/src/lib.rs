@@ -208,13 +208,15 @@ impl PyModuleHandle {
         let opts =
             DecodeOptions { file: self.name.clone(), source: Some(self.ptx.clone()), scalarize, ..Default::default() };
         let kernel = kernel.map(|k| self.kernel_name(k));
-        reconverge_sim::load(&self.module, kernel.as_deref(), mech, &opts).map_err(|e| match e {
+        let loaded = reconverge_sim::load(&self.module, kernel.as_deref(), mech, &opts).map_err(|e| match e {
             reconverge_program::DecodeError::AmbiguousKernel { available } => invalid(format!(
                 "{}: the module defines several kernels ({available}); name one: module.get_function(name)",
                 self.name
             )),
             e => invalid(format!("{}: {e}", self.name)),
-        })
+        })?;
+        let name = loaded.program().kernel_name().to_string();
+        Ok(loaded.with_allocated_registers(reconverge_nvrtc::ptxas::kernel_registers(&self.ptx, &name)))
     }
 
     /// The PTX name of the kernel `query` names, where only its short name names it: a template

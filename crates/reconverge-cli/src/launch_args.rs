@@ -302,6 +302,11 @@ impl LaunchArgs {
             &DecodeOptions { file: me.file.clone(), source: Some(loaded.ptx.clone()), scalarize, ..Default::default() },
         )
         .map_err(|e| Failure::input(format!("{}: {e}", me.file)))?;
+        // The timing model charges the registers ptxas allocates (functional runs need none).
+        let registers = gpu
+            .as_ref()
+            .and_then(|_| reconverge_nvrtc::ptxas::kernel_registers(&loaded.ptx, kernel.program().kernel_name()));
+        let kernel = kernel.with_allocated_registers(registers);
         let max_memory = match &me.max_memory {
             Some(t) => bytes("max-memory", t)?,
             None => default_max_memory(),

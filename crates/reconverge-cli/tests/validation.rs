@@ -23,3 +23,35 @@ fn presets_stay_calibrated_against_gpgpusim() {
         "{text}"
     );
 }
+
+/// `run --json`'s occupancy for the validation set's `conv1d` (256 threads per CTA) on the GTX 480, with
+/// the environment variable `RECONVERGE_PTXAS` set to `value` (unset when `None`).
+fn conv1d_occupancy(value: Option<&str>) -> serde_json::Value {
+    let dir = common::root().join("kernels/validation");
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_reconverge"));
+    cmd.current_dir(&dir).args(["run", "ptx/conv1d.ptx", "--kernel", "conv1d", "--grid", "256", "--block", "256"]);
+    cmd.args(["--arg", "rand:f32:65536:22", "--arg", "rand:f32:17:23", "--arg", "zeros:f32:65536", "--arg", "65536"]);
+    cmd.arg("--json");
+    match value {
+        Some(v) => cmd.env("RECONVERGE_PTXAS", v),
+        None => cmd.env_remove("RECONVERGE_PTXAS"),
+    };
+    let out = cmd.output().expect("runs");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    v["occupancy"].clone()
+}
+
+/// Registers per thread come from `ptxas -v`, as GPGPU-Sim takes them (CI installs CUDA 11.8's ptxas, the
+/// one that assembles these `sm_35` modules); `RECONVERGE_PTXAS=off` gives the PTX estimate, which holds
+/// half the CTAs.
+#[test]
+fn registers_per_thread_come_from_ptxas() {
+    let o = conv1d_occupancy(None);
+    assert_eq!(o["registers_from"], "ptxas", "{o}");
+    assert_eq!(o["ptxas"], "11.8 sm_35", "{o}");
+    assert_eq!((o["registers_per_thread"].as_u64(), o["resident_ctas"].as_u64()), (Some(27), Some(4)), "{o}");
+    let est = conv1d_occupancy(Some("off"));
+    assert_eq!(est["registers_from"], "estimate", "{est}");
+    assert_eq!((est["registers_per_thread"].as_u64(), est["resident_ctas"].as_u64()), (Some(63), Some(2)), "{est}");
+}

@@ -64,7 +64,7 @@ impl Runtime {
         let Some(module) = self.modules.get_mut(k.module) else {
             return LaunchEnd::Returned(self.fail(cuda::INVALID_DEVICE_FUNCTION));
         };
-        let loaded = match module.kernel(&k.name, &settings) {
+        let loaded = match module.launch_kernel(&k.name, &settings) {
             Ok(l) => l.clone(),
             Err(e) => {
                 eprintln!("reconverge: {e}");

@@ -112,6 +112,8 @@ pub struct ModuleImage {
     /// Kernels decoded so far, by PTX name.
     /// (Shared, so a launch holds its kernel without copying the program.)
     kernels: HashMap<String, Arc<Loaded>>,
+    /// Kernels whose registers ptxas was asked for ([`ModuleImage::launch_kernel`]).
+    asked_ptxas: std::collections::HashSet<String>,
 }
 
 impl ModuleImage {
@@ -126,7 +128,15 @@ impl ModuleImage {
         settings: &Settings,
         budget: u64,
     ) -> Result<ModuleImage, ModuleError> {
-        let mut image = ModuleImage { label, ptx, ir, consts: Vec::new(), vars: Vec::new(), kernels: HashMap::new() };
+        let mut image = ModuleImage {
+            label,
+            ptx,
+            ir,
+            consts: Vec::new(),
+            vars: Vec::new(),
+            kernels: HashMap::new(),
+            asked_ptxas: Default::default(),
+        };
         let Some(first) = image.ir.kernels().next() else { return Ok(image) };
         let name = image.ir.functions[first].name.clone();
         let prog = image.kernel(&name, settings)?.program().clone();
@@ -195,6 +205,19 @@ impl ModuleImage {
             }
         }
         Ok(slot.insert(Arc::new(loaded)))
+    }
+
+    /// [`ModuleImage::kernel`] for a launch: under the timing model, with the registers `ptxas -v`
+    /// allocates for it (asked at its first timed launch, never while the program registers its device
+    /// code before `main`, whose heap a child process would disturb).
+    pub fn launch_kernel(&mut self, name: &str, settings: &Settings) -> Result<&Arc<Loaded>, ModuleError> {
+        let loaded = Arc::clone(self.kernel(name, settings)?);
+        if settings.gpu.is_some() && self.asked_ptxas.insert(name.to_string()) {
+            let registers = reconverge_nvrtc::ptxas::kernel_registers(&self.ptx, name);
+            let with = Arc::new((*loaded).clone().with_allocated_registers(registers));
+            self.kernels.insert(name.to_string(), with);
+        }
+        self.kernel(name, settings)
     }
 }
 

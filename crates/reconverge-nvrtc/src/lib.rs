@@ -7,6 +7,8 @@
 //! found the same way, so `#include <cooperative_groups.h>` works without flags.
 #![deny(missing_docs)]
 
+pub mod ptxas;
+
 use anyhow::{anyhow, bail, Context, Result};
 use std::ffi::{c_char, c_int, CStr, CString};
 use std::path::PathBuf;
@@ -22,7 +24,7 @@ or point RECONVERGE_NVRTC at libnvrtc.so.12. Or compile the kernel to PTX yourse
 /// Python `site-packages` directories that may hold NVIDIA's PyPI wheels (`nvidia/cuda_nvrtc`,
 /// `nvidia/cuda_runtime`, `nvidia/cuda_cccl`): the repository's `.tools/cuda` environment (made by
 /// `scripts/gen_ptx.py`) and the site-packages of `python3`.
-fn site_packages() -> Vec<PathBuf> {
+pub(crate) fn site_packages() -> Vec<PathBuf> {
     let mut roots = vec![PathBuf::from(".tools/cuda")];
     if let Ok(exe) = std::env::current_exe() {
         // target/{debug,release}/reconverge → repository root

@@ -834,6 +834,21 @@ pub struct Program {
     pub file: String,
     /// `.file` index → CUDA file name.
     pub src_files: Vec<(u32, String)>,
+    /// The registers per thread NVIDIA's assembler allocated for the kernel, when a front end asked it
+    /// (`reconverge_nvrtc::ptxas`); the timing model charges these rather than its estimate from the
+    /// PTX's register declarations.
+    pub allocated_registers: Option<RegisterAllocation>,
+}
+
+/// The registers per thread `ptxas -v` reported for a kernel, and for what.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RegisterAllocation {
+    /// Registers per thread.
+    pub per_thread: u32,
+    /// The architecture assembled for (`sm_N`'s N).
+    pub arch: u32,
+    /// The ptxas release (`11.8`).
+    pub release: String,
 }
 
 impl Program {

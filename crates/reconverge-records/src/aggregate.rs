@@ -177,6 +177,7 @@ pub static KINDS: &[(&str, Kind)] = &[
     ("sm_cycles", Kind::Elementwise),
     ("epochs", Kind::Sum),
     ("epoch_cycles", Kind::Last),
+    ("occupancy", Kind::Last),
     ("config", Kind::Last),
     (LAUNCHES, Kind::Sum),
     (HIDDEN, Kind::Object),

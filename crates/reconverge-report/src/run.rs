@@ -279,11 +279,22 @@ pub fn run_json_timed(
         obj.insert("sm_cycles".into(), serde_json::to_value(&t.sm_cycles).unwrap_or_default());
         obj.insert("epochs".into(), t.epochs.into());
         obj.insert("epoch_cycles".into(), t.epoch_cycles.into());
+        obj.insert("occupancy".into(), serde_json::to_value(&t.occupancy).unwrap_or_default());
     }
     if let (Some(g), Some(obj)) = (gpu, v.as_object_mut()) {
         obj.insert("config".into(), serde_json::to_value(g).unwrap_or_default());
     }
     v
+}
+
+/// `8 CTAs/SM, 20 registers/thread (ptxas 11.8 sm_35)`.
+fn occupancy_text(o: &reconverge_timing::Occupancy) -> String {
+    let from = match o.registers_from {
+        reconverge_timing::RegisterSource::Ptxas => format!("ptxas {}", o.ptxas),
+        reconverge_timing::RegisterSource::Estimate => "estimated from the PTX".into(),
+        reconverge_timing::RegisterSource::Configuration => "fixed by the configuration".into(),
+    };
+    format!("{} CTAs/SM, {} registers/thread ({from})", o.resident_ctas, o.registers_per_thread)
 }
 
 /// The readable summary of the timing statistics.
@@ -297,6 +308,7 @@ pub fn timing_text(t: &reconverge_timing::TimingStats, g: &reconverge_timing::Gp
         ("GPU", format!("{} ({} SMs, {} schedulers/SM)", g.name, g.num_sms, g.sm.schedulers)),
         ("cycles", t.cycles.to_string()),
         ("IPC", format!("{:.3}", t.ipc())),
+        ("occupancy", occupancy_text(&t.occupancy)),
         ("issue slot use", format!("{:.1}%", 100.0 * t.issue_utilization())),
         (
             "issued while another path waited",

@@ -62,6 +62,18 @@ impl Loaded {
         self.program
     }
 
+    /// The same kernel with the registers per thread NVIDIA's assembler allocated for it, which the
+    /// timing model charges rather than its estimate.
+    /// `allocation` is `(registers per thread, architecture, ptxas release)`, as
+    /// `reconverge_nvrtc::ptxas::kernel_registers` gives it; `None` keeps the kernel as it is.
+    pub fn with_allocated_registers(mut self, allocation: Option<(u32, u32, String)>) -> Loaded {
+        if let Some((per_thread, arch, release)) = allocation {
+            self.program.allocated_registers =
+                Some(reconverge_program::program::RegisterAllocation { per_thread, arch, release });
+        }
+        self
+    }
+
     /// The same kernel under the same mechanism with DWF's look-up table `lut` (a parameter of the
     /// mechanism that changes neither the compiler pass nor the reconvergence points; other mechanisms
     /// ignore it, as [`Mechanism::with_lut`] does).

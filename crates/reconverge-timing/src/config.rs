@@ -95,10 +95,11 @@ pub struct SmConfig {
     pub registers: u32,
     /// Shared memory per SM, bytes.
     pub shared_memory: u32,
-    /// Registers a thread may use; the kernel's register demand is its PTX register count (64-bit registers
-    /// count twice) capped at this value, unless `regs_per_thread` fixes it.
+    /// Registers a thread may use; the kernel's register demand is what `ptxas -v` allocated when a front
+    /// end asked it, else its PTX register count (64-bit registers count twice), capped at this value,
+    /// unless `regs_per_thread` fixes it.
     pub max_regs_per_thread: u32,
-    /// Fixed registers per thread (e.g. from `ptxas -v`); 0 = estimate from the PTX.
+    /// Fixed registers per thread for every kernel; 0 = the kernel's own (ptxas's, else the estimate).
     pub regs_per_thread: u32,
     /// Warp schedulers per SM; warp `w` belongs to scheduler `w mod schedulers`; each issues at most one
     /// instruction per cycle.
@@ -938,16 +939,31 @@ impl GpuConfig {
     /// the scalar unit's own register file (`ScalarPlan::scalar_reg_words`: registers every definition of
     /// which is a scalar instruction), so more CTAs may fit; a fixed `regs_per_thread` is taken as given.
     pub fn registers_per_thread(&self, prog: &reconverge_program::Program) -> u32 {
+        let cap = self.sm.max_regs_per_thread.max(1);
+        match self.register_source(prog) {
+            RegisterSource::Configuration => return self.sm.regs_per_thread,
+            RegisterSource::Ptxas => {
+                return prog.allocated_registers.as_ref().map_or(1, |a| a.per_thread).clamp(1, cap);
+            }
+            RegisterSource::Estimate => {}
+        }
         let words = prog.functions.first().map_or(1, |f| f.reg_words);
         let scalar = match (self.sm.dispatch, &prog.scalar) {
             (Dispatch::ScalarUnit, Some(plan)) => plan.scalar_reg_words,
             _ => 0,
         };
-        let est = words.saturating_sub(scalar).clamp(1, self.sm.max_regs_per_thread.max(1));
+        words.saturating_sub(scalar).clamp(1, cap)
+    }
+
+    /// Where [`GpuConfig::registers_per_thread`] takes `prog`'s count from: a fixed `regs_per_thread`,
+    /// else ptxas's allocation when the program carries one, else the estimate.
+    pub fn register_source(&self, prog: &reconverge_program::Program) -> RegisterSource {
         if self.sm.regs_per_thread > 0 {
-            self.sm.regs_per_thread
+            RegisterSource::Configuration
+        } else if prog.allocated_registers.is_some() {
+            RegisterSource::Ptxas
         } else {
-            est
+            RegisterSource::Estimate
         }
     }
 
@@ -1100,6 +1116,21 @@ fn merge(into: &mut toml::Table, from: toml::Table) {
             }
         }
     }
+}
+
+/// Where the registers per thread the timing model charges a kernel come from.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RegisterSource {
+    /// The kernel's PTX register declarations (64-bit registers count twice), capped at
+    /// `max_regs_per_thread`: several times what a compiler allocates.
+    #[default]
+    Estimate,
+    /// NVIDIA's `ptxas -v` for the module's target, as GPGPU-Sim takes them (capped at
+    /// `max_regs_per_thread`).
+    Ptxas,
+    /// The configuration's fixed `regs_per_thread`.
+    Configuration,
 }
 
 #[cfg(test)]

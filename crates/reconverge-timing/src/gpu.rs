@@ -200,7 +200,8 @@ fn run_with<T: Tracker>(
         ))));
     }
     let epoch = (gpu.l1.hit_latency + gpu.l2.hit_latency).max(1);
-    let mut timing = TimingStats { epoch_cycles: epoch, ..TimingStats::default() };
+    let mut timing =
+        TimingStats { epoch_cycles: epoch, occupancy: occupancy(gpu, prog, launch), ..TimingStats::default() };
     let error = epochs(&mut sms, &mut l2, dev, launch, gpu, bounds, &mut timing);
     let stats = collect(&sms, &l2, gpu, launch, prog, &mut timing);
     let timeline = match trace {
@@ -390,6 +391,22 @@ fn serve_l2<T: Tracker>(sms: &mut [Sm<'_, T>], l2: &mut L2Dram, gpu: &GpuConfig,
             None if r.kind == ReqKind::Write => sms[i].last_store_ack = sms[i].last_store_ack.max(done),
             None => {}
         }
+    }
+}
+
+/// The launch's occupancy: CTAs per SM and the registers behind it.
+fn occupancy(gpu: &GpuConfig, prog: &Program, launch: &LaunchConfig) -> crate::stats::Occupancy {
+    let threads = launch.block.iter().product::<u32>();
+    let source = gpu.register_source(prog);
+    let ptxas = match (&prog.allocated_registers, source) {
+        (Some(a), crate::config::RegisterSource::Ptxas) => format!("{} sm_{}", a.release, a.arch),
+        _ => String::new(),
+    };
+    crate::stats::Occupancy {
+        resident_ctas: gpu.resident_ctas(prog, threads, launch.warp_size, launch.dynamic_shared),
+        registers_per_thread: gpu.launch_registers_per_thread(prog, threads, launch.warp_size),
+        registers_from: source,
+        ptxas,
     }
 }
 

@@ -30,8 +30,9 @@ pub mod stats;
 pub mod trace;
 
 pub use config::{
-    ConstCacheConfig, Dispatch, FrontendConfig, GpuConfig, LaunchCostConfig, OpcodeConfig, SchedulerPolicy, PRESETS,
+    ConstCacheConfig, Dispatch, FrontendConfig, GpuConfig, LaunchCostConfig, OpcodeConfig, RegisterSource,
+    SchedulerPolicy, PRESETS,
 };
 pub use gpu::{run_timed, run_timed_resident, run_timed_traced, TimedOptions, TimedResult};
-pub use stats::TimingStats;
+pub use stats::{Occupancy, TimingStats};
 pub use trace::{Timeline, TraceEvent, TraceSpec};

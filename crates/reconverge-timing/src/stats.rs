@@ -81,6 +81,22 @@ pub struct TimingStats {
     pub epochs: u64,
     /// The epoch length, cycles.
     pub epoch_cycles: u64,
+    /// How many of the launch's CTAs one SM holds at once, and the registers that went into it.
+    pub occupancy: Occupancy,
+}
+
+/// The occupancy of a launch: CTAs per SM and the register count behind it.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Occupancy {
+    /// CTAs one SM holds at once (the least of its CTA, thread, warp, register and shared-memory limits).
+    pub resident_ctas: u32,
+    /// Registers charged per thread.
+    pub registers_per_thread: u32,
+    /// Where that count comes from.
+    pub registers_from: crate::config::RegisterSource,
+    /// With `registers_from` = `ptxas`: the release and architecture that allocated them (`11.8 sm_35`);
+    /// empty otherwise.
+    pub ptxas: String,
 }
 
 impl StallCounts {
@@ -135,7 +151,7 @@ impl MemoryCounters {
 impl TimingStats {
     /// Adds another launch's statistics, as `Device.stats` and `reconverge exec` combine launches
     /// (`reconverge_records::aggregate`): counts summed, `sm_cycles` index by index, the epoch length
-    /// the last launch's. Every field is named, so a new statistic must say how it combines.
+    /// and occupancy the last launch's. Every field is named, so a new statistic must say how it combines.
     pub fn merge(&mut self, o: &TimingStats) {
         let TimingStats {
             cycles,
@@ -148,6 +164,7 @@ impl TimingStats {
             sm_cycles,
             epochs,
             epoch_cycles,
+            occupancy,
         } = o;
         self.cycles += cycles;
         self.issue_slots += issue_slots;
@@ -164,6 +181,7 @@ impl TimingStats {
         }
         self.epochs += epochs;
         self.epoch_cycles = *epoch_cycles;
+        self.occupancy = occupancy.clone();
     }
 
     /// Warp instructions per cycle (whole GPU).

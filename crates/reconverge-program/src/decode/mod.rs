@@ -226,6 +226,7 @@ impl<'m> Decoder<'m> {
             uses_dynamic_shared: false,
             file: opts.file.clone(),
             src_files: m.files.iter().map(|f| (f.index, f.path.clone())).collect(),
+            allocated_registers: None,
         };
         let mut d = Decoder {
             m,
