@@ -242,8 +242,11 @@ fn storage_cmd(a: &CostArgs) -> Result<(), Failure> {
             outln!()?;
         }
         print_storage(&g, &costs, kernels, &area)?;
-        let pdom = mechs.iter().position(|&m| m == Mechanism::Pdom);
-        print_seed001(&g, pdom.and_then(|k| reached.get(k)), kernels, &area)?;
+        let reached_of = |m: &str| {
+            let m = Mechanism::from_name(m)?;
+            mechs.iter().position(|&x| x == m).and_then(|k| reached.get(k))
+        };
+        print_seed001(&g, [reached_of("pdom"), reached_of("dwf")], kernels, &area)?;
     }
     if a.csv {
         outln!("{}", csv.render_csv().trim_end())?;
@@ -431,9 +434,16 @@ fn print_storage(g: &Geometry, costs: &[MechCost], kernels: usize, area: &AreaMo
     outln!("{}", t.render().trim_end())
 }
 
-/// Seed 001's "estimate 5% chip area for SIMT stack" against `pdom`'s storage.
-fn print_seed001(g: &Geometry, reached: Option<&Reached>, kernels: usize, area: &AreaModel) -> Result<(), Failure> {
-    let c = seed001_check(g, reached, area);
+/// Seed 001's "estimate 5% chip area for SIMT stack" against `pdom`'s stacks, as the seed reads it, and
+/// against DWF's hardware, to which the cited paper's abstract attaches its area estimate; `reached` are
+/// pdom's and dwf's figures on the suite.
+fn print_seed001(
+    g: &Geometry,
+    reached: [Option<&Reached>; 2],
+    kernels: usize,
+    area: &AreaModel,
+) -> Result<(), Failure> {
+    let c = seed001_check(Mechanism::Pdom.info(), g, reached[0], area);
     outln!()?;
     outln!("seed 001: \"estimate 5% chip area for simt-stack\" (Fung et al., MICRO 2007), against pdom's stacks:")?;
     let mut t =
@@ -478,7 +488,24 @@ fn print_seed001(g: &Geometry, reached: Option<&Reached>, kernels: usize, area: 
         c.depth[1],
         pct(area.of_chip(c.mm2[1]))
     )?;
-    Ok(())
+    print_seed001_dwf(g, reached[1], area)
+}
+
+/// The paper's own attachment of the estimate: DWF's storage (warp pool, look-up table, per-thread
+/// state) as a share of the SM and the chip, worst case and at the occupancy the suite reached.
+fn print_seed001_dwf(g: &Geometry, reached: Option<&Reached>, area: &AreaModel) -> Result<(), Failure> {
+    let Some(dwf) = Mechanism::from_name("dwf") else { return Ok(()) };
+    let d = seed001_check(dwf.info(), g, reached, area);
+    outln!(
+        "The paper's abstract attaches its estimate to the DWF hardware (\"20.7% for an estimated area increase of\"):"
+    )?;
+    outln!(
+        "dwf's storage is {} of the chip ({} of an SM) in the worst case, {} as flip-flops; {} at the occupancy reached.",
+        pct(area.of_chip(d.mm2[0])),
+        pct(area.of_sm(d.mm2[0])),
+        pct(area.of_chip(d.mm2_flip_flops[0])),
+        pct(area.of_chip(d.mm2[1]))
+    )
 }
 
 /// The directory of the RTL: `hw/` in the first ancestor of the working directory or of the executable
