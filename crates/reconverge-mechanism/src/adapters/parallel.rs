@@ -23,6 +23,8 @@ pub trait SlotTracker: Sync {
     const STRUCTURE: Structure;
     /// Counters the mechanism keeps.
     const COUNTERS: &'static [Counter] = &[];
+    /// [`Tracker::CO_ISSUE_PATHS`]: the timing model may issue two of the warp's slots in one cycle.
+    const CO_ISSUE_PATHS: bool = false;
 
     /// The name used on the command line and in statistics.
     fn name(&self) -> &'static str;
@@ -68,6 +70,7 @@ impl<T: SlotTracker> Tracker for Slots<T> {
     const STRUCTURE: Structure = T::STRUCTURE;
     const BARRIER: BarrierMode = BarrierMode::Thread;
     const COUNTERS: &'static [Counter] = T::COUNTERS;
+    const CO_ISSUE_PATHS: bool = T::CO_ISSUE_PATHS;
 
     #[inline]
     fn name(&self) -> &'static str {

@@ -428,6 +428,13 @@ pub trait Tracker: Sync {
     /// thread fetches per thread). Only the `mimd` bound sets it; every other mechanism issues one group
     /// per scheduler per cycle through the SM's one fetch a cycle.
     const LANE_PACKED: bool = false;
+    /// Whether the timing model co-issues the two path slots of one warp (`sbi`, simultaneous branch
+    /// interweaving: "two distinct instructions ... scheduled to disjoint subsets of the same row of
+    /// execution units", Brunie et al., ISCA'12, abstract): after a scheduler issued a group, it may issue
+    /// in the same cycle one more ready group of the same hardware warp (another path: disjoint lanes) on
+    /// the same functional unit with no longer occupancy, not a memory instruction; the front end has a
+    /// second fetch path (two fetches a cycle for the SM).
+    const CO_ISSUE_PATHS: bool = false;
     /// Counters the mechanism keeps.
     const COUNTERS: &'static [Counter] = &[];
     /// Ratios of counters the mechanism reports.

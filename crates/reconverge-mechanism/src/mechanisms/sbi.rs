@@ -3,8 +3,11 @@
 //! Each warp keeps a list of paths sorted by call depth (deepest first), then pc (lowest first), the
 //! thread-frontier order of seed 003 §2.4; paths at the same pc and depth merge. Two paths issue: the
 //! *primary* (the first path in the order that can issue) and the *secondary* (the next one), each an
-//! issue context of the warp with its own scoreboard, so the scheduler interleaves them (the hardware
-//! co-issues them in one cycle on disjoint lanes; see `docs/mechanism-reference.md`).
+//! issue context of the warp with its own scoreboard. In the timing model the two co-issue: the mechanism
+//! declares [`crate::Tracker::CO_ISSUE_PATHS`], so after one path issues the scheduler may issue the other
+//! in the same cycle on its disjoint lanes (same functional unit, not a memory instruction), and the
+//! front end fetches two instructions a cycle, SBI's second fetch/decode path (`dual_issues` counts the
+//! second of each pair; see `docs/mechanism-reference.md`).
 //!
 //! Convergence is bounded by an *interval of addresses* set by a convergence instruction. The compiler's
 //! instruction is modelled from the program's reconvergence points, without rewriting the program: a
@@ -54,6 +57,8 @@ pub struct SbiState {
     pub paths: Vec<Path>,
     /// Active convergence intervals, innermost last.
     pub intervals: Vec<Interval>,
+    /// The timing model's cycle of the warp's last issue (for `dual_issues`; `None` in functional runs).
+    pub last_issue: Option<u64>,
 }
 
 /// Simultaneous branch interweaving with interval constraints.
@@ -68,6 +73,10 @@ counters! {
             "issues made while both the primary and the secondary slot held a path (each could have co-issued)",
         ),
         Secondary = sum("secondary_issues", "issues from the secondary slot"),
+        DualIssues = cycles(
+            "dual_issues",
+            "issues made in the same cycle as the warp's other path (the two co-issued on disjoint lanes; timed runs)",
+        ),
         Merges = sum("merges", "paths that merged with another path at the same pc and call depth"),
         MaxIntervals = max("max_intervals", "the most convergence intervals one warp held at once"),
     }
@@ -144,6 +153,7 @@ impl SlotTracker for Sbi {
 
     const STRUCTURE: Structure = Structure::Paths;
     const COUNTERS: &'static [Counter] = SbiCounter::COUNTERS;
+    const CO_ISSUE_PATHS: bool = true;
 
     fn name(&self) -> &'static str {
         INFO.name
@@ -154,7 +164,7 @@ impl SlotTracker for Sbi {
     }
 
     fn init(&self, entry: Pc, live: LaneMask, _w: u32) -> SbiState {
-        SbiState { paths: paths::start(entry, live), intervals: Vec::new() }
+        SbiState { paths: paths::start(entry, live), intervals: Vec::new(), last_issue: None }
     }
 
     fn slot(&self, st: &SbiState, k: u32) -> Option<(Pc, LaneMask)> {
@@ -175,6 +185,12 @@ impl SlotTracker for Sbi {
         }
         if k == 1 {
             ctx.count(SbiCounter::Secondary, 1);
+        }
+        if let Some(c) = ctx.cycle {
+            if st.last_issue == Some(c) {
+                ctx.count(SbiCounter::DualIssues, 1);
+            }
+            st.last_issue = Some(c);
         }
         let index = paths::issued(&st.paths, pc, mask)?;
         let path = st.paths[index];
@@ -282,7 +298,13 @@ mod tests {
         assert_eq!(r.entries[2][0], iv(0b0001));
         assert_eq!(r.entries[3].len(), 3, "the interval and two paths: {:?}", r.entries[3]);
         assert_eq!(r.entries[4].len(), 1, "merged and the interval popped: {:?}", r.entries[4]);
-        let c = [("co_issue_opportunities", 1), ("secondary_issues", 1), ("merges", 1), ("max_intervals", 1)];
+        let c = [
+            ("co_issue_opportunities", 1),
+            ("secondary_issues", 1),
+            ("dual_issues", 0),
+            ("merges", 1),
+            ("max_intervals", 1),
+        ];
         assert_eq!(r.counters, c);
     }
 
@@ -302,7 +324,11 @@ mod tests {
     fn only_a_path_inside_the_innermost_interval_takes_the_secondary_slot() {
         let path = |pc, mask| Path { pc, mask, depth: 0 };
         let interval = |start, end| Interval { start, end, depth: 0, mask: 0b1111 };
-        let mut st = SbiState { paths: vec![path(3, 0b0011), path(12, 0b1100)], intervals: vec![interval(2, 20)] };
+        let mut st = SbiState {
+            paths: vec![path(3, 0b0011), path(12, 0b1100)],
+            intervals: vec![interval(2, 20)],
+            last_issue: None,
+        };
         assert_eq!(Sbi.slot_in(&st, 1, 0b1111, 0), Some((12, 0b1100)));
         st.intervals.push(interval(5, 9));
         assert_eq!(Sbi.slot_in(&st, 1, 0b1111, 0), None, "pc 12 lies outside [5, 9)");
@@ -318,7 +344,13 @@ mod tests {
         // The looping lanes (at pc 1) lie below the interval [3, 4): no secondary issue.
         assert_eq!(
             r.counters,
-            [("co_issue_opportunities", 0), ("secondary_issues", 0), ("merges", 2), ("max_intervals", 1)]
+            [
+                ("co_issue_opportunities", 0),
+                ("secondary_issues", 0),
+                ("dual_issues", 0),
+                ("merges", 2),
+                ("max_intervals", 1)
+            ]
         );
     }
 
@@ -327,6 +359,7 @@ mod tests {
         let st = SbiState {
             paths: vec![Path { pc: 3, mask: 0b0011, depth: 0 }, Path { pc: 7, mask: 0b1100, depth: 0 }],
             intervals: Vec::new(),
+            last_issue: None,
         };
         assert_eq!(Sbi.slot_in(&st, 0, 0b1111, 0), Some((3, 0b0011)));
         assert_eq!(Sbi.slot_in(&st, 0, 0b1111, 0b0011), Some((7, 0b1100)));

@@ -45,10 +45,13 @@ pub(crate) struct Front {
     buffers: Vec<Buffer>,
     /// The first cycle the fetch unit is free.
     fetch_free: u64,
-    /// Whether every context fetches for itself, any number in one cycle (a machine with a pc per thread,
-    /// the lane-packed bound: [`reconverge_mechanism::Tracker::LANE_PACKED`]); otherwise the SM's one fetch
-    /// unit takes one request per cycle.
-    fetch_per_context: bool,
+    /// Fetches the SM's fetch unit takes per cycle: 1 (GPGPU-Sim's), 2 with SBI's second fetch path
+    /// ([`reconverge_mechanism::Tracker::CO_ISSUE_PATHS`]), 0 when every context fetches for itself, any
+    /// number in one cycle (a machine with a pc per thread, the lane-packed bound:
+    /// [`reconverge_mechanism::Tracker::LANE_PACKED`]).
+    fetches_per_cycle: u32,
+    /// The fetches taken in the cycle `fetch_free` (when it still has room).
+    fetches_in_cycle: u32,
     /// Lines in flight and the contexts waiting for each.
     pending: Vec<(u64, SmallVec<[u32; 4]>)>,
     /// Lines to request from the L2: (cycle, byte address).
@@ -60,9 +63,9 @@ pub(crate) struct Front {
 }
 
 impl Front {
-    /// The front end `gpu` describes (inactive with a perfect instruction cache); `fetch_per_context` lifts
-    /// the one-fetch-per-cycle limit (each context fetches for itself).
-    pub(super) fn new(gpu: &GpuConfig, fetch_per_context: bool) -> Result<Front, crate::error::StructureError> {
+    /// The front end `gpu` describes (inactive with a perfect instruction cache), taking
+    /// `fetches_per_cycle` fetches a cycle (0: each context fetches for itself, any number a cycle).
+    pub(super) fn new(gpu: &GpuConfig, fetches_per_cycle: u32) -> Result<Front, crate::error::StructureError> {
         let f = &gpu.frontend;
         let icache = if f.enabled() { Some(Cache::new(gpu.icache_geometry())?) } else { None };
         Ok(Front {
@@ -73,7 +76,8 @@ impl Front {
             decode: f.decode_latency,
             buffers: Vec::new(),
             fetch_free: 0,
-            fetch_per_context,
+            fetches_per_cycle,
+            fetches_in_cycle: 0,
             pending: Vec::new(),
             requests: Vec::new(),
             fetches: 0,
@@ -124,8 +128,7 @@ impl Front {
 
     /// A fetch of `pc` for context `g`, asked at `now`.
     fn fetch(&mut self, g: u32, pc: u32, now: u64) -> Result<(), u64> {
-        let at = if self.fetch_per_context { now } else { self.fetch_free.max(now) };
-        self.fetch_free = at + 1;
+        let at = self.fetch_slot(now);
         self.fetches += 1;
         let line = self.line_of(pc);
         let hit = self.icache.as_mut().is_some_and(|c| c.lookup(line, at));
@@ -144,6 +147,22 @@ impl Front {
             }
         }
         Err(u64::MAX)
+    }
+
+    /// The cycle a fetch asked at `now` is taken in, and the fetch unit's room after it.
+    fn fetch_slot(&mut self, now: u64) -> u64 {
+        if self.fetches_per_cycle == 0 {
+            return now;
+        }
+        if self.fetch_free < now {
+            (self.fetch_free, self.fetches_in_cycle) = (now, 0);
+        }
+        let at = self.fetch_free;
+        self.fetches_in_cycle += 1;
+        if self.fetches_in_cycle >= self.fetches_per_cycle {
+            (self.fetch_free, self.fetches_in_cycle) = (at + 1, 0);
+        }
+        at
     }
 
     /// The line at byte address `addr` arrived at `cycle`: fills the cache and the waiting contexts'
@@ -196,7 +215,7 @@ mod tests {
     fn front() -> Front {
         let mut gpu = GpuConfig::gtx480();
         gpu.frontend.icache_size = 2048;
-        Front::new(&gpu, false).expect("front")
+        Front::new(&gpu, 1).expect("front")
     }
 
     #[test]
@@ -225,12 +244,13 @@ mod tests {
     }
 
     #[test]
-    fn fetching_per_context_takes_any_number_of_fetches_in_a_cycle() {
+    fn the_fetch_unit_takes_one_two_or_any_number_of_fetches_a_cycle() {
         let mut gpu = GpuConfig::gtx480();
         gpu.frontend.icache_size = 2048;
-        let (mut shared, mut own) = (front(), Front::new(&gpu, true).expect("front"));
+        let (mut shared, mut own) = (front(), Front::new(&gpu, 0).expect("front"));
+        let mut two = Front::new(&gpu, 2).expect("front");
         let mut woken = Vec::new();
-        for f in [&mut shared, &mut own] {
+        for f in [&mut shared, &mut own, &mut two] {
             assert!(f.check(0, 0, 10).is_err(), "a cold miss");
             let (_, addr) = f.requests[0];
             f.fill(addr, 100, &mut woken);
@@ -240,6 +260,7 @@ mod tests {
         let ready = |f: &mut Front| [1u32, 2, 3].map(|g| f.check(g, g, 200));
         assert_eq!(ready(&mut shared), [Err(202), Err(203), Err(204)], "one fetch per cycle for the SM");
         assert_eq!(ready(&mut own), [Err(202), Err(202), Err(202)], "every context fetches for itself");
+        assert_eq!(ready(&mut two), [Err(202), Err(202), Err(203)], "two fetches a cycle (SBI)");
     }
 
     #[test]

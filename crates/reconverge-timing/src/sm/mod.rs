@@ -186,6 +186,17 @@ pub struct Sm<'a, T: Tracker> {
     exited: bool,
 }
 
+/// Fetches the SM's front end takes per cycle under mechanism `T` ([`front::Front::new`]).
+fn fetches_per_cycle<T: Tracker>() -> u32 {
+    if T::LANE_PACKED {
+        0
+    } else if T::CO_ISSUE_PATHS {
+        2
+    } else {
+        1
+    }
+}
+
 impl<'a, T: Tracker> Sm<'a, T> {
     /// An empty SM.
     pub fn new(
@@ -234,7 +245,7 @@ impl<'a, T: Tracker> Sm<'a, T> {
             shared_warps: true,
             trace: None,
             timings: scalar_unit_timings(op_timings(prog, gpu), prog, gpu),
-            front: front::Front::new(gpu, T::LANE_PACKED)?,
+            front: front::Front::new(gpu, fetches_per_cycle::<T>())?,
             wpc: nthreads.div_ceil(launch.warp_size.max(1)) as usize,
             sm_times: T::SM_POOL
                 .then(|| CtaTimes::new(0, launch.warp_size as usize, prog.nregs as usize, prog.npreds as usize)),
@@ -799,7 +810,7 @@ impl<'a, T: Tracker> Sm<'a, T> {
                         cycle.issued[s] = true;
                         out.issued += 1;
                         self.last_issued[s] = Some(g);
-                        if T::LANE_PACKED {
+                        if T::LANE_PACKED || T::CO_ISSUE_PATHS {
                             if let Err(e) = self.pack(order, (g, &grp), (s, t), ctx, &mut out) {
                                 out.error = Some((t, e));
                                 return out;

@@ -1,4 +1,6 @@
-//! Lane-packed issue ([`Tracker::LANE_PACKED`]; the `mimd` bound, GPGPU-Sim 2.x's `shader_fetch_mimd`:
+//! Co-issue in one cycle: SBI's two paths of a warp ([`Tracker::CO_ISSUE_PATHS`]: at most one group
+//! after the lead, of the lead's hardware warp, under the rules below) and lane-packed issue
+//! ([`Tracker::LANE_PACKED`]; the `mimd` bound, GPGPU-Sim 2.x's `shader_fetch_mimd`:
 //! "each cycle, fill up to W pipeline slots with any available threads not at a barrier, at any PCs").
 //!
 //! After a scheduler issued its cycle's first group (the *lead*, chosen as for every mechanism), it goes
@@ -40,9 +42,19 @@ impl<T: Tracker> Sm<'_, T> {
         let lead_op = self.timings[lead.pc as usize];
         let mut room = self.warp_size.saturating_sub(lead.mask.count_ones());
         let mut last = None;
-        for &o in &order[pos + 1..] {
-            if room == 0 {
+        // SBI co-issues one more path of the lead's own warp; the lane-packed bound any groups that fit.
+        let (cta, nctx) = ((g / self.nctx) as usize, self.nctx);
+        let lead_warp = self.core.hw_warp(cta, g % nctx);
+        let mut extra = 0;
+        // The lane-packed bound goes on after the lead in its policy's order; SBI looks at the whole order
+        // for the lead warp's other path.
+        let before: &[u32] = if T::CO_ISSUE_PATHS { &order[..pos] } else { &[] };
+        for &o in order[pos + 1..].iter().chain(before) {
+            if room == 0 || (T::CO_ISSUE_PATHS && extra == 1) {
                 break;
+            }
+            if T::CO_ISSUE_PATHS && ((o / nctx) as usize != cta || self.core.hw_warp(cta, o % nctx) != lead_warp) {
+                continue;
             }
             let Some(grp) = self.joiner(o, now, sched) else { continue };
             let op = self.timings[grp.pc as usize];
@@ -58,6 +70,7 @@ impl<T: Tracker> Sm<'_, T> {
             self.trace_issue(o, &grp, sched, now, busy, structure);
             out.issued += 1;
             room -= n;
+            extra += 1;
             last = Some(o);
         }
         let round_robin = matches!(self.gpu.sm.scheduler, SchedulerPolicy::Lrr | SchedulerPolicy::CtaOldest);
