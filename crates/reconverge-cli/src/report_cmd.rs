@@ -39,6 +39,8 @@ struct Done {
     timeline: TimelineRecorder,
     warp_size: u32,
     timed: Option<RunRecord>,
+    /// The timed run (`None` in functional mode).
+    timed_result: Option<RunResult>,
     /// The timed run's issues by cycle (`None` in functional mode).
     by_cycle: Option<CycleBuckets>,
     /// The timed run's Chrome trace file (beside the report; `--timeline`).
@@ -100,6 +102,7 @@ pub(crate) fn run_cmd(a: ReportArgs) -> Result<(), Failure> {
                 timeline: &d.timeline,
                 by_cycle: d.by_cycle.as_ref(),
                 timed: d.timed.as_ref(),
+                timed_result: d.timed_result.as_ref(),
                 trace_file: d.trace_file.as_deref().map(file_name),
             })
             .collect(),
@@ -127,7 +130,7 @@ fn run_one(a: &ReportArgs, m: Mechanism, gpu: Option<&reconverge_timing::GpuConf
     let p = a.launch.prepare_for(m, &[])?;
     let mut rec = TimelineRecorder::new(p.kernel.program());
     let result = run(&p.kernel, &p.cfg, &p.args, &mut rec);
-    let (timed, by_cycle, trace_file) = match gpu {
+    let (timed, by_cycle, trace_file, timed_result) = match gpu {
         Some(g) => {
             let spec = reconverge_timing::TraceSpec { max_events: PLOT_EVENTS, ..Default::default() };
             let (t, mut timeline) = reconverge_timing::run_timed_traced(
@@ -154,9 +157,9 @@ fn run_one(a: &ReportArgs, m: Mechanism, gpu: Option<&reconverge_timing::GpuConf
                 None
             };
             let rec = RunRecord::new("", Some(&g.name), p.cfg.warp_size, m.name(), None, Some(&t.run), Some(&t.timing));
-            (Some(rec), Some(by_cycle), file)
+            (Some(rec), Some(by_cycle), file, Some(t.run))
         }
-        None => (None, None, None),
+        None => (None, None, None, None),
     };
     Ok(Done {
         mech: m,
@@ -165,6 +168,7 @@ fn run_one(a: &ReportArgs, m: Mechanism, gpu: Option<&reconverge_timing::GpuConf
         timeline: rec,
         warp_size: p.cfg.warp_size,
         timed,
+        timed_result,
         by_cycle,
         trace_file,
     })

@@ -393,3 +393,27 @@ fn timelines_in_the_chrome_trace_format() {
     assert!(err.contains("--window `5:5`"), "{err}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A timed report takes every number of a mechanism's summary row from its timed run: DWF forms other
+/// warps there than in the functional run (on `nested_loops` about twice the warp instructions), and the
+/// row shows the timed run's, the ones `run --json` reports with the same GPU (no browser needed).
+#[test]
+fn a_timed_reports_summary_row_is_the_timed_runs() {
+    let json = |extra: &str| {
+        let args = ["run", "--suite-kernel", "nested_loops", "--mechanism", "dwf", "--json", extra];
+        let v: serde_json::Value = serde_json::from_str(&ok(&args)).expect("JSON");
+        v["warp_instructions"].as_u64().expect("warp instructions")
+    };
+    let (timed, functional) = (json("--config=gtx480"), json("--functional"));
+    assert_ne!(timed, functional, "the two runs form the same warps: the test shows nothing");
+    let dir = temp_dir("timed-row");
+    let html = dir.join("dwf.html");
+    let html_arg = html.to_str().expect("a UTF-8 path");
+    ok(&["report", "--suite-kernel", "nested_loops", "--mechanism", "dwf", "--config", "gtx480", "--output", html_arg]);
+    let page = std::fs::read_to_string(&html).expect("the report");
+    let row = page.split("<tr><td>dwf</td>").nth(1).and_then(|r| r.split("</tr>").next()).expect("dwf's row");
+    let cells: Vec<&str> = row.split("<td>").map(|c| c.split('<').next().unwrap_or("")).collect();
+    assert!(cells.contains(&timed.to_string().as_str()), "timed {timed} not in the row {cells:?}");
+    assert!(!cells.contains(&functional.to_string().as_str()), "the functional run's {functional} in {cells:?}");
+    assert!(page.contains("Every number of a row comes from the mechanism's timed run"));
+}

@@ -73,6 +73,10 @@ pub struct MechanismRun<'a> {
     pub by_cycle: Option<&'a CycleBuckets>,
     /// The timed run's statistics and record (`None` in functional mode).
     pub timed: Option<&'a RunRecord>,
+    /// The timed run itself (`None` in functional mode): the summary table takes every number of a
+    /// timed report from it, since mechanisms that regroup threads by timing (DWF, TBC) form other warps
+    /// in a timed run than in a functional one.
+    pub timed_result: Option<&'a RunResult>,
     /// The timed run's Chrome trace file, relative to the report (`None` unless asked for).
     pub trace_file: Option<&'a str>,
 }
@@ -281,7 +285,9 @@ fn summary_table(b: &mut String, r: &RunReport<'_>) {
     let base = r.runs.first().and_then(|m| m.timed).and_then(|t| t.cycles);
     let num = |x: Option<f64>| x.map(|x| format!("{x:.2}")).unwrap_or_else(|| "–".into());
     for m in &r.runs {
-        let s = &m.result.stats;
+        // One run per row: the timed one when there is one (its cycles and its warps), else the functional.
+        let run = m.timed_result.unwrap_or(m.result);
+        let s = &run.stats;
         let cycles = m.timed.and_then(|t| t.cycles);
         let speed = match (base, cycles) {
             (Some(a), Some(c)) if c > 0 => format!("{:.2}×", a as f64 / c as f64),
@@ -291,7 +297,7 @@ fn summary_table(b: &mut String, r: &RunReport<'_>) {
             b,
             "<tr><td>{}</td><td class=\"t\">{}</td><td>{}</td><td>{speed}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{} of {}</td>",
             esc(m.mechanism),
-            esc(m.result.outcome()),
+            esc(run.outcome()),
             cycles.map(|c| c.to_string()).unwrap_or_else(|| "–".into()),
             pct(Some(s.simd_efficiency(r.warp_size))),
             num(m.timed.and_then(|t| t.ipc)),
@@ -308,7 +314,12 @@ fn summary_table(b: &mut String, r: &RunReport<'_>) {
         }
         b.push_str("</tr>");
     }
-    b.push_str("</table><p class=\"note\">SIMD efficiency counts the kernel's own instructions; mechanism instructions are counted apart. “vs first”: the first mechanism's cycles / this one's. IPC counts warp instructions per cycle: a mechanism that splits warps into many small groups issues more of them and can show a high IPC while it finishes last; thread IPC (the kernel's own thread instructions, that is active lanes issued, without the mechanism's instructions, per cycle) counts the same work under every mechanism per cycle, so it ranks mechanisms as their cycles do.");
+    let timed = r.runs.iter().any(|m| m.timed_result.is_some());
+    b.push_str("</table><p class=\"note\">");
+    if timed {
+        b.push_str("Every number of a row comes from the mechanism's timed run; the histogram, the heat map and the plots over instructions come from its functional run, which can form other warps where the mechanism regroups threads by timing (DWF, TBC, CAPRI). ");
+    }
+    b.push_str("SIMD efficiency counts the kernel's own instructions; mechanism instructions are counted apart. “vs first”: the first mechanism's cycles / this one's. IPC counts warp instructions per cycle: a mechanism that splits warps into many small groups issues more of them and can show a high IPC while it finishes last; thread IPC (the kernel's own thread instructions, that is active lanes issued, without the mechanism's instructions, per cycle) counts the same work under every mechanism per cycle, so it ranks mechanisms as their cycles do.");
     b.push_str(if traces {
         " Timelines are Chrome trace-event files: open them in the Perfetto UI (ui.perfetto.dev) or chrome://tracing; one microsecond there is one simulated cycle.</p>"
     } else {
