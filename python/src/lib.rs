@@ -208,15 +208,13 @@ impl PyModuleHandle {
         let opts =
             DecodeOptions { file: self.name.clone(), source: Some(self.ptx.clone()), scalarize, ..Default::default() };
         let kernel = kernel.map(|k| self.kernel_name(k));
-        let loaded = reconverge_sim::load(&self.module, kernel.as_deref(), mech, &opts).map_err(|e| match e {
+        reconverge_sim::load(&self.module, kernel.as_deref(), mech, &opts).map_err(|e| match e {
             reconverge_program::DecodeError::AmbiguousKernel { available } => invalid(format!(
                 "{}: the module defines several kernels ({available}); name one: module.get_function(name)",
                 self.name
             )),
             e => invalid(format!("{}: {e}", self.name)),
-        })?;
-        let name = loaded.program().kernel_name().to_string();
-        Ok(loaded.with_allocated_registers(reconverge_nvrtc::ptxas::kernel_registers(&self.ptx, &name)))
+        })
     }
 
     /// The PTX name of the kernel `query` names, where only its short name names it: a template
@@ -387,6 +385,11 @@ impl PyModuleHandle {
         let gpu = if functional { None } else { Some(gpu_config(config)?) };
         let scalarize = scalarize || gpu.as_ref().is_some_and(|g| g.sm.dispatch.needs_scalar_plan());
         let loaded = self.program(kernel, mech, scalarize)?;
+        // The timing model charges the registers ptxas allocates (functional runs need none).
+        let registers = gpu
+            .as_ref()
+            .and_then(|_| reconverge_nvrtc::ptxas::kernel_registers(&self.ptx, loaded.program().kernel_name()));
+        let loaded = loaded.with_allocated_registers(registers);
         let prog = loaded.program();
         let launch_args = resolve_args(prog, &args)?;
         let mut inits = Vec::new();

@@ -104,25 +104,17 @@ pub fn allocate(ptx: &str) -> Result<Allocation, PtxasError> {
     let mut h = std::collections::hash_map::DefaultHasher::new();
     ptx.hash(&mut h);
     let key = (h.finish(), arch);
-    let cache = CACHE.get_or_init(Default::default);
-    if let Some(r) = cache.lock().ok().and_then(|c| c.get(&key).cloned()) {
-        return r;
-    }
-    let r = run_candidates(ptx, arch);
-    if let Ok(mut c) = cache.lock() {
-        c.insert(key, r.clone());
-    }
-    r
+    // Held while ptxas runs: threads asking for the same module wait for one answer (and never share
+    // the temporary file).
+    let mut cache = CACHE.get_or_init(Default::default).lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    cache.entry(key).or_insert_with(|| run_candidates(ptx, key)).clone()
 }
 
-fn run_candidates(ptx: &str, arch: u32) -> Result<Allocation, PtxasError> {
+/// Runs the candidates on `ptx` (whose hash and architecture are `(hash, arch)`) until one assembles it.
+fn run_candidates(ptx: &str, (hash, arch): (u64, u32)) -> Result<Allocation, PtxasError> {
     let dir = std::env::temp_dir().join(format!("reconverge-ptxas-{}", std::process::id()));
     std::fs::create_dir_all(&dir).map_err(|e| PtxasError::Io(e.to_string()))?;
-    let file = dir.join(format!("{:x}.ptx", {
-        let mut h = std::collections::hash_map::DefaultHasher::new();
-        ptx.hash(&mut h);
-        h.finish()
-    }));
+    let file = dir.join(format!("{hash:x}.ptx"));
     std::fs::write(&file, ptx).map_err(|e| PtxasError::Io(e.to_string()))?;
     let mut last = PtxasError::NotFound;
     for exe in candidates() {
@@ -140,14 +132,22 @@ fn run_candidates(ptx: &str, arch: u32) -> Result<Allocation, PtxasError> {
                 .output()
                 .map(|v| release_of(&String::from_utf8_lossy(&v.stdout)))
                 .unwrap_or_default();
-            std::fs::remove_file(&file).ok();
+            remove(&file);
             return Ok(Allocation { registers: parse_registers(&log), arch, release });
         }
         let message = log.lines().find(|l| l.contains("fatal") || l.contains("error")).unwrap_or("").trim();
         last = PtxasError::Refused { arch, message: message.chars().take(200).collect() };
     }
-    std::fs::remove_file(&file).ok();
+    remove(&file);
     Err(last)
+}
+
+/// Removes the temporary module and, when nothing else is in it, its directory.
+fn remove(file: &std::path::Path) {
+    std::fs::remove_file(file).ok();
+    if let Some(dir) = file.parent() {
+        std::fs::remove_dir(dir).ok();
+    }
 }
 
 /// The release in `ptxas --version`'s output ("... release 11.8, V11.8.89" gives `11.8`).

@@ -932,20 +932,22 @@ impl GpuConfig {
         ConfigError::Structure { keys, what, error: inner }
     }
 
-    /// Registers one thread of `prog` holds: the configuration's fixed count, or the kernel's own 32-bit
-    /// register words capped at `max_regs_per_thread` (what an SM allocates per thread).
+    /// Registers one thread of `prog` holds ([`GpuConfig::register_source`] says which): the configuration's
+    /// fixed count; else the count `ptxas -v` allocated when the program carries one; else the kernel's own
+    /// 32-bit register words; the latter two capped at `max_regs_per_thread` (what an SM allocates per
+    /// thread).
     ///
     /// Under [`Dispatch::ScalarUnit`] the estimate leaves out the registers the scalarization plan keeps in
     /// the scalar unit's own register file (`ScalarPlan::scalar_reg_words`: registers every definition of
-    /// which is a scalar instruction), so more CTAs may fit; a fixed `regs_per_thread` is taken as given.
+    /// which is a scalar instruction), so more CTAs may fit; a fixed `regs_per_thread` and ptxas's count
+    /// (physical registers, which the plan's virtual ones do not map to) are taken as given.
     pub fn registers_per_thread(&self, prog: &reconverge_program::Program) -> u32 {
         let cap = self.sm.max_regs_per_thread.max(1);
-        match self.register_source(prog) {
-            RegisterSource::Configuration => return self.sm.regs_per_thread,
-            RegisterSource::Ptxas => {
-                return prog.allocated_registers.as_ref().map_or(1, |a| a.per_thread).clamp(1, cap);
-            }
-            RegisterSource::Estimate => {}
+        if self.sm.regs_per_thread > 0 {
+            return self.sm.regs_per_thread;
+        }
+        if let Some(a) = &prog.allocated_registers {
+            return a.per_thread.clamp(1, cap);
         }
         let words = prog.functions.first().map_or(1, |f| f.reg_words);
         let scalar = match (self.sm.dispatch, &prog.scalar) {

@@ -63,6 +63,10 @@ impl<T: Tracker> Sm<'_, T> {
             if n > room || op.unit != lead_op.unit || op.occupancy > lead_op.occupancy || class == InstClass::Mem {
                 continue;
             }
+            // SBI's pair runs on disjoint lanes of the warp (never the lead's lanes again).
+            if T::CO_ISSUE_PATHS && grp.mask & lead.mask != 0 {
+                continue;
+            }
             self.packing = true;
             let issued = self.issue_one(o, &grp, sched, now, ctx, out);
             self.packing = false;
