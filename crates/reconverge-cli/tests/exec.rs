@@ -50,8 +50,11 @@ fn built() -> Option<&'static Path> {
             let bin = nvcc.parent().expect("nvcc's directory").to_path_buf();
             let cudart = bin.join("../lib/libcudart.so.13");
             let out = temp_dir("exec-programs");
-            // Link against NVIDIA's own runtime, as a user would; the shim replaces it at run time.
-            std::os::unix::fs::symlink(&cudart, out.join("libcudart.so")).expect("link libcudart.so");
+            // Link against NVIDIA's own runtime, as a user would; the shim replaces it at run time. A
+            // directory left by an earlier process with the same id may hold the link already.
+            let link = out.join("libcudart.so");
+            let _ = std::fs::remove_file(&link);
+            std::os::unix::fs::symlink(&cudart, &link).expect("link libcudart.so");
             let names = [
                 "bfs",
                 "stencil",
