@@ -636,10 +636,11 @@ def spinlock_naive():
         outcome_by_mechanism={**{m: "deadlock" for m in ["pdom", "ssy", "tbc", "capri", "tbc:lpc", "capri:lpc", "minpc",
                                                          "sorted:minpc", "sorted:depth",
                                                          "sorted:majority", "sorted:minority",
+                                                         "maven:1-stack", "hybrid", "runner-up",
                                                          "simty", "arbiter", "forkjoin",
                                                          "thread-frontiers", "dual-path",
-                                                         "multi-path", "stackless",
-                                                         "stackless-dcp"]},
+                                                         "multi-path", "sbi", "sbi:swi", "harp", "dws",
+                                                         "stackless", "stackless-dcp"]},
                               **{m: "deadlock|completed" for m in ["dwf", "dwf:minority",
                                                                    "dwf:pc", "dwf:pdom", "dwf:sm"]}},
         description="naive spin lock (docs/mechanism-reference.md): SIMT deadlock under PDOM, "
@@ -660,7 +661,8 @@ def flag_handoff():
         # orders and the majority order run the consumers forever; DWF's majority, pc and pdom
         # heuristics do in functional mode (with latencies the producer gets issue slots).
         outcome_by_mechanism={**{m: "deadlock" for m in ["minpc", "sorted:minpc", "sorted:depth",
-                                                         "sorted:majority", "simty", "arbiter",
+                                                         "sorted:majority", "maven:1-stack", "hybrid",
+                                                         "runner-up", "simty", "arbiter",
                                                          "thread-frontiers"]},
                               **{m: "deadlock|completed" for m in ["dwf", "dwf:pc", "dwf:pdom", "dwf:sm"]}},
         description="producer/consumer flag between two paths of one warp: thread 0 writes a value "

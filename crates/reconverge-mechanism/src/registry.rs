@@ -79,6 +79,9 @@ pub enum Mechanism {
     /// Simultaneous branch interweaving with constraints: a sorted path list whose first two paths issue,
     /// convergence restricted to address intervals (Brunie, Collange & Diamos, ISCA'12; seed 003 §2.5).
     Sbi,
+    /// SBI with simultaneous warp interweaving: the second instruction of a cycle may also come from
+    /// another warp whose lanes, shuffled, are disjoint (Brunie, Collange & Diamos, ISCA'12).
+    SbiSwi,
     /// HARP: every path issues; convergence by associative lookup in a convergence barrier table
     /// (Lashgar, Khonsari & Baniasadi, TECS 2014; seed 003 §2.5).
     Harp,
@@ -127,6 +130,7 @@ pub const REGISTRY: &[Entry] = &[
     Entry { mechanism: Mechanism::DualPath, info: &dual_path::INFO },
     Entry { mechanism: Mechanism::MultiPath, info: &multi_path::INFO },
     Entry { mechanism: Mechanism::Sbi, info: &sbi::INFO },
+    Entry { mechanism: Mechanism::SbiSwi, info: &sbi::SWI_INFO },
     Entry { mechanism: Mechanism::Harp, info: &harp::INFO },
     Entry { mechanism: Mechanism::Dws, info: &dws::INFO },
     Entry { mechanism: Mechanism::Its, info: &its::INFO },
@@ -249,7 +253,11 @@ macro_rules! with_tracker {
                 $body
             }
             M::Sbi => {
-                let $t = &Slots($crate::Sbi);
+                let $t = &Slots($crate::Sbi::<false>);
+                $body
+            }
+            M::SbiSwi => {
+                let $t = &Slots($crate::Sbi::<true>);
                 $body
             }
             M::Harp => {

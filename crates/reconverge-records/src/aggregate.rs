@@ -168,6 +168,7 @@ pub static KINDS: &[(&str, Kind)] = &[
     ),
     ("issue_utilization", ratio(&["_counts.issued"], &["_counts.issue_slots"], false, Zero::Naught)),
     ("latency_hiding_issues", Kind::Sum),
+    ("warp_co_issues", Kind::Sum),
     ("lane_ops", Kind::Sum),
     ("stall_cycles", Kind::Object),
     ("l1_hit_rate", ratio(&["memory.l1_hits"], &["memory.l1_accesses"], false, Zero::Naught)),

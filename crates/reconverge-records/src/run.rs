@@ -63,6 +63,8 @@ pub struct RunRecord {
     pub issue_slots: Option<u64>,
     /// Issues from one path while another path of the same warp waited on latency (timed).
     pub latency_hiding_issues: Option<u64>,
+    /// Issues in the same cycle as the scheduler's first, from another warp (SWI, the MIMD bound; timed).
+    pub warp_co_issues: Option<u64>,
     /// Idle scheduler-cycles waiting for memory.
     pub stall_memory: Option<u64>,
     /// Idle scheduler-cycles waiting for a register.
@@ -159,6 +161,7 @@ impl RunRecord {
             r.ipc = Some(t.ipc());
             r.issue_slots = Some(t.issue_slots);
             r.latency_hiding_issues = Some(t.latency_hiding_issues);
+            r.warp_co_issues = Some(t.warp_co_issues);
             r.stall_memory = Some(t.stalls.memory);
             r.stall_scoreboard = Some(t.stalls.scoreboard);
             r.stall_pipeline = Some(t.stalls.pipeline);

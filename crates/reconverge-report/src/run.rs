@@ -270,6 +270,7 @@ pub fn run_json_timed(
         obj.insert("ipc".into(), t.ipc().into());
         obj.insert("issue_utilization".into(), t.issue_utilization().into());
         obj.insert("latency_hiding_issues".into(), t.latency_hiding_issues.into());
+        obj.insert("warp_co_issues".into(), t.warp_co_issues.into());
         obj.insert("lane_ops".into(), t.lane_ops.into());
         obj.insert("stall_cycles".into(), serde_json::to_value(&t.stalls).unwrap_or_default());
         obj.insert("l1_hit_rate".into(), t.l1_hit_rate().into());

@@ -33,3 +33,25 @@ fn sbi_co_issues_its_two_paths() {
     assert!(secondary > 0);
     assert_eq!(counter(&functional, "dual_issues"), 0, "a functional run has no cycles");
 }
+
+#[test]
+fn sbi_swi_also_pairs_warps_whose_shuffled_lanes_are_disjoint() {
+    let suite = common::Suite::load();
+    let load = |p: &str| suite.read(p);
+    let entry = suite.manifest.kernels.iter().find(|e| e.name == "nested_loops").expect("nested_loops");
+    let gpu = GpuConfig::gtx480();
+    let mut cross = Vec::new();
+    for name in ["sbi", "sbi:swi"] {
+        let mech = Mechanism::from_name(name).expect("registered");
+        let p = prepare_entry(entry, mech, 32, &load, 20_000_000).expect("loads");
+        let (timed, timing) = run_prepared(&p, Mode::Timed { gpu: &gpu, threads: 1 });
+        let (functional, _) = run_prepared(&p, Mode::Functional);
+        assert!(timed.error.is_none(), "{name}: {:?}", timed.error);
+        assert_eq!(timed.buffers, functional.buffers, "{name}: co-issue changes no result");
+        let t = timing.expect("timed");
+        assert!(t.warp_co_issues <= t.issued / 2, "{name}: {} pairs of {} issues", t.warp_co_issues, t.issued);
+        cross.push(t.warp_co_issues);
+    }
+    assert_eq!(cross[0], 0, "sbi pairs only the paths of one warp");
+    assert!(cross[1] > 0, "sbi:swi paired no two warps");
+}

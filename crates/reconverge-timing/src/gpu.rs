@@ -445,6 +445,7 @@ fn collect<T: Tracker>(
         tm.shared_wavefronts += m.shared_wavefronts;
         timing.issue_slots += sm.issue_slots;
         timing.latency_hiding_issues += sm.latency_hiding_issues;
+        timing.warp_co_issues += sm.warp_co_issues;
         timing.lane_ops += sm.lane_ops;
         timing.sm_cycles.push(sm.busy_cycles);
         timing.cycles = timing.cycles.max(sm.last_busy.map(|c| c + 1).unwrap_or(0));

@@ -65,6 +65,10 @@ pub struct TimingStats {
     /// waiting on a register dependence or memory: latency the second path hid (parallel traversals,
     /// `dual-path` and `multi-path`; 0 under every other mechanism).
     pub latency_hiding_issues: u64,
+    /// Warp instructions a scheduler issued in the same cycle as its cycle's first one, from another
+    /// hardware warp: simultaneous warp interweaving (`sbi:swi`) and the lane-packed `mimd` bound (0
+    /// under every other mechanism; SBI's pairs of one warp's paths are its `dual_issues`).
+    pub warp_co_issues: u64,
     /// Lane operations: thread-instructions that occupied a datapath lane (a SIMT lane, the scalar unit,
     /// a temporal-SIMT lane). Spatial: every active thread of every issued group; `scalar-unit` and
     /// `scalar-lane`: one per static warp for a scalar instruction of the scalarization plan, plus (under
@@ -158,6 +162,7 @@ impl TimingStats {
             issue_slots,
             issued,
             latency_hiding_issues,
+            warp_co_issues,
             lane_ops,
             stalls,
             memory,
@@ -170,6 +175,7 @@ impl TimingStats {
         self.issue_slots += issue_slots;
         self.issued += issued;
         self.latency_hiding_issues += latency_hiding_issues;
+        self.warp_co_issues += warp_co_issues;
         self.lane_ops += lane_ops;
         self.stalls.merge(stalls);
         self.memory.merge(memory);

@@ -119,3 +119,49 @@ fn mimd_bounds_pdom_and_dwf_on_an_alu_bound_divergent_loop() {
     let mimd = cycles[2].1;
     assert!(mimd <= cycles[0].1 && mimd <= cycles[1].1, "the MIMD bound is slower: {cycles:?}");
 }
+
+fn counter(r: &reconverge_timing::TimedResult, name: &str) -> u64 {
+    let s = &r.run.stats;
+    let i = s.mechanism_counter_defs.iter().position(|c| c.name == name).unwrap_or_else(|| panic!("counts {name}"));
+    s.mechanism_counters[i]
+}
+
+#[test]
+fn dws_lets_the_lanes_that_hit_run_ahead_of_those_that_miss() {
+    // 4 CTAs of one warp: half of each warp misses the first load and hits the second, half the other
+    // way round, and the second load's address depends on the first's value. PDOM waits for both misses
+    // in turn; DWS's hit lanes issue their second load (and its miss) while the others wait for their
+    // first.
+    let (ctas, w) = (4usize, 32usize);
+    let launch = LaunchConfig { grid: [ctas as u32, 1, 1], block: [w as u32, 1, 1], ..LaunchConfig::default() };
+    let a: Vec<u32> = (0..(ctas * w) as u32).map(|i| i + 1).collect();
+    let far: Vec<u32> = (0..(ctas * w * 32) as u32).map(|i| 1000 * i).collect();
+    let buf = |v: &[u32]| Buffer { dtype: Dtype::U32, bytes: v.iter().flat_map(|x| x.to_le_bytes()).collect() };
+    let want: Vec<u32> = (0..ctas * w).map(|t| a[t] + far[32 * t]).collect();
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/memdiv.ptx");
+    let mut cycles = Vec::new();
+    for name in ["pdom", "dws"] {
+        let mech = Mechanism::from_name(name).expect("registered");
+        let args = vec![Arg::Buffer(buf(&a)), Arg::Buffer(buf(&far)), Arg::Buffer(Buffer::zeros(Dtype::U32, ctas * w))];
+        let r = run_timed(&load(path, mech), &launch, &GpuConfig::gtx480(), args, ONE_THREAD);
+        assert!(r.run.error.is_none(), "{name}: {:?}", r.run.error);
+        let out = r.run.buffers[2].as_ref().expect("out");
+        assert!((0..want.len()).all(|t| out.bits(t) as u32 == want[t]), "{name}: wrong sums");
+        cycles.push(r.timing.cycles);
+        if name == "dws" {
+            // One split per warp, at the first load: within each split the second load's lanes all
+            // hit or all miss.
+            assert_eq!(counter(&r, "mem_splits"), ctas as u64, "one memory split per warp");
+            assert_eq!(counter(&r, "reunions"), ctas as u64, "every split reunited");
+        }
+    }
+    // The lines come from the L2 (the kernel's data fits it): DWS saves one L2 round trip per warp, the
+    // second miss of each half overlapping the first of the other.
+    let round_trip = GpuConfig::gtx480().l2.hit_latency;
+    assert!(
+        cycles[0].saturating_sub(cycles[1]) * 4 >= round_trip * 3,
+        "dws {} cycles vs pdom {}: the two misses did not overlap (an L2 round trip is {round_trip})",
+        cycles[1],
+        cycles[0]
+    );
+}

@@ -25,6 +25,10 @@ pub trait SlotTracker: Sync {
     const COUNTERS: &'static [Counter] = &[];
     /// [`Tracker::CO_ISSUE_PATHS`]: the timing model may issue two of the warp's slots in one cycle.
     const CO_ISSUE_PATHS: bool = false;
+    /// [`Tracker::CO_ISSUE_WARPS`]: the timing model may pair a slot with a group of another warp.
+    const CO_ISSUE_WARPS: bool = false;
+    /// [`Tracker::SPLITS_ON_MISS`]: the mechanism separates a load's missing lanes from those that hit.
+    const SPLITS_ON_MISS: bool = false;
 
     /// The name used on the command line and in statistics.
     fn name(&self) -> &'static str;
@@ -44,6 +48,20 @@ pub trait SlotTracker: Sync {
     }
     /// Updates the structure after slot `k` issued (`pc`, `mask`) with outcome `flow`.
     fn update(&self, st: &mut Self::State, k: u32, pc: Pc, mask: LaneMask, flow: &Flow, ctx: &mut WarpCtx<'_>) -> Done;
+    /// For mechanisms with [`SlotTracker::SPLITS_ON_MISS`]: the lanes `issued` of the load at `pc` (the
+    /// update already ran) partly missed: `missed` wait for memory, the others hit. Returns whether the
+    /// structure now holds the two sets in separate slots.
+    #[inline]
+    fn split_on_miss(
+        &self,
+        _st: &mut Self::State,
+        _pc: Pc,
+        _issued: LaneMask,
+        _missed: LaneMask,
+        _ctx: &mut WarpCtx<'_>,
+    ) -> Result<bool, MechError> {
+        Ok(false)
+    }
     /// The current size of the structure.
     fn depth(&self, st: &Self::State) -> usize;
     /// The structure, bottom first, for traces.
@@ -71,6 +89,8 @@ impl<T: SlotTracker> Tracker for Slots<T> {
     const BARRIER: BarrierMode = BarrierMode::Thread;
     const COUNTERS: &'static [Counter] = T::COUNTERS;
     const CO_ISSUE_PATHS: bool = T::CO_ISSUE_PATHS;
+    const SPLITS_ON_MISS: bool = T::SPLITS_ON_MISS;
+    const CO_ISSUE_WARPS: bool = T::CO_ISSUE_WARPS;
 
     #[inline]
     fn name(&self) -> &'static str {
@@ -148,6 +168,23 @@ impl<T: SlotTracker> Tracker for Slots<T> {
         self.0.update(warp, k, group.pc, group.mask, flow, &mut ctx)?;
         u.size = self.0.depth(warp);
         Ok(())
+    }
+
+    #[inline]
+    fn memory_divergence(
+        &self,
+        _sm: &mut (),
+        st: &mut SlotCta<T::State>,
+        group: &Group,
+        missed: LaneMask,
+        u: &mut UpdateCtx<'_>,
+    ) -> Result<bool, MechError> {
+        let w = (group.ctx / st.slots.max(1)) as usize;
+        let Some(warp) = st.warps.get_mut(w) else { return Ok(false) };
+        let mut ctx = WarpCtx::of(u, w);
+        let split = self.0.split_on_miss(warp, group.pc, group.mask, missed, &mut ctx)?;
+        u.size = self.0.depth(warp);
+        Ok(split)
     }
 
     #[inline]

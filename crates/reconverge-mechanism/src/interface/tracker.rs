@@ -175,6 +175,12 @@ impl Counter {
     pub const fn cycles(name: &'static str, doc: &'static str) -> Counter {
         Counter { name, agg: Agg::Sum, timed: true, doc }
     }
+
+    /// A summed number of events only the timing model produces (a load's lanes partly missing in the
+    /// L1), counted only in timed runs.
+    pub const fn timed(name: &'static str, doc: &'static str) -> Counter {
+        Counter { name, agg: Agg::Sum, timed: true, doc }
+    }
 }
 
 /// A ratio of two of a mechanism's counters it reports (for example CAPRI's prediction rate).
@@ -435,6 +441,19 @@ pub trait Tracker: Sync {
     /// the same functional unit with no longer occupancy, not a memory instruction; the front end has a
     /// second fetch path (two fetches a cycle for the SM).
     const CO_ISSUE_PATHS: bool = false;
+    /// Whether the timing model co-issues groups of two hardware warps (`sbi:swi`, simultaneous warp
+    /// interweaving: "co-issuing instructions from different warps", Brunie et al., ISCA'12, abstract):
+    /// after a scheduler issued a group, it may issue in the same cycle one more ready group of another of
+    /// its warps whose lanes, after the timing model's lane shuffle, are disjoint from the first's, under
+    /// the rules of [`Tracker::CO_ISSUE_PATHS`] (same unit, no longer occupancy, not memory; one extra group
+    /// a cycle, the front end's second fetch path).
+    const CO_ISSUE_WARPS: bool = false;
+    /// Whether the mechanism separates the lanes of a load that partly missed in the L1 (`dws`'s
+    /// memory-divergence subdivision): the timing model then tells it which lanes of each such load miss
+    /// ([`Tracker::memory_divergence`]), and when it separates them, the lanes that hit have their data
+    /// after the hit latency while the others wait for the response (otherwise every lane of a load waits
+    /// for its last line). Functional runs, which model no caches, never call it.
+    const SPLITS_ON_MISS: bool = false;
     /// Counters the mechanism keeps.
     const COUNTERS: &'static [Counter] = &[];
     /// Ratios of counters the mechanism reports.
@@ -507,6 +526,22 @@ pub trait Tracker: Sync {
             g.pc += 1;
         }
         Ok(())
+    }
+
+    /// For mechanisms with [`Tracker::SPLITS_ON_MISS`]: `group`, just issued and updated, was a load
+    /// whose `missed` lanes (a non-empty proper subset of `group.mask`) wait for memory while the others
+    /// hit. Returns whether the mechanism put the two sets of lanes in separate issue contexts (only then
+    /// may the hit lanes run ahead).
+    #[inline]
+    fn memory_divergence(
+        &self,
+        _sm: &mut Self::Sm,
+        _st: &mut Self::Cta,
+        _group: &Group,
+        _missed: LaneMask,
+        _u: &mut UpdateCtx<'_>,
+    ) -> Result<bool, crate::MechError> {
+        Ok(false)
     }
 
     /// For mechanisms with [`Tracker::AWAITS_MEMBERS`]: `group` did not execute its warp-synchronous

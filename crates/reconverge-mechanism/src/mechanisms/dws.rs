@@ -14,7 +14,17 @@
 //! that do not leave a loop holding them (`Program::leaves_loop`), and that send lanes to at least two
 //! places other than R; every other divergent branch pushes PDOM entries inside the split. Lanes of a
 //! split that cannot issue with the rest (waiting at a barrier) are split off the same way at the split's
-//! top entry. Memory-divergence subdivision is not modelled (see `docs/mechanism-reference.md`).
+//! top entry.
+//!
+//! Memory-divergence subdivision (the paper's "threads that hit run ahead"): in a timed run, when the
+//! lanes of a load partly miss in the L1 ([`crate::Tracker::SPLITS_ON_MISS`]), the split's top entry is
+//! divided the same way into a split of the lanes that hit and one of the lanes that miss, both at the
+//! instruction after the load, and the rest of the stack is parked in a join waiting at the end of the
+//! straight-line run from there (the next branch, barrier, warp-synchronous instruction, exit or block
+//! leader): the hit lanes run ahead only until the next branch, where they wait for the missing ones
+//! ("branch-limited re-convergence", the authors' ISCA'10 talk; the paper's text is not reachable, see
+//! `docs/mechanism-reference.md`). A load followed at once by such an instruction is not split: the hit
+//! lanes would have nothing to run. Functional runs model no cache and never split on memory.
 
 use crate::adapters::pdom_rules::{self, PdomEntry};
 use crate::interface::counters;
@@ -69,6 +79,10 @@ counters! {
         BarrierSplits = sum(
             "barrier_splits",
             "splits whose lanes waiting at a barrier were separated from the lanes that issued",
+        ),
+        MemSplits = timed(
+            "mem_splits",
+            "loads whose lanes partly missed in the L1 and were split so that the lanes that hit run ahead (timed runs only)",
         ),
     }
 }
@@ -127,6 +141,13 @@ impl DwsState {
     }
 }
 
+/// Where the lanes of a load split at `next` (the instruction after it) meet again: the end of the
+/// straight-line run from `next` ([`crate::program::Program::straight`]), when the run is not empty.
+fn run_ahead_limit(prog: &crate::program::Program, next: Pc) -> Option<Pc> {
+    let n = *prog.straight.get(next as usize)?;
+    (n > 0).then_some(next + Pc::from(n))
+}
+
 /// Whether the divergent branch at `pc` reconverging at `r` subdivides its split.
 fn subdivides(prog: &crate::program::Program, pc: Pc, r: Pc) -> bool {
     !is_pseudo(r) && !prog.leaves_loop(pc)
@@ -137,6 +158,7 @@ impl SlotTracker for Dws {
 
     const STRUCTURE: Structure = Structure::Stack;
     const COUNTERS: &'static [Counter] = DwsCounter::COUNTERS;
+    const SPLITS_ON_MISS: bool = true;
 
     fn name(&self) -> &'static str {
         INFO.name
@@ -193,6 +215,36 @@ impl SlotTracker for Dws {
         }
         ctx.max(DwsCounter::MaxSplits, st.splits.iter().flatten().count() as u64);
         Ok(())
+    }
+
+    fn split_on_miss(
+        &self,
+        st: &mut DwsState,
+        pc: Pc,
+        issued: LaneMask,
+        missed: LaneMask,
+        ctx: &mut WarpCtx<'_>,
+    ) -> Result<bool, MechError> {
+        let (issued, missed, next) = (issued & ctx.live, missed & ctx.live, pc + 1);
+        if missed == 0 || issued & !missed == 0 {
+            return Ok(false);
+        }
+        let Some(limit) = run_ahead_limit(ctx.prog, next) else { return Ok(false) };
+        // The split whose top entry holds the load's lanes at the next instruction.
+        let holds = |s: &Option<WarpSplit>| {
+            s.as_ref().and_then(|s| s.stack.last()).is_some_and(|t| t.pc == next && t.mask & issued == issued)
+        };
+        let Some(k) = st.splits.iter().position(holds) else { return Ok(false) };
+        let Some(split) = st.splits[k].take() else { return Ok(false) };
+        let mut parent = split.stack;
+        let top = parent.last_mut().ok_or(MechError::Underflow("dws"))?;
+        let child = |mask| PdomEntry { pc: next, rpc: limit, mask, call: false };
+        let children = vec![child(top.mask & !missed), child(missed)];
+        top.pc = limit;
+        let _ = st.subdivide(parent, split.join, children);
+        ctx.count(DwsCounter::MemSplits, 1);
+        ctx.max(DwsCounter::MaxSplits, st.splits.iter().flatten().count() as u64);
+        Ok(true)
     }
 
     fn depth(&self, st: &DwsState) -> usize {
@@ -272,7 +324,10 @@ mod tests {
             |k: usize, m, pc| EntryView { note: format!("split {k}"), ..EntryView::warp(EntryKind::Split, m, pc, 5) };
         assert_eq!(r.entries[1], [join.clone(), split(0, 0b1110, 2), split(1, 0b0001, 4)]);
         assert_eq!(r.entries[2], [join, split(0, 0b1110, 2)], "the taken split arrived");
-        assert_eq!(r.counters, [("branch_subdivisions", 1), ("reunions", 1), ("max_splits", 2), ("barrier_splits", 0)]);
+        assert_eq!(
+            r.counters,
+            [("branch_subdivisions", 1), ("reunions", 1), ("max_splits", 2), ("barrier_splits", 0), ("mem_splits", 0)]
+        );
     }
 
     #[test]
@@ -283,7 +338,10 @@ mod tests {
         let pos = |g| p.iter().position(|&x| x == g).expect("issued");
         assert!(pos((6, 0b0010)) < pos((4, 0b1100)) && pos((4, 0b1100)) < pos((7, 0b0010)), "{p:?}");
         assert_eq!((at(&p, 9), at(&p, 10)), (vec![0b0011], vec![ALL]));
-        assert_eq!(r.counters, [("branch_subdivisions", 2), ("reunions", 2), ("max_splits", 3), ("barrier_splits", 0)]);
+        assert_eq!(
+            r.counters,
+            [("branch_subdivisions", 2), ("reunions", 2), ("max_splits", 3), ("barrier_splits", 0), ("mem_splits", 0)]
+        );
     }
 
     #[test]
@@ -305,5 +363,56 @@ mod tests {
         // The issued lanes (slot 0) moved on; the waiting ones stay at pc 0 in slot 1.
         assert_eq!(tops, [(1, 0b0011), (0, 0b1100)]);
         assert_eq!(counters[DwsCounter::BarrierSplits as usize], 1);
+    }
+
+    /// Straight-line code after a "load" at pc 0: the run from pc 1 ends at the exit (pc 3).
+    const STRAIGHT: &str = r#"
+{
+    .reg .b32 %r<4>;
+    mov.u32 %r1, 1;
+    add.u32 %r2, %r1, 1;
+    add.u32 %r3, %r2, 1;
+    exit;
+}
+"#;
+
+    #[test]
+    fn lanes_that_hit_run_ahead_to_the_end_of_the_straight_run_and_wait_there() {
+        let prog = program(STRAIGHT);
+        let mut st = Dws.init(0, ALL, 4);
+        let mut counters = [0u64; 5];
+        let mut ctx = WarpCtx { prog: &prog, live: ALL, w: 4, counters: &mut counters, cycle: Some(9), delay: None };
+        Dws.update(&mut st, 0, 0, ALL, &Flow::Next, &mut ctx).expect("updates");
+        // Lanes 0-1 missed: the hit lanes (2-3) and the missing ones become two splits at pc 1.
+        assert!(Dws.split_on_miss(&mut st, 0, ALL, 0b0011, &mut ctx).expect("splits"));
+        let tops = |st: &DwsState| (0..4).filter_map(|k| Dws.slot(st, k)).collect::<Vec<_>>();
+        assert_eq!(tops(&st), [(1, 0b1100), (1, 0b0011)]);
+        // The hit split runs to pc 3 and arrives; the other one has not moved.
+        Dws.update(&mut st, 0, 1, 0b1100, &Flow::Next, &mut ctx).expect("updates");
+        Dws.update(&mut st, 0, 2, 0b1100, &Flow::Next, &mut ctx).expect("updates");
+        assert_eq!(tops(&st), [(1, 0b0011)]);
+        Dws.update(&mut st, 1, 1, 0b0011, &Flow::Next, &mut ctx).expect("updates");
+        Dws.update(&mut st, 1, 2, 0b0011, &Flow::Next, &mut ctx).expect("updates");
+        assert_eq!(tops(&st), [(3, ALL)], "the splits reunited at the exit");
+        // A load just before the exit has nothing to run ahead to: no split.
+        assert!(!Dws.split_on_miss(&mut st, 2, ALL, 0b0011, &mut ctx).expect("answers"));
+        let named: Vec<_> = DwsCounter::COUNTERS.iter().map(|c| c.name).zip(counters).collect();
+        assert_eq!(
+            named,
+            [("branch_subdivisions", 0), ("reunions", 1), ("max_splits", 2), ("barrier_splits", 0), ("mem_splits", 1)]
+        );
+    }
+
+    #[test]
+    fn a_split_whose_lanes_all_missed_or_all_hit_is_not_divided() {
+        let prog = program(STRAIGHT);
+        let mut st = Dws.init(0, ALL, 4);
+        let mut counters = [0u64; 5];
+        let mut ctx = WarpCtx { prog: &prog, live: ALL, w: 4, counters: &mut counters, cycle: Some(9), delay: None };
+        Dws.update(&mut st, 0, 0, ALL, &Flow::Next, &mut ctx).expect("updates");
+        assert!(!Dws.split_on_miss(&mut st, 0, ALL, ALL, &mut ctx).expect("answers"));
+        assert!(!Dws.split_on_miss(&mut st, 0, ALL, 0, &mut ctx).expect("answers"));
+        assert_eq!(Dws.slot(&st, 0), Some((1, ALL)));
+        assert_eq!(counters[DwsCounter::MemSplits as usize], 0);
     }
 }

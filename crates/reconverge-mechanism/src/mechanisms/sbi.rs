@@ -61,9 +61,11 @@ pub struct SbiState {
     pub last_issue: Option<u64>,
 }
 
-/// Simultaneous branch interweaving with interval constraints.
+/// Simultaneous branch interweaving with interval constraints; with `SWI`, also simultaneous warp
+/// interweaving (`sbi:swi`): the timing model may pair a path with a group of another warp
+/// ([`crate::Tracker::CO_ISSUE_WARPS`]). The two differ only in what the timing model may co-issue.
 #[derive(Clone, Copy, Debug, Default)]
-pub struct Sbi;
+pub struct Sbi<const SWI: bool>;
 
 counters! {
     /// Counter indices.
@@ -148,15 +150,20 @@ impl SbiState {
     }
 }
 
-impl SlotTracker for Sbi {
+impl<const SWI: bool> SlotTracker for Sbi<SWI> {
     type State = SbiState;
 
     const STRUCTURE: Structure = Structure::Paths;
     const COUNTERS: &'static [Counter] = SbiCounter::COUNTERS;
     const CO_ISSUE_PATHS: bool = true;
+    const CO_ISSUE_WARPS: bool = SWI;
 
     fn name(&self) -> &'static str {
-        INFO.name
+        if SWI {
+            SWI_INFO.name
+        } else {
+            INFO.name
+        }
     }
 
     fn slots(&self, _w: u32) -> u32 {
@@ -259,6 +266,15 @@ pub(crate) const INFO: crate::Info = crate::Info::new(
 )
 .storage(STORAGE);
 
+/// The registry's facts of `sbi:swi`.
+pub(crate) const SWI_INFO: crate::Info = crate::Info::new(
+    "sbi:swi",
+    crate::Scope::Warp,
+    "simultaneous branch and warp interweaving (Brunie, Collange and Diamos, ISCA 2012): sbi, and a second instruction may also come from another warp whose shuffled lanes are disjoint",
+)
+.outside_defaults()
+.storage(STORAGE);
+
 /// What `sbi` stores per warp: the sorted path list (at most one path per thread) and the stack of
 /// convergence intervals (nested: at most W).
 const STORAGE: &[crate::storage::Part] = {
@@ -282,10 +298,11 @@ mod tests {
     use crate::testing::{at, nested_preds, program, run_slots, taking, trips, Pick, DIAMOND, LOOP, NESTED};
 
     const ALL: LaneMask = 0b1111;
+    const SBI: Sbi<false> = Sbi;
 
     #[test]
     fn both_sides_of_a_diamond_issue_and_wait_for_each_other_at_the_end_of_the_interval() {
-        let r = run_slots(&Sbi, &program(DIAMOND), ALL, &taking(0b0001), Pick::RoundRobin, 64);
+        let r = run_slots(&SBI, &program(DIAMOND), ALL, &taking(0b0001), Pick::RoundRobin, 64);
         // Primary: the fall-through side (lower pc); secondary: the taken side, inside [1, 5), which the
         // round-robin scheduler takes first after the branch.
         let order = [(1, 4, 0b0001), (0, 2, 0b1110), (0, 3, 0b1110), (0, 5, ALL), (0, 6, ALL)];
@@ -313,7 +330,7 @@ mod tests {
         // NESTED: the outer branch (pc 2) opens [2, 10), the inner one (pc 5) [5, 9). The outer else path
         // (pcs 3-4, lowest) is the primary and the inner then path (pc 6) the secondary: the inner path
         // at pc 8 issues only once the else path waits at the outer end (pc 10).
-        let r = run_slots(&Sbi, &program(NESTED), ALL, &nested_preds, Pick::RoundRobin, 64);
+        let r = run_slots(&SBI, &program(NESTED), ALL, &nested_preds, Pick::RoundRobin, 64);
         let order =
             [(5, 0b0011), (3, 0b1100), (6, 0b0010), (4, 0b1100), (8, 0b0001), (7, 0b0010), (9, 0b0011), (10, ALL)];
         assert_eq!(r.pcs()[3..11], order);
@@ -329,17 +346,17 @@ mod tests {
             intervals: vec![interval(2, 20)],
             last_issue: None,
         };
-        assert_eq!(Sbi.slot_in(&st, 1, 0b1111, 0), Some((12, 0b1100)));
+        assert_eq!(SBI.slot_in(&st, 1, 0b1111, 0), Some((12, 0b1100)));
         st.intervals.push(interval(5, 9));
-        assert_eq!(Sbi.slot_in(&st, 1, 0b1111, 0), None, "pc 12 lies outside [5, 9)");
+        assert_eq!(SBI.slot_in(&st, 1, 0b1111, 0), None, "pc 12 lies outside [5, 9)");
         st.intervals = vec![interval(2, 12)];
-        assert_eq!(Sbi.slot_in(&st, 1, 0b1111, 0), None, "at the end of [2, 12) its lanes wait");
-        assert_eq!(Sbi.slot_in(&st, 0, 0b1111, 0), Some((3, 0b0011)));
+        assert_eq!(SBI.slot_in(&st, 1, 0b1111, 0), None, "at the end of [2, 12) its lanes wait");
+        assert_eq!(SBI.slot_in(&st, 0, 0b1111, 0), Some((3, 0b0011)));
     }
 
     #[test]
     fn a_loop_branch_diverging_again_widens_its_interval() {
-        let r = run_slots(&Sbi, &program(LOOP), ALL, &trips(&[1, 2, 3, 1]), Pick::Lowest, 64);
+        let r = run_slots(&SBI, &program(LOOP), ALL, &trips(&[1, 2, 3, 1]), Pick::Lowest, 64);
         assert_eq!(at(&r.pcs(), 4), [ALL]);
         // The looping lanes (at pc 1) lie below the interval [3, 4): no secondary issue.
         assert_eq!(
@@ -361,8 +378,8 @@ mod tests {
             intervals: Vec::new(),
             last_issue: None,
         };
-        assert_eq!(Sbi.slot_in(&st, 0, 0b1111, 0), Some((3, 0b0011)));
-        assert_eq!(Sbi.slot_in(&st, 0, 0b1111, 0b0011), Some((7, 0b1100)));
-        assert_eq!(Sbi.slot_in(&st, 1, 0b1111, 0), None, "no interval: no secondary");
+        assert_eq!(SBI.slot_in(&st, 0, 0b1111, 0), Some((3, 0b0011)));
+        assert_eq!(SBI.slot_in(&st, 0, 0b1111, 0b0011), Some((7, 0b1100)));
+        assert_eq!(SBI.slot_in(&st, 1, 0b1111, 0), None, "no interval: no secondary");
     }
 }

@@ -449,6 +449,31 @@ impl<'a, T: Tracker> SmCore<'a, T> {
         Ok(Issued { barrier, released, exited, changed, delay, structure: size })
     }
 
+    /// Tells the mechanism that the load `group` of CTA slot `cta` issued at `cycle` (the last issue)
+    /// left its `missed` lanes waiting for memory while the others hit ([`Tracker::SPLITS_ON_MISS`]);
+    /// returns whether it separated them.
+    pub fn memory_divergence(
+        &mut self,
+        cta: usize,
+        group: &Group,
+        missed: LaneMask,
+        cycle: u64,
+    ) -> Result<bool, SimError> {
+        let prog = self.prog;
+        let Some(r) = self.ctas.get_mut(cta).and_then(Option::as_mut) else {
+            return Err(SimError::Internal("memory divergence in an empty CTA slot"));
+        };
+        let view = if T::SM_POOL { self.view.of(r.cta.w) } else { r.cta.view() };
+        let mut u = update_ctx(prog, cta, view, Some(cycle), &mut self.stats, &mut self.delayed);
+        let split = self
+            .tracker
+            .memory_divergence(&mut self.mech, &mut r.st, group, missed, &mut u)
+            .map_err(|err| mechanism_error(self.tracker.name(), prog, &r.cta, group.pc, err))?;
+        let size = u.size;
+        self.stats.max_structure = self.stats.max_structure.max(size);
+        Ok(split)
+    }
+
     /// The parts of `group` (of CTA slot `cta`) by the CTA their threads belong to: the group itself for
     /// a per-CTA mechanism; for an SM-wide pool, each CTA's lanes with SM warps turned into its static
     /// warps, in slot order.

@@ -62,6 +62,9 @@ pub(crate) struct AccessTiming {
     pub occupancy: u64,
     /// The result waits for a response (a miss or an atomic): the tracker finishing it.
     pub pending: Option<usize>,
+    /// For a load that missed, when the issuer asked ([`Issuer::lane_misses`]): the lanes whose bytes lie
+    /// in a line that missed in the L1 (0 otherwise).
+    pub missed: LaneMask,
 }
 
 /// Who issued an access (for load tracking and local-memory interleaving).
@@ -72,6 +75,8 @@ pub(crate) struct Issuer<'p> {
     pub parts: &'p [(u32, LaneMask)],
     /// Destination registers of the instruction.
     pub regs: &'p [u32],
+    /// Whether to work out which lanes of a load missed ([`AccessTiming::missed`]).
+    pub lane_misses: bool,
 }
 
 /// The memory side of one SM.
@@ -88,6 +93,10 @@ pub(crate) struct MemorySide {
     /// Memory counters.
     pub counters: MemoryCounters,
     accesses: Vec<(u64, u32)>,
+    /// The lane of each of `accesses`.
+    access_lanes: Vec<usize>,
+    /// The lines of the last load that missed in the L1.
+    missed_lines: Vec<u64>,
     lines: Vec<LineRequest>,
     waiters: Vec<u64>,
     /// The L1 line size (requests to the L2 name lines in these units).
@@ -113,6 +122,8 @@ impl MemorySide {
             req_seq: 0,
             counters: MemoryCounters::default(),
             accesses: Vec::with_capacity(64),
+            access_lanes: Vec::with_capacity(64),
+            missed_lines: Vec::new(),
             lines: Vec::with_capacity(64),
             waiters: Vec::new(),
             line_bytes: u64::from(gpu.l1.line.max(1)),
@@ -145,6 +156,17 @@ impl MemorySide {
     pub(super) fn tag_generation(&mut self, id: usize, generation: u64) {
         if let Some(Some(t)) = self.loads.get_mut(id) {
             t.generation = generation;
+        }
+    }
+
+    /// Load `id` now finishes only the lanes `missed` of its threads (the others hit and were given their
+    /// data at the hit latency).
+    pub(super) fn restrict_load(&mut self, id: usize, missed: LaneMask) {
+        if let Some(Some(t)) = self.loads.get_mut(id) {
+            for p in &mut t.parts {
+                p.1 &= missed;
+            }
+            t.parts.retain(|p| p.1 != 0);
         }
     }
 
@@ -292,9 +314,13 @@ impl MemorySide {
         }
         // Global and local: through the L1.
         self.accesses.clear();
+        self.access_lanes.clear();
         for &l in &lanes {
             match a.space[l] {
-                Space::Global => self.accesses.push((a.addr[l], a.bytes)),
+                Space::Global => {
+                    self.accesses.push((a.addr[l], a.bytes));
+                    self.access_lanes.push(l);
+                }
                 Space::Local => {
                     // NVIDIA interleaves local memory so that one offset of a warp's lanes is contiguous.
                     let warp = who.parts.iter().find(|p| p.1 >> l & 1 == 1).map(|p| p.0).unwrap_or(0) as u64;
@@ -304,12 +330,13 @@ impl MemorySide {
                         | (warp << 36)
                         | ((off & !3) * gpu.warp_size as u64 + (l as u64) * 4 + (off & 3));
                     self.accesses.push((key, a.bytes));
+                    self.access_lanes.push(l);
                 }
                 _ => {}
             }
         }
         if self.accesses.is_empty() {
-            return AccessTiming { latency: latency.max(1), occupancy, pending: pending_const };
+            return AccessTiming { latency: latency.max(1), occupancy, pending: pending_const, missed: 0 };
         }
         let mut lines = std::mem::take(&mut self.lines);
         coalesce(&self.accesses, gpu.l1.line, gpu.l1.sector, &mut lines);
@@ -328,7 +355,24 @@ impl MemorySide {
             AccessKind::Atomic => Some(self.atomic(&lines, who, now, gpu)),
         };
         self.lines = lines;
-        AccessTiming { latency: latency.max(1), occupancy, pending }
+        let missed = match a.kind {
+            AccessKind::Load if pending.is_some() && who.lane_misses => self.missed_lanes(),
+            _ => 0,
+        };
+        AccessTiming { latency: latency.max(1), occupancy, pending, missed }
+    }
+
+    /// The lanes of the last load whose bytes touch a line that missed.
+    fn missed_lanes(&self) -> LaneMask {
+        let line_of = |addr: u64| addr / self.line_bytes;
+        let mut missed = 0;
+        for (&(addr, bytes), &l) in self.accesses.iter().zip(&self.access_lanes) {
+            let (first, last) = (line_of(addr), line_of(addr.saturating_add(u64::from(bytes.max(1)) - 1)));
+            if self.missed_lines.iter().any(|&m| (first..=last).contains(&m)) {
+                missed |= 1 << l;
+            }
+        }
+        missed
     }
 
     /// Looks up the constant cache for the distinct constant or parameter addresses `addrs`; misses go to
@@ -371,6 +415,7 @@ impl MemorySide {
         let ready = now + gpu.l1.hit_latency;
         let id = self.new_load(who);
         let mut remaining = 0;
+        self.missed_lines.clear();
         for r in lines {
             self.counters.l1_accesses += 1;
             if self.l1.lookup(r.line, now) {
@@ -378,6 +423,9 @@ impl MemorySide {
                 continue;
             }
             remaining += 1;
+            if who.lane_misses {
+                self.missed_lines.push(r.line);
+            }
             match self.mshr.add(r.line, id as u64) {
                 MshrResult::Merged => self.counters.l1_mshr_merges += 1,
                 MshrResult::Allocated => {

@@ -137,6 +137,8 @@ pub struct Sm<'a, T: Tracker> {
     pub issue_slots: u64,
     /// Issues from one path of a warp while another of its paths waited on latency.
     pub latency_hiding_issues: u64,
+    /// Issues in a cycle after the scheduler's first, from another hardware warp ([`Sm::pack`]).
+    pub warp_co_issues: u64,
     /// Thread-instructions that occupied a datapath lane ([`crate::TimingStats::lane_ops`]).
     pub lane_ops: u64,
     /// Cycles with resident work.
@@ -190,7 +192,7 @@ pub struct Sm<'a, T: Tracker> {
 fn fetches_per_cycle<T: Tracker>() -> u32 {
     if T::LANE_PACKED {
         0
-    } else if T::CO_ISSUE_PATHS {
+    } else if T::CO_ISSUE_PATHS || T::CO_ISSUE_WARPS {
         2
     } else {
         1
@@ -229,6 +231,7 @@ impl<'a, T: Tracker> Sm<'a, T> {
             stalls: StallCounts::default(),
             issue_slots: 0,
             latency_hiding_issues: 0,
+            warp_co_issues: 0,
             lane_ops: 0,
             busy_cycles: 0,
             last_busy: None,
@@ -810,7 +813,7 @@ impl<'a, T: Tracker> Sm<'a, T> {
                         cycle.issued[s] = true;
                         out.issued += 1;
                         self.last_issued[s] = Some(g);
-                        if T::LANE_PACKED || T::CO_ISSUE_PATHS {
+                        if T::LANE_PACKED || T::CO_ISSUE_PATHS || T::CO_ISSUE_WARPS {
                             if let Err(e) = self.pack(order, (g, &grp), (s, t), ctx, &mut out) {
                                 out.error = Some((t, e));
                                 return out;
@@ -948,12 +951,26 @@ impl<'a, T: Tracker> Sm<'a, T> {
         let exec_parts: SmallVec<[(u32, LaneMask); 2]> = grp.lanes.split(grp.mask).collect();
         let mut pending = None;
         let access = self.core.last_access();
-        if access.mask != 0 {
-            let who = Issuer { cta: c, parts: &exec_parts, regs: &info.writes };
+        let accessed = access.mask != 0;
+        let (mut missed, mut hit_latency) = (0, 0);
+        if accessed {
+            let who = Issuer { cta: c, parts: &exec_parts, regs: &info.writes, lane_misses: T::SPLITS_ON_MISS };
             let timing = self.memory.access(access, &who, now, gpu);
             latency = timing.latency + gpu.frontend.operand_latency;
             occupancy = timing.occupancy;
             pending = timing.pending;
+            missed = timing.missed & grp.mask;
+            hit_latency = timing.latency.max(gpu.l1.hit_latency) + gpu.frontend.operand_latency;
+        }
+        // Lanes of a load that missed while others hit, which the mechanism separated (`dws`).
+        let mut split_miss: Option<LaneMask> = None;
+        if let Some(id) = pending.filter(|_| missed != 0 && missed != grp.mask) {
+            if self.core.memory_divergence(c, grp, missed, now)? {
+                self.memory.restrict_load(id, missed);
+                self.wake_cta(c);
+                latency = hit_latency;
+                split_miss = Some(missed);
+            }
         }
         let plan = prog.scalar.as_ref().and_then(|p| p.pcs.get(grp.pc as usize)).copied().unwrap_or_default();
         let nparts = exec_parts.len().max(1) as u64;
@@ -970,7 +987,7 @@ impl<'a, T: Tracker> Sm<'a, T> {
                     InstClass::Mem | InstClass::Nop => iv.mem,
                     _ => occupancy,
                 };
-                let busy = (threads * per_thread).max(if access.mask != 0 { occupancy } else { 0 }) + base * iv.int;
+                let busy = (threads * per_thread).max(if accessed { occupancy } else { 0 }) + base * iv.int;
                 latency += threads - 1;
                 occupancy = busy;
                 self.fu.occupy_all(sched, now + busy.max(1));
@@ -1003,12 +1020,15 @@ impl<'a, T: Tracker> Sm<'a, T> {
             self.memory.tag_generation(id, self.generation);
         }
         let Some(t) = times_in(&mut self.res, &mut self.sm_times, c) else { return Ok(done) };
-        if pending.is_some() {
-            t.add_misses(&exec_parts, grp.mask, true);
+        // The lanes waiting for a response: every lane of a pending load, unless the mechanism let the
+        // lanes that hit go on.
+        let waiting = if pending.is_some() { split_miss.unwrap_or(grp.mask) } else { 0 };
+        if waiting != 0 {
+            t.add_misses(&exec_parts, waiting, true);
         }
-        let ready = if pending.is_some() { u64::MAX } else { now + latency };
         for &reg in &info.writes {
-            t.regs.set(reg as usize, &exec_parts, grp.mask, ready);
+            t.regs.set(reg as usize, &exec_parts, waiting, u64::MAX);
+            t.regs.set(reg as usize, &exec_parts, grp.mask & !waiting, now + latency);
         }
         for &p in &info.pred_writes {
             t.set_pred(p, &exec_parts, now + latency);

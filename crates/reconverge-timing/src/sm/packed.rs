@@ -1,5 +1,7 @@
 //! Co-issue in one cycle: SBI's two paths of a warp ([`Tracker::CO_ISSUE_PATHS`]: at most one group
-//! after the lead, of the lead's hardware warp, under the rules below) and lane-packed issue
+//! after the lead, of the lead's hardware warp, under the rules below), SWI's two warps
+//! ([`Tracker::CO_ISSUE_WARPS`]: the one group may also come from another warp of the scheduler whose
+//! shuffled lanes are disjoint from the lead's, see [`shuffled_lanes`]) and lane-packed issue
 //! ([`Tracker::LANE_PACKED`]; the `mimd` bound, GPGPU-Sim 2.x's `shader_fetch_mimd`:
 //! "each cycle, fill up to W pipeline slots with any available threads not at a barrier, at any PCs").
 //!
@@ -42,18 +44,23 @@ impl<T: Tracker> Sm<'_, T> {
         let lead_op = self.timings[lead.pc as usize];
         let mut room = self.warp_size.saturating_sub(lead.mask.count_ones());
         let mut last = None;
-        // SBI co-issues one more path of the lead's own warp; the lane-packed bound any groups that fit.
-        let (cta, nctx) = ((g / self.nctx) as usize, self.nctx);
-        let lead_warp = self.core.hw_warp(cta, g % nctx);
+        // SBI co-issues one more path of the lead's own warp, SWI one more group of any warp; the
+        // lane-packed bound any groups that fit.
+        let pair = T::CO_ISSUE_PATHS || T::CO_ISSUE_WARPS;
+        let lead_warp = self.sm_warp(g);
+        let lead_lanes = shuffled_lanes(lead.mask, lead_warp, self.warp_size);
         let mut extra = 0;
-        // The lane-packed bound goes on after the lead in its policy's order; SBI looks at the whole order
-        // for the lead warp's other path.
-        let before: &[u32] = if T::CO_ISSUE_PATHS { &order[..pos] } else { &[] };
-        for &o in order[pos + 1..].iter().chain(before) {
-            if room == 0 || (T::CO_ISSUE_PATHS && extra == 1) {
+        // The lane-packed bound goes on after the lead in its policy's order; a pair looks at the whole
+        // order for its second group, first among the lead warp's paths (SBI), then (SWI) other warps'.
+        let before: &[u32] = if pair { &order[..pos] } else { &[] };
+        let passes: &[bool] = if T::CO_ISSUE_WARPS { &[true, false] } else { &[T::CO_ISSUE_PATHS] };
+        let candidates = passes.iter().flat_map(|&own| order[pos + 1..].iter().chain(before).map(move |&o| (own, o)));
+        for (own, o) in candidates {
+            if room == 0 || (pair && extra == 1) {
                 break;
             }
-            if T::CO_ISSUE_PATHS && ((o / nctx) as usize != cta || self.core.hw_warp(cta, o % nctx) != lead_warp) {
+            let warp = self.sm_warp(o);
+            if pair && own != (warp == lead_warp) {
                 continue;
             }
             let Some(grp) = self.joiner(o, now, sched) else { continue };
@@ -63,8 +70,8 @@ impl<T: Tracker> Sm<'_, T> {
             if n > room || op.unit != lead_op.unit || op.occupancy > lead_op.occupancy || class == InstClass::Mem {
                 continue;
             }
-            // SBI's pair runs on disjoint lanes of the warp (never the lead's lanes again).
-            if T::CO_ISSUE_PATHS && grp.mask & lead.mask != 0 {
+            // A pair runs on disjoint lanes of the SIMD row (never the lead's lanes again).
+            if pair && shuffled_lanes(grp.mask, warp, self.warp_size) & lead_lanes != 0 {
                 continue;
             }
             self.packing = true;
@@ -73,6 +80,9 @@ impl<T: Tracker> Sm<'_, T> {
             let (busy, structure) = issued?;
             self.trace_issue(o, &grp, sched, now, busy, structure);
             out.issued += 1;
+            if warp != lead_warp {
+                self.warp_co_issues += 1;
+            }
             room -= n;
             extra += 1;
             last = Some(o);
@@ -82,6 +92,12 @@ impl<T: Tracker> Sm<'_, T> {
             self.last_issued[sched] = Some(l);
         }
         Ok(())
+    }
+
+    /// The SM-wide index of context `g`'s hardware warp (CTA slot × warps per CTA + its warp).
+    fn sm_warp(&self, g: u32) -> u32 {
+        let cta = g / self.nctx;
+        cta * self.core.warps_per_cta() + self.core.hw_warp(cta as usize, g % self.nctx)
     }
 
     /// Context `g`'s group, when it may join the cycle's packed issue at `now`: ready but for its unit,
@@ -100,5 +116,33 @@ impl<T: Tracker> Sm<'_, T> {
             }
             Err(_) => None,
         }
+    }
+}
+
+/// The SIMD lanes a group of SM warp `warp` with active lanes `mask` occupies under SWI's lane shuffle
+/// (Brunie et al. "propose a lane shuffling technique to allow [co-issue from different warps] to benefit
+/// from inter-warp correlations in divergence patterns", ISCA'12, abstract; the paper's permutation is not
+/// reachable): even warps keep their lanes, odd warps mirror them (thread `l` in lane `w - 1 - l`), so that
+/// two warps whose first threads are active occupy the two ends of the row. A thread keeps its lane for
+/// the whole run (its registers stay in one bank), and groups of one warp compare unshuffled.
+pub(super) fn shuffled_lanes(mask: u64, warp: u32, w: u32) -> u64 {
+    if warp.is_multiple_of(2) || w == 0 {
+        return mask;
+    }
+    mask.reverse_bits() >> (64 - w.min(64))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::shuffled_lanes;
+
+    #[test]
+    fn odd_warps_mirror_their_lanes() {
+        assert_eq!(shuffled_lanes(0b0011, 0, 4), 0b0011);
+        assert_eq!(shuffled_lanes(0b0011, 1, 4), 0b1100);
+        assert_eq!(shuffled_lanes(0x0000_ffff, 3, 32), 0xffff_0000);
+        assert_eq!(shuffled_lanes(u64::MAX, 1, 64), u64::MAX);
+        // Two warps with their first half active fit one row once one is mirrored.
+        assert_eq!(shuffled_lanes(0xffff, 0, 32) & shuffled_lanes(0xffff, 1, 32), 0);
     }
 }
