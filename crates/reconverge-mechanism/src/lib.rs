@@ -84,7 +84,7 @@ pub use mechanisms::dwf::{Dwf, Heuristic, LutGeometry, PoolCta, PoolSm};
 pub use mechanisms::dws::{Dws, DwsState, SplitJoin, WarpSplit};
 pub use mechanisms::forkjoin::{ForkJoin, ForkJoinState, Region};
 pub use mechanisms::frontier::ThreadFrontiers;
-pub use mechanisms::harp::{CbtEntry, Harp, HarpState};
+pub use mechanisms::harp::{CbtEntry, Harp, HarpCta, HarpState, IssueGroup, CBT_ENTRIES, MERGE_ENTRIES};
 pub use mechanisms::hybrid::{Hybrid, HybridState};
 pub use mechanisms::its::{ConvergenceBarrier, Its, ItsState, YIELD_AFTER};
 pub use mechanisms::maven::{Maven, MavenState};

@@ -261,7 +261,7 @@ macro_rules! with_tracker {
                 $body
             }
             M::Harp => {
-                let $t = &Slots($crate::Harp);
+                let $t = &$crate::Harp;
                 $body
             }
             M::Dws => {
