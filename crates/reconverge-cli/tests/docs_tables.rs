@@ -38,3 +38,9 @@ fn the_seed004_cycles_table_matches_the_binary() {
 fn the_paper_headlines_table_matches_the_binary() {
     check("scripts/paper_headlines.py", &[]);
 }
+
+/// docs/paper-reproduction.md: the ablation of the papers' claims over machine variants (GTX 480, warp 32).
+#[test]
+fn the_paper_ablation_table_matches_the_binary() {
+    check("scripts/paper_ablation.py", &[]);
+}

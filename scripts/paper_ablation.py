@@ -1,0 +1,167 @@
+#!/usr/bin/env python3
+"""Print the ablation table of docs/paper-reproduction.md: where ours and a paper's number differ, which
+modelled difference moves ours.
+
+Usage:
+    python3 scripts/paper_ablation.py [--bin target/release/reconverge]     # rewrites the table
+    python3 scripts/paper_ablation.py --check [--bin ...]                  # exit 1 when the doc differs
+
+For each machine variant below -- the GTX 480 preset, then the preset with ONE parameter moved towards the
+machines the papers describe (more CTAs per SM, a cheaper compaction unit or warp pool, shorter memory
+latency, one scheduler, a perfect instruction cache), then all of them together -- runs
+`reconverge compare --csv` on the built-in kernels for pdom and the mechanisms whose papers claim a gain
+(dwf, tbc, capri, dws, sbi, harp), and prints one Markdown table: per claim (mechanism over baseline), the
+geometric mean of baseline cycles / mechanism cycles over the *divergent* kernels (pdom executes a
+divergent branch) where both complete, per variant. A variant is a TOML file (`base = "gtx480"` plus its
+one change) written to a temporary directory. The table sits between `<!-- ablation:table -->` and
+`<!-- /ablation:table -->`. Standard library only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import math
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from doc_tables import write_or_check  # noqa: E402
+
+DOC = Path(__file__).resolve().parent.parent / "docs" / "paper-reproduction.md"
+BEGIN, END = "<!-- ablation:table -->", "<!-- /ablation:table -->"
+
+# (column label, what it changes, the TOML body after `base = "gtx480"`)
+VARIANTS = [
+    ("gtx480", "the preset", ""),
+    ("1 SM", "every CTA of a launch on one SM, so CTAs share an SM where a launch has several (most built-in "
+     "launches have 1 to 4 CTAs; `bfs_large` has 96, 8 resident at once)", "num_sms = 1\n"),
+    ("no compaction cost", "TBC/CAPRI's compaction unit and DWF's pool insertion take 0 cycles (4 and 2)",
+     "[mechanism]\ncompaction_latency = 0\npool_latency = 0\n"),
+    ("half memory latency", "L1 hit 35 -> 18, L2 round trip 160 -> 80, DRAM 180 -> 90 cycles",
+     "[l1]\nhit_latency = 18\n[l2]\nhit_latency = 80\n[dram]\nlatency = 90\n"),
+    ("1 scheduler", "one warp scheduler per SM instead of two", "[sm]\nschedulers = 1\n"),
+    ("16-lane SIMD", "integer and float units 16 lanes wide: a warp instruction occupies its unit 2 cycles",
+     "[interval]\nint = 2\nfloat = 2\n"),
+    ("perfect icache", "no instruction-cache misses (`icache_size = 0`)", "[frontend]\nicache_size = 0\n"),
+    ("all", "every change above at once",
+     "num_sms = 1\n[mechanism]\ncompaction_latency = 0\npool_latency = 0\n[l1]\nhit_latency = 18\n"
+     "[l2]\nhit_latency = 80\n[dram]\nlatency = 90\n[sm]\nschedulers = 1\n[interval]\nint = 2\nfloat = 2\n"
+     "[frontend]\nicache_size = 0\n"),
+]
+
+# (claim, the paper's number as a speedup, (mechanism, baseline)); sources in docs/paper-headlines.md.
+CLAIMS = [
+    ("TBC over PDOM (Fung & Aamodt, HPCA'11: +22%)", 1.22, ("tbc", "pdom")),
+    ("TBC over DWF (the same: +17%)", 1.17, ("tbc", "dwf")),
+    ("DWF over PDOM (Fung et al., MICRO'07: +20.7%)", 1.207, ("dwf", "pdom")),
+    ("DWS over PDOM (Meng et al., ISCA'10: 1.7x)", 1.7, ("dws", "pdom")),
+    ("HARP over PDOM (Lashgar et al., TECS'14: +10%)", 1.10, ("harp", "pdom")),
+    ("CAPRI over PDOM (no number in the abstract)", None, ("capri", "pdom")),
+    ("SBI over PDOM (not verified)", None, ("sbi", "pdom")),
+]
+
+
+def run(binary: str, config: str, mechs: list[str]) -> list[dict[str, str]]:
+    args = [binary, "compare", "--config", config, "--csv"]
+    for m in mechs:
+        args += ["--mechanism", m]
+    out = subprocess.run(args, check=False, capture_output=True, text=True)
+    if not out.stdout:
+        sys.exit(f"{' '.join(args)} printed nothing:\n{out.stderr}")
+    return list(csv.DictReader(io.StringIO(out.stdout)))
+
+
+def geomean(xs: list[float]) -> float:
+    return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float("nan")
+
+
+def speedups(rows: list[dict[str, str]]) -> dict[tuple[str, str], tuple[float, int]]:
+    done = {(r["kernel"], r["mechanism"]): int(r["cycles"]) for r in rows if r["outcome"] == "completed"}
+    divergent = {r["kernel"] for r in rows if r["mechanism"] == "pdom" and int(r["divergent_branches"] or 0) > 0}
+    out = {}
+    for _, _, (m, base) in CLAIMS:
+        both = [k for k in sorted(divergent) if (k, m) in done and (k, base) in done]
+        out[(m, base)] = (geomean([done[(k, base)] / done[(k, m)] for k in both]), len(both))
+    return out
+
+
+def per_kernel(rows: list[dict[str, str]]) -> list[str]:
+    """The divergent kernels on the preset: launch size, SIMD efficiency and speed of tbc and dwf."""
+    by = {(r["kernel"], r["mechanism"]): r for r in rows}
+    divergent = [r["kernel"] for r in rows if r["mechanism"] == "pdom" and int(r["divergent_branches"] or 0) > 0]
+    out = ["\nPer divergent kernel on the preset: the launch (CTAs x threads, from the manifest), SIMD efficiency "
+           "and speed over pdom (`-` where a run does not complete):\n",
+           "| kernel | CTAs x threads | pdom SIMD eff. | tbc SIMD eff. | dwf SIMD eff. | tbc / pdom | dwf / pdom "
+           "| capri / pdom |",
+           "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for k in divergent:
+        p = by[(k, "pdom")]
+
+        def eff(m: str) -> str:
+            r = by.get((k, m))
+            return f"{100 * float(r['simd_efficiency']):.1f}%" if r and r["outcome"] == "completed" else "-"
+
+        def speed(m: str) -> str:
+            r = by.get((k, m))
+            ok = r and r["outcome"] == "completed" and p["outcome"] == "completed"
+            return f"{int(p['cycles']) / int(r['cycles']):.3f}" if ok else "-"
+
+        launch = LAUNCH.get(k, "?")
+        out.append(f"| {k} | {launch} | {eff('pdom')} | {eff('tbc')} | {eff('dwf')} | {speed('tbc')} | "
+                   f"{speed('dwf')} | {speed('capri')} |")
+    return out
+
+
+def launches() -> dict[str, str]:
+    """Each built-in kernel's launch, `CTAs x threads per CTA`, from kernels/manifest.toml."""
+    import tomllib
+    manifest = tomllib.loads((DOC.parent.parent / "kernels" / "manifest.toml").read_text())
+    size = lambda v: v[0] * v[1] * v[2]  # noqa: E731
+    return {k["name"]: f"{size(k['grid'])} x {size(k['block'])}" for k in manifest["kernel"]}
+
+
+LAUNCH = launches()
+
+
+def table(binary: str) -> str:
+    mechs = sorted({m for _, _, pair in CLAIMS for m in pair}, key=lambda m: (m != "pdom", m))
+    results = []
+    with tempfile.TemporaryDirectory() as d:
+        for label, _, body in VARIANTS:
+            config = "gtx480"
+            if body:
+                config = str(Path(d) / (label.replace(" ", "-") + ".toml"))
+                Path(config).write_text(f'base = "gtx480"\nname = "{label}"\n' + body)
+            rows = run(binary, config, mechs)
+            if not body:
+                preset_rows = rows
+            results.append(speedups(rows))
+    n = results[0][CLAIMS[0][2]][1]
+    out = [f"Built-in kernels, warp 32, the {n} divergent ones (pdom executes a divergent branch). Each cell: "
+           "geometric mean of baseline cycles / mechanism cycles where both complete; the paper's number "
+           "beside it.\n",
+           "| claim | paper | " + " | ".join(v[0] for v in VARIANTS) + " |",
+           "| --- | --- | " + " | ".join("---" for _ in VARIANTS) + " |"]
+    for claim, paper, pair in CLAIMS:
+        cells = [f"{r[pair][0]:.3f}" for r in results]
+        out.append(f"| {claim} | {f'{paper:.3f}' if paper else '-'} | " + " | ".join(cells) + " |")
+    out.append("\nThe variants (each a TOML file `base = \"gtx480\"` with one change):\n")
+    out += [f"- **{label}**: {what}." for label, what, _ in VARIANTS[1:]]
+    out += per_kernel(preset_rows)
+    return "\n".join(out) + "\n"
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--bin", default="target/release/reconverge")
+    ap.add_argument("--check", action="store_true", help="exit 1 when docs/paper-reproduction.md differs")
+    a = ap.parse_args()
+    return write_or_check(DOC, BEGIN, END, table(a.bin), a.check, "paper_ablation.py")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
