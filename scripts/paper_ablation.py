@@ -116,6 +116,32 @@ def per_kernel(rows: list[dict[str, str]]) -> list[str]:
     return out
 
 
+def likely(binary: str) -> list[str]:
+    """The kernels where likely-convergence points merge threads (`likely_merges` > 0) under tbc:lpc or
+    capri:lpc, with both variants' cycles beside the plain mechanisms'."""
+    rows = run(binary, "gtx480", ["tbc", "tbc:lpc", "capri", "capri:lpc"])
+    by = {(r["kernel"], r["mechanism"]): r for r in rows}
+    merges = lambda r: int(r.get("mechanism_counters_likely_merges") or 0)  # noqa: E731
+    kernels = sorted({r["kernel"] for r in rows if merges(r) > 0})
+    others = sorted({r["kernel"] for r in rows} - set(kernels))
+    differ = [k for k in others for m in ("tbc", "capri") if by[(k, m)]["cycles"] != by[(k, m + ":lpc")]["cycles"]]
+    rest = ("on every other built-in kernel the variants equal the plain mechanisms to the cycle" if not differ
+            else "the variants also differ, without likely merges, on " + ", ".join(sorted(set(differ))))
+    out = ["\nLikely-convergence points (`tbc:lpc`, `capri:lpc`) on the preset: the kernels where they merge "
+           f"threads (`likely_merges` > 0; {rest}):\n",
+           "| kernel | tbc cycles | tbc:lpc cycles | speedup | likely merges | capri cycles | capri:lpc cycles | "
+           "speedup | likely merges |",
+           "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for k in kernels:
+        cells = []
+        for m in ("tbc", "capri"):
+            a, b = by[(k, m)], by[(k, m + ":lpc")]
+            ratio = int(a["cycles"]) / int(b["cycles"])
+            cells += [a["cycles"], b["cycles"], f"{ratio:.3f}", str(merges(b))]
+        out.append(f"| {k} | " + " | ".join(cells) + " |")
+    return out
+
+
 def launches() -> dict[str, str]:
     """Each built-in kernel's launch, `CTAs x threads per CTA`, from kernels/manifest.toml."""
     import tomllib
@@ -152,6 +178,7 @@ def table(binary: str) -> str:
     out.append("\nThe variants (each a TOML file `base = \"gtx480\"` with one change):\n")
     out += [f"- **{label}**: {what}." for label, what, _ in VARIANTS[1:]]
     out += per_kernel(preset_rows)
+    out += likely(binary)
     return "\n".join(out) + "\n"
 
 
