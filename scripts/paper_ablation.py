@@ -19,17 +19,14 @@ one change) written to a temporary directory. The table sits between `<!-- ablat
 
 from __future__ import annotations
 
-import argparse
-import csv
-import io
 import math
-import subprocess
 import sys
 import tempfile
+import tomllib
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from doc_tables import write_or_check  # noqa: E402
+from doc_tables import compare_csv, table_main  # noqa: E402
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "paper-reproduction.md"
 BEGIN, END = "<!-- ablation:table -->", "<!-- /ablation:table -->"
@@ -63,16 +60,6 @@ CLAIMS = [
     ("CAPRI over PDOM (no number in the abstract)", None, ("capri", "pdom")),
     ("SBI over PDOM (not verified)", None, ("sbi", "pdom")),
 ]
-
-
-def run(binary: str, config: str, mechs: list[str]) -> list[dict[str, str]]:
-    args = [binary, "compare", "--config", config, "--csv"]
-    for m in mechs:
-        args += ["--mechanism", m]
-    out = subprocess.run(args, check=False, capture_output=True, text=True)
-    if not out.stdout:
-        sys.exit(f"{' '.join(args)} printed nothing:\n{out.stderr}")
-    return list(csv.DictReader(io.StringIO(out.stdout)))
 
 
 def geomean(xs: list[float]) -> float:
@@ -119,7 +106,7 @@ def per_kernel(rows: list[dict[str, str]]) -> list[str]:
 def likely(binary: str) -> list[str]:
     """The kernels where likely-convergence points merge threads (`likely_merges` > 0) under tbc:lpc or
     capri:lpc, with both variants' cycles beside the plain mechanisms'."""
-    rows = run(binary, "gtx480", ["tbc", "tbc:lpc", "capri", "capri:lpc"])
+    rows = compare_csv(binary, "gtx480", ["tbc", "tbc:lpc", "capri", "capri:lpc"])
     by = {(r["kernel"], r["mechanism"]): r for r in rows}
     merges = lambda r: int(r.get("mechanism_counters_likely_merges") or 0)  # noqa: E731
     kernels = sorted({r["kernel"] for r in rows if merges(r) > 0})
@@ -144,7 +131,6 @@ def likely(binary: str) -> list[str]:
 
 def launches() -> dict[str, str]:
     """Each built-in kernel's launch, `CTAs x threads per CTA`, from kernels/manifest.toml."""
-    import tomllib
     manifest = tomllib.loads((DOC.parent.parent / "kernels" / "manifest.toml").read_text())
     size = lambda v: v[0] * v[1] * v[2]  # noqa: E731
     return {k["name"]: f"{size(k['grid'])} x {size(k['block'])}" for k in manifest["kernel"]}
@@ -162,7 +148,7 @@ def table(binary: str) -> str:
             if body:
                 config = str(Path(d) / (label.replace(" ", "-") + ".toml"))
                 Path(config).write_text(f'base = "gtx480"\nname = "{label}"\n' + body)
-            rows = run(binary, config, mechs)
+            rows = compare_csv(binary, config, mechs)
             if not body:
                 preset_rows = rows
             results.append(speedups(rows))
@@ -182,13 +168,5 @@ def table(binary: str) -> str:
     return "\n".join(out) + "\n"
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--bin", default="target/release/reconverge")
-    ap.add_argument("--check", action="store_true", help="exit 1 when docs/paper-reproduction.md differs")
-    a = ap.parse_args()
-    return write_or_check(DOC, BEGIN, END, table(a.bin), a.check, "paper_ablation.py")
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(table_main(DOC, BEGIN, END, table, "paper_ablation.py"))

@@ -17,15 +17,12 @@ The table sits between `<!-- papers:table -->` and `<!-- /papers:table -->`. Sta
 from __future__ import annotations
 
 import argparse
-import csv
-import io
 import math
-import subprocess
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from doc_tables import write_or_check  # noqa: E402
+from doc_tables import compare_csv, write_or_check  # noqa: E402
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "paper-headlines.md"
 BEGIN, END = "<!-- papers:table -->", "<!-- /papers:table -->"
@@ -62,14 +59,6 @@ CLAIMS = [
 ]
 
 
-def run(binary: str, config: str, mechs: list[str]) -> list[dict[str, str]]:
-    args = [binary, "compare", "--config", config, "--csv"]
-    for m in mechs:
-        args += ["--mechanism", m]
-    out = subprocess.run(args, check=False, capture_output=True, text=True).stdout
-    return list(csv.DictReader(io.StringIO(out)))
-
-
 def geomean(xs: list[float]) -> float:
     return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float("nan")
 
@@ -90,7 +79,7 @@ def accuracy(rows: list[dict[str, str]], subset: list[str]) -> str:
 
 def table(binary: str, config: str) -> str:
     mechs = sorted({m for _, _, pair, _ in CLAIMS for m in pair}, key=lambda m: (m != "pdom", m))
-    rows = run(binary, config, mechs)
+    rows = compare_csv(binary, config, mechs)
     done = {(r["kernel"], r["mechanism"]): r for r in rows if r["outcome"] == "completed"}
     kernels = sorted({r["kernel"] for r in rows})
     # Divergent: pdom executed a divergent branch (in a run that stopped early too, e.g. a SIMT deadlock).

@@ -376,13 +376,19 @@ mod tests {
 }
 "#;
 
+    /// A warp of 4 lanes that issued the "load" at pc 0 of [`STRAIGHT`] in a timed run.
+    fn loaded<'a>(prog: &'a crate::program::Program, counters: &'a mut [u64]) -> (DwsState, WarpCtx<'a>) {
+        let mut st = Dws.init(0, ALL, 4);
+        let mut ctx = WarpCtx { prog, live: ALL, w: 4, counters, cycle: Some(9), delay: None };
+        Dws.update(&mut st, 0, 0, ALL, &Flow::Next, &mut ctx).expect("updates");
+        (st, ctx)
+    }
+
     #[test]
     fn lanes_that_hit_run_ahead_to_the_end_of_the_straight_run_and_wait_there() {
         let prog = program(STRAIGHT);
-        let mut st = Dws.init(0, ALL, 4);
         let mut counters = [0u64; 5];
-        let mut ctx = WarpCtx { prog: &prog, live: ALL, w: 4, counters: &mut counters, cycle: Some(9), delay: None };
-        Dws.update(&mut st, 0, 0, ALL, &Flow::Next, &mut ctx).expect("updates");
+        let (mut st, mut ctx) = loaded(&prog, &mut counters);
         // Lanes 0-1 missed: the hit lanes (2-3) and the missing ones become two splits at pc 1.
         assert!(Dws.split_on_miss(&mut st, 0, ALL, 0b0011, &mut ctx).expect("splits"));
         let tops = |st: &DwsState| (0..4).filter_map(|k| Dws.slot(st, k)).collect::<Vec<_>>();
@@ -396,7 +402,7 @@ mod tests {
         assert_eq!(tops(&st), [(3, ALL)], "the splits reunited at the exit");
         // A load just before the exit has nothing to run ahead to: no split.
         assert!(!Dws.split_on_miss(&mut st, 2, ALL, 0b0011, &mut ctx).expect("answers"));
-        let named: Vec<_> = DwsCounter::COUNTERS.iter().map(|c| c.name).zip(counters).collect();
+        let named: Vec<_> = DwsCounter::COUNTERS.iter().map(|c| c.name).zip(ctx.counters.iter().copied()).collect();
         assert_eq!(
             named,
             [("branch_subdivisions", 0), ("reunions", 1), ("max_splits", 2), ("barrier_splits", 0), ("mem_splits", 1)]
@@ -406,13 +412,11 @@ mod tests {
     #[test]
     fn a_split_whose_lanes_all_missed_or_all_hit_is_not_divided() {
         let prog = program(STRAIGHT);
-        let mut st = Dws.init(0, ALL, 4);
         let mut counters = [0u64; 5];
-        let mut ctx = WarpCtx { prog: &prog, live: ALL, w: 4, counters: &mut counters, cycle: Some(9), delay: None };
-        Dws.update(&mut st, 0, 0, ALL, &Flow::Next, &mut ctx).expect("updates");
+        let (mut st, mut ctx) = loaded(&prog, &mut counters);
         assert!(!Dws.split_on_miss(&mut st, 0, ALL, ALL, &mut ctx).expect("answers"));
         assert!(!Dws.split_on_miss(&mut st, 0, ALL, 0, &mut ctx).expect("answers"));
         assert_eq!(Dws.slot(&st, 0), Some((1, ALL)));
-        assert_eq!(counters[DwsCounter::MemSplits as usize], 0);
+        assert_eq!(ctx.counters[DwsCounter::MemSplits as usize], 0);
     }
 }

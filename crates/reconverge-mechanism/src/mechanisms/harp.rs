@@ -341,7 +341,12 @@ impl Tracker for Harp {
         // Each warp starts as one group at the entry (whole warps: nothing to merge).
         for (w, s) in st.warps.iter().enumerate() {
             for p in &s.paths {
-                let g = IssueGroup { pc: p.pc, depth: p.depth, parts: smallvec::smallvec![(w as u32, p.mask)], entry: false };
+                let g = IssueGroup {
+                    pc: p.pc,
+                    depth: p.depth,
+                    parts: smallvec::smallvec![(w as u32, p.mask)],
+                    entry: false,
+                };
                 st.groups.push(Some(g));
             }
         }
@@ -406,7 +411,13 @@ impl Tracker for Harp {
                 if e.depth != 0 {
                     note.push_str(&format!(" depth={}", e.depth));
                 }
-                v.push(EntryView { kind: EntryKind::Barrier, lanes: spread(w as u32, e.arrived), pc: e.pc, rpc: PC_NONE, note });
+                v.push(EntryView {
+                    kind: EntryKind::Barrier,
+                    lanes: spread(w as u32, e.arrived),
+                    pc: e.pc,
+                    rpc: PC_NONE,
+                    note,
+                });
             }
         }
         for (i, g) in st.groups.iter().enumerate() {
@@ -433,8 +444,11 @@ impl Tracker for Harp {
             for &(w, m) in &g.parts {
                 let m = m & view.live[w as usize];
                 if m != 0 {
-                    let state =
-                        if view.blocked[w as usize] & m != 0 { PositionState::AtBarrier } else { PositionState::Issuing };
+                    let state = if view.blocked[w as usize] & m != 0 {
+                        PositionState::AtBarrier
+                    } else {
+                        PositionState::Issuing
+                    };
                     out.push(Position { warp: w, lanes: m, pc: g.pc, state });
                 }
             }
@@ -583,9 +597,7 @@ mod tests {
         // An entry at pc 2 takes another warp's disjoint lanes, not overlapping ones.
         assert!(matches!(st.place(30, Path { pc: 2, mask: 0b0110, depth: 0 }, &prog), Placed::Joined(0)));
         assert!(matches!(st.place(31, Path { pc: 2, mask: 0b0100, depth: 0 }, &prog), Placed::Formed(false)));
-        let shfl = program(
-            "{ .reg .b32 %r<4>; mov.u32 %r1, 1; shfl.sync.idx.b32 %r2, %r1, 0, 31, 0xffffffff; exit; }",
-        );
+        let shfl = program("{ .reg .b32 %r<4>; mov.u32 %r1, 1; shfl.sync.idx.b32 %r2, %r1, 0, 31, 0xffffffff; exit; }");
         let mut st = HarpCta { warps: Vec::new(), groups: Vec::new(), w: 4 };
         assert!(matches!(st.place(0, Path { pc: 1, mask: 0b0011, depth: 0 }, &shfl), Placed::Formed(true)));
         assert!(matches!(st.place(1, Path { pc: 1, mask: 0b1100, depth: 0 }, &shfl), Placed::Formed(true)));
