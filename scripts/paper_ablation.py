@@ -19,7 +19,9 @@ one change) written to a temporary directory. The table sits between `<!-- ablat
 
 from __future__ import annotations
 
+import json
 import math
+import subprocess
 import sys
 import tempfile
 import tomllib
@@ -129,6 +131,38 @@ def likely(binary: str) -> list[str]:
     return out
 
 
+# DWF on a correlation kernel with per-thread trip counts (PolyBench/GPU CORR's fourth kernel, as
+# scripts/paper/corr.cu writes it): one CTA of 256 threads, a 32 x 256 matrix.
+CORR = Path(__file__).resolve().parent / "paper" / "corr.cu"
+CORR_ARGS = ["--grid", "1", "--block", "256", "--arg", "rand:f32:8192:1", "--arg", "zeros:f32:65536",
+             "--arg", "256", "--arg", "32"]
+
+
+def corr_run(binary: str, mech: str) -> dict:
+    """`reconverge run` of the correlation kernel under `mech` (GTX 480), its statistics."""
+    args = [binary, "run", str(CORR), "--mechanism", mech, "--config", "gtx480", "--json", *CORR_ARGS]
+    out = subprocess.run(args, check=False, capture_output=True, text=True)
+    if not out.stdout:
+        sys.exit(f"{' '.join(args)} printed nothing:\n{out.stderr}")
+    return json.loads(out.stdout)
+
+
+def dwf_collapse(binary: str) -> list[str]:
+    """Where DWF's cycles go on the correlation kernel, beside pdom and tbc."""
+    out = ["\nDWF on a correlation kernel with per-thread trip counts (`scripts/paper/corr.cu`, PolyBench/GPU "
+           "CORR's fourth kernel; 1 CTA x 256 threads, GTX 480):\n",
+           "| mechanism | cycles | warp instructions | SIMD efficiency | L1 line accesses | transactions | "
+           "pool insertions split (merge conflicts / LUT lookups) |",
+           "| --- | --- | --- | --- | --- | --- | --- |"]
+    for mech in ("pdom", "tbc", "dwf"):
+        d = corr_run(binary, mech)
+        m, c = d["memory"], d.get("mechanism_counters") or {}
+        split = f"{c['merge_conflicts']} / {c['lut_lookups']}" if "lut_lookups" in c else "-"
+        out.append(f"| {mech} | {d['cycles']} | {d['warp_instructions']} | {100 * d['simd_efficiency']:.1f}% | "
+                   f"{m['l1_accesses']} | {m['transactions']} | {split} |")
+    return out
+
+
 def launches() -> dict[str, str]:
     """Each built-in kernel's launch, `CTAs x threads per CTA`, from kernels/manifest.toml."""
     manifest = tomllib.loads((DOC.parent.parent / "kernels" / "manifest.toml").read_text())
@@ -165,6 +199,7 @@ def table(binary: str) -> str:
     out += [f"- **{label}**: {what}." for label, what, _ in VARIANTS[1:]]
     out += per_kernel(preset_rows)
     out += likely(binary)
+    out += dwf_collapse(binary)
     return "\n".join(out) + "\n"
 
 
