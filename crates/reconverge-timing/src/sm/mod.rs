@@ -137,7 +137,7 @@ pub struct Sm<'a, T: Tracker> {
     pub issue_slots: u64,
     /// Issues from one path of a warp while another of its paths waited on latency.
     pub latency_hiding_issues: u64,
-    /// Issues in a cycle after the scheduler's first, from another hardware warp ([`Sm::pack`]).
+    /// Issues in a cycle after the scheduler's first, from another hardware warp (`Sm::pack`).
     pub warp_co_issues: u64,
     /// Thread-instructions that occupied a datapath lane ([`crate::TimingStats::lane_ops`]).
     pub lane_ops: u64,
