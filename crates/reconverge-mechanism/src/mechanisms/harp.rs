@@ -79,6 +79,9 @@ pub struct IssueGroup {
     pub parts: SmallVec<[(u32, LaneMask); 2]>,
     /// It holds a merge-table entry (other warps' paths may join it).
     pub entry: bool,
+    /// The CTA's update count when the group formed (a path joining a group formed in the same update
+    /// stays with the threads it issued with; it is not a cross-warp merge).
+    pub formed: u64,
 }
 
 impl IssueGroup {
@@ -97,6 +100,8 @@ pub struct HarpCta {
     pub groups: Vec<Option<IssueGroup>>,
     /// Threads per warp.
     pub w: u32,
+    /// Updates so far (stamps [`IssueGroup::formed`]).
+    pub updates: u64,
 }
 
 /// HARP.
@@ -164,12 +169,13 @@ impl HarpState {
     /// The threads `mask` of the path at (`pc`, `depth`) issued with outcome `flow`.
     fn issue(&mut self, pc: Pc, depth: u32, mask: LaneMask, flow: &Flow, ctx: &mut WarpCtx<'_>) -> Done {
         let k = self.paths.iter().position(|p| p.pc == pc && p.depth == depth && p.mask & mask == mask);
-        let p = self.paths[k.ok_or(MechError::NotHeld("the path"))?];
+        let k = k.ok_or(MechError::NotHeld("the path"))?;
+        let p = self.paths[k];
         let rest = p.mask & !mask & ctx.live;
-        match k {
-            Some(k) if rest != 0 => self.paths[k].mask = rest,
-            Some(k) => drop(self.paths.remove(k)),
-            None => {}
+        if rest != 0 {
+            self.paths[k].mask = rest;
+        } else {
+            self.paths.remove(k);
         }
         let next = paths::successors(&p, mask, flow, ctx.live)?;
         if matches!(flow, Flow::Branch { .. } | Flow::Multi(_)) && next.len() > 1 {
@@ -266,7 +272,13 @@ impl HarpCta {
         }
         let wants = !sync && p.mask != full_mask(self.w);
         let room = self.groups.iter().flatten().filter(|g| g.entry).count() < MERGE_ENTRIES;
-        let g = IssueGroup { pc: p.pc, depth: p.depth, parts: smallvec::smallvec![(w, p.mask)], entry: wants && room };
+        let g = IssueGroup {
+            pc: p.pc,
+            depth: p.depth,
+            parts: smallvec::smallvec![(w, p.mask)],
+            entry: wants && room,
+            formed: self.updates,
+        };
         match self.groups.iter().position(Option::is_none) {
             Some(i) => self.groups[i] = Some(g),
             None => self.groups.push(Some(g)),
@@ -289,7 +301,6 @@ impl HarpCta {
                 }
             }
         }
-        let before: Vec<bool> = self.groups.iter().map(Option::is_some).collect();
         for &w in touched {
             for i in 0..self.warps[w as usize].paths.len() {
                 let p = self.warps[w as usize].paths[i];
@@ -299,7 +310,7 @@ impl HarpCta {
                 let placed = self.place(w, p, prog);
                 let Some(u) = u.as_deref_mut() else { continue };
                 match placed {
-                    Placed::Joined(g) if before.get(g).copied().unwrap_or(false) => {
+                    Placed::Joined(g) if self.groups[g].as_ref().is_some_and(|g| g.formed < self.updates) => {
                         u.count(HarpCounter::CrossWarpMerges, 1)
                     }
                     Placed::Formed(false) => u.count(HarpCounter::MergeTableOverflows, 1),
@@ -337,7 +348,7 @@ impl Tracker for Harp {
 
     fn launch(&self, _sm: &mut (), _cta: u32, view: &CtaView<'_>, entry: Pc) -> HarpCta {
         let warps = view.live.iter().map(|&m| HarpState::start(entry, m)).collect();
-        let mut st = HarpCta { warps, groups: Vec::new(), w: view.w };
+        let mut st = HarpCta { warps, groups: Vec::new(), w: view.w, updates: 0 };
         // Each warp starts as one group at the entry (whole warps: nothing to merge).
         for (w, s) in st.warps.iter().enumerate() {
             for p in &s.paths {
@@ -346,6 +357,7 @@ impl Tracker for Harp {
                     depth: p.depth,
                     parts: smallvec::smallvec![(w as u32, p.mask)],
                     entry: false,
+                    formed: 0,
                 };
                 st.groups.push(Some(g));
             }
@@ -381,6 +393,7 @@ impl Tracker for Harp {
         if g.pc != group.pc {
             return Err(MechError::NotHeld("the issue group"));
         }
+        st.updates += 1;
         let mut touched: SmallVec<[u32; 4]> = SmallVec::new();
         for &(w, m) in &g.parts {
             touched.push(w);
@@ -586,7 +599,7 @@ mod tests {
     #[test]
     fn the_merge_table_is_bounded_and_warp_collectives_stay_in_their_warp() {
         let prog = program(DIAMOND);
-        let mut st = HarpCta { warps: Vec::new(), groups: Vec::new(), w: 4 };
+        let mut st = HarpCta { warps: Vec::new(), groups: Vec::new(), w: 4, updates: 0 };
         // MERGE_ENTRIES partial groups at pcs 2..: every entry taken.
         for i in 0..MERGE_ENTRIES as u32 {
             assert!(matches!(st.place(i, Path { pc: 2 + i, mask: 0b0001, depth: 0 }, &prog), Placed::Formed(true)));
@@ -598,7 +611,7 @@ mod tests {
         assert!(matches!(st.place(30, Path { pc: 2, mask: 0b0110, depth: 0 }, &prog), Placed::Joined(0)));
         assert!(matches!(st.place(31, Path { pc: 2, mask: 0b0100, depth: 0 }, &prog), Placed::Formed(false)));
         let shfl = program("{ .reg .b32 %r<4>; mov.u32 %r1, 1; shfl.sync.idx.b32 %r2, %r1, 0, 31, 0xffffffff; exit; }");
-        let mut st = HarpCta { warps: Vec::new(), groups: Vec::new(), w: 4 };
+        let mut st = HarpCta { warps: Vec::new(), groups: Vec::new(), w: 4, updates: 0 };
         assert!(matches!(st.place(0, Path { pc: 1, mask: 0b0011, depth: 0 }, &shfl), Placed::Formed(true)));
         assert!(matches!(st.place(1, Path { pc: 1, mask: 0b1100, depth: 0 }, &shfl), Placed::Formed(true)));
         assert_eq!(st.groups.iter().flatten().filter(|g| g.entry).count(), 0, "a collective takes no entry");
