@@ -52,6 +52,40 @@ VARIANTS = [
      "[frontend]\nicache_size = 0\n"),
 ]
 
+# (column label, what it is): whole presets, not variants of gtx480 -- the papers' own simulator's machines.
+MACHINES = [
+    ("ispass09", "GPGPU-Sim 2.1.1b's ISPASS-2009 machine, the simulator line of the DWF paper (28 SMs at 500 MHz, "
+     "1024 threads, one loose round-robin scheduler, a 6-stage 32-wide pipeline, no L1 or L2 data cache; "
+     "docs/configuration.md cites each value)"),
+]
+
+# From the ISPASS-2009 machine towards the GTX 480, one group of parameters at a time: (label, what, the TOML
+# body after `base = "ispass09"`: the gtx480 preset's values of that group).
+GROUPS = [
+    ("memory", "the GTX 480's memory system: 16 KB L1 (35-cycle hits, 32 MSHRs), 768 KB L2 in 12 slices "
+     "holding the launch's buffers, 160-cycle L2 and +180-cycle DRAM latencies, 177 GB/s",
+     "[l1]\nsize = 16384\nline = 128\nsector = 32\nways = 4\nmshrs = 32\nmshr_merge = 8\nhit_latency = 35\n"
+     "set_index = \"fermi-hash\"\n[l2]\nsize = 786432\nline = 128\nways = 6\nhit_latency = 160\n"
+     "sectors_per_cycle = 12\natomic_latency = 16\npreload = true\nchannels = 6\nslices_per_channel = 2\n"
+     "sm_port_sectors_per_cycle = 1\n[dram]\nlatency = 180\nbytes_per_cycle = 253\n"),
+    ("scoreboarded loads", "`miss_blocks_warp = false`: only the instructions that use a loaded register wait "
+     "for it, not the whole warp",
+     "[sm]\nmiss_blocks_warp = false\n"),
+    ("schedulers", "two greedy-then-oldest schedulers sharing 2 SP units, 1 SFU and 1 load/store unit",
+     "[sm]\nschedulers = 2\nscheduler = \"gto\"\nunits = [2, 0, 0, 1, 1]\n"),
+    ("pipeline", "GPGPU-Sim 4's per-opcode latency tables, 4-cycle operand collector, 2 KB instruction cache",
+     "[latency]\nint = 1\nfloat = 1\ndouble = 8\nsfu = 8\nbranch = 1\nshared = 26\nconstant = 10\nbarrier = 4\n"
+     "warp_op = 8\n[interval]\nint = 1\nfloat = 1\ndouble = 8\nsfu = 8\nmem = 1\n[opcode]\n"
+     "int_latency = [4, 13, 4, 5, 145, 32]\nint_initiation = [1, 2, 2, 1, 8, 4]\nfp_latency = [4, 13, 4, 5, 39]\n"
+     "fp_initiation = [1, 2, 1, 1, 4]\ndp_latency = [8, 19, 8, 8, 330]\ndp_initiation = [8, 16, 8, 8, 130]\n"
+     "sfu_latency = 8\nsfu_initiation = 8\nother_latency = 1\nother_initiation = 1\ndp_on_sfu = true\n"
+     "[frontend]\nicache_size = 2048\nicache_line = 128\nicache_ways = 4\ninst_bytes = 8\nfetch_bytes = 16\n"
+     "decode_latency = 1\noperand_latency = 4\n"),
+    ("SM size", "15 SMs of 1536 threads, 48 warps, 32768 registers and 48 KB shared memory (32 banks)",
+     "num_sms = 15\n[sm]\nmax_threads = 1536\nmax_warps = 48\nregisters = 32768\nshared_memory = 49152\n"
+     "max_regs_per_thread = 63\n[shared]\nbanks = 32\n"),
+]
+
 # (claim, the paper's number as a speedup, (mechanism, baseline)); sources in docs/paper-headlines.md.
 CLAIMS = [
     ("TBC over PDOM (Fung & Aamodt, HPCA'11: +22%)", 1.22, ("tbc", "pdom")),
@@ -173,6 +207,27 @@ def launches() -> dict[str, str]:
 LAUNCH = launches()
 
 
+def groups_table(binary: str, mechs: list[str], ispass: dict) -> list[str]:
+    """Per claim, the `ispass09` machine, then it with one group of the GTX 480's parameters."""
+    results = [ispass]
+    with tempfile.TemporaryDirectory() as d:
+        for label, _, body in GROUPS:
+            config = str(Path(d) / (label.replace(" ", "-") + ".toml"))
+            Path(config).write_text(f'base = "ispass09"\nname = "ispass09 + {label}"\n' + body)
+            results.append(speedups(compare_csv(binary, config, mechs)))
+    columns = ["ispass09"] + [f"+ {g[0]}" for g in GROUPS]
+    out = ["\nFrom the ISPASS-2009 machine towards the GTX 480: `ispass09`, then `ispass09` with ONE group of "
+           "the `gtx480` preset's parameters (the same kernels and cells as above):\n",
+           "| claim | paper | " + " | ".join(columns) + " |",
+           "| --- | --- | " + " | ".join("---" for _ in columns) + " |"]
+    for claim, paper, pair in CLAIMS:
+        cells = [f"{r[pair][0]:.3f}" for r in results]
+        out.append(f"| {claim} | {f'{paper:.3f}' if paper else '-'} | " + " | ".join(cells) + " |")
+    out.append("\nThe groups (each a TOML file `base = \"ispass09\"` with the `gtx480` values of):\n")
+    out += [f"- **{label}**: {what}." for label, what, _ in GROUPS]
+    return out
+
+
 def table(binary: str) -> str:
     mechs = sorted({m for _, _, pair in CLAIMS for m in pair}, key=lambda m: (m != "pdom", m))
     results = []
@@ -186,17 +241,23 @@ def table(binary: str) -> str:
             if not body:
                 preset_rows = rows
             results.append(speedups(rows))
+        for label, _ in MACHINES:
+            results.append(speedups(compare_csv(binary, label, mechs)))
+    columns = [v[0] for v in VARIANTS] + [m[0] for m in MACHINES]
     n = results[0][CLAIMS[0][2]][1]
     out = [f"Built-in kernels, warp 32, the {n} divergent ones (pdom executes a divergent branch). Each cell: "
            "geometric mean of baseline cycles / mechanism cycles where both complete; the paper's number "
            "beside it.\n",
-           "| claim | paper | " + " | ".join(v[0] for v in VARIANTS) + " |",
-           "| --- | --- | " + " | ".join("---" for _ in VARIANTS) + " |"]
+           "| claim | paper | " + " | ".join(columns) + " |",
+           "| --- | --- | " + " | ".join("---" for _ in columns) + " |"]
     for claim, paper, pair in CLAIMS:
         cells = [f"{r[pair][0]:.3f}" for r in results]
         out.append(f"| {claim} | {f'{paper:.3f}' if paper else '-'} | " + " | ".join(cells) + " |")
     out.append("\nThe variants (each a TOML file `base = \"gtx480\"` with one change):\n")
     out += [f"- **{label}**: {what}." for label, what, _ in VARIANTS[1:]]
+    out.append("\nAnd a whole machine of the papers' time (a preset, not a variant):\n")
+    out += [f"- **{label}**: {what}." for label, what in MACHINES]
+    out += groups_table(binary, mechs, results[len(VARIANTS)])
     out += per_kernel(preset_rows)
     out += likely(binary)
     out += dwf_collapse(binary)

@@ -375,8 +375,8 @@ def _scalar_wire(x) -> Dict[str, Any]:
 
 
 class Device:
-    """A simulated GPU: a configuration (``"gtx480"``, ``"volta"``, ``"tiny"``, ``"temporal"`` or a TOML
-    file), a divergence mechanism and a warp size, all checked here (a ``ValueError``,
+    """A simulated GPU: a configuration (``"gtx480"``, ``"volta"``, ``"tiny"``, ``"temporal"``, ``"ispass09"``
+    or a TOML file), a divergence mechanism and a warp size, all checked here (a ``ValueError``,
     :class:`InvalidInput`, for an unknown preset or a warp size the configuration cannot run).
     ``functional=True`` skips the timing model (no cycles, fastest). ``stats`` combines the statistics of
     every launch (counts summed, maxima kept, ratios recomputed from the sums: see ``docs/python.md``).

@@ -90,6 +90,14 @@ fn trace_of_the_capri_test_case() {
     expect_file!["golden/trace_capri_capri.txt"].assert_eq(&capri);
     let dwf = ok(&[cta, &["--mechanism", "dwf", "--limit", "80"]].concat());
     expect_file!["golden/trace_capri_dwf.txt"].assert_eq(&dwf);
+    // HARP across warps: warp 0's lower-half path and warp 1's upper-half path meet at pc 21 in disjoint
+    // home lanes and issue as one group of both warps (`w0,1`), all 32 lanes active.
+    let harp = ok(&[cta, &["--mechanism", "harp", "--limit", "104"]].concat());
+    expect_file!["golden/trace_capri_harp.txt"].assert_eq(&harp);
+    assert!(
+        harp.contains("   48   21    59 capri:38   0xffffffff w0,1             ld.global.u32 %r21, [%rd32];"),
+        "{harp}"
+    );
 }
 
 #[test]
@@ -594,4 +602,40 @@ fn bench_native_says_the_jit_time_is_not_in_the_functional_median() {
     let head = out.lines().next().unwrap_or_default();
     assert!(head.contains("jit ms: compiling hot segments in the first functional run"), "{head}");
     assert!(head.contains("not part of functional ms") && !head.contains("included in functional ms"), "{head}");
+}
+
+/// A timed trace of `dws` splitting a warp at a load whose lanes partly miss
+/// (`reconverge-timing/tests/data/memdiv.ptx`): the issue events of CTA 0's warp from `trace --perfetto`,
+/// one line each (cycle, pc, active lanes, structure entries, instruction).
+#[test]
+fn timed_trace_of_a_dws_memory_split() {
+    let dir = common::temp_dir("dws-split");
+    let path = dir.join("memdiv.json");
+    let path = path.to_str().expect("utf-8 path");
+    let ptx = "crates/reconverge-timing/tests/data/memdiv.ptx";
+    let args = ["trace", ptx, "--mechanism", "dws", "--arg", "zeros:u32:32", "--arg", "zeros:u32:1024"];
+    ok(&[&args[..], &["--arg", "zeros:u32:32", "--perfetto", path]].concat());
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(path).expect("trace")).expect("json");
+    let mut lines = String::from("cycle   pc lanes entries instruction\n");
+    let mut issues = Vec::new();
+    for e in v["traceEvents"].as_array().expect("events") {
+        let a = &e["args"];
+        if let (Some(pc), Some(lanes)) = (a["pc"].as_u64(), a["active_lanes"].as_u64()) {
+            let name = e["name"].as_str().unwrap_or("");
+            let ts = e["ts"].as_u64().unwrap_or(0);
+            lines += &format!("{ts:>5} {pc:>4} {lanes:>5} {:>7} {name}\n", a["structure"]);
+            issues.push((ts, pc, lanes));
+        }
+    }
+    std::fs::remove_dir_all(&dir).ok();
+    expect_file!["golden/trace_memdiv_dws_timed.txt"].assert_eq(&lines);
+    // The load at pc 20 issues for all 32 lanes; then the 16 lanes that hit issue the second load (pc 24)
+    // while the other 16 still wait for their first, which they pass later; both halves reach the store.
+    let at = |pc: u64| issues.iter().filter(|i| i.1 == pc).copied().collect::<Vec<_>>();
+    assert_eq!(at(20).iter().map(|i| i.2).collect::<Vec<_>>(), [32]);
+    let (second, passes) = (at(24), at(21));
+    assert_eq!(second.len(), 2, "the second load issues once per half: {second:?}");
+    assert!(second.iter().all(|i| i.2 == 16));
+    assert!(second[0].0 < passes[1].0, "the hit half's second load issues before the miss half passes pc 21");
+    assert_eq!(at(28).iter().map(|i| i.2).sum::<u64>(), 32, "every lane stores");
 }

@@ -167,7 +167,8 @@ pub struct Intervals {
 #[derive(Clone, PartialEq, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct L1Config {
-    /// Capacity, bytes.
+    /// Capacity, bytes; 0: no L1 data cache (GPGPU-Sim's `-gpgpu_no_dl1`): loads go to the L2 through the
+    /// MSHRs, stores (local ones too) write through.
     pub size: u64,
     /// Line size, bytes.
     pub line: u32,
@@ -190,7 +191,8 @@ pub struct L1Config {
 #[derive(Clone, PartialEq, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct L2Config {
-    /// Capacity, bytes.
+    /// Capacity, bytes; 0: no L2 (GPGPU-Sim 2.x's default): every read goes to DRAM, every write too; the
+    /// slices' pipes and `hit_latency` remain as the path to the memory controllers.
     pub size: u64,
     /// Line size, bytes.
     pub line: u32,
@@ -412,7 +414,7 @@ pub struct GpuConfig {
 }
 
 /// The names of the built-in presets.
-pub const PRESETS: [&str; 4] = ["gtx480", "volta", "tiny", "temporal"];
+pub const PRESETS: [&str; 5] = ["gtx480", "volta", "tiny", "temporal", "ispass09"];
 
 impl GpuConfig {
     /// GPGPU-Sim's GTX 480 model (`configs/tested-cfgs/SM2_GTX480`, which its authors correlated with the
@@ -657,6 +659,88 @@ impl GpuConfig {
         c
     }
 
+    /// GPGPU-Sim 2.1.1b's ISPASS-2009 machine (`configs/ISPASS-2009/gpgpusim.config` of that release, the
+    /// configuration shipped with the ISPASS-2009 benchmarks; the release's README names it the simulator
+    /// line of Fung et al.'s MICRO'07 dynamic warp formation paper), option by option, with the release's
+    /// option defaults (`src/gpgpu-sim/gpu-sim.c`, `shader.c`) and manual (`doc/GPGPU-Sim_Manual.html`)
+    /// where the file is silent: 28 shaders at the 500 MHz core clock (`-gpgpu_clock_domains
+    /// 500:2000:2000:2000`), 1024 threads, 32 warps and 8 CTAs per SM, 16768 registers, 16 KB shared memory in
+    /// 16 banks, a 32-wide pipeline (`1024:32:32`: one warp instruction per cycle) with one loose round-robin
+    /// scheduler (`-gpgpu_pdom_sched_type 8`), the manual's six-stage pipeline as the latency of every
+    /// instruction, a warp held back while its load is outstanding (the manual: "the entire warp is prevented
+    /// from beginning execution"), no instruction cache, no L1 data cache (`-gpgpu_no_dl1`) and no L2 (the
+    /// default `-gpgpu_cache:dl2` none), one MSHR per thread merging 6 requests, an 8 KB constant cache, and 8
+    /// memory controllers of 2 chips with 4-byte DDR buses at 2000 MHz: 512 bytes per core cycle. The
+    /// unloaded memory latency (interconnect, memory-controller queue and DRAM row access) is derived from
+    /// the mesh and DRAM timing options, not measured: `docs/configuration.md` gives the derivation.
+    pub fn ispass09() -> GpuConfig {
+        let pipeline = 6;
+        GpuConfig {
+            name: "ispass09".into(),
+            num_sms: 28,
+            clock_mhz: 500,
+            warp_size: 32,
+            sm: SmConfig {
+                max_threads: 1024,
+                max_warps: 32,
+                max_ctas: 8,
+                registers: 16768,
+                shared_memory: 16 * 1024,
+                max_regs_per_thread: 128,
+                regs_per_thread: 0,
+                schedulers: 1,
+                scheduler: SchedulerPolicy::Lrr,
+                two_level_active: 8,
+                miss_blocks_warp: true,
+                dispatch: Dispatch::Spatial,
+                units: Vec::new(),
+            },
+            latency: Latencies {
+                int: pipeline,
+                float: pipeline,
+                double: pipeline,
+                sfu: pipeline,
+                branch: pipeline,
+                shared: pipeline,
+                constant: pipeline,
+                barrier: pipeline,
+                warp_op: pipeline,
+            },
+            interval: Intervals { int: 1, float: 1, double: 1, sfu: 1, mem: 1 },
+            l1: L1Config {
+                size: 0,
+                line: 64,
+                sector: 32,
+                ways: 4,
+                mshrs: 1024,
+                mshr_merge: 6,
+                hit_latency: 1,
+                set_index: crate::memsys::SetIndex::Linear,
+            },
+            l2: L2Config {
+                size: 0,
+                line: 64,
+                ways: 1,
+                hit_latency: 6,
+                sectors_per_cycle: 16,
+                atomic_latency: 0,
+                preload: false,
+                channels: 8,
+                slices_per_channel: 1,
+                interleave: 256,
+                slice_hash: false,
+                sm_port_sectors_per_cycle: 2,
+            },
+            dram: DramConfig { latency: 11, bytes_per_cycle: 512 },
+            shared: SharedConfig { banks: 16, bank_bytes: 4 },
+            mechanism: MechanismLatencies::default(),
+            opcode: None,
+            frontend: FrontendConfig::default(),
+            constant_cache: ConstCacheConfig { size: 8192, line: 64, ways: 2 },
+            launch: LaunchCostConfig::default(),
+        }
+    }
+
     /// A preset by name; `PRESET+DISPATCH` (e.g. `gtx480+scalar-unit`) is a spatial preset (`gtx480`,
     /// `volta`, `tiny`) with `sm.dispatch` set to `spatial`, `scalar-unit` or `scalar-lane`, named so.
     pub fn preset(name: &str) -> Option<GpuConfig> {
@@ -672,6 +756,7 @@ impl GpuConfig {
             "volta" => Some(GpuConfig::volta()),
             "tiny" => Some(GpuConfig::tiny()),
             "temporal" => Some(GpuConfig::temporal()),
+            "ispass09" => Some(GpuConfig::ispass09()),
             _ => None,
         }
     }
@@ -794,14 +879,14 @@ impl GpuConfig {
             ("interval.double", self.interval.double, 1, CYCLES),
             ("interval.sfu", self.interval.sfu, 1, CYCLES),
             ("interval.mem", self.interval.mem, 1, CYCLES),
-            ("l1.size", self.l1.size, 32, 1 << 30),
+            ("l1.size", self.l1.size, 0, 1 << 30),
             ("l1.line", self.l1.line.into(), 32, 4096),
             ("l1.sector", self.l1.sector.into(), 1, 4096),
             ("l1.ways", self.l1.ways.into(), 1, 1 << 16),
             ("l1.mshrs", self.l1.mshrs.into(), 1, 1 << 16),
             ("l1.mshr_merge", self.l1.mshr_merge.into(), 1, 1 << 16),
             ("l1.hit_latency", self.l1.hit_latency, 0, CYCLES),
-            ("l2.size", self.l2.size, 32, 1 << 34),
+            ("l2.size", self.l2.size, 0, 1 << 34),
             ("l2.line", self.l2.line.into(), 32, 4096),
             ("l2.ways", self.l2.ways.into(), 1, 1 << 16),
             ("l2.hit_latency", self.l2.hit_latency, 0, CYCLES),

@@ -12,7 +12,7 @@ const SOURCES: [&str; 2] =
     [include_str!("../src/config.rs"), include_str!("../../reconverge-mechanism/src/interface/tracker.rs")];
 
 /// The presets with a column, in order.
-const COLUMNS: [&str; 3] = ["gtx480", "volta", "tiny"];
+const COLUMNS: [&str; 4] = ["gtx480", "volta", "tiny", "ispass09"];
 
 /// Each section of a configuration file: its key (empty: top level), the struct in `config.rs`, and a
 /// sentence that introduces it.

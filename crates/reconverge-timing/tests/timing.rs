@@ -165,3 +165,27 @@ fn dws_lets_the_lanes_that_hit_run_ahead_of_those_that_miss() {
         cycles[0]
     );
 }
+
+#[test]
+fn the_ispass09_machine_has_no_data_caches() {
+    // GPGPU-Sim 2.x's ISPASS-2009 machine: no L1 (`-gpgpu_no_dl1`) and no L2. Every line a load touches
+    // goes to DRAM, every store too, nothing counts as an L1 or L2 hit, so DWS's memory splits (lanes that
+    // hit running ahead of lanes that miss) never happen; the results are the functional ones.
+    let (ctas, w) = (4usize, 32usize);
+    let launch = LaunchConfig { grid: [ctas as u32, 1, 1], block: [w as u32, 1, 1], ..LaunchConfig::default() };
+    let buf = |v: Vec<u32>| Buffer { dtype: Dtype::U32, bytes: v.iter().flat_map(|x| x.to_le_bytes()).collect() };
+    let a: Vec<u32> = (0..(ctas * w) as u32).map(|i| i + 1).collect();
+    let far: Vec<u32> = (0..(ctas * w * 32) as u32).map(|i| 1000 * i).collect();
+    let want: Vec<u32> = (0..ctas * w).map(|t| a[t] + far[32 * t]).collect();
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/memdiv.ptx");
+    let gpu = GpuConfig::preset("ispass09").expect("preset");
+    let args = vec![Arg::Buffer(buf(a)), Arg::Buffer(buf(far)), Arg::Buffer(Buffer::zeros(Dtype::U32, ctas * w))];
+    let r = run_timed(&load(path, Mechanism::from_name("dws").expect("registered")), &launch, &gpu, args, ONE_THREAD);
+    assert!(r.run.error.is_none(), "{:?}", r.run.error);
+    let out = r.run.buffers[2].as_ref().expect("out");
+    assert!((0..want.len()).all(|t| out.bits(t) as u32 == want[t]), "wrong sums");
+    let m = &r.timing.memory;
+    assert_eq!((m.l1_accesses, m.l1_hits, m.l2_hits), (0, 0, 0), "{m:?}");
+    assert!(m.l2_accesses > 0 && m.dram_reads > 0 && m.dram_writes > 0, "{m:?}");
+    assert_eq!(counter(&r, "mem_splits"), 0);
+}

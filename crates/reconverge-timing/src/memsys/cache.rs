@@ -10,6 +10,9 @@
 //! complete in the future: a 32-bit *sector mask* (opaque to the cache; [`Cache::fill`] sets all 32 bits,
 //! [`Cache::fill_sectors`] and [`Cache::add_sectors`] set chosen ones) and a *ready cycle* (the `now` given to
 //! the fill: when the line's data is there). [`Cache::probe`] reads them without touching LRU.
+//!
+//! A geometry of size 0 is *no cache* (GPGPU-Sim's `none` and `-gpgpu_no_dl1`): nothing is ever resident,
+//! every lookup misses and fills allocate nothing ([`Cache::is_absent`]).
 
 use crate::error::StructureError;
 
@@ -28,8 +31,9 @@ pub struct CacheGeometry {
 
 impl CacheGeometry {
     /// Checks, without building anything, that a cache of this geometry can be built: `line_bytes` a power
-    /// of two, `ways` ≥ 1, `size_bytes` a multiple of `line_bytes × ways`, the resulting number of sets ≥ 1
-    /// and a power of two, and at most 2^22 lines in all. Returns the sets, the ways and the lines.
+    /// of two, `ways` ≥ 1, `size_bytes` 0 (no cache) or a multiple of `line_bytes × ways`, the resulting
+    /// number of sets ≥ 1 and a power of two, and at most 2^22 lines in all. Returns the sets, the ways and
+    /// the lines (all 0 for no cache).
     pub fn check(&self) -> Result<(u32, usize, usize), StructureError> {
         let g = self;
         if g.line_bytes == 0 || !g.line_bytes.is_power_of_two() {
@@ -37,6 +41,9 @@ impl CacheGeometry {
         }
         if g.ways == 0 {
             return Err(StructureError::NoWays);
+        }
+        if g.size_bytes == 0 {
+            return Ok((0, 0, 0));
         }
         let set_bytes = u64::from(g.line_bytes) * u64::from(g.ways);
         if g.size_bytes < set_bytes {
@@ -139,11 +146,16 @@ impl Cache {
         self.geometry
     }
 
+    /// Whether this is no cache at all (size 0): nothing is ever resident.
+    pub fn is_absent(&self) -> bool {
+        self.entries.is_empty()
+    }
+
     /// Index of the first way of `line`'s set.
     #[inline]
     fn set_base(&self, line: u64) -> usize {
-        // sets is a power of two and ≤ 2^22, so the masked value fits in usize.
-        let linear = line & u64::from(self.sets - 1);
+        // sets is a power of two and ≤ 2^22, so the masked value fits in usize (0 sets: no cache, base 0).
+        let linear = line & u64::from(self.sets.saturating_sub(1));
         let set = match self.geometry.index {
             SetIndex::FermiHash if self.sets == 32 || self.sets == 64 => {
                 let addr = line << self.geometry.line_bytes.trailing_zeros();
@@ -376,6 +388,19 @@ mod tests {
     }
 
     #[test]
+    fn size_zero_is_no_cache() {
+        let g = CacheGeometry { size_bytes: 0, line_bytes: 128, ways: 4, index: SetIndex::FermiHash };
+        assert_eq!(g.check(), Ok((0, 0, 0)));
+        let mut c = Cache::new(g).unwrap();
+        assert!(c.is_absent());
+        assert_eq!(c.fill(3, 0), None);
+        assert_eq!(c.fill_sectors(4, 0b11, 0), None);
+        assert!(!c.lookup(3, 1) && !c.contains(4) && c.probe(4).is_none());
+        assert!(!c.add_sectors(4, 1, 2) && !c.mark_dirty(3) && !c.invalidate(3));
+        assert!(!Cache::new(CacheGeometry { size_bytes: 1 << 14, ..g }).unwrap().is_absent());
+    }
+
+    #[test]
     fn geometry_validation_errors() {
         let err = |size_bytes, line_bytes, ways| {
             Cache::new(CacheGeometry { size_bytes, line_bytes, ways, index: SetIndex::Linear })
@@ -387,7 +412,7 @@ mod tests {
         assert!(err(512, 0, 2).contains("not a power of two"));
         assert!(err(512, 128, 0).contains("ways"));
         assert!(err(128, 128, 2).contains("smaller than one set"));
-        assert!(err(0, 128, 2).contains("smaller than one set"));
+        assert!(err(64, 128, 2).contains("smaller than one set"));
         assert!(err(640, 128, 2).contains("not a multiple"));
         assert!(err(384, 128, 1).contains("3 sets, not a power of two"));
         assert!(err(3 << 20, 128, 16).contains("1536 sets, not a power of two"));

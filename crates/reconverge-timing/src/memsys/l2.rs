@@ -27,6 +27,10 @@
 //!    request's own fetch (reads have priority). Write-backs occupy DRAM bandwidth but delay no response
 //!    directly.
 //!
+//! 7. **No L2** (size 0, GPGPU-Sim 2.x's default `-gpgpu_cache:dl2 none`): the pipe and `hit_latency` stay
+//!    (the interconnect and the memory controller's queue), every read misses to DRAM, and a write (or an
+//!    atomic's write) goes to DRAM at `t_tag` as a DRAM write of its sectors.
+//!
 //! A request's sector mask is restricted to the line's sectors; an empty mask means the whole line. Stats count
 //! DRAM traffic in sectors (`dram_reads`, `dram_writes`) and bytes (`dram_bytes`, both directions). All
 //! arithmetic saturates; no input panics.
@@ -234,7 +238,9 @@ impl L2Dram {
         }
 
         if kind == ReqKind::Write {
-            if state.is_some() {
+            if self.cache.is_absent() {
+                self.write_through(mask, t_tag);
+            } else if state.is_some() {
                 self.cache.add_sectors(line, mask, t_tag);
             } else {
                 let evicted = self.cache.fill_sectors(line, mask, t_tag);
@@ -260,6 +266,9 @@ impl L2Dram {
             done = done.max(t_dram);
         }
         if kind == ReqKind::Atomic {
+            if self.cache.is_absent() {
+                self.write_through(mask, done);
+            }
             self.cache.mark_dirty(line);
             done = done.saturating_add(self.config.atomic_latency);
         }
@@ -296,7 +305,12 @@ impl L2Dram {
         let Some(ev) = evicted.filter(|e| e.dirty) else {
             return;
         };
-        let n = u64::from((ev.sectors & self.full_mask).count_ones());
+        self.write_through(ev.sectors, cycle);
+    }
+
+    /// Writes the sectors `mask` of a line to DRAM at `cycle` (bandwidth and counters only).
+    fn write_through(&mut self, mask: u32, cycle: u64) {
+        let n = u64::from((mask & self.full_mask).count_ones());
         let bytes = n.saturating_mul(u64::from(self.config.sector_bytes));
         self.dram.serve(cycle, bytes);
         bump(&mut self.stats.dram_writes, n);
@@ -355,6 +369,24 @@ mod tests {
             Ok(l) => l,
             Err(e) => panic!("{e}"),
         }
+    }
+
+    #[test]
+    fn without_an_l2_every_read_goes_to_dram_and_every_write_too() {
+        let mut l = l2(0, 8);
+        assert!(l.cache().is_absent());
+        assert_eq!(l.request(0, 5, FULL, ReqKind::Read), 115);
+        // The same line again: no L2 keeps it, DRAM again (its bandwidth busy until 8, +100).
+        assert_eq!(l.request(200, 5, FULL, ReqKind::Read), 200 + 1 + 10 + 4 + 100);
+        // A write is accepted at the tag stage and moves its 128 bytes to DRAM.
+        assert_eq!(l.request(400, 6, FULL, ReqKind::Write), 400 + 1 + 10);
+        l.preload(0, 4096);
+        assert_eq!(l.request(500, 0, FULL, ReqKind::Read), 500 + 1 + 10 + 4 + 100, "a preload keeps nothing");
+        let s = l.stats().clone();
+        assert_eq!((s.hits, s.misses, s.dram_reads, s.dram_writes, s.dram_bytes), (0, 4, 12, 4, 512));
+        // An atomic reads its sectors and writes them back.
+        l.request(600, 7, 0b0001, ReqKind::Atomic);
+        assert_eq!((l.stats().dram_reads, l.stats().dram_writes), (13, 5));
     }
 
     #[test]

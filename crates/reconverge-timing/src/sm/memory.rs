@@ -416,8 +416,9 @@ impl MemorySide {
         let id = self.new_load(who);
         let mut remaining = 0;
         self.missed_lines.clear();
+        let has_l1 = !self.l1.is_absent();
         for r in lines {
-            self.counters.l1_accesses += 1;
+            self.counters.l1_accesses += u64::from(has_l1);
             if self.l1.lookup(r.line, now) {
                 self.counters.l1_hits += 1;
                 continue;
@@ -452,7 +453,7 @@ impl MemorySide {
 
     fn store(&mut self, lines: &[LineRequest], is_local: bool, now: u64, gpu: &GpuConfig) {
         for r in lines {
-            if is_local {
+            if is_local && !self.l1.is_absent() {
                 // Local memory is write-back cached in the L1.
                 if !self.l1.lookup(r.line, now) {
                     if let Some((victim, true)) = self.l1.fill(r.line, now) {
@@ -461,7 +462,7 @@ impl MemorySide {
                 }
                 self.l1.mark_dirty(r.line);
             } else {
-                // Global stores write through to the L2 and evict the L1 copy.
+                // Global stores (and every store without an L1) write through to the L2 and evict the L1 copy.
                 self.l1.invalidate(r.line);
                 self.send(now + gpu.l1.hit_latency, r.line, r.sectors, ReqKind::Write, None);
             }
