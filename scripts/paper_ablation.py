@@ -46,9 +46,12 @@ VARIANTS = [
     ("16-lane SIMD", "integer and float units 16 lanes wide: a warp instruction occupies its unit 2 cycles",
      "[interval]\nint = 2\nfloat = 2\n"),
     ("perfect icache", "no instruction-cache misses (`icache_size = 0`)", "[frontend]\nicache_size = 0\n"),
+    ("8 warps per SM", "at most 8 warps (256 threads) resident per SM, the few warps per core of the DWS abstract "
+     "(every built-in CTA still fits)", "[sm]\nmax_warps = 8\nmax_threads = 256\n"),
     ("all", "every change above at once",
      "num_sms = 1\n[mechanism]\ncompaction_latency = 0\npool_latency = 0\n[l1]\nhit_latency = 18\n"
-     "[l2]\nhit_latency = 80\n[dram]\nlatency = 90\n[sm]\nschedulers = 1\n[interval]\nint = 2\nfloat = 2\n"
+     "[l2]\nhit_latency = 80\n[dram]\nlatency = 90\n[sm]\nschedulers = 1\nmax_warps = 8\nmax_threads = 256\n"
+     "[interval]\nint = 2\nfloat = 2\n"
      "[frontend]\nicache_size = 0\n"),
 ]
 
