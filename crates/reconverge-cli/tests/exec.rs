@@ -72,6 +72,7 @@ fn built() -> Option<&'static Path> {
                 "memory_limit",
                 "badfatbin",
                 "uninit",
+                "pitched",
             ];
             std::thread::scope(|s| {
                 for chunk in names.chunks(6) {
@@ -208,6 +209,11 @@ fn struct_arguments_and_cuda_launch_kernel_pass() {
 #[test]
 fn managed_memory_passes() {
     passes_everywhere("managed");
+}
+
+#[test]
+fn pitched_2d_and_3d_memory_passes() {
+    passes_everywhere("pitched");
 }
 
 #[test]

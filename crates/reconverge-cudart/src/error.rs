@@ -12,6 +12,7 @@ pub const ERRORS: &[(CudaError, &str, &str)] = &[
     (3, "cudaErrorInitializationError", "initialization error"),
     (4, "cudaErrorCudartUnloading", "driver shutting down"),
     (9, "cudaErrorInvalidConfiguration", "invalid configuration argument"),
+    (12, "cudaErrorInvalidPitchValue", "invalid pitch argument"),
     (13, "cudaErrorInvalidSymbol", "invalid device symbol"),
     (17, "cudaErrorInvalidDevicePointer", "invalid device pointer"),
     (21, "cudaErrorInvalidMemcpyDirection", "invalid copy direction for memcpy"),
@@ -44,6 +45,8 @@ pub const MEMORY_ALLOCATION: CudaError = 2;
 pub const INITIALIZATION: CudaError = 3;
 /// `cudaErrorInvalidConfiguration`.
 pub const INVALID_CONFIGURATION: CudaError = 9;
+/// `cudaErrorInvalidPitchValue`.
+pub const INVALID_PITCH_VALUE: CudaError = 12;
 /// `cudaErrorInvalidSymbol`.
 pub const INVALID_SYMBOL: CudaError = 13;
 /// `cudaErrorInvalidDevicePointer`.

@@ -32,6 +32,7 @@ pub mod launch;
 pub mod limits;
 pub mod managed;
 pub mod module;
+pub mod pitched;
 pub mod printf;
 pub mod runtime;
 pub mod settings;

@@ -7,7 +7,7 @@ use crate::runtime::Runtime;
 use std::ffi::c_void;
 
 /// Runs `f` unless `stream` is unknown (`cudaErrorInvalidResourceHandle`): the `Async` forms.
-fn on_stream(rt: &mut Runtime, stream: *mut c_void, f: impl FnOnce(&mut Runtime) -> CudaError) -> CudaError {
+pub(super) fn on_stream(rt: &mut Runtime, stream: *mut c_void, f: impl FnOnce(&mut Runtime) -> CudaError) -> CudaError {
     match rt.stream(stream as u64) {
         Ok(()) => f(rt),
         Err(c) => c,

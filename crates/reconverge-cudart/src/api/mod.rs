@@ -16,6 +16,7 @@ use std::sync::Mutex;
 
 pub mod device;
 pub mod memory;
+pub mod pitched;
 pub mod register;
 pub mod stream;
 
