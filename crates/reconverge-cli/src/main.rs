@@ -10,6 +10,7 @@ mod bench_cmd;
 mod bench_native;
 mod cfg_cmd;
 mod compare_cmd;
+mod config_cmd;
 mod cost_cmd;
 mod errors;
 mod exec_cmd;
@@ -89,6 +90,8 @@ enum Command {
     /// reached; seed 001's 5% check); --units: seed 003's two path-tracking units (storage bits,
     /// comparators, multiplexers per warp size); --synth: their RTL synthesized by Yosys.
     Cost(cost_cmd::CostArgs),
+    /// GPU configurations: `config show PRESET` prints a preset as an editable TOML file for --config.
+    Config(config_cmd::ConfigArgs),
 }
 
 fn main() -> ExitCode {
@@ -111,6 +114,7 @@ fn main() -> ExitCode {
         Command::Bench(a) => bench_cmd::run_bench(a),
         Command::Cost(a) => cost_cmd::run(a),
         Command::Exec(a) => exec_cmd::run(a),
+        Command::Config(a) => config_cmd::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -639,3 +639,30 @@ fn timed_trace_of_a_dws_memory_split() {
     assert!(second[0].0 < passes[1].0, "the hit half's second load issues before the miss half passes pc 21");
     assert_eq!(at(28).iter().map(|i| i.2).sum::<u64>(), 32, "every lane stores");
 }
+
+/// `config show PRESET` prints a file that `--config` reads back to the preset: the same cycles and the
+/// preset's name; an edited copy is labelled after its file; an unknown preset is exit 2.
+#[test]
+fn config_show_prints_a_preset_that_reads_back_to_the_same_cycles() {
+    let dir = common::temp_dir("config-show");
+    let cycles = |config: &str| -> (u64, String) {
+        let out = ok(&["run", "--suite-kernel", "bfs", "--mechanism", "tbc", "--config", config, "--json"]);
+        let v: serde_json::Value = serde_json::from_str(out.trim()).expect("json");
+        (v["cycles"].as_u64().expect("cycles"), v["config"]["name"].as_str().unwrap_or("").to_string())
+    };
+    for preset in ["gtx480", "ispass09"] {
+        let text = ok(&["config", "show", preset]);
+        assert!(text.contains(&format!("base = \"{preset}\"\n")), "{text}");
+        let file = dir.join(format!("{preset}.toml"));
+        std::fs::write(&file, &text).expect("writes");
+        let path = file.to_str().expect("utf-8");
+        assert_eq!(cycles(path), cycles(preset), "{preset}");
+        let edited = dir.join("edited.toml");
+        std::fs::write(&edited, text.replace("num_sms = ", "num_sms = 1\n# was ")).expect("writes");
+        assert_eq!(cycles(edited.to_str().expect("utf-8")).1, format!("{preset}~edited"));
+    }
+    std::fs::remove_dir_all(&dir).ok();
+    let (code, _, err) = reconverge(&["config", "show", "nope"]);
+    assert_eq!(code, 2);
+    assert!(err.starts_with("config show nope: not a preset (presets: gtx480,"), "{err}");
+}

@@ -1182,6 +1182,22 @@ impl GpuConfig {
     pub fn to_toml(&self) -> String {
         toml::to_string(self).unwrap_or_default()
     }
+
+    /// Preset `name` (`PRESET` or `PRESET+DISPATCH`) as an editable TOML file: `base = "NAME"` and every
+    /// parameter with its value, without `name`, so that [`GpuConfig::from_toml`] reads the file back to
+    /// the preset itself (named so), and an edited copy to `NAME~STEM` (a `name` line of its own labels it
+    /// otherwise). `None` for an unknown preset.
+    pub fn preset_toml(name: &str) -> Option<String> {
+        let c = GpuConfig::preset(name)?;
+        let mut table = toml::Table::try_from(&c).ok()?;
+        table.remove("name");
+        let body = toml::to_string(&table).ok()?;
+        Some(format!(
+            "# The `{name}` preset, every parameter (docs/configuration.md says what each means and its range).\n\
+             # Edit any value and pass this file to --config; add `name = \"...\"` to label the result.\n\
+             base = \"{name}\"\n{body}"
+        ))
+    }
 }
 
 /// The error `e` of the merged table `merged`, located: the same table deserialized from its TOML text
@@ -1262,6 +1278,18 @@ mod tests {
             let again = GpuConfig::from_toml(&format!("base = \"{p}\"\n{}", c.to_toml())).unwrap();
             assert_eq!(again, c);
         }
+    }
+
+    #[test]
+    fn every_preset_prints_as_a_file_that_reads_back_to_itself() {
+        for p in PRESETS.iter().map(|p| p.to_string()).chain(["gtx480+scalar-unit".to_string()]) {
+            let text = GpuConfig::preset_toml(&p).expect("a preset");
+            assert!(!text.contains("\nname ="), "{p}: no name line");
+            assert_eq!(GpuConfig::from_toml(&text).expect(&p), GpuConfig::preset(&p).expect("preset"), "{p}");
+            let edited = text.replace("num_sms = ", "num_sms = 3\n# was ");
+            assert_ne!(GpuConfig::from_toml(&edited).expect("edited").name, p, "an edited copy is not labelled {p}");
+        }
+        assert_eq!(GpuConfig::preset_toml("nope"), None);
     }
 
     #[test]
