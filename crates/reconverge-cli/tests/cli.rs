@@ -666,3 +666,27 @@ fn config_show_prints_a_preset_that_reads_back_to_the_same_cycles() {
     assert_eq!(code, 2);
     assert!(err.starts_with("config show nope: not a preset (presets: gtx480,"), "{err}");
 }
+
+/// `config import` writes GPGPU-Sim's GTX 480 file as a `--config` file: it reads back (named after the
+/// file), lists what it mapped and what it could not, and a file that is not a configuration is exit 2.
+#[test]
+fn config_import_turns_gpgpusim_s_file_into_a_config_file() {
+    let src = "crates/reconverge-timing/tests/data/gpgpusim/SM2_GTX480.config";
+    let text = ok(&["config", "import", src]);
+    assert!(text.contains("# -gpgpu_cache:dl1 -> l1.size, l1.line, l1.ways"), "{text}");
+    assert!(text.contains("# not modelled (no equivalent here):\n#"), "{text}");
+    assert!(text.lines().all(|l| l.len() <= 240), "no unreadable lines");
+    let dir = common::temp_dir("config-import");
+    let file = dir.join("fermi.toml");
+    std::fs::write(&file, &text).expect("writes");
+    let out = ok(&["run", "--suite-kernel", "bfs", "--config", file.to_str().expect("utf-8"), "--json"]);
+    let v: serde_json::Value = serde_json::from_str(out.trim()).expect("json");
+    assert_eq!(v["config"]["name"], "SM2_GTX480");
+    assert_eq!(v["config"]["num_sms"], 15);
+    assert_eq!(v["config"]["l2"]["hit_latency"], 120, "GPGPU-Sim's ROP latency, not the preset's fitted 160");
+    std::fs::write(dir.join("bad.config"), "-gpgpu_shader_registers lots\n").expect("writes");
+    let (code, _, err) = reconverge(&["config", "import", dir.join("bad.config").to_str().expect("utf-8")]);
+    std::fs::remove_dir_all(&dir).ok();
+    assert_eq!(code, 2);
+    assert!(err.ends_with("bad.config: line 1: -gpgpu_shader_registers lots: not a number\n"), "{err}");
+}

@@ -1188,15 +1188,22 @@ impl GpuConfig {
     /// the preset itself (named so), and an edited copy to `NAME~STEM` (a `name` line of its own labels it
     /// otherwise). `None` for an unknown preset.
     pub fn preset_toml(name: &str) -> Option<String> {
-        let c = GpuConfig::preset(name)?;
-        let mut table = toml::Table::try_from(&c).ok()?;
-        table.remove("name");
-        let body = toml::to_string(&table).ok()?;
+        let body = GpuConfig::preset(name)?.file_toml(name, false)?;
         Some(format!(
             "# The `{name}` preset, every parameter (docs/configuration.md says what each means and its range).\n\
-             # Edit any value and pass this file to --config; add `name = \"...\"` to label the result.\n\
-             base = \"{name}\"\n{body}"
+             # Edit any value and pass this file to --config; add `name = \"...\"` to label the result.\n{body}"
         ))
+    }
+
+    /// The configuration as a `--config` file on preset `base`: `base = "BASE"`, its `name` when `named`,
+    /// then every parameter, so that the file reads back to this configuration whatever its base holds
+    /// (`opcode` aside: a configuration without per-opcode tables must name a base without them).
+    pub fn file_toml(&self, base: &str, named: bool) -> Option<String> {
+        let mut table = toml::Table::try_from(self).ok()?;
+        table.remove("name");
+        let body = toml::to_string(&table).ok()?;
+        let name = if named { format!("name = {}\n", toml::Value::from(self.name.as_str())) } else { String::new() };
+        Some(format!("base = {}\n{name}{body}", toml::Value::from(base)))
     }
 }
 

@@ -23,6 +23,7 @@ pub mod config;
 pub mod error;
 pub mod gmem;
 pub mod gpu;
+pub mod import;
 pub mod memsys;
 mod opcode;
 pub mod sm;
