@@ -210,6 +210,15 @@ def launches() -> dict[str, str]:
 LAUNCH = launches()
 
 
+def claims_table(columns: list[str], results: list[dict]) -> list[str]:
+    """One row per claim: the paper's number, then the geometric mean under each column's machine."""
+    out = ["| claim | paper | " + " | ".join(columns) + " |", "| --- | --- | " + " | ".join("---" for _ in columns) + " |"]
+    for claim, paper, pair in CLAIMS:
+        cells = [f"{r[pair][0]:.3f}" for r in results]
+        out.append(f"| {claim} | {f'{paper:.3f}' if paper else '-'} | " + " | ".join(cells) + " |")
+    return out
+
+
 def groups_table(binary: str, mechs: list[str], ispass: dict) -> list[str]:
     """Per claim, the `ispass09` machine, then it with one group of the GTX 480's parameters."""
     results = [ispass]
@@ -220,12 +229,8 @@ def groups_table(binary: str, mechs: list[str], ispass: dict) -> list[str]:
             results.append(speedups(compare_csv(binary, config, mechs)))
     columns = ["ispass09"] + [f"+ {g[0]}" for g in GROUPS]
     out = ["\nFrom the ISPASS-2009 machine towards the GTX 480: `ispass09`, then `ispass09` with ONE group of "
-           "the `gtx480` preset's parameters (the same kernels and cells as above):\n",
-           "| claim | paper | " + " | ".join(columns) + " |",
-           "| --- | --- | " + " | ".join("---" for _ in columns) + " |"]
-    for claim, paper, pair in CLAIMS:
-        cells = [f"{r[pair][0]:.3f}" for r in results]
-        out.append(f"| {claim} | {f'{paper:.3f}' if paper else '-'} | " + " | ".join(cells) + " |")
+           "the `gtx480` preset's parameters (the same kernels and cells as above):\n"]
+    out += claims_table(columns, results)
     out.append("\nThe groups (each a TOML file `base = \"ispass09\"` with the `gtx480` values of):\n")
     out += [f"- **{label}**: {what}." for label, what, _ in GROUPS]
     return out
@@ -250,12 +255,8 @@ def table(binary: str) -> str:
     n = results[0][CLAIMS[0][2]][1]
     out = [f"Built-in kernels, warp 32, the {n} divergent ones (pdom executes a divergent branch). Each cell: "
            "geometric mean of baseline cycles / mechanism cycles where both complete; the paper's number "
-           "beside it.\n",
-           "| claim | paper | " + " | ".join(columns) + " |",
-           "| --- | --- | " + " | ".join("---" for _ in columns) + " |"]
-    for claim, paper, pair in CLAIMS:
-        cells = [f"{r[pair][0]:.3f}" for r in results]
-        out.append(f"| {claim} | {f'{paper:.3f}' if paper else '-'} | " + " | ".join(cells) + " |")
+           "beside it.\n"]
+    out += claims_table(columns, results)
     out.append("\nThe variants (each a TOML file `base = \"gtx480\"` with one change):\n")
     out += [f"- **{label}**: {what}." for label, what, _ in VARIANTS[1:]]
     out.append("\nAnd a whole machine of the papers' time (a preset, not a variant):\n")
