@@ -73,6 +73,7 @@ fn built() -> Option<&'static Path> {
                 "badfatbin",
                 "uninit",
                 "pitched",
+                "callbacks",
             ];
             std::thread::scope(|s| {
                 for chunk in names.chunks(6) {
@@ -214,6 +215,11 @@ fn managed_memory_passes() {
 #[test]
 fn pitched_2d_and_3d_memory_passes() {
     passes_everywhere("pitched");
+}
+
+#[test]
+fn host_functions_and_stream_callbacks_run_in_stream_order() {
+    passes_everywhere("callbacks");
 }
 
 #[test]

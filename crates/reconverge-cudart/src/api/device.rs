@@ -128,6 +128,14 @@ pub unsafe extern "C" fn cudaGetDeviceCount(count: *mut c_int) -> CudaError {
     call("cudaGetDeviceCount", |_| unsafe { put(count, 1) })
 }
 
+/// `cudaChooseDevice`: the one simulated GPU, device 0, whatever the properties asked for (a NULL
+/// `prop` is `cudaErrorInvalidValue`, as CUDA's).
+#[no_mangle]
+pub unsafe extern "C" fn cudaChooseDevice(device: *mut c_int, prop: *const c_void) -> CudaError {
+    // SAFETY: the program passes the address of its device number.
+    call("cudaChooseDevice", |_| if prop.is_null() { cuda::INVALID_VALUE } else { unsafe { put(device, 0) } })
+}
+
 /// `cudaSetDevice`: only device 0.
 #[no_mangle]
 pub unsafe extern "C" fn cudaSetDevice(device: c_int) -> CudaError {

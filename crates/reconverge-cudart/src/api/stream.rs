@@ -177,3 +177,78 @@ pub unsafe extern "C" fn cudaEventElapsedTime(ms: *mut c_float, start: *mut c_vo
         }
     })
 }
+
+/// A host function of `cudaLaunchHostFunc`.
+pub type HostFn = Option<unsafe extern "C" fn(user_data: *mut c_void)>;
+
+/// A callback of `cudaStreamAddCallback`: the stream, its status, the user's data.
+pub type StreamCallback = Option<unsafe extern "C" fn(stream: *mut c_void, status: CudaError, user_data: *mut c_void)>;
+
+/// Checks `stream` (and that `f` is there) under the runtime's lock, then runs `run` after releasing it:
+/// everything earlier on the stream has completed, so the host function runs at once, in stream order,
+/// and a CUDA call it makes (which CUDA forbids) cannot deadlock on the lock.
+fn enqueue_host(name: &str, stream: *mut c_void, present: bool, flags: u32, run: impl FnOnce()) -> CudaError {
+    let code =
+        with_handles(
+            name,
+            Some(stream),
+            None,
+            |_| {
+                if present && flags == 0 {
+                    cuda::SUCCESS
+                } else {
+                    cuda::INVALID_VALUE
+                }
+            },
+        );
+    if code == cuda::SUCCESS {
+        run();
+    }
+    code
+}
+
+/// `cudaLaunchHostFunc`: runs `f(user_data)` now (the stream's earlier work is done).
+#[no_mangle]
+pub unsafe extern "C" fn cudaLaunchHostFunc(stream: *mut c_void, f: HostFn, user_data: *mut c_void) -> CudaError {
+    enqueue_host("cudaLaunchHostFunc", stream, f.is_some(), 0, || {
+        if let Some(f) = f {
+            // SAFETY: the program's own function, called as CUDA calls it.
+            unsafe { f(user_data) }
+        }
+    })
+}
+
+/// `cudaLaunchHostFunc_ptsz` (the per-thread default stream is the default stream here).
+#[no_mangle]
+pub unsafe extern "C" fn cudaLaunchHostFunc_ptsz(stream: *mut c_void, f: HostFn, user_data: *mut c_void) -> CudaError {
+    // SAFETY: as cudaLaunchHostFunc.
+    unsafe { cudaLaunchHostFunc(stream, f, user_data) }
+}
+
+/// `cudaStreamAddCallback`: runs `callback(stream, cudaSuccess, user_data)` now; `flags` must be 0.
+#[no_mangle]
+pub unsafe extern "C" fn cudaStreamAddCallback(
+    stream: *mut c_void,
+    callback: StreamCallback,
+    user_data: *mut c_void,
+    flags: u32,
+) -> CudaError {
+    enqueue_host("cudaStreamAddCallback", stream, callback.is_some(), flags, || {
+        if let Some(f) = callback {
+            // SAFETY: the program's own function, called as CUDA calls it.
+            unsafe { f(stream, cuda::SUCCESS, user_data) }
+        }
+    })
+}
+
+/// `cudaStreamAddCallback_ptsz`.
+#[no_mangle]
+pub unsafe extern "C" fn cudaStreamAddCallback_ptsz(
+    stream: *mut c_void,
+    callback: StreamCallback,
+    user_data: *mut c_void,
+    flags: u32,
+) -> CudaError {
+    // SAFETY: as cudaStreamAddCallback.
+    unsafe { cudaStreamAddCallback(stream, callback, user_data, flags) }
+}
