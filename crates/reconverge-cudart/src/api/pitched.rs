@@ -146,24 +146,9 @@ pub unsafe extern "C" fn cudaMalloc3D(out: *mut CudaPitchedPtr, extent: CudaExte
     })
 }
 
-/// The 2-D copy of `cudaMemcpy2D` and its `Async` form.
-///
-/// # Safety
-/// The program's pointers, as `cudaMemcpy2D` takes them.
-#[allow(clippy::too_many_arguments)]
-unsafe fn copy_2d(
-    rt: &mut Runtime,
-    dst: *mut c_void,
-    dpitch: usize,
-    src: *const c_void,
-    spitch: usize,
-    width: usize,
-    height: usize,
-    kind: i32,
-) -> CudaError {
-    let e = Extent { width: width as u64, height: height as u64, depth: 1 };
-    // SAFETY: the caller's contract; bad ranges are errors (`Runtime::classify`).
-    unsafe { rt.copy_rows(rows_2d(dst, dpitch, height), rows_2d(src, spitch, height), e, kind) }
+/// The extent of a 2-D copy or set: `height` rows of `width` bytes.
+fn extent_2d(width: usize, height: usize) -> Extent {
+    Extent { width: width as u64, height: height as u64, depth: 1 }
 }
 
 /// `cudaMemcpy2D`.
@@ -177,8 +162,9 @@ pub unsafe extern "C" fn cudaMemcpy2D(
     height: usize,
     kind: i32,
 ) -> CudaError {
-    // SAFETY: the program's pointers.
-    call("cudaMemcpy2D", |rt| unsafe { copy_2d(rt, dst, dpitch, src, spitch, width, height, kind) })
+    let (to, from) = (rows_2d(dst, dpitch, height), rows_2d(src, spitch, height));
+    // SAFETY: the program's pointers; bad ranges are errors (`Runtime::classify`).
+    call("cudaMemcpy2D", |rt| unsafe { rt.copy_rows(to, from, extent_2d(width, height), kind) })
 }
 
 /// `cudaMemcpy2DAsync` (runs at once: streams are executed in order).
@@ -193,9 +179,10 @@ pub unsafe extern "C" fn cudaMemcpy2DAsync(
     kind: i32,
     stream: *mut c_void,
 ) -> CudaError {
+    let (to, from) = (rows_2d(dst, dpitch, height), rows_2d(src, spitch, height));
     call("cudaMemcpy2DAsync", |rt| {
-        // SAFETY: the program's pointers.
-        on_stream(rt, stream, |rt| unsafe { copy_2d(rt, dst, dpitch, src, spitch, width, height, kind) })
+        // SAFETY: as for cudaMemcpy2D.
+        on_stream(rt, stream, |rt| unsafe { rt.copy_rows(to, from, extent_2d(width, height), kind) })
     })
 }
 
@@ -239,8 +226,7 @@ pub unsafe extern "C" fn cudaMemset2D(
     width: usize,
     height: usize,
 ) -> CudaError {
-    let e = Extent { width: width as u64, height: height as u64, depth: 1 };
-    call("cudaMemset2D", |rt| rt.set_rows(rows_2d(p, pitch, height), value, e))
+    call("cudaMemset2D", |rt| rt.set_rows(rows_2d(p, pitch, height), value, extent_2d(width, height)))
 }
 
 /// `cudaMemset2DAsync` (runs at once).
@@ -253,8 +239,8 @@ pub unsafe extern "C" fn cudaMemset2DAsync(
     height: usize,
     stream: *mut c_void,
 ) -> CudaError {
-    let e = Extent { width: width as u64, height: height as u64, depth: 1 };
-    call("cudaMemset2DAsync", |rt| on_stream(rt, stream, |rt| rt.set_rows(rows_2d(p, pitch, height), value, e)))
+    let (rows, e) = (rows_2d(p, pitch, height), extent_2d(width, height));
+    call("cudaMemset2DAsync", |rt| on_stream(rt, stream, |rt| rt.set_rows(rows, value, e)))
 }
 
 /// The 3-D set of `cudaMemset3D` and its `Async` form.
