@@ -136,6 +136,12 @@ impl Reader {
     }
 }
 
+/// A count for a 32-bit parameter: a larger one becomes `u32::MAX`, which every range refuses, so that
+/// the configuration's validation names it instead of a truncated value passing.
+fn clamp(v: u64) -> u32 {
+    u32::try_from(v).unwrap_or(u32::MAX)
+}
+
 /// A non-negative number as GPGPU-Sim writes them (`700.0` for a clock), truncated to an integer.
 fn number(text: &str) -> Option<u64> {
     text.parse::<f64>().ok().filter(|f| f.is_finite() && *f >= 0.0 && *f < 1e18).map(|f| f as u64)
@@ -192,19 +198,19 @@ fn sm_options(r: &mut Reader, c: &mut GpuConfig) -> Result<(), ImportError> {
     let clusters = r.int(&["gpgpu_n_clusters"], "num_sms")?;
     let per = r.int(&["gpgpu_n_cores_per_cluster"], "num_sms")?.unwrap_or(1);
     if let Some(n) = clusters.or(r.int(&["gpgpu_n_shader"], "num_sms")?) {
-        c.num_sms = (n * per) as u32;
+        c.num_sms = clamp(n.saturating_mul(per));
     }
     if let Some(mhz) = r.int(&["gpgpu_clock_domains"], "clock_mhz")? {
-        c.clock_mhz = mhz as u32;
+        c.clock_mhz = clamp(mhz);
     }
     if let Some(p) = r.ints(&["gpgpu_shader_core_pipeline"], "sm.max_threads, warp_size, sm.max_warps")? {
         let (&threads, &warp) = (p.first().unwrap_or(&0), p.get(1).unwrap_or(&32));
         if warp == 0 {
             return Err(bad(r, &["gpgpu_shader_core_pipeline"], "a warp of 0 threads"));
         }
-        (c.sm.max_threads, c.warp_size, c.sm.max_warps) = (threads as u32, warp as u32, (threads / warp) as u32);
+        (c.sm.max_threads, c.warp_size, c.sm.max_warps) = (clamp(threads), clamp(warp), clamp(threads / warp));
     }
-    let set = |v: Option<u64>, field: &mut u32| v.into_iter().for_each(|v| *field = v as u32);
+    let set = |v: Option<u64>, field: &mut u32| v.into_iter().for_each(|v| *field = clamp(v));
     set(r.int(&["gpgpu_shader_registers"], "sm.registers")?, &mut c.sm.registers);
     set(r.int(&["gpgpu_shader_cta"], "sm.max_ctas")?, &mut c.sm.max_ctas);
     set(r.int(&["gpgpu_shmem_size"], "sm.shared_memory")?, &mut c.sm.shared_memory);
@@ -239,16 +245,16 @@ fn sm_options(r: &mut Reader, c: &mut GpuConfig) -> Result<(), ImportError> {
 fn unit_options(r: &mut Reader, c: &mut GpuConfig) -> Result<(), ImportError> {
     let mut units = if c.sm.units.len() == 5 { c.sm.units.clone() } else { vec![1, 0, 1, 1, 1] };
     if let Some(n) = r.int(&["gpgpu_num_sp_units"], "sm.units")? {
-        units[0] = n as u32;
+        units[0] = clamp(n);
     }
     if let Some(n) = r.int(&["gpgpu_num_dp_units"], "sm.units, opcode.dp_on_sfu")? {
-        units[2] = n as u32;
+        units[2] = clamp(n);
         if let Some(o) = c.opcode.as_mut() {
             o.dp_on_sfu = n == 0;
         }
     }
     if let Some(n) = r.int(&["gpgpu_num_sfu_units"], "sm.units")? {
-        units[3] = n as u32;
+        units[3] = clamp(n);
     }
     c.sm.units = units;
     let Some(o) = c.opcode.as_mut() else { return Ok(()) };
@@ -291,17 +297,17 @@ fn memory_options(r: &mut Reader, c: &mut GpuConfig, notes: &mut Vec<String>) ->
         c.l1.hit_latency = l;
     }
     let channels = r.int(&["gpgpu_n_mem"], "l2.channels")?.unwrap_or(u64::from(c.l2.channels.max(1)));
-    c.l2.channels = channels as u32;
+    c.l2.channels = clamp(channels);
     let subs = r.int(&["gpgpu_n_sub_partition_per_mchannel"], "l2.slices_per_channel")?.unwrap_or(1);
-    c.l2.slices_per_channel = subs as u32;
+    c.l2.slices_per_channel = clamp(subs);
     if let Some((v, ..)) = r.get(&["gpgpu_cache:dl2"], "l2.size, l2.line, l2.ways") {
         let Some((slice, line, ways, ..)) = cache(&v) else {
             return Err(bad(r, &["gpgpu_cache:dl2"], "not a cache configuration"));
         };
         // One cache of all slices: a power-of-two number of sets, the slices' odd factor in the ways.
-        let slices = channels * subs;
+        let slices = channels.saturating_mul(subs).max(1);
         let odd = slices >> slices.trailing_zeros();
-        (c.l2.size, c.l2.line, c.l2.ways) = (slice * slices, line, ways * odd as u32);
+        (c.l2.size, c.l2.line, c.l2.ways) = (slice.saturating_mul(slices), line, ways.saturating_mul(clamp(odd)));
     }
     if let Some(l) = r.int(&["rop_latency", "gpgpu_l2_rop_latency"], "l2.hit_latency")? {
         c.l2.hit_latency = l;
@@ -357,7 +363,8 @@ fn dram_bandwidth(r: &mut Reader, c: &mut GpuConfig, channels: u64) -> Result<()
     let clocks = r.ints(&["gpgpu_clock_domains"], "clock_mhz")?;
     if let (Some(chips), Some(bus), Some(clocks)) = (chips, bus, clocks) {
         let (core, dram) = (*clocks.first().unwrap_or(&1), *clocks.get(3).unwrap_or(&1));
-        c.dram.bytes_per_cycle = (channels * chips * bus * ratio * dram / core.max(1)).max(1);
+        let bytes = [chips, bus, ratio, dram].iter().fold(channels, |a, &b| a.saturating_mul(b));
+        c.dram.bytes_per_cycle = (bytes / core.max(1)).max(1);
     }
     Ok(())
 }

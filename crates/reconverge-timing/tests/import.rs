@@ -83,6 +83,13 @@ fn options_comments_quotes_and_bad_values() {
     assert_eq!(i.not_modelled, ["-gpgpu_dram_timing_opt"]);
     let e = import_gpgpusim("\n-gpgpu_shader_registers lots\n", "x").unwrap_err();
     assert_eq!(e.to_string(), "line 2: -gpgpu_shader_registers lots: not a number");
+    // Huge values neither overflow nor wrap into small ones: validation refuses them.
+    let huge = "-gpgpu_n_clusters 4294967297\n-gpgpu_n_cores_per_cluster 999999999999\n-gpgpu_n_mem 99999999999\n\
+                -gpgpu_n_sub_partition_per_mchannel 99999999999\n-gpgpu_cache:dl2 S:64:128:8,L:B:m:L:L,A:256:4,4:0,32\n\
+                -gpgpu_n_mem_per_ctrlr 999999999999\n-gpgpu_dram_buswidth 999999999999\n";
+    let i = import_gpgpusim(huge, "x").expect("reads");
+    assert_eq!(i.config.num_sms, u32::MAX);
+    assert!(i.config.validate().is_err());
     let e = import_gpgpusim("-gpgpu_scheduler warp_limiting:2\n", "x").unwrap_err();
     assert!(e.to_string().starts_with("line 1: -gpgpu_scheduler warp_limiting:2: a scheduler"), "{e}");
 }
