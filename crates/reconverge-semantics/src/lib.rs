@@ -28,6 +28,8 @@
 //! - [`cvt`]: conversions between all integer and float types.
 //! - [`cmp`]: `setp`/`set` comparisons and boolean combination.
 //! - [`select`]: `selp`, `slct`.
+//! - [`texture`]: texture and surface objects (their descriptor in device memory), `tex`, `tld4`, `txq`,
+//!   `suld.b`, `sust.b`: addressing, filtering, formats and read modes.
 #![deny(missing_docs)]
 
 pub mod cmp;
@@ -36,6 +38,7 @@ pub mod float;
 pub mod int;
 pub mod select;
 mod soft;
+pub mod texture;
 pub mod types;
 
 pub use types::{
