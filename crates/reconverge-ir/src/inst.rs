@@ -120,10 +120,16 @@ opcodes! {
     St = "st", 2..=3;
     Sub = "sub", 3..=3;
     Subc = "subc", 3..=3;
+    Suld = "suld", 2..=2;
+    Suq = "suq", 2..=2;
+    Sust = "sust", 2..=2;
     Szext = "szext", 3..=3;
     Tanh = "tanh", 2..=2;
     Testp = "testp", 2..=2;
+    Tex = "tex", 2..=4;
+    Tld4 = "tld4", 2..=2;
     Trap = "trap", 0..=0;
+    Txq = "txq", 2..=2;
     Vote = "vote", 2..=3;
     Xor = "xor", 3..=3;
     // reconverge extensions: the explicit reconvergence-stack instructions of seed 001, inserted by the
@@ -587,6 +593,14 @@ pub enum Operand {
     Sink,
     /// A parenthesised list: the return or argument list of `call`.
     List(Vec<Operand>),
+    /// A texture or surface access `[handle, {c0, c1, ...}]` (`tex`, `tld4`, `suld`, `sust`): the object
+    /// (a register holding a texture or surface object) and the coordinate vector.
+    Image {
+        /// The object: a register (or a symbol, for the texture references of old PTX).
+        handle: Box<Operand>,
+        /// The coordinates, as written (registers or immediates).
+        coords: Vec<Operand>,
+    },
 }
 
 /// A guard predicate `@%p` or `@!%p`.

@@ -427,5 +427,17 @@ fn write_operand(
             }
             s.push(')');
         }
+        Operand::Image { handle, coords } => {
+            s.push('[');
+            write_operand(s, m, f, labels, handle);
+            s.push_str(", {");
+            for (i, it) in coords.iter().enumerate() {
+                if i > 0 {
+                    s.push_str(", ");
+                }
+                write_operand(s, m, f, labels, it);
+            }
+            s.push_str("}]");
+        }
     }
 }

@@ -243,6 +243,14 @@ pub fn facts(op: &Op) -> OpFacts {
         Op::Ld { d, addr, .. } => F::new(C::Mem).addr(addr).write(d.iter().flatten().copied()),
         Op::St { s, addr, .. } => F::new(C::Mem).addr(addr).src(s),
         Op::Atom { d, addr, b, c, .. } => F::new(C::Mem).addr(addr).src([b, c]).write(*d),
+        Op::Tex { d, handle, coords, ignored, .. } => {
+            F::new(C::Mem).src([handle].into_iter().chain(coords).chain(ignored)).write(d.iter().flatten().copied())
+        }
+        Op::Txq { d, handle, .. } => F::new(C::Mem).src([handle]).write([*d]),
+        Op::Suld { d, handle, coords, .. } => {
+            F::new(C::Mem).src([handle].into_iter().chain(coords)).write(d.iter().flatten().copied())
+        }
+        Op::Sust { s, handle, coords, .. } => F::new(C::Mem).src([handle].into_iter().chain(coords).chain(s)),
         Op::Cvta { d, a, .. } => F::new(C::Int).src([a]).write([*d]),
         Op::Isspacep { p, a, .. } => F::new(C::Int).src([a]).pred_write([*p]),
         Op::Brx { index, .. } => F::new(C::Control).src([index]),

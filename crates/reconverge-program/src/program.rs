@@ -313,8 +313,22 @@ pub struct FMode {
     pub nan: bool,
 }
 
+pub use reconverge_semantics::texture::{Geometry, OutOfRange, Query, ResultType};
 /// Comparison operators of `setp`/`set` (the semantics crate's).
 pub use reconverge_semantics::CmpOp as Cmp;
+
+/// What a `tex` or `tld4` instruction fetches.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct TexFetch {
+    /// The geometry (`.1d` ... `.a2d`).
+    pub geom: Geometry,
+    /// The result type (`.f32`, `.s32`, `.u32`).
+    pub ty: ResultType,
+    /// `.s32` coordinates (texel indices) instead of `.f32`.
+    pub int_coords: bool,
+    /// `tld4`'s channel (0 r, 1 g, 2 b, 3 a); `None` for `tex`.
+    pub gather: Option<u8>,
+}
 
 /// Predicate combiners.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -489,6 +503,17 @@ pub enum Op {
     St { space: Space, ty: ScalarType, s: SmallVec<[Src; 4]>, addr: Addr },
     /// `atom` (with `d`) and `red` (without).
     Atom { space: Space, op: AtomOp, ty: ScalarType, d: Option<Reg>, addr: Addr, b: Src, c: Src },
+    /// `tex.geom.v4.dty.cty d, [h, {c}]` and `tld4.comp.2d.v4.dty.f32` (texture objects; semantics in
+    /// [`reconverge_semantics::texture`]). `coords` are as written: for layered geometries the first is the
+    /// layer. `tex.level`'s level and `tex.grad`'s gradients are in `ignored` (read, for the scoreboard,
+    /// but objects have no mipmap levels here, so every fetch reads level 0).
+    Tex { fetch: TexFetch, d: [Option<Reg>; 4], handle: Src, coords: SmallVec<[Src; 4]>, ignored: SmallVec<[Src; 4]> },
+    /// `txq.query.b32 d, [h]` and `suq.query.b32 d, [h]`.
+    Txq { query: Query, d: Reg, handle: Src },
+    /// `suld.b.geom{.vec}.btype.oob d, [h, {c}]`: `size` bytes per element (x in bytes).
+    Suld { geom: Geometry, size: u32, oob: OutOfRange, d: VecRegs, handle: Src, coords: SmallVec<[Src; 4]> },
+    /// `sust.b.geom{.vec}.btype.oob [h, {c}], s`.
+    Sust { geom: Geometry, size: u32, oob: OutOfRange, s: SmallVec<[Src; 4]>, handle: Src, coords: SmallVec<[Src; 4]> },
     /// `cvta.space` (to generic) / `cvta.to.space` (from generic).
     Cvta { to_generic: bool, space: Space, d: Reg, a: Src },
     /// `isspacep.space p, a`
@@ -597,6 +622,10 @@ impl Op {
             | Op::Atom { .. }
             | Op::Cvta { .. }
             | Op::Isspacep { .. }
+            | Op::Tex { .. }
+            | Op::Txq { .. }
+            | Op::Suld { .. }
+            | Op::Sust { .. }
             | Op::Bra { .. }
             | Op::Brx { .. }
             | Op::Call { .. }

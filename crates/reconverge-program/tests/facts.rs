@@ -89,6 +89,21 @@ fn old_reads_writes(op: &Op) -> (SmallVec<[Reg; 4]>, SmallVec<[Reg; 2]>) {
             src_reg(c, &mut r);
             w.extend(d.iter().copied());
         }
+        Op::Tex { d, handle, coords, ignored, .. } => {
+            [handle].into_iter().chain(coords).chain(ignored).for_each(|x| src_reg(x, &mut r));
+            w.extend(d.iter().flatten().copied());
+        }
+        Op::Txq { d, handle, .. } => {
+            src_reg(handle, &mut r);
+            w.push(*d);
+        }
+        Op::Suld { d, handle, coords, .. } => {
+            [handle].into_iter().chain(coords).for_each(|x| src_reg(x, &mut r));
+            w.extend(d.iter().flatten().copied());
+        }
+        Op::Sust { s, handle, coords, .. } => {
+            [handle].into_iter().chain(coords).chain(s).for_each(|x| src_reg(x, &mut r));
+        }
         Op::Cvta { d, a, .. } => {
             src_reg(a, &mut r);
             w.push(*d);
@@ -217,7 +232,13 @@ fn old_classify(op: &Op) -> InstClass {
         // a float is a float instruction.
         Op::Cvt { dty, sty, .. } if !dty.is_float() && !sty.is_float() => InstClass::Int,
         Op::Cvt { .. } => InstClass::Float,
-        Op::Ld { .. } | Op::St { .. } | Op::Atom { .. } => InstClass::Mem,
+        Op::Ld { .. }
+        | Op::St { .. }
+        | Op::Atom { .. }
+        | Op::Tex { .. }
+        | Op::Txq { .. }
+        | Op::Suld { .. }
+        | Op::Sust { .. } => InstClass::Mem,
         // `printf` stands in for the call it is: a control instruction with the latency of a branch.
         Op::Bra { .. }
         | Op::Brx { .. }

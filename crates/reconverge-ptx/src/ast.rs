@@ -343,6 +343,15 @@ pub enum OperandAst<'s> {
     Sink(Span),
     /// `(a, b)` in `call`.
     List(Pool, Span),
+    /// `[handle, {c0, c1}]`: a texture or surface access (`tex`, `tld4`, `suld`, `sust`).
+    Image {
+        /// The object.
+        handle: Ident<'s>,
+        /// The coordinate vector's items.
+        coords: Pool,
+        /// `[` to `]`.
+        span: Span,
+    },
 }
 
 impl OperandAst<'_> {
@@ -353,6 +362,7 @@ impl OperandAst<'_> {
             OperandAst::Not(_, span)
             | OperandAst::Imm(_, span)
             | OperandAst::Addr { span, .. }
+            | OperandAst::Image { span, .. }
             | OperandAst::Vector(_, span)
             | OperandAst::Pair(_, span)
             | OperandAst::Sink(span)

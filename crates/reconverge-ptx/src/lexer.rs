@@ -22,6 +22,7 @@ pub enum TokenKind {
     Ident,
     /// A dot-word: `.reg`, `.u32`, `.L1::evict_last`, `.shared::cta`.
     #[regex(r"\.[A-Za-z_][A-Za-z0-9_$]*(::[A-Za-z0-9_]+)*")]
+    #[regex(r"\.[123]d(ms)?")]
     DotWord,
     /// An integer literal: decimal, `0x` hex, `0b` binary, leading-zero octal, optional `U` suffix.
     #[regex(r"[0-9]+U?")]

@@ -913,6 +913,27 @@ impl<'s> FuncLowerer<'_, 's> {
             OperandAst::Vector(items, _) => Operand::Vector(
                 self.body.operands(*items).iter().map(|i| self.operand(i, Ctx::Plain)).collect::<Result<_, _>>()?,
             ),
+            OperandAst::Image { handle, coords, .. } => {
+                let handle = match self.resolve(handle.text) {
+                    Some(Resolved::Reg(r)) => Operand::Reg(r),
+                    Some(Resolved::Sym(s @ Symbol::Global(_))) => Operand::Sym(s),
+                    None => return Err(self.undefined(*handle, Ctx::Plain)),
+                    Some(_) => {
+                        return Err(Diagnostic::new(
+                            codes::BAD_OPERAND,
+                            format!("`{}` cannot be a texture or surface", handle.text),
+                            handle.span,
+                        ))
+                    }
+                };
+                let coords = self
+                    .body
+                    .operands(*coords)
+                    .iter()
+                    .map(|i| self.operand(i, Ctx::Plain))
+                    .collect::<Result<_, _>>()?;
+                Operand::Image { handle: Box::new(handle), coords }
+            }
             OperandAst::List(items, _) => Operand::List(
                 self.body.operands(*items).iter().map(|i| self.operand(i, Ctx::Plain)).collect::<Result<_, _>>()?,
             ),

@@ -912,6 +912,17 @@ impl<'s> Parser<'s, '_> {
         Pool { start: start as u32, len: items.len() as u32 }
     }
 
+    /// The rest of `[handle, {c0, c1}]` after the comma.
+    fn image(&mut self, handle: Ident<'s>, open: Span, depth: u32) -> PResult<OperandAst<'s>> {
+        let at = self.peek();
+        let coords = match self.operand(depth + 1)? {
+            OperandAst::Vector(items, _) => items,
+            _ => return err(Diagnostic::new(codes::BAD_OPERAND, "expected a coordinate vector `{...}`", at.span)),
+        };
+        self.expect(TokenKind::RBracket, "`]`")?;
+        Ok(OperandAst::Image { handle, coords, span: self.span_from(open) })
+    }
+
     fn operand(&mut self, depth: u32) -> PResult<OperandAst<'s>> {
         let t = self.peek();
         if depth > MAX_DEPTH {
@@ -946,7 +957,11 @@ impl<'s> Parser<'s, '_> {
                 let (base, offset) = match b.kind {
                     TokenKind::Ident => {
                         self.bump();
-                        (AddrBaseAst::Name(self.ident(b)), self.offset()?)
+                        let handle = self.ident(b);
+                        if self.eat(TokenKind::Comma).is_some() {
+                            return self.image(handle, t.span, depth);
+                        }
+                        (AddrBaseAst::Name(handle), self.offset()?)
                     }
                     TokenKind::Int => {
                         let (v, _) = self.expect_int("an address")?;

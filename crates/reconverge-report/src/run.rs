@@ -305,7 +305,7 @@ pub fn timing_text(t: &reconverge_timing::TimingStats, g: &reconverge_timing::Gp
     let pct = |x: u64| format!("{:.1}%", 100.0 * x as f64 / slots);
     let s = &t.stalls;
     let m = &t.memory;
-    let rows: Vec<(&str, String)> = vec![
+    let mut rows: Vec<(&str, String)> = vec![
         ("GPU", format!("{} ({} SMs, {} schedulers/SM)", g.name, g.num_sms, g.sm.schedulers)),
         ("cycles", t.cycles.to_string()),
         ("IPC", format!("{:.3}", t.ipc())),
@@ -343,6 +343,15 @@ pub fn timing_text(t: &reconverge_timing::TimingStats, g: &reconverge_timing::Gp
         ),
         ("shared memory", format!("{} instructions, {} wavefronts", m.shared_instructions, m.shared_wavefronts)),
     ];
+    if m.texture_instructions > 0 {
+        let v = format!(
+            "{} instructions, {:.1}% hits of {} line accesses",
+            m.texture_instructions,
+            100.0 * m.texture_hits as f64 / m.texture_accesses.max(1) as f64,
+            m.texture_accesses,
+        );
+        rows.push(("texture cache", v));
+    }
     for (k, v) in rows {
         let _ = writeln!(out, "  {k:<22} {v}");
     }

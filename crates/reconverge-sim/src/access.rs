@@ -105,6 +105,9 @@ pub struct AccessLog {
     pub bytes: u32,
     /// What kind of access.
     pub kind: AccessKind,
+    /// For [`AccessKind::Texture`]: the address of every texel the lanes read (with repeats), in lane
+    /// order; `addr` holds each lane's first.
+    pub texels: Vec<u64>,
 }
 
 /// Loads, stores and atomics.
@@ -116,6 +119,9 @@ pub enum AccessKind {
     Store,
     /// An atomic or reduction.
     Atomic,
+    /// A texture fetch (`tex`, `tld4`): read through the texture cache; the texels are in
+    /// [`AccessLog::texels`].
+    Texture,
 }
 
 impl Default for AccessLog {
@@ -127,6 +133,7 @@ impl Default for AccessLog {
             addr: [0; 64],
             bytes: 0,
             kind: AccessKind::Load,
+            texels: Vec::new(),
         }
     }
 }
@@ -137,6 +144,15 @@ impl AccessLog {
         self.mask = 0;
         self.kind = kind;
         self.bytes = bytes;
+        self.texels.clear();
+    }
+
+    /// Records a texel a texture fetch read (global address).
+    #[inline]
+    pub(crate) fn record_texel(&mut self, addr: u64) {
+        if self.enabled {
+            self.texels.push(addr);
+        }
     }
 
     #[inline]
@@ -157,6 +173,7 @@ impl AccessLog {
         }
         self.kind = other.kind;
         self.bytes = other.bytes;
+        self.texels.extend_from_slice(&other.texels);
         for l in crate::types::lanes(other.mask) {
             self.space[l] = other.space[l];
             self.addr[l] = other.addr[l] + if other.space[l] == Space::Shared { shared_base } else { 0 };

@@ -358,6 +358,30 @@ impl Default for ConstCacheConfig {
     }
 }
 
+/// A per-SM read-only texture cache for `tex`/`tld4` fetches (GPGPU-Sim's `-gpgpu_tex_cache:l1`); misses go
+/// to the L2 like data loads. Size 0 (the default): fetches go through the L1 as loads of their first
+/// texel.
+#[derive(Clone, PartialEq, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct TextureCacheConfig {
+    /// Capacity, bytes (GPGPU-Sim's `-gpgpu_tex_cache:l1` sets x line x ways; 0: no texture cache).
+    pub size: u64,
+    /// Line size, bytes.
+    pub line: u32,
+    /// Associativity.
+    pub ways: u32,
+    /// Cycles from issue to the data of a fetch whose lines all hit. GPGPU-Sim has no parameter for it (its
+    /// texture cache returns hits in order through a fragment FIFO, `tex_cache::cycle` in
+    /// `gpu-cache.cc`, inside the load/store unit's pipeline); the presets use their L1 hit latency.
+    pub hit_latency: u64,
+}
+
+impl Default for TextureCacheConfig {
+    fn default() -> Self {
+        TextureCacheConfig { size: 0, line: 128, ways: 4, hit_latency: 1 }
+    }
+}
+
 /// Costs of a launch as a whole.
 #[derive(Clone, PartialEq, Debug, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -408,6 +432,9 @@ pub struct GpuConfig {
     /// The constant cache.
     #[serde(default)]
     pub constant_cache: ConstCacheConfig,
+    /// The texture cache.
+    #[serde(default)]
+    pub texture_cache: TextureCacheConfig,
     /// Launch costs.
     #[serde(default)]
     pub launch: LaunchCostConfig,
@@ -513,6 +540,8 @@ impl GpuConfig {
                 operand_latency: 4,
             },
             constant_cache: ConstCacheConfig { size: 8192, line: 64, ways: 2 },
+            // -gpgpu_tex_cache:l1 N:4:128:24: 4 sets x 128-byte lines x 24 ways; hits as the L1's.
+            texture_cache: TextureCacheConfig { size: 4 * 128 * 24, line: 128, ways: 24, hit_latency: 35 },
             launch: LaunchCostConfig::default(),
         }
     }
@@ -605,6 +634,8 @@ impl GpuConfig {
             }),
             frontend: FrontendConfig { operand_latency: 4, ..FrontendConfig::default() },
             constant_cache: ConstCacheConfig::default(),
+            // -gpgpu_tex_cache:l1 N:4:128:256: 4 sets x 128-byte lines x 256 ways; hits as the L1's.
+            texture_cache: TextureCacheConfig { size: 4 * 128 * 256, line: 128, ways: 256, hit_latency: 20 },
             launch: LaunchCostConfig { kernel_latency: 5000, drain_stores: true },
         }
     }
@@ -737,6 +768,8 @@ impl GpuConfig {
             opcode: None,
             frontend: FrontendConfig::default(),
             constant_cache: ConstCacheConfig { size: 8192, line: 64, ways: 2 },
+            // -gpgpu_tex_cache:l1 512:64:2:L: 512 sets x 64-byte lines x 2 ways; hits as the L1's.
+            texture_cache: TextureCacheConfig { size: 512 * 64 * 2, line: 64, ways: 2, hit_latency: 1 },
             launch: LaunchCostConfig::default(),
         }
     }
@@ -913,6 +946,10 @@ impl GpuConfig {
             ("constant_cache.size", self.constant_cache.size, 0, 1 << 24),
             ("constant_cache.line", self.constant_cache.line.into(), 4, 4096),
             ("constant_cache.ways", self.constant_cache.ways.into(), 1, 1 << 10),
+            ("texture_cache.size", self.texture_cache.size, 0, 1 << 24),
+            ("texture_cache.line", self.texture_cache.line.into(), 4, 4096),
+            ("texture_cache.ways", self.texture_cache.ways.into(), 1, 1 << 10),
+            ("texture_cache.hit_latency", self.texture_cache.hit_latency, 1, CYCLES),
             ("launch.kernel_latency", self.launch.kernel_latency, 0, CYCLES),
         ]
     }
@@ -982,6 +1019,15 @@ impl GpuConfig {
                 ("constant_cache.ways", c.ways.into()),
             ];
             self.const_geometry().check().map_err(fault(&keys, "the constant cache"))?;
+        }
+        if self.texture_cache.size > 0 {
+            let c = &self.texture_cache;
+            let keys = [
+                ("texture_cache.size", c.size),
+                ("texture_cache.line", c.line.into()),
+                ("texture_cache.ways", c.ways.into()),
+            ];
+            self.texture_geometry().check().map_err(fault(&keys, "the texture cache"))?;
         }
         if l2.line < l1.line {
             return Err(ConfigError::LineSizes { l1: l1.line, l2: l2.line });
@@ -1140,6 +1186,17 @@ impl GpuConfig {
     /// The constant cache geometry.
     pub fn const_geometry(&self) -> crate::memsys::CacheGeometry {
         let c = &self.constant_cache;
+        crate::memsys::CacheGeometry {
+            size_bytes: c.size,
+            line_bytes: c.line,
+            ways: c.ways,
+            index: crate::memsys::SetIndex::Linear,
+        }
+    }
+
+    /// The texture cache geometry.
+    pub fn texture_geometry(&self) -> crate::memsys::CacheGeometry {
+        let c = &self.texture_cache;
         crate::memsys::CacheGeometry {
             size_bytes: c.size,
             line_bytes: c.line,

@@ -443,6 +443,9 @@ fn collect<T: Tracker>(
         tm.sectors += m.sectors;
         tm.shared_instructions += m.shared_instructions;
         tm.shared_wavefronts += m.shared_wavefronts;
+        tm.texture_instructions += m.texture_instructions;
+        tm.texture_accesses += m.texture_accesses;
+        tm.texture_hits += m.texture_hits;
         timing.issue_slots += sm.issue_slots;
         timing.latency_hiding_issues += sm.latency_hiding_issues;
         timing.warp_co_issues += sm.warp_co_issues;

@@ -350,6 +350,13 @@ fn memory_options(r: &mut Reader, c: &mut GpuConfig, notes: &mut Vec<String>) ->
         };
         (c.constant_cache.size, c.constant_cache.line, c.constant_cache.ways) = (size, line, ways);
     }
+    if let Some((v, ..)) = r.get(&["gpgpu_tex_cache:l1"], "texture_cache.size, texture_cache.line, texture_cache.ways")
+    {
+        let Some((size, line, ways, ..)) = cache(&v) else {
+            return Err(bad(r, &["gpgpu_tex_cache:l1"], "not a cache configuration"));
+        };
+        (c.texture_cache.size, c.texture_cache.line, c.texture_cache.ways) = (size, line, ways);
+    }
     Ok(())
 }
 

@@ -32,7 +32,7 @@ pub mod trace;
 
 pub use config::{
     ConstCacheConfig, Dispatch, FrontendConfig, GpuConfig, LaunchCostConfig, OpcodeConfig, RegisterSource,
-    SchedulerPolicy, PRESETS,
+    SchedulerPolicy, TextureCacheConfig, PRESETS,
 };
 pub use gpu::{run_timed, run_timed_resident, run_timed_traced, TimedOptions, TimedResult};
 pub use stats::{Occupancy, TimingStats};

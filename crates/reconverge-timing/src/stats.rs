@@ -40,6 +40,12 @@ pub struct MemoryCounters {
     pub shared_instructions: u64,
     /// Shared-memory wavefronts (1 per instruction without bank conflicts).
     pub shared_wavefronts: u64,
+    /// Texture fetch instructions (`tex`, `tld4`).
+    pub texture_instructions: u64,
+    /// Texture-cache line lookups (the distinct lines of each fetch's texels).
+    pub texture_accesses: u64,
+    /// Texture-cache hits.
+    pub texture_hits: u64,
     /// L2 accesses.
     pub l2_accesses: u64,
     /// L2 hits.
@@ -129,6 +135,9 @@ impl MemoryCounters {
             sectors,
             shared_instructions,
             shared_wavefronts,
+            texture_instructions,
+            texture_accesses,
+            texture_hits,
             l2_accesses,
             l2_hits,
             dram_reads,
@@ -144,6 +153,9 @@ impl MemoryCounters {
         self.sectors += sectors;
         self.shared_instructions += shared_instructions;
         self.shared_wavefronts += shared_wavefronts;
+        self.texture_instructions += texture_instructions;
+        self.texture_accesses += texture_accesses;
+        self.texture_hits += texture_hits;
         self.l2_accesses += l2_accesses;
         self.l2_hits += l2_hits;
         self.dram_reads += dram_reads;

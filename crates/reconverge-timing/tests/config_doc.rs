@@ -16,7 +16,7 @@ const COLUMNS: [&str; 4] = ["gtx480", "volta", "tiny", "ispass09"];
 
 /// Each section of a configuration file: its key (empty: top level), the struct in `config.rs`, and a
 /// sentence that introduces it.
-const SECTIONS: [(&str, &str, &str); 13] = [
+const SECTIONS: [(&str, &str, &str); 14] = [
     ("", "GpuConfig", ""),
     ("sm", "SmConfig", ""),
     ("latency", "Latencies", "Result latencies, in cycles from issue until a dependent instruction may issue; with an `[opcode]` table only `branch`, `shared`, `constant`, `barrier` and `warp_op` apply (the table gives the arithmetic)."),
@@ -29,6 +29,7 @@ const SECTIONS: [(&str, &str, &str); 13] = [
     ("opcode", "OpcodeConfig", "Optional section: without it every operation takes its class's `[latency]` and `[interval]`."),
     ("frontend", "FrontendConfig", "Optional section; its defaults are a perfect instruction supply."),
     ("constant_cache", "ConstCacheConfig", "Optional section; without it (size 0) a constant or parameter load costs `latency.constant` per distinct address."),
+    ("texture_cache", "TextureCacheConfig", "Optional section; without it (size 0) a texture fetch is timed as a global load of each lane's first texel through the L1."),
     ("launch", "LaunchCostConfig", "Optional section; its defaults cost nothing."),
 ];
 

@@ -8,7 +8,7 @@
 //! - `functions`: the passes over the functions (layout, decoding with each instruction's
 //!   [`facts`](crate::facts), reconvergence points, ranks, straight-line runs);
 //! - `operands`: registers, predicates, immediates, symbols, addresses;
-//! - `arith`, `compare`, `memory_control`, `warp`, `calls`: the instruction families.
+//! - `arith`, `compare`, `texture`, `memory_control`, `warp`, `calls`: the instruction families.
 
 use crate::facts::{facts, OpFacts};
 use crate::layout::{
@@ -31,6 +31,7 @@ mod error;
 mod functions;
 mod memory_control;
 mod operands;
+mod texture;
 mod variables;
 mod warp;
 
@@ -257,11 +258,12 @@ impl<'m> Decoder<'m> {
         let at = At { fi, f, inst, ty: inst.ty() };
         // The families in order: an opcode goes to the first family with an arm for it (the arms' guards
         // are tried in this order, as in one match); the last decodes or rejects whatever is left.
-        let families: [Family<'m>; 6] = [
+        let families: [Family<'m>; 7] = [
             Self::decode_unary_binary,
             Self::decode_integer,
             Self::decode_fused_and_bits,
             Self::decode_compare_and_move,
+            Self::decode_texture,
             Self::decode_memory_and_control,
             Self::decode_sync_and_warp,
         ];

@@ -31,11 +31,68 @@ pub struct L2Request {
 const TOKEN_ATOMIC: u64 = 1 << 63;
 /// A response to an instruction fetch: the token holds the line's byte address.
 const TOKEN_INST: u64 = 1 << 62;
-/// A response to a constant-cache miss: the token holds the constant cache's line number.
-const TOKEN_CONST: u64 = 1 << 61;
+/// A response to a read-only cache's miss: the token holds the cache's line number, and bit 60 which cache
+/// ([`ReadOnly`]).
+const TOKEN_READ_ONLY: u64 = 1 << 61;
+const TOKEN_TEXTURE: u64 = 1 << 60;
 /// Where the constant bank and the parameter buffer live in the address space the L2 sees.
 const CONST_BASE: u64 = 1 << 58;
 const PARAM_BASE: u64 = 3 << 57;
+
+/// The SM's read-only caches in front of the L2.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum ReadOnly {
+    /// The constant cache (`.const` and `.param` loads).
+    Constant = 0,
+    /// The texture cache (`tex`, `tld4`).
+    Texture = 1,
+}
+
+/// A read-only cache: lines that hit are ready after its latency; a missing line is requested from the L2
+/// once, and the loads waiting on it complete when it arrives.
+struct ReadOnlyCache {
+    cache: Cache,
+    line_bytes: u64,
+    /// Lines requested and the loads waiting on each.
+    pending: Vec<(u64, SmallVec<[usize; 4]>)>,
+}
+
+impl ReadOnlyCache {
+    /// The cache of `geometry`, or none when `size` is 0.
+    fn new(
+        geometry: crate::memsys::CacheGeometry,
+        size: u64,
+    ) -> Result<Option<ReadOnlyCache>, crate::error::StructureError> {
+        if size == 0 {
+            return Ok(None);
+        }
+        let line_bytes = u64::from(geometry.line_bytes.max(1));
+        Ok(Some(ReadOnlyCache { cache: Cache::new(geometry)?, line_bytes, pending: Vec::new() }))
+    }
+
+    /// Load `id` waits for `line`; whether the line must be requested (no load waits for it yet).
+    fn wait(&mut self, line: u64, id: usize) -> bool {
+        match self.pending.iter_mut().find(|p| p.0 == line) {
+            Some(p) => {
+                p.1.push(id);
+                false
+            }
+            None => {
+                self.pending.push((line, smallvec::smallvec![id]));
+                true
+            }
+        }
+    }
+
+    /// `line` arrived at `cycle`: fills it and returns the loads that waited for it.
+    fn arrived(&mut self, line: u64, cycle: u64) -> SmallVec<[usize; 4]> {
+        self.cache.fill(line, cycle);
+        match self.pending.iter().position(|p| p.0 == line) {
+            Some(i) => self.pending.swap_remove(i).1,
+            None => SmallVec::new(),
+        }
+    }
+}
 
 /// A load or atomic whose lines are outstanding.
 #[derive(Clone, Debug)]
@@ -101,9 +158,9 @@ pub(crate) struct MemorySide {
     waiters: Vec<u64>,
     /// The L1 line size (requests to the L2 name lines in these units).
     line_bytes: u64,
-    /// The constant cache (`constant_cache.size > 0`), its line size, and the loads waiting on each line.
-    ccache: Option<(Cache, u64)>,
-    const_pending: Vec<(u64, SmallVec<[usize; 4]>)>,
+    /// The constant cache (`constant_cache.size > 0`) and the texture cache (`texture_cache.size > 0`),
+    /// indexed by [`ReadOnly`].
+    read_only: [Option<ReadOnlyCache>; 2],
     /// Instruction lines that arrived: (cycle, byte address), for the front end.
     pub inst_fills: Vec<(u64, u64)>,
 }
@@ -127,12 +184,10 @@ impl MemorySide {
             lines: Vec::with_capacity(64),
             waiters: Vec::new(),
             line_bytes: u64::from(gpu.l1.line.max(1)),
-            ccache: if gpu.constant_cache.size > 0 {
-                Some((Cache::new(gpu.const_geometry())?, u64::from(gpu.constant_cache.line.max(1))))
-            } else {
-                None
-            },
-            const_pending: Vec::new(),
+            read_only: [
+                ReadOnlyCache::new(gpu.const_geometry(), gpu.constant_cache.size)?,
+                ReadOnlyCache::new(gpu.texture_geometry(), gpu.texture_cache.size)?,
+            ],
             inst_fills: Vec::new(),
         })
     }
@@ -251,16 +306,12 @@ impl MemorySide {
                 self.load_part_done((token & !TOKEN_ATOMIC) as usize, cycle, done);
             } else if token & TOKEN_INST != 0 {
                 self.inst_fills.push((cycle, token & !TOKEN_INST));
-            } else if token & TOKEN_CONST != 0 {
-                let line = token & !TOKEN_CONST;
-                if let Some((c, _)) = self.ccache.as_mut() {
-                    c.fill(line, cycle);
-                }
-                if let Some(i) = self.const_pending.iter().position(|p| p.0 == line) {
-                    let (_, ids) = self.const_pending.swap_remove(i);
-                    for id in ids {
-                        self.load_part_done(id, cycle, done);
-                    }
+            } else if token & TOKEN_READ_ONLY != 0 {
+                let which = if token & TOKEN_TEXTURE != 0 { ReadOnly::Texture } else { ReadOnly::Constant };
+                let line = token & !(TOKEN_READ_ONLY | TOKEN_TEXTURE);
+                let ids = self.read_only[which as usize].as_mut().map(|c| c.arrived(line, cycle)).unwrap_or_default();
+                for id in ids {
+                    self.load_part_done(id, cycle, done);
                 }
             } else {
                 let line = token;
@@ -283,6 +334,11 @@ impl MemorySide {
 
     /// Times the memory access `a` of the instruction just issued at `now` by `who`.
     pub(super) fn access(&mut self, a: &AccessLog, who: &Issuer<'_>, now: u64, gpu: &GpuConfig) -> AccessTiming {
+        if a.kind == AccessKind::Texture {
+            if let Some(t) = self.texture(a, who, now, gpu) {
+                return t;
+            }
+        }
         let lanes: SmallVec<[usize; 64]> = reconverge_program::lanes(a.mask).collect();
         let mut latency = 0u64;
         let mut occupancy = gpu.interval.mem;
@@ -346,7 +402,7 @@ impl MemorySide {
         occupancy = occupancy.max(lines.len() as u64 * gpu.interval.mem);
         let is_local = self.accesses.first().is_some_and(|x| x.0 >> 62 == 1);
         let pending = match a.kind {
-            AccessKind::Load => self.load(&lines, who, now, gpu, &mut latency),
+            AccessKind::Load | AccessKind::Texture => self.load(&lines, who, now, gpu, &mut latency),
             AccessKind::Store => {
                 self.store(&lines, is_local, now, gpu);
                 latency = latency.max(1);
@@ -356,7 +412,7 @@ impl MemorySide {
         };
         self.lines = lines;
         let missed = match a.kind {
-            AccessKind::Load if pending.is_some() && who.lane_misses => self.missed_lanes(),
+            AccessKind::Load | AccessKind::Texture if pending.is_some() && who.lane_misses => self.missed_lanes(),
             _ => 0,
         };
         AccessTiming { latency: latency.max(1), occupancy, pending, missed }
@@ -378,30 +434,51 @@ impl MemorySide {
     /// Looks up the constant cache for the distinct constant or parameter addresses `addrs`; misses go to
     /// the L2. Returns the pending load when some line missed.
     fn const_misses(&mut self, addrs: &[u64], param: bool, who: &Issuer<'_>, now: u64) -> Option<usize> {
-        let (cache, line_bytes) = self.ccache.as_mut()?;
+        let line_bytes = self.read_only[ReadOnly::Constant as usize].as_ref()?.line_bytes;
         let base = if param { PARAM_BASE } else { CONST_BASE };
-        let mut lines: SmallVec<[u64; 8]> = addrs.iter().map(|&a| (base + a) / *line_bytes).collect();
+        let mut lines: SmallVec<[u64; 8]> = addrs.iter().map(|&a| (base + a) / line_bytes).collect();
         lines.dedup();
-        let missing: SmallVec<[u64; 8]> = lines.into_iter().filter(|&l| !cache.lookup(l, now)).collect();
+        self.read_only_misses(ReadOnly::Constant, &lines, who, now).1
+    }
+
+    /// Looks up the read-only cache `which` for the distinct `lines` (in its line units); misses go to the
+    /// L2. Returns the number of hits and the pending load when some line missed.
+    fn read_only_misses(&mut self, which: ReadOnly, lines: &[u64], who: &Issuer<'_>, now: u64) -> (u64, Option<usize>) {
+        let Some(c) = self.read_only[which as usize].as_mut() else { return (0, None) };
+        let missing: SmallVec<[u64; 8]> = lines.iter().copied().filter(|&l| !c.cache.lookup(l, now)).collect();
+        let hits = (lines.len() - missing.len()) as u64;
         if missing.is_empty() {
-            return None;
+            return (hits, None);
         }
-        let line_bytes = *line_bytes;
+        let line_bytes = c.line_bytes;
         let id = self.new_load(who);
         for &l in &missing {
-            match self.const_pending.iter_mut().find(|p| p.0 == l) {
-                Some(p) => p.1.push(id),
-                None => {
-                    self.const_pending.push((l, smallvec::smallvec![id]));
-                    self.send(now + 1, l * line_bytes / self.line_bytes, 0, ReqKind::Read, Some(TOKEN_CONST | l));
-                }
+            let Some(c) = self.read_only[which as usize].as_mut() else { break };
+            if c.wait(l, id) {
+                let token = TOKEN_READ_ONLY | if which == ReadOnly::Texture { TOKEN_TEXTURE } else { 0 } | l;
+                self.send(now + 1, l * line_bytes / self.line_bytes, 0, ReqKind::Read, Some(token));
             }
         }
         if let Some(Some(t)) = self.loads.get_mut(id) {
             t.remaining = missing.len() as u32;
             t.ready = now;
         }
-        Some(id)
+        (hits, Some(id))
+    }
+
+    /// Times a texture fetch: the distinct lines of its texels through the texture cache (or, without one,
+    /// each lane's first texel as a global load through the L1).
+    fn texture(&mut self, a: &AccessLog, who: &Issuer<'_>, now: u64, gpu: &GpuConfig) -> Option<AccessTiming> {
+        let line_bytes = self.read_only[ReadOnly::Texture as usize].as_ref()?.line_bytes;
+        let mut lines: SmallVec<[u64; 64]> = a.texels.iter().map(|&t| t / line_bytes).collect();
+        lines.sort_unstable();
+        lines.dedup();
+        let (hits, pending) = self.read_only_misses(ReadOnly::Texture, &lines, who, now);
+        self.counters.texture_instructions += 1;
+        self.counters.texture_accesses += lines.len() as u64;
+        self.counters.texture_hits += hits;
+        let occupancy = gpu.interval.mem.max(lines.len() as u64 * gpu.interval.mem);
+        Some(AccessTiming { latency: gpu.texture_cache.hit_latency.max(1), occupancy, pending, missed: 0 })
     }
 
     fn load(

@@ -13,7 +13,8 @@
 //! - `warp_memory`: per-lane addresses and whole-warp loads and stores;
 //! - `members`: the member masks of warp-synchronous instructions;
 //! - `macros`: the lane-wise `un!`, `bin!`, `ter!` of the arithmetic families;
-//! - `integer`, `float`, `compare`, `load_store`, `control`, `collective`, `printf`: the families.
+//! - `integer`, `float`, `compare`, `load_store`, `texture`, `control`, `collective`, `printf`: the
+//!   families.
 
 use super::cta::{CallFrame, Cta};
 use super::lanes::Lanes;
@@ -41,6 +42,7 @@ mod operands;
 mod printf;
 #[cfg(test)]
 mod tests;
+mod texture;
 mod warp_memory;
 
 use collective::*;
@@ -52,6 +54,7 @@ use load_store::*;
 use members::*;
 use operands::*;
 use printf::*;
+use texture::*;
 use warp_memory::*;
 
 /// Everything outside the CTA an instruction can touch.
@@ -276,6 +279,7 @@ pub(crate) fn execute<G: GlobalMemory, L: Lanes>(
         op @ (Op::Ld { .. } | Op::St { .. } | Op::Atom { .. } | Op::Cvta { .. } | Op::Isspacep { .. }) => {
             memory(env, sc, cta, at, op)
         }
+        op @ (Op::Tex { .. } | Op::Txq { .. } | Op::Suld { .. } | Op::Sust { .. }) => texture(env, cta, at, op),
         op @ (Op::Bra { .. } | Op::Brx { .. } | Op::Call { .. } | Op::Ret | Op::Exit | Op::FellOff | Op::Trap) => {
             control(env, sc, cta, at, op)
         }

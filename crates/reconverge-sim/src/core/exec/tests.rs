@@ -346,3 +346,135 @@ fn warp_spans_cover_clean_accesses_only() {
     addrs[0] = u64::MAX - 3;
     assert!(warp_span(Space::Global, 1, &addrs, 4, 2).is_none(), "past the end of the address space");
 }
+
+/// Texture and surface instructions on objects whose descriptors lie in device memory: a `tex1Dfetch`,
+/// a linearly filtered `tex2D`, `txq`, `suld`/`sust`, and a handle that is not an object.
+mod texture_objects {
+    use super::*;
+    use reconverge_semantics::texture::{ChannelKind, Descriptor, Format, ObjectKind, Resource, Sampler};
+
+    /// A 4 x 2 float texture (texel (x, y) = 10 y + x) with its texture and surface descriptors, and an
+    /// output buffer: (memory, texture handle, surface handle, output address).
+    fn memory(linear: bool) -> (DeviceMemory, u64, u64, u64) {
+        let mut mem = DeviceMemory::new();
+        let texels: Vec<u8> = (0..8).flat_map(|i| ((10 * (i / 4) + i % 4) as f32).to_le_bytes()).collect();
+        let base = mem.alloc(texels, "texels");
+        let d = Descriptor {
+            object: ObjectKind::Texture,
+            resource: Resource::Array,
+            format: Format { kind: ChannelKind::Float, channels: 1, bits: 32 },
+            base,
+            width: 4,
+            pitch: 16,
+            height: 2,
+            depth: 1,
+            layers: 1,
+            sampler: Sampler { linear, ..Sampler::default() },
+        };
+        let tex = mem.alloc(d.encode().to_vec(), "texture");
+        let surf = mem.alloc(Descriptor { object: ObjectKind::Surface, ..d }.encode().to_vec(), "surface");
+        let out = mem.alloc(vec![0; 32 * 16], "out");
+        (mem, tex, surf, out)
+    }
+
+    /// Runs `body` (after `%rd1` = texture, `%rd2` = surface, `%rd3` = this thread's 16 output bytes,
+    /// `%r1` = %tid.x) for one warp of 8 threads; returns the outcome and the memory.
+    fn run(body: &str, linear: bool) -> (Result<(), SimError>, DeviceMemory, u64) {
+        let (mut mem, tex, surf, out) = memory(linear);
+        let ptx = format!(
+            ".version 8.8\n.target sm_80\n.address_size 64\n.visible .entry k()\n{{\n.reg .pred %p<3>;\n\
+             .reg .b32 %r<12>;\n.reg .b64 %rd<8>;\n.reg .f32 %f<12>;\nmov.u64 %rd1, {tex};\nmov.u64 %rd2, {surf};\n\
+             mov.u32 %r1, %tid.x;\nmul.wide.u32 %rd4, %r1, 16;\nadd.s64 %rd3, %rd4, {out};\n{body}\nret;\n}}\n"
+        );
+        let m = reconverge_ptx::parse(&ptx).expect("test PTX parses");
+        let loaded = crate::load(&m, None, crate::mechanism::Mechanism::Pdom, &DecodeOptions::default())
+            .expect("test PTX decodes");
+        let prog = loaded.program();
+        let fixed = Fixed { grid: [1; 3], block: [8, 1, 1], sm: 0, nsm: 1, local_limit: 1024, dynamic_shared: 0 };
+        let (mut access, mut printf) = (AccessLog { enabled: true, ..AccessLog::default() }, PrintfLog::default());
+        let mut c = Cta::new(prog, [0; 3], 0, [8, 1, 1], 8, 0);
+        let mut sc = Scratch::default();
+        let g = Whole { warp: 0, base: 0 };
+        let mut result = Ok(());
+        for pc in 0..prog.insts.len() as Pc - 1 {
+            let mut env = test_env(prog, &mut mem, &fixed, (&mut access, &mut printf), false);
+            if let Err(e) = execute(&mut env, &mut sc, &mut c, g, pc, 0xFF) {
+                result = Err(e);
+                break;
+            }
+        }
+        (result, mem, out)
+    }
+
+    fn floats(mem: &DeviceMemory, out: u64, thread: usize) -> [f32; 4] {
+        let a = mem.allocation(out).expect("output buffer");
+        [0, 1, 2, 3].map(|k| {
+            let at = thread * 16 + 4 * k;
+            f32::from_le_bytes(a.data[at..at + 4].try_into().expect("4 bytes"))
+        })
+    }
+
+    #[test]
+    fn integer_coordinates_fetch_texels_with_missing_channels_zero_and_alpha_one() {
+        let body = "tex.2d.v4.f32.s32 {%f1, %f2, %f3, %f4}, [%rd1, {%r1, %r1}];\n\
+                    st.global.v4.f32 [%rd3], {%f1, %f2, %f3, %f4};";
+        let (r, mem, out) = run(body, false);
+        r.expect("runs");
+        // (t, t) clamped to the 4 x 2 texture: x = min(t, 3), y = min(t, 1).
+        for t in 0..8 {
+            let want = (10 * t.min(1) + t.min(3)) as f32;
+            assert_eq!(floats(&mem, out, t), [want, 0.0, 0.0, 1.0], "thread {t}");
+        }
+    }
+
+    #[test]
+    fn linear_filtering_interpolates_between_texel_centres() {
+        // x = t / 2 + 0.5, y = 1.0: halfway between rows 0 and 1 (weights 1/2), and between columns.
+        let body = "cvt.rn.f32.u32 %f5, %r1;\nfma.rn.f32 %f6, %f5, 0f3F000000, 0f3F000000;\n\
+                    tex.2d.v4.f32.f32 {%f1, %f2, %f3, %f4}, [%rd1, {%f6, 0f3F800000}];\n\
+                    st.global.v4.f32 [%rd3], {%f1, %f2, %f3, %f4};";
+        let (r, mem, out) = run(body, true);
+        r.expect("runs");
+        for t in 0..8usize {
+            // Column position x - 0.5 = t / 2, clamped at the edge 3; rows average to 5 + x.
+            let x = (t as f32 / 2.0).min(3.0);
+            assert_eq!(floats(&mem, out, t)[0], 5.0 + x, "thread {t}");
+        }
+    }
+
+    #[test]
+    fn queries_and_surface_stores_and_loads() {
+        let body = "txq.width.b32 %r2, [%rd1];\ntxq.height.b32 %r3, [%rd1];\n\
+                    shl.b32 %r4, %r1, 2;\nand.b32 %r5, %r1, 1;\n\
+                    cvt.rn.f32.u32 %f1, %r1;\nsust.b.2d.b32.zero [%rd2, {%r4, %r5}], {%f1};\n\
+                    suld.b.2d.b32.zero {%r6}, [%rd2, {%r4, %r5}];\n\
+                    st.global.v4.u32 [%rd3], {%r2, %r3, %r6, %r6};";
+        let (r, mem, out) = run(body, false);
+        r.expect("runs");
+        for t in 0..8usize {
+            let v = floats(&mem, out, t);
+            assert_eq!((v[0].to_bits(), v[1].to_bits()), (4, 2), "width and height");
+            // Threads 0..3 store inside the 4 x 2 surface and read their value back; 4..7 are out of range
+            // (x = 16..28 bytes): the store is dropped and the load reads zero.
+            let want = if t < 4 { t as f32 } else { 0.0 };
+            assert_eq!(v[2], want, "thread {t}");
+        }
+        let texels = &mem.allocations()[0].data;
+        let at = |x: usize, y: usize| f32::from_le_bytes(texels[(y * 4 + x) * 4..][..4].try_into().expect("4"));
+        assert_eq!((at(0, 0), at(1, 1), at(2, 0), at(3, 1)), (0.0, 1.0, 2.0, 3.0));
+    }
+
+    #[test]
+    fn a_handle_that_is_no_object_is_an_error_naming_it() {
+        let body = "tex.1d.v4.f32.s32 {%f1, %f2, %f3, %f4}, [%rd3, {%r1}];";
+        let (r, _, out) = run(body, false);
+        let e = r.expect_err("a fetch through the output buffer's address fails").to_string();
+        assert!(e.contains(&format!("{out:#x}")) && e.contains("not a texture or surface object"), "{e}");
+        let body = "suld.b.1d.b32.trap {%r6}, [%rd1, {%r1}];";
+        let e = run(body, false).0.expect_err("a texture is no surface").to_string();
+        assert!(e.contains("not a surface object"), "{e}");
+        let body = "shl.b32 %r4, %r1, 2;\nsuld.b.1d.b32.trap {%r6}, [%rd2, {%r4}];";
+        let e = run(body, false).0.expect_err("x = 16 bytes is out of range").to_string();
+        assert!(e.contains("surface access out of range"), "{e}");
+    }
+}
