@@ -28,6 +28,10 @@
 //! - [`cvt`]: conversions between all integer and float types.
 //! - [`cmp`]: `setp`/`set` comparisons and boolean combination.
 //! - [`select`]: `selp`, `slct`.
+//! - [`mbarrier`]: the shared-memory barrier objects of `mbarrier.*` (`cuda::barrier`).
+//! - [`mma`]: tensor-core instructions: `mma.sync.aligned` (fragment layouts and a correctly-rounded model of
+//!   the arithmetic), `ldmatrix`/`stmatrix`/`movmatrix` layouts, and `wmma` with a simulator-defined fragment
+//!   layout.
 //! - [`texture`]: texture and surface objects (their descriptor in device memory), `tex`, `tld4`, `txq`,
 //!   `suld.b`, `sust.b`: addressing, filtering, formats and read modes.
 #![deny(missing_docs)]
@@ -36,6 +40,8 @@ pub mod cmp;
 pub mod cvt;
 pub mod float;
 pub mod int;
+pub mod mbarrier;
+pub mod mma;
 pub mod select;
 mod soft;
 pub mod texture;
