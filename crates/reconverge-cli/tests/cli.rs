@@ -85,7 +85,7 @@ fn trace_of_the_capri_test_case() {
     let cta = &args[..args.len() - 2];
     let tbc = ok(&[cta, &["--mechanism", "tbc", "--limit", "60"]].concat());
     expect_file!["golden/trace_capri_tbc.txt"].assert_eq(&tbc);
-    assert!(tbc.contains("[cta 0xffff0000|0x0000ffff 20 27 warps=0 wcnt=0 (to compact)]"));
+    assert!(tbc.contains("[cta w0:0xffff0000|w1:0x0000ffff 20 27 warps=0 wcnt=0 (to compact)]"));
     let capri = ok(&[cta, &["--mechanism", "capri", "--skip", "960", "--limit", "100"]].concat());
     expect_file!["golden/trace_capri_capri.txt"].assert_eq(&capri);
     let dwf = ok(&[cta, &["--mechanism", "dwf", "--limit", "80"]].concat());

@@ -378,6 +378,11 @@ impl<'a> BlockIndex<'a> {
     }
 }
 
+/// What the marks before each instruction of the text rendering mean (seed 004's analyses).
+const LEGEND: &str = "marks: I thread-invariant, A affine in the thread index, V variant (CA+VA+exit variance);
+       S scalar (invariant in a convergent block: runs once per warp);
+       W warp-sequential access (consecutive threads, consecutive elements)";
+
 impl CfgReport {
     fn loc_str(&self, loc: &Option<Loc>) -> String {
         match loc {
@@ -394,6 +399,7 @@ impl CfgReport {
     pub fn render_text(&self) -> String {
         let mut s = String::new();
         let _ = writeln!(s, "file {}", self.file);
+        let _ = writeln!(s, "{LEGEND}");
         for f in &self.functions {
             let index = BlockIndex::new(f);
             let name = |b: u32| index.name(b);

@@ -134,7 +134,7 @@ impl<'p> TraceRecorder<'p> {
             );
         }
         format!(
-            "{:>5} {:>4} {:>5} {:<10} {:<w$} {:<40} structure after (bottom → top: mask npc rpc)",
+            "{:>5} {:>4} {:>5} {:<10} {:<w$} {:<40} structure after (bottom → top: mask npc rpc; wN: warp N's lanes)",
             "#",
             "pc",
             "line",
@@ -154,7 +154,23 @@ impl<'p> TraceRecorder<'p> {
         let mut s = String::new();
         for e in es {
             let kind = if e.kind.unlabelled() { String::new() } else { format!("{} ", e.kind.label()) };
-            let masks: Vec<String> = e.lanes.iter().map(|m| trace_mask(*m, self.width)).collect();
+            // An entry over several warps (a CTA-wide or SM-wide pool) names only the warps it holds lanes of.
+            let masks: Vec<String> = if e.lanes.len() > 1 {
+                let held: Vec<String> = e
+                    .lanes
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, m)| **m != 0)
+                    .map(|(w, m)| format!("w{w}:{}", trace_mask(*m, self.width)))
+                    .collect();
+                if held.is_empty() {
+                    vec!["-".to_string()]
+                } else {
+                    held
+                }
+            } else {
+                e.lanes.iter().map(|m| trace_mask(*m, self.width)).collect()
+            };
             let note = if e.note.is_empty() { String::new() } else { format!(" {}", e.note) };
             let _ = write!(s, "[{kind}{} {} {}{note}] ", masks.join("|"), pc_string(e.pc), pc_string(e.rpc));
         }
@@ -203,19 +219,38 @@ impl Observer for TraceRecorder<'_> {
             let from: Vec<String> = ev.lanes.split(ev.mask).map(|(w, _)| w.to_string()).collect();
             lanes_col = format!("{lanes_col} w{}", from.join(","));
         }
-        self.lines.push(format!(
-            "{:>5} {:>4} {:>5} {:<10} {:<w$} {:<40} {}",
+        let head = format!(
+            "{:>5} {:>4} {:>5} {:<10} {:<w$} {:<40} ",
             self.seen - 1,
             ev.pc,
             line,
             src,
             lanes_col,
             info.text,
-            self.entries(&ev.entries),
             w = self.mask_chars().max(27)
-        ));
+        );
+        // A structure of more than a few entries (a DWF or TBC pool, a long path list) continues one entry
+        // per line under its column, so that no line runs to hundreds of characters.
+        let indent = " ".repeat(head.chars().count());
+        let mut text = head;
+        let all = self.entries(&ev.entries);
+        if all.chars().count() <= STRUCTURE_LINE_CHARS {
+            text.push_str(&all);
+        } else {
+            for (k, e) in ev.entries.iter().enumerate() {
+                if k > 0 {
+                    text.push('\n');
+                    text.push_str(&indent);
+                }
+                text.push_str(&self.entries(std::slice::from_ref(e)));
+            }
+        }
+        self.lines.push(text.trim_end().to_string());
     }
 }
+
+/// The most characters of structure a trace line holds; a longer structure is printed one entry per line.
+const STRUCTURE_LINE_CHARS: usize = 120;
 
 #[cfg(test)]
 mod tests {
