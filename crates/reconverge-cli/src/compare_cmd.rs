@@ -1,7 +1,7 @@
 //! `reconverge compare`: kernels × mechanisms (× warp sizes × configurations) under the timing model, in
 //! one table: cycles, speedup over `pdom`, SIMD efficiency, IPC and where the issue slots went.
 
-use crate::launch_args::gpu_config;
+use crate::launch_args::{dims, gpu_config};
 use crate::suite_cmd::{
     check_kernel_names, check_of, check_warp_sizes, default_kernels_dir, load_manifest, mechanisms, print_branch_table,
     print_counters_table, print_tidy, record_of,
@@ -14,16 +14,34 @@ use reconverge_report::records::{
 };
 use reconverge_report::table::Table;
 use reconverge_suite::grid::Job;
-use reconverge_suite::EntryOutcome;
+use reconverge_suite::manifest::ManifestArg;
+use reconverge_suite::{EntryOutcome, KernelEntry, Manifest};
 use std::path::PathBuf;
 
 /// Arguments of `reconverge compare`.
 #[derive(Args)]
 pub(crate) struct CompareArgs {
-    /// The kernel directory (holding manifest.toml).
+    /// A kernel file of your own (.ptx, or .cu through NVRTC) to compare the mechanisms on instead of the
+    /// suite, launched as `run` launches it (--grid, --block, --arg, --dynamic-shared; --kernel names the
+    /// kernel when the file has several). Without it: the kernels of --kernels' manifest.
+    #[arg(value_name = "FILE", conflicts_with = "kernels")]
+    pub file: Option<String>,
+    /// With FILE: grid dimensions (CTAs; default 1).
+    #[arg(long, value_name = "X[,Y[,Z]]", requires = "file")]
+    pub grid: Option<String>,
+    /// With FILE: block dimensions (threads per CTA; default 32).
+    #[arg(long, value_name = "X[,Y[,Z]]", requires = "file")]
+    pub block: Option<String>,
+    /// With FILE: one per kernel parameter, as `run --arg` takes them (docs/arguments.md).
+    #[arg(long = "arg", value_name = "SPEC", allow_hyphen_values = true, requires = "file")]
+    pub args: Vec<String>,
+    /// With FILE: dynamic shared memory per block, bytes.
+    #[arg(long, requires = "file")]
+    pub dynamic_shared: Option<u32>,
+    /// The kernel directory (holding manifest.toml; its format: docs/arguments.md).
     #[arg(long)]
     pub kernels: Option<PathBuf>,
-    /// Only these kernels (repeatable).
+    /// Only these kernels (repeatable); with FILE, the kernel to launch.
     #[arg(long = "kernel")]
     pub only: Vec<String>,
     /// Mechanisms (repeatable; default: every mechanism of the default set, see the README).
@@ -71,24 +89,76 @@ pub(crate) struct CompareArgs {
     pub max_instructions: u64,
 }
 
+/// The kernels to compare and how to read the files they name: the suite's manifest (files relative to its
+/// directory), or one entry for FILE (its PTX in memory, argument files relative to the current
+/// directory).
+struct Kernels {
+    manifest: Manifest,
+    dir: PathBuf,
+    /// FILE's path and PTX.
+    file: Option<(String, String)>,
+}
+
+impl Kernels {
+    fn read(&self, p: &str) -> std::io::Result<Vec<u8>> {
+        match &self.file {
+            Some((path, ptx)) if p == path => Ok(ptx.clone().into_bytes()),
+            _ => std::fs::read(self.dir.join(p)),
+        }
+    }
+}
+
+/// One manifest entry for a user's kernel file, launched as `run` would.
+fn file_kernels(a: &CompareArgs, file: &str) -> Result<Kernels, Failure> {
+    let src = crate::source::load(file, &[])?;
+    if a.only.len() > 1 {
+        return Err(Failure::input("compare FILE launches one kernel: give --kernel once"));
+    }
+    let id = reconverge_program::decode::select_kernel(&src.module, a.only.first().map(String::as_str))
+        .map_err(|e| Failure::input(format!("{file}: {e}")))?;
+    let name = a.only.first().cloned().unwrap_or_else(|| src.module.functions[id].name.clone());
+    let entry = KernelEntry {
+        name,
+        ptx: file.to_string(),
+        grid: dims("--grid", a.grid.as_deref().unwrap_or("1"))?,
+        block: dims("--block", a.block.as_deref().unwrap_or("32"))?,
+        args: a.args.iter().map(|s| ManifestArg::Text(s.clone())).collect(),
+        expected: Default::default(),
+        globals: Default::default(),
+        expected_globals: Default::default(),
+        dynamic_shared: a.dynamic_shared.unwrap_or(0),
+        outcome: "completed".into(),
+        outcome_by_mechanism: Default::default(),
+        warp_sizes: None,
+        description: String::new(),
+    };
+    Ok(Kernels { manifest: Manifest { kernels: vec![entry] }, dir: PathBuf::new(), file: Some((file.to_string(), src.ptx)) })
+}
+
 /// Runs `reconverge compare`.
 pub(crate) fn run(a: CompareArgs) -> Result<(), Failure> {
-    let dir = a
-        .kernels
-        .clone()
-        .or_else(default_kernels_dir)
-        .ok_or_else(|| Failure::input("cannot find kernels/; pass --kernels DIR"))?;
-    let manifest = load_manifest(&dir)?;
+    let kernels = match &a.file {
+        Some(file) => file_kernels(&a, file)?,
+        None => {
+            let dir = a
+                .kernels
+                .clone()
+                .or_else(default_kernels_dir)
+                .ok_or_else(|| Failure::input("cannot find kernels/; pass --kernels DIR"))?;
+            Kernels { manifest: load_manifest(&dir)?, dir, file: None }
+        }
+    };
+    let manifest = &kernels.manifest;
     let mechs = mechanisms(&a.mechanisms)?;
     let warps = a.warp_sizes.or(&[32]);
     check_warp_sizes(&warps)?;
     let names = if a.configs.is_empty() { vec!["gtx480".to_string()] } else { a.configs.clone() };
     let mut configs = names.iter().map(|c| gpu_config(c)).collect::<Result<Vec<_>, _>>()?;
     reconverge_timing::GpuConfig::distinct_names(&mut configs, &names).map_err(|e| Failure::input(e.to_string()))?;
-    check_kernel_names(&manifest, &a.only)?;
+    check_kernel_names(manifest, &a.only)?;
     let jobs =
-        reconverge_suite::grid::jobs(&manifest, &a.only, if a.functional { 0 } else { configs.len() }, &warps, &mechs);
-    let load = |p: &str| std::fs::read(dir.join(p));
+        reconverge_suite::grid::jobs(manifest, &a.only, if a.functional { 0 } else { configs.len() }, &warps, &mechs);
+    let load = |p: &str| kernels.read(p);
     let bar = crate::progress::bar(jobs.len() as u64, a.csv || a.json);
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let threads = if a.threads == 0 { cores } else { a.threads }.min(jobs.len().max(1));
@@ -97,7 +167,7 @@ pub(crate) fn run(a: CompareArgs) -> Result<(), Failure> {
     let results: Vec<EntryOutcome> = pool.install(|| {
         jobs.par_iter()
             .map(|j| {
-                let o = reconverge_suite::grid::run_job(&manifest, j, &configs, &load, a.max_instructions, a.scalarize);
+                let o = reconverge_suite::grid::run_job(manifest, j, &configs, &load, a.max_instructions, a.scalarize);
                 bar.inc(1);
                 o
             })
@@ -135,7 +205,7 @@ pub(crate) fn run(a: CompareArgs) -> Result<(), Failure> {
         }
     } else if !print_tidy(a.csv, a.json, a.branches, &runs, &branch_rows)? {
         let storage: Vec<Option<u64>> =
-            jobs.iter().zip(&runs).map(|(j, r)| run_storage(&manifest, &configs, j, r)).collect();
+            jobs.iter().zip(&runs).map(|(j, r)| run_storage(manifest, &configs, j, r)).collect();
         print_table(&runs, &storage)?;
         if a.counters {
             print_counters_table(&runs)?;

@@ -690,3 +690,41 @@ fn config_import_turns_gpgpusim_s_file_into_a_config_file() {
     assert_eq!(code, 2);
     assert!(err.ends_with("bad.config: line 1: -gpgpu_shader_registers lots: not a number\n"), "{err}");
 }
+
+/// Issue 40: `compare FILE` compares mechanisms on a user's own launch, without a manifest; the same launch
+/// as a suite entry gives the same cycles and instructions under every mechanism, and a deadlock or a
+/// missing argument is reported, not hidden.
+#[test]
+fn compare_takes_a_kernel_file_with_run_style_arguments() {
+    let launch = [
+        "kernels/ptx/sm_80/capri.ptx",
+        "--block",
+        "64",
+        "--arg",
+        "@kernels/data/capri/in1.npy",
+        "--arg",
+        "@kernels/data/capri/in2.npy",
+        "--arg",
+        "zeros:i32:2048",
+        "--arg",
+        "zeros:i32:2048",
+    ];
+    let mechs = ["--mechanism", "pdom", "--mechanism", "tbc", "--mechanism", "dwf", "--csv"];
+    let from_file = ok(&[&["compare"], &launch[..], &mechs[..]].concat());
+    let from_suite = ok(&[&["compare", "--kernel", "capri"], &mechs[..]].concat());
+    let columns = |csv: &str| -> Vec<Vec<String>> {
+        let mut lines = csv.lines();
+        let head: Vec<&str> = lines.next().expect("header").split(',').collect();
+        let at = |k: &str| head.iter().position(|h| *h == k).unwrap_or_else(|| panic!("column {k}"));
+        let keep = [at("mechanism"), at("cycles"), at("warp_instructions"), at("outcome")];
+        lines.map(|l| l.split(',').collect::<Vec<_>>()).map(|r| keep.iter().map(|&i| r[i].to_string()).collect()).collect()
+    };
+    let (f, s) = (columns(&from_file), columns(&from_suite));
+    assert_eq!(f.len(), 3, "{from_file}");
+    assert_eq!(f, s, "the file's launch and the suite entry differ");
+    assert!(f.iter().all(|r| r[3] == "completed" && r[1].parse::<u64>().expect("cycles") > 0), "{f:?}");
+    // A missing argument is the launch's error, naming the kernel's parameters.
+    let (code, out, err) = reconverge(&["compare", launch[0], "--block", "64", "--mechanism", "pdom"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(out.contains("capri / pdom / warp 32: kernel `capri` takes 4 arguments"), "{out}");
+}
