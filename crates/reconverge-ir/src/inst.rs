@@ -66,11 +66,13 @@ opcodes! {
     Cnot = "cnot", 2..=2;
     Copysign = "copysign", 3..=3;
     Cos = "cos", 2..=2;
+    Cp = "cp", 0..=4;
     Cvt = "cvt", 2..=3;
     Cvta = "cvta", 2..=2;
     Div = "div", 3..=3;
     Dp2a = "dp2a", 4..=4;
     Dp4a = "dp4a", 4..=4;
+    Elect = "elect", 2..=2;
     Ex2 = "ex2", 2..=2;
     Exit = "exit", 0..=0;
     Fence = "fence", 0..=0;
@@ -78,6 +80,7 @@ opcodes! {
     Fns = "fns", 4..=4;
     Isspacep = "isspacep", 2..=2;
     Ld = "ld", 2..=3;
+    Ldmatrix = "ldmatrix", 2..=2;
     Ldu = "ldu", 2..=2;
     Lg2 = "lg2", 2..=2;
     Lop3 = "lop3", 5..=6;
@@ -86,9 +89,12 @@ opcodes! {
     Madc = "madc", 4..=4;
     Match = "match", 3..=3;
     Max = "max", 3..=4;
+    Mbarrier = "mbarrier", 1..=4;
     Membar = "membar", 0..=0;
     Min = "min", 3..=4;
+    Mma = "mma", 4..=6;
     Mov = "mov", 2..=2;
+    Movmatrix = "movmatrix", 2..=2;
     Mul = "mul", 3..=3;
     Mul24 = "mul24", 3..=3;
     Nanosleep = "nanosleep", 1..=1;
@@ -118,6 +124,7 @@ opcodes! {
     Slct = "slct", 4..=4;
     Sqrt = "sqrt", 2..=2;
     St = "st", 2..=3;
+    Stmatrix = "stmatrix", 2..=2;
     Sub = "sub", 3..=3;
     Subc = "subc", 3..=3;
     Suld = "suld", 2..=2;
@@ -131,6 +138,7 @@ opcodes! {
     Trap = "trap", 0..=0;
     Txq = "txq", 2..=2;
     Vote = "vote", 2..=3;
+    Wmma = "wmma", 2..=4;
     Xor = "xor", 3..=3;
     // reconverge extensions: the explicit reconvergence-stack instructions of seed 001, inserted by the
     // SSY pass of the simulator (never emitted by CUDA compilers).

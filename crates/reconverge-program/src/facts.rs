@@ -35,6 +35,8 @@ pub enum TimingSlot {
     Sfu,
     /// `shfl`.
     Shfl,
+    /// The tensor cores' matrix multiply-accumulates (`mma`, `wmma.mma`).
+    Tensor,
     /// Everything else.
     Other,
 }
@@ -251,6 +253,33 @@ pub fn facts(op: &Op) -> OpFacts {
             F::new(C::Mem).src([handle].into_iter().chain(coords)).write(d.iter().flatten().copied())
         }
         Op::Sust { s, handle, coords, .. } => F::new(C::Mem).src([handle].into_iter().chain(coords).chain(s)),
+        Op::CpAsync { dst, src, src_size, group, .. } => {
+            F::new(C::Mem).addr(dst).addr(src).src(src_size).write([*group])
+        }
+        // A wait reads the copies' register: the scoreboard holds it until they are done.
+        Op::CpAsyncWait { group, wait: true } => F::new(C::Sync).src([&Src::Reg(*group)]),
+        Op::CpAsyncWait { wait: false, .. } => F::new(C::Nop).continues_run(),
+        Op::Mbarrier { addr, d, p, a, .. } => {
+            let f = match addr {
+                Some(addr) => F::new(C::Mem).addr(addr),
+                None => F::new(C::Int),
+            };
+            f.src([a]).write(*d).pred_write(*p)
+        }
+        Op::Elect { d, p, mask } => F::new(C::Sync).src([mask]).write(*d).pred_write(*p),
+        Op::Mma { d, a, b, c, .. } => {
+            let f = F::new(C::Sync).src(a.iter().chain(b).chain(c)).write(d.iter().copied());
+            OpFacts { slot: TimingSlot::Tensor, ..f }
+        }
+        Op::WmmaMma { d, a, b, c, .. } => {
+            let f = F::new(C::Sync).src(a.iter().chain(b).chain(c)).write(d.iter().copied());
+            OpFacts { slot: TimingSlot::Tensor, ..f }
+        }
+        Op::Ldmatrix { d, addr, .. } => F::new(C::Mem).addr(addr).write(d.iter().copied()),
+        Op::Stmatrix { s, addr, .. } => F::new(C::Mem).addr(addr).src(s),
+        Op::Movmatrix { d, a } => F::new(C::Sync).src([a]).write([*d]),
+        Op::WmmaLoad { d, addr, stride, .. } => F::new(C::Mem).addr(addr).src([stride]).write(d.iter().copied()),
+        Op::WmmaStore { s, addr, stride, .. } => F::new(C::Mem).addr(addr).src(s).src([stride]),
         Op::Cvta { d, a, .. } => F::new(C::Int).src([a]).write([*d]),
         Op::Isspacep { p, a, .. } => F::new(C::Int).src([a]).pred_write([*p]),
         Op::Brx { index, .. } => F::new(C::Control).src([index]),

@@ -317,6 +317,47 @@ pub use reconverge_semantics::texture::{Geometry, OutOfRange, Query, ResultType}
 /// Comparison operators of `setp`/`set` (the semantics crate's).
 pub use reconverge_semantics::CmpOp as Cmp;
 
+pub use reconverge_semantics::mma::{Elem as MmaElem, MmaKind, Operand as MmaOperand, WmmaKind, WmmaShape};
+
+/// A `wmma` fragment: its shape, matrix and element type.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct WmmaFragment {
+    /// The shape.
+    pub shape: WmmaShape,
+    /// A, B or C (C also for D).
+    pub which: MmaOperand,
+    /// The element type.
+    pub elem: MmaElem,
+}
+
+/// What an `mbarrier` instruction does.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum MbarrierOp {
+    /// `mbarrier.init [a], count`
+    Init,
+    /// `mbarrier.inval [a]`
+    Inval,
+    /// `mbarrier.arrive{.expect_tx}` / `arrive_drop` `state, [a]{, count or txCount}`: `count` is the
+    /// operand when there is one and not `expect_tx` (which arrives once after adding `a` transactions).
+    Arrive {
+        /// `arrive_drop`: also lowers the expected count.
+        drop: bool,
+        /// `.expect_tx`: `a` is a transaction count.
+        expect_tx: bool,
+    },
+    /// `mbarrier.expect_tx [a], txCount`
+    ExpectTx,
+    /// `mbarrier.complete_tx [a], txCount`
+    CompleteTx,
+    /// `mbarrier.test_wait` / `try_wait` `p, [a], state` (or `.parity`: `a` the parity).
+    TestWait {
+        /// `.parity`
+        parity: bool,
+    },
+    /// `mbarrier.pending_count d, state`
+    PendingCount,
+}
+
 /// What a `tex` or `tld4` instruction fetches.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub struct TexFetch {
@@ -514,6 +555,47 @@ pub enum Op {
     Suld { geom: Geometry, size: u32, oob: OutOfRange, d: VecRegs, handle: Src, coords: SmallVec<[Src; 4]> },
     /// `sust.b.geom{.vec}.btype.oob [h, {c}], s`.
     Sust { geom: Geometry, size: u32, oob: OutOfRange, s: SmallVec<[Src; 4]>, handle: Src, coords: SmallVec<[Src; 4]> },
+    /// `cp.async.{ca,cg}.shared.global [dst], [src], size{, src_size}`: copies `size` bytes (4, 8 or 16)
+    /// from global to shared memory, the bytes from `src_size` on zero. The functional machine copies at
+    /// issue; `group` is the thread's asynchronous-copy register, which the copy writes (so the timing
+    /// model holds it until the global read completes) and `cp.async.wait_*` reads.
+    CpAsync { dst_space: Space, dst: Addr, src_space: Space, src: Addr, size: u32, src_size: Option<Src>, group: Reg },
+    /// `cp.async.wait_group n` and `cp.async.wait_all` (and `cp.async.commit_group`, with `wait: false`):
+    /// waits until the thread's earlier asynchronous copies are done. Groups are not told apart: a wait for
+    /// all but the `n` most recent groups waits for all of them (never less than PTX asks).
+    CpAsyncWait { group: Reg, wait: bool },
+    /// `mbarrier.*` on the 64-bit barrier object at `addr` ([`reconverge_semantics::mbarrier`]): `d`
+    /// receives the state token (`arrive`) or the pending count (`pending_count`, whose `addr` is `None`
+    /// and `a` the token), `p` whether the phase completed (`test_wait`, `try_wait`); `a` is the count,
+    /// transaction count, token or parity operand.
+    Mbarrier { op: MbarrierOp, space: Space, addr: Option<Addr>, d: Option<Reg>, p: Option<Pred>, a: Src },
+    /// `elect.sync d|p, membermask`: the lowest active member lane is the leader (`p` true in it); `d`
+    /// receives its lane number in every member lane.
+    Elect { d: Option<Reg>, p: Option<Pred>, mask: Src },
+    /// `mma.sync.aligned.shape.row.col.dtype.atype.btype.ctype d, a, b, c`: a warp-wide matrix
+    /// multiply-accumulate over the 32 lanes' fragments ([`reconverge_semantics::mma::mma`]).
+    Mma { kind: MmaKind, d: SmallVec<[Reg; 4]>, a: SmallVec<[Src; 4]>, b: SmallVec<[Src; 4]>, c: SmallVec<[Src; 4]> },
+    /// `ldmatrix.sync.aligned.m8n8.xN{.trans}.shared.b16 d, [a]`: `num` 8x8 matrices of `.b16` whose rows
+    /// the lanes address ([`reconverge_semantics::mma::ldmatrix_source`]).
+    Ldmatrix { num: u8, trans: bool, d: SmallVec<[Reg; 4]>, space: Space, addr: Addr },
+    /// `stmatrix.sync.aligned.m8n8.xN{.trans}.shared.b16 [a], s`: the inverse of `ldmatrix`.
+    Stmatrix { num: u8, trans: bool, s: SmallVec<[Src; 4]>, space: Space, addr: Addr },
+    /// `movmatrix.sync.aligned.m8n8.trans.b16 d, a`: transposes an 8x8 fragment across the warp.
+    Movmatrix { d: Reg, a: Src },
+    /// `wmma.load.{a,b,c}.sync.aligned.{row,col}.shape{.space}.type d, [a]{, stride}`: a fragment from the
+    /// matrix at `addr` (the first active lane's) with `stride` elements between rows (`row_major`) or
+    /// columns.
+    WmmaLoad { frag: WmmaFragment, row_major: bool, d: SmallVec<[Reg; 8]>, space: Space, addr: Addr, stride: Src },
+    /// `wmma.store.d.sync.aligned.{row,col}.shape{.space}.type [a], s{, stride}`.
+    WmmaStore { frag: WmmaFragment, row_major: bool, s: SmallVec<[Src; 8]>, space: Space, addr: Addr, stride: Src },
+    /// `wmma.mma.sync.aligned.alayout.blayout.shape.dtype.ctype d, a, b, c`.
+    WmmaMma {
+        kind: WmmaKind,
+        d: SmallVec<[Reg; 8]>,
+        a: SmallVec<[Src; 8]>,
+        b: SmallVec<[Src; 8]>,
+        c: SmallVec<[Src; 8]>,
+    },
     /// `cvta.space` (to generic) / `cvta.to.space` (from generic).
     Cvta { to_generic: bool, space: Space, d: Reg, a: Src },
     /// `isspacep.space p, a`
@@ -596,6 +678,15 @@ impl Op {
                 Some(*mask)
             }
             Op::Vote { mask, .. } => *mask,
+            Op::Elect { mask, .. } => Some(*mask),
+            // The `.aligned` matrix instructions: every lane of the warp.
+            Op::Mma { .. }
+            | Op::Ldmatrix { .. }
+            | Op::Stmatrix { .. }
+            | Op::Movmatrix { .. }
+            | Op::WmmaLoad { .. }
+            | Op::WmmaStore { .. }
+            | Op::WmmaMma { .. } => Some(Src::Imm(u64::from(u32::MAX))),
             Op::IntUn { .. }
             | Op::IntBin { .. }
             | Op::IntTer { .. }
@@ -623,6 +714,9 @@ impl Op {
             | Op::Cvta { .. }
             | Op::Isspacep { .. }
             | Op::Tex { .. }
+            | Op::CpAsync { .. }
+            | Op::CpAsyncWait { .. }
+            | Op::Mbarrier { .. }
             | Op::Txq { .. }
             | Op::Suld { .. }
             | Op::Sust { .. }

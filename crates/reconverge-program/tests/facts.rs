@@ -108,6 +108,54 @@ fn old_reads_writes(op: &Op) -> (SmallVec<[Reg; 4]>, SmallVec<[Reg; 2]>) {
             src_reg(a, &mut r);
             w.push(*d);
         }
+        Op::CpAsync { dst, src, src_size, group, .. } => {
+            addr_reg(dst, &mut r);
+            addr_reg(src, &mut r);
+            src_size.iter().for_each(|x| src_reg(x, &mut r));
+            w.push(*group);
+        }
+        Op::CpAsyncWait { group, wait: true } => r.push(*group),
+        Op::Mbarrier { addr, d, a, .. } => {
+            if let Some(addr) = addr {
+                addr_reg(addr, &mut r);
+            }
+            src_reg(a, &mut r);
+            w.extend(d.iter().copied());
+        }
+        Op::Elect { d, mask, .. } => {
+            src_reg(mask, &mut r);
+            w.extend(d.iter().copied());
+        }
+        Op::Mma { d, a, b, c, .. } => {
+            a.iter().chain(b).chain(c).for_each(|x| src_reg(x, &mut r));
+            w.extend(d.iter().copied());
+        }
+        Op::WmmaMma { d, a, b, c, .. } => {
+            a.iter().chain(b).chain(c).for_each(|x| src_reg(x, &mut r));
+            w.extend(d.iter().copied());
+        }
+        Op::Ldmatrix { d, addr, .. } => {
+            addr_reg(addr, &mut r);
+            w.extend(d.iter().copied());
+        }
+        Op::Stmatrix { s, addr, .. } => {
+            addr_reg(addr, &mut r);
+            s.iter().for_each(|x| src_reg(x, &mut r));
+        }
+        Op::Movmatrix { d, a } => {
+            src_reg(a, &mut r);
+            w.push(*d);
+        }
+        Op::WmmaLoad { d, addr, stride, .. } => {
+            addr_reg(addr, &mut r);
+            src_reg(stride, &mut r);
+            w.extend(d.iter().copied());
+        }
+        Op::WmmaStore { s, addr, stride, .. } => {
+            addr_reg(addr, &mut r);
+            s.iter().for_each(|x| src_reg(x, &mut r));
+            src_reg(stride, &mut r);
+        }
         Op::Brx { index, .. } => src_reg(index, &mut r),
         Op::Bar { id, count, d, .. } => {
             src_reg(id, &mut r);
@@ -192,6 +240,7 @@ fn old_pred_reads_writes(op: &Op) -> (SmallVec<[Pred; 2]>, SmallVec<[Pred; 2]>) 
             w.extend(p.iter().copied());
         }
         Op::Mov { a, .. } | Op::Cvt { a, .. } => src(a, &mut r),
+        Op::Mbarrier { p, .. } | Op::Elect { p, .. } => w.extend(p.iter().copied()),
         _ => {}
     }
     (r, w)
@@ -261,8 +310,20 @@ fn old_classify(op: &Op) -> InstClass {
         // A `sync`/`brk` the SSY pass wrote over the kernel's own jump or branch stays the kernel's
         // instruction (the inserted ones are classed by `first_inserted`).
         Op::Sync | Op::Brk => InstClass::Control,
-        Op::Fence { .. } => InstClass::Sync,
-        Op::Nop | Op::Unsupported(_) => InstClass::Nop,
+        Op::Fence { .. }
+        | Op::Elect { .. }
+        | Op::CpAsyncWait { wait: true, .. }
+        | Op::Mma { .. }
+        | Op::WmmaMma { .. }
+        | Op::Movmatrix { .. } => InstClass::Sync,
+        Op::CpAsync { .. }
+        | Op::Mbarrier { addr: Some(_), .. }
+        | Op::Ldmatrix { .. }
+        | Op::Stmatrix { .. }
+        | Op::WmmaLoad { .. }
+        | Op::WmmaStore { .. } => InstClass::Mem,
+        Op::Mbarrier { addr: None, .. } => InstClass::Int,
+        Op::Nop | Op::Unsupported(_) | Op::CpAsyncWait { wait: false, .. } => InstClass::Nop,
     }
 }
 
@@ -336,6 +397,7 @@ fn old_slot(op: &Op) -> (Slot, Option<ScalarType>) {
             (s, Some(*ty))
         }
         Op::Shfl { .. } => (Slot::Shfl, None),
+        Op::Mma { .. } | Op::WmmaMma { .. } => (Slot::Tensor, None),
         _ => (Slot::Other, None),
     }
 }

@@ -116,8 +116,9 @@ pub struct SmConfig {
     pub dispatch: Dispatch,
     /// Functional units per SM shared by its schedulers, by kind: integer (with an `[opcode]` table: every
     /// integer, single-precision and other ALU operation, GPGPU-Sim's SP units), float, double, special
-    /// function (GPGPU-Sim's SFU units), load/store. Empty (the default): each scheduler has one unit of
-    /// each kind of its own. An issued instruction takes the unit of its kind that is free first.
+    /// function (GPGPU-Sim's SFU units), load/store, and optionally tensor (`-gpgpu_num_tensor_core_units`;
+    /// without it, matrix operations run on the integer pool). Empty (the default): each scheduler has one
+    /// unit of each kind of its own. An issued instruction takes the unit of its kind that is free first.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub units: Vec<u32>,
 }
@@ -288,6 +289,19 @@ pub struct OpcodeConfig {
     /// Double-precision operations run on the special-function unit (GPGPU-Sim when `-gpgpu_num_dp_units`
     /// is 0, as for the GTX 480).
     pub dp_on_sfu: bool,
+    /// The tensor cores' matrix multiply-accumulates (`mma`, `wmma.mma`): latency (GPGPU-Sim's
+    /// `-ptx_opcode_latency_tesnor`, sic, 64 in `SM7_QV100`, the default).
+    #[serde(default = "tensor_default")]
+    pub tensor_latency: u64,
+    /// Tensor operations: initiation interval (`-ptx_opcode_initiation_tensor`, 64 in `SM7_QV100`, the
+    /// default).
+    #[serde(default = "tensor_default")]
+    pub tensor_initiation: u64,
+}
+
+/// GPGPU-Sim's tensor latency and initiation interval in `SM7_QV100`.
+fn tensor_default() -> u64 {
+    64
 }
 
 /// The SM's front end and pipeline around the functional units: instruction fetch through an instruction
@@ -529,6 +543,8 @@ impl GpuConfig {
                 other_latency: 1,
                 other_initiation: 1,
                 dp_on_sfu: true,
+                tensor_latency: 64,
+                tensor_initiation: 64,
             }),
             frontend: FrontendConfig {
                 icache_size: 2048,
@@ -574,7 +590,8 @@ impl GpuConfig {
                 two_level_active: 8,
                 miss_blocks_warp: false,
                 dispatch: Dispatch::Spatial,
-                units: vec![4, 0, 4, 4, 1],
+                // -gpgpu_num_tensor_core_units 4.
+                units: vec![4, 0, 4, 4, 1, 4],
             },
             latency: Latencies {
                 int: 1,
@@ -631,6 +648,8 @@ impl GpuConfig {
                 other_latency: 1,
                 other_initiation: 1,
                 dp_on_sfu: false,
+                tensor_latency: 64,
+                tensor_initiation: 64,
             }),
             frontend: FrontendConfig { operand_latency: 4, ..FrontendConfig::default() },
             constant_cache: ConstCacheConfig::default(),
@@ -964,7 +983,7 @@ impl GpuConfig {
                 return Err(ConfigError::OutOfRange { key, value: v, least: lo, most: hi });
             }
         }
-        if !self.sm.units.is_empty() && (self.sm.units.len() != 5 || self.sm.units[4] == 0) {
+        if !self.sm.units.is_empty() && (!matches!(self.sm.units.len(), 5 | 6) || self.sm.units[4] == 0) {
             return Err(ConfigError::Units);
         }
         if !self.warp_size.is_power_of_two() {

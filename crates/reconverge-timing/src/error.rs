@@ -144,7 +144,7 @@ pub enum ConfigError {
         most: u64,
     },
     /// `sm.units` is not five counts with a load/store unit.
-    #[error("[sm] units: 5 counts (int, float, double, sfu, load/store) with a load/store unit, or none")]
+    #[error("[sm] units: 5 counts (int, float, double, sfu, load/store) and optionally a sixth (tensor), with a load/store unit, or none")]
     Units,
     /// A warp size that is not a power of two.
     #[error("{}: not a power of two in 1..=64", settings(&[("warp_size", u64::from(*.0))]))]

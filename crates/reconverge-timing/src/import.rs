@@ -243,7 +243,7 @@ fn sm_options(r: &mut Reader, c: &mut GpuConfig) -> Result<(), ImportError> {
 }
 
 fn unit_options(r: &mut Reader, c: &mut GpuConfig) -> Result<(), ImportError> {
-    let mut units = if c.sm.units.len() == 5 { c.sm.units.clone() } else { vec![1, 0, 1, 1, 1] };
+    let mut units = if c.sm.units.len() >= 5 { c.sm.units.clone() } else { vec![1, 0, 1, 1, 1] };
     if let Some(n) = r.int(&["gpgpu_num_sp_units"], "sm.units")? {
         units[0] = clamp(n);
     }
@@ -255,6 +255,10 @@ fn unit_options(r: &mut Reader, c: &mut GpuConfig) -> Result<(), ImportError> {
     }
     if let Some(n) = r.int(&["gpgpu_num_sfu_units"], "sm.units")? {
         units[3] = clamp(n);
+    }
+    if let Some(n) = r.int(&["gpgpu_num_tensor_core_units"], "sm.units")? {
+        units.resize(6, 0);
+        units[5] = clamp(n);
     }
     c.sm.units = units;
     let Some(o) = c.opcode.as_mut() else { return Ok(()) };
@@ -274,6 +278,11 @@ fn unit_options(r: &mut Reader, c: &mut GpuConfig) -> Result<(), ImportError> {
     table(&["ptx_opcode_initiation_dp"], "opcode.dp_initiation", &mut o.dp_initiation)?;
     table(&["ptx_opcode_latency_sfu"], "opcode.sfu_latency", std::slice::from_mut(&mut o.sfu_latency))?;
     table(&["ptx_opcode_initiation_sfu"], "opcode.sfu_initiation", std::slice::from_mut(&mut o.sfu_initiation))?;
+    // GPGPU-Sim's option is spelled `-ptx_opcode_latency_tesnor` (sic); either spelling is read.
+    let tensor = ["ptx_opcode_latency_tesnor", "ptx_opcode_latency_tensor"];
+    table(&tensor, "opcode.tensor_latency", std::slice::from_mut(&mut o.tensor_latency))?;
+    let tensor = ["ptx_opcode_initiation_tensor"];
+    table(&tensor, "opcode.tensor_initiation", std::slice::from_mut(&mut o.tensor_initiation))?;
     Ok(())
 }
 

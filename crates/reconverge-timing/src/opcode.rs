@@ -14,7 +14,8 @@ use reconverge_program::facts::{facts, TimingSlot as Slot};
 use reconverge_program::program::{InstClass, Op};
 use reconverge_program::Program;
 
-/// The unit index of a class: 0 integer, 1 float, 2 double, 3 special function, 4 load/store.
+/// The unit index of a class: 0 integer, 1 float, 2 double, 3 special function, 4 load/store (and 5, the
+/// tensor unit, which no class names: [`TENSOR_UNIT`]).
 pub(crate) fn unit_of_class(class: InstClass) -> usize {
     match class {
         InstClass::Float => 1,
@@ -24,6 +25,9 @@ pub(crate) fn unit_of_class(class: InstClass) -> usize {
         InstClass::Int | InstClass::Control | InstClass::Sync | InstClass::Mechanism | InstClass::Nop => 0,
     }
 }
+
+/// The unit of the tensor cores' matrix operations (with an `[opcode]` table).
+pub(crate) const TENSOR_UNIT: usize = 5;
 
 /// The timing of one pc.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -53,13 +57,14 @@ fn from_table(t: &OpcodeConfig, op: &Op) -> OpTiming {
         Slot::Mul => 2,
         Slot::Mad => 3,
         Slot::Div => 4,
-        Slot::Sfu | Slot::Shfl | Slot::Other => 5,
+        Slot::Sfu | Slot::Shfl | Slot::Other | Slot::Tensor => 5,
     };
     let float = matches!(ty, Some(ScalarType::F32 | ScalarType::F16 | ScalarType::Bf16));
     let double = matches!(ty, Some(ScalarType::F64));
     let sfu_unit = unit_of_class(InstClass::Sfu) as u8;
     match s {
         Slot::Sfu => OpTiming { latency: t.sfu_latency, occupancy: t.sfu_initiation, unit: sfu_unit },
+        Slot::Tensor => OpTiming { latency: t.tensor_latency, occupancy: t.tensor_initiation, unit: TENSOR_UNIT as u8 },
         Slot::Shfl => OpTiming { latency: t.int_latency[5], occupancy: t.int_initiation[5], unit: 0 },
         Slot::Other => OpTiming {
             latency: t.other_latency,
@@ -110,7 +115,9 @@ pub(crate) fn op_timings(prog: &Program, gpu: &GpuConfig) -> Vec<OpTiming> {
             let arithmetic =
                 matches!(info.class, InstClass::Int | InstClass::Float | InstClass::Double | InstClass::Sfu);
             let t = match &gpu.opcode {
-                Some(table) if arithmetic || matches!(inst.op, Op::Shfl { .. }) => from_table(table, &inst.op),
+                Some(table) if arithmetic || matches!(slot(&inst.op).0, Slot::Shfl | Slot::Tensor) => {
+                    from_table(table, &inst.op)
+                }
                 _ => OpTiming { latency: by_class.0, occupancy: by_class.1, unit: unit_of_class(info.class) as u8 },
             };
             OpTiming { latency: t.latency + extra, ..t }

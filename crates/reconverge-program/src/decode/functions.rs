@@ -33,6 +33,11 @@ impl<'m> Decoder<'m> {
         }
         let pc = cursor.pc;
         self.prog.nregs = cursor.reg;
+        let copies = |f: &Function| f.insts.values().any(|i| i.opcode == reconverge_ir::Opcode::Cp);
+        if self.order.iter().any(|&fid| copies(&self.m.functions[fid])) {
+            self.async_group = Some(cursor.reg);
+            self.prog.nregs += 1;
+        }
         self.prog.npreds = cursor.pred;
         self.prog.reconv = vec![PC_NONE; pc as usize];
         self.prog.divergent = vec![false; pc as usize];

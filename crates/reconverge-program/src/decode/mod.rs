@@ -8,7 +8,7 @@
 //! - `functions`: the passes over the functions (layout, decoding with each instruction's
 //!   [`facts`](crate::facts), reconvergence points, ranks, straight-line runs);
 //! - `operands`: registers, predicates, immediates, symbols, addresses;
-//! - `arith`, `compare`, `texture`, `memory_control`, `warp`, `calls`: the instruction families.
+//! - `arith`, `compare`, `texture`, `asynchronous`, `matrix`, `memory_control`, `warp`, `calls`: the instruction families.
 
 use crate::facts::{facts, OpFacts};
 use crate::layout::{
@@ -25,10 +25,12 @@ use smallvec::SmallVec;
 use std::collections::HashMap;
 
 mod arith;
+mod asynchronous;
 mod calls;
 mod compare;
 mod error;
 mod functions;
+mod matrix;
 mod memory_control;
 mod operands;
 mod texture;
@@ -55,6 +57,12 @@ pub struct DecodeOptions {
     /// Attach seed 004's scalarization plan ([`crate::Program::scalar`]; computed by the simulator's `load` on
     /// the module before the mechanism's pass).
     pub scalarize: bool,
+    /// Where the module's `.global` variables start (`None`: at [`GLOBAL_BASE`](crate::layout::GLOBAL_BASE),
+    /// each placed as [`crate::layout::place_allocation`] places it): a program of several modules
+    /// (translation units) places each further module's variables after the earlier modules' memory, so
+    /// that no two modules' variables share an address. Every kernel of a module must be decoded with the
+    /// same value.
+    pub global_base: Option<u64>,
 }
 
 /// Picks the kernel to run: `name` if given (its mangled name, its demangled signature
@@ -157,6 +165,9 @@ struct Decoder<'m> {
     global_addr: HashMap<reconverge_ir::GlobalId, (StateSpace, u64)>,
     line_starts: Vec<usize>,
     opts_first_inserted: Vec<(FuncId, usize)>,
+    /// The thread's asynchronous-copy register (`cp.async`), one past the functions' registers, when the
+    /// module has a `cp.async` instruction.
+    async_group: Option<Reg>,
 }
 
 /// The function pass 2 of the decoder is in: its index in decoding order, its IR id and body, and the
@@ -238,8 +249,9 @@ impl<'m> Decoder<'m> {
             global_addr: HashMap::new(),
             line_starts,
             opts_first_inserted: opts.first_inserted.clone(),
+            async_group: None,
         };
-        d.place_module_vars()?;
+        d.place_module_vars(opts.global_base.unwrap_or(GLOBAL_BASE))?;
         Ok(d)
     }
 
@@ -258,12 +270,14 @@ impl<'m> Decoder<'m> {
         let at = At { fi, f, inst, ty: inst.ty() };
         // The families in order: an opcode goes to the first family with an arm for it (the arms' guards
         // are tried in this order, as in one match); the last decodes or rejects whatever is left.
-        let families: [Family<'m>; 7] = [
+        let families: [Family<'m>; 9] = [
             Self::decode_unary_binary,
             Self::decode_integer,
             Self::decode_fused_and_bits,
             Self::decode_compare_and_move,
             Self::decode_texture,
+            Self::decode_asynchronous,
+            Self::decode_matrix,
             Self::decode_memory_and_control,
             Self::decode_sync_and_warp,
         ];

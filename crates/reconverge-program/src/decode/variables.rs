@@ -51,9 +51,11 @@ pub(super) fn placed(v: &Variable, name: String, addr: u64) -> PlacedVar {
 }
 
 impl<'m> Decoder<'m> {
-    /// Places module-level `.global`, `.const` and `.shared` variables.
-    pub(super) fn place_module_vars(&mut self) -> Result<(), DecodeError> {
-        let mut global_next = GLOBAL_BASE;
+    /// Places module-level `.global`, `.const` and `.shared` variables: the `.global` ones from `global_base`
+    /// on ([`GLOBAL_BASE`] unless [`DecodeOptions::global_base`] says otherwise), each after the previous
+    /// one's guard region.
+    pub(super) fn place_module_vars(&mut self, global_base: u64) -> Result<(), DecodeError> {
+        let mut global_next = global_base;
         let mut consts = Placer::new(0, WINDOW_SIZE);
         // Static shared memory is a 32-bit size (`Program::static_shared`).
         let mut shared = Placer::new(0, u64::from(u32::MAX));
@@ -189,5 +191,37 @@ impl<'m> Decoder<'m> {
             out[at..at + elem].copy_from_slice(&bits.to_le_bytes()[..elem]);
         }
         Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::layout::{place_allocation, GLOBAL_BASE};
+    use crate::{decode, function_points, select_kernel, DecodeOptions};
+
+    /// The `.global` variables' addresses of `ptx` decoded with `global_base`.
+    fn addresses(ptx: &str, global_base: Option<u64>) -> Vec<u64> {
+        let m = reconverge_ptx::parse(ptx).expect("parses");
+        let k = select_kernel(&m, None).expect("one kernel");
+        let opts = DecodeOptions { global_base, ..Default::default() };
+        let p = decode(&m, k, &|f| function_points(f, false), &opts).expect("decodes");
+        p.globals.iter().map(|g| g.addr).collect()
+    }
+
+    /// A module's `.global` variables start at `GLOBAL_BASE` unless the options name another base (a
+    /// further module of a program), each then placed after the previous one's guard as before.
+    #[test]
+    fn global_variables_start_at_the_base_the_options_give() {
+        let ptx = ".version 8.0\n.target sm_80\n.address_size 64\n.global .align 4 .b8 a[100];\n\
+                   .global .align 16 .b8 b[8];\n.visible .entry k()\n{\nret;\n}\n";
+        let (a, next) = place_allocation(GLOBAL_BASE, 100, 4);
+        let (b, _) = place_allocation(next, 8, 16);
+        assert_eq!(addresses(ptx, None), [a, b], "the default layout is unchanged");
+        assert_eq!(addresses(ptx, Some(GLOBAL_BASE)), [a, b]);
+        let base = GLOBAL_BASE + (3 << 30);
+        let (a2, next2) = place_allocation(base, 100, 4);
+        let (b2, _) = place_allocation(next2, 8, 16);
+        assert_eq!(addresses(ptx, Some(base)), [a2, b2]);
+        assert!(a2 > base && a2 - base == a - GLOBAL_BASE, "the same layout, moved");
     }
 }

@@ -1063,7 +1063,7 @@ fn times_in<'t>(
 
 /// The scalar unit's index (seed 004 Figure 7a, [`Dispatch::ScalarUnit`]), after
 /// [`crate::opcode::unit_of_class`]'s five SIMT kinds; one per scheduler, never shared.
-const SCALAR_UNIT: usize = 5;
+const SCALAR_UNIT: usize = 6;
 
 /// Under [`Dispatch::ScalarUnit`], the scalarization plan's scalar instructions other than memory accesses
 /// run on the scheduler's scalar unit, busy 1 cycle per static warp, with their class's latency.
@@ -1090,22 +1090,22 @@ struct Units {
 /// The SIMT units: one of each kind per scheduler, or pools of each kind that all the SM's schedulers
 /// share (`sm.units`; a kind with no unit runs on the integer pool).
 enum Pools {
-    PerScheduler(Vec<[u64; 5]>),
-    Shared([Vec<u64>; 5]),
+    PerScheduler(Vec<[u64; 6]>),
+    Shared([Vec<u64>; 6]),
 }
 
 impl Units {
     fn new(gpu: &GpuConfig) -> Units {
-        let pools = if gpu.sm.units.len() == 5 {
-            let pool = |k: usize| vec![0u64; gpu.sm.units[k] as usize];
-            Pools::Shared([pool(0), pool(1), pool(2), pool(3), pool(4)])
+        let pools = if gpu.sm.units.len() >= 5 {
+            let pool = |k: usize| vec![0u64; gpu.sm.units.get(k).copied().unwrap_or(0) as usize];
+            Pools::Shared([pool(0), pool(1), pool(2), pool(3), pool(4), pool(5)])
         } else {
-            Pools::PerScheduler(vec![[0; 5]; gpu.sm.schedulers as usize])
+            Pools::PerScheduler(vec![[0; 6]; gpu.sm.schedulers as usize])
         };
         Units { pools, own: vec![[0; 2]; gpu.sm.schedulers as usize] }
     }
 
-    fn pool(pools: &[Vec<u64>; 5], unit: usize) -> usize {
+    fn pool(pools: &[Vec<u64>; 6], unit: usize) -> usize {
         if pools[unit].is_empty() {
             0
         } else {

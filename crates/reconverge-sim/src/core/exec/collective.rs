@@ -129,6 +129,17 @@ pub(super) fn collective<G: GlobalMemory, L: Lanes>(
             sc.out[..w].fill(r);
             write_reg(cta, env, g, *d, eff, &sc.out, false);
         }
+        Op::Elect { d, p, mask: m } => {
+            let mv = fetch(cta, env, g, *m, &mut sc.b, None)[eff.trailing_zeros() as usize] & full_mask(w as u32);
+            let leader = (mv & eff).trailing_zeros() as usize;
+            if let Some(d) = d {
+                sc.out[..w].fill(leader as u64);
+                write_reg(cta, env, g, *d, eff, &sc.out, false);
+            }
+            if let Some(p) = p {
+                write_pred(cta, env, g, *p, eff, (mv & eff) & (1u64 << leader.min(63)));
+            }
+        }
         _ => unreachable!("execute dispatches only these instructions to `collective`"),
     }
     Ok(Effects::next())

@@ -13,8 +13,8 @@
 //! - `warp_memory`: per-lane addresses and whole-warp loads and stores;
 //! - `members`: the member masks of warp-synchronous instructions;
 //! - `macros`: the lane-wise `un!`, `bin!`, `ter!` of the arithmetic families;
-//! - `integer`, `float`, `compare`, `load_store`, `texture`, `control`, `collective`, `printf`: the
-//!   families.
+//! - `integer`, `float`, `compare`, `load_store`, `texture`, `asynchronous`, `matrix`, `control`,
+//!   `collective`, `printf`: the families.
 
 use super::cta::{CallFrame, Cta};
 use super::lanes::Lanes;
@@ -31,12 +31,14 @@ use smallvec::SmallVec;
 
 #[macro_use]
 mod macros;
+mod asynchronous;
 mod collective;
 mod compare;
 mod control;
 mod float;
 mod integer;
 mod load_store;
+mod matrix;
 mod members;
 mod operands;
 mod printf;
@@ -45,12 +47,14 @@ mod tests;
 mod texture;
 mod warp_memory;
 
+use asynchronous::*;
 use collective::*;
 use compare::*;
 use control::*;
 use float::*;
 use integer::*;
 use load_store::*;
+use matrix::*;
 use members::*;
 use operands::*;
 use printf::*;
@@ -280,6 +284,14 @@ pub(crate) fn execute<G: GlobalMemory, L: Lanes>(
             memory(env, sc, cta, at, op)
         }
         op @ (Op::Tex { .. } | Op::Txq { .. } | Op::Suld { .. } | Op::Sust { .. }) => texture(env, cta, at, op),
+        op @ (Op::CpAsync { .. } | Op::CpAsyncWait { .. } | Op::Mbarrier { .. }) => asynchronous(env, cta, at, op),
+        op @ (Op::Mma { .. }
+        | Op::Ldmatrix { .. }
+        | Op::Stmatrix { .. }
+        | Op::Movmatrix { .. }
+        | Op::WmmaLoad { .. }
+        | Op::WmmaStore { .. }
+        | Op::WmmaMma { .. }) => matrix(env, cta, at, op),
         op @ (Op::Bra { .. } | Op::Brx { .. } | Op::Call { .. } | Op::Ret | Op::Exit | Op::FellOff | Op::Trap) => {
             control(env, sc, cta, at, op)
         }
@@ -289,6 +301,7 @@ pub(crate) fn execute<G: GlobalMemory, L: Lanes>(
         | Op::Vote { .. }
         | Op::Activemask { .. }
         | Op::Match { .. }
+        | Op::Elect { .. }
         | Op::Redux { .. }) => collective(env, sc, cta, at, op),
         Op::Ssy { target } => Ok(Effects { flow: Flow::Ssy { target: *target }, barrier: None }),
         Op::Pbk { target } => Ok(Effects { flow: Flow::Pbk { target: *target }, barrier: None }),
