@@ -132,7 +132,11 @@ fn file_kernels(a: &CompareArgs, file: &str) -> Result<Kernels, Failure> {
         warp_sizes: None,
         description: String::new(),
     };
-    Ok(Kernels { manifest: Manifest { kernels: vec![entry] }, dir: PathBuf::new(), file: Some((file.to_string(), src.ptx)) })
+    Ok(Kernels {
+        manifest: Manifest { kernels: vec![entry] },
+        dir: PathBuf::new(),
+        file: Some((file.to_string(), src.ptx)),
+    })
 }
 
 /// Runs `reconverge compare`.

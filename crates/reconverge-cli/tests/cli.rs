@@ -717,7 +717,10 @@ fn compare_takes_a_kernel_file_with_run_style_arguments() {
         let head: Vec<&str> = lines.next().expect("header").split(',').collect();
         let at = |k: &str| head.iter().position(|h| *h == k).unwrap_or_else(|| panic!("column {k}"));
         let keep = [at("mechanism"), at("cycles"), at("warp_instructions"), at("outcome")];
-        lines.map(|l| l.split(',').collect::<Vec<_>>()).map(|r| keep.iter().map(|&i| r[i].to_string()).collect()).collect()
+        lines
+            .map(|l| l.split(',').collect::<Vec<_>>())
+            .map(|r| keep.iter().map(|&i| r[i].to_string()).collect())
+            .collect()
     };
     let (f, s) = (columns(&from_file), columns(&from_suite));
     assert_eq!(f.len(), 3, "{from_file}");
