@@ -98,7 +98,7 @@ pub(crate) fn env_help() -> String {
 /// Finds the shim: `RECONVERGE_CUDART`, or the newest of the copies beside this executable, in its
 /// `deps/` (where cargo leaves it when it builds it as the command line's dependency) and one directory
 /// up (test binaries).
-fn find_shim() -> Result<PathBuf, Failure> {
+pub(crate) fn find_shim() -> Result<PathBuf, Failure> {
     if let Ok(p) = std::env::var("RECONVERGE_CUDART") {
         return Ok(PathBuf::from(p));
     }

@@ -12,6 +12,7 @@ mod cfg_cmd;
 mod compare_cmd;
 mod config_cmd;
 mod cost_cmd;
+mod cuda_dirs;
 mod errors;
 mod exec_cmd;
 mod launch_args;
@@ -92,6 +93,13 @@ enum Command {
     Cost(cost_cmd::CostArgs),
     /// GPU configurations: `config show PRESET` prints a preset as an editable TOML file for --config.
     Config(config_cmd::ConfigArgs),
+    /// Print the directory holding `reconverge_compat.h`, which lets programs written for CUDA 11 and
+    /// earlier (texture references, `cudaThreadSynchronize`) build with CUDA 13:
+    /// `nvcc -include "$(reconverge cuda-include)/reconverge_compat.h" ...`.
+    CudaInclude,
+    /// Print a directory holding `libcudart.so` (reconverge's runtime) to link programs against:
+    /// `nvcc -cudart shared -L "$(reconverge cuda-lib)" ...`, no NVIDIA runtime library needed.
+    CudaLib,
 }
 
 fn main() -> ExitCode {
@@ -115,6 +123,8 @@ fn main() -> ExitCode {
         Command::Cost(a) => cost_cmd::run(a),
         Command::Exec(a) => exec_cmd::run(a),
         Command::Config(a) => config_cmd::run(a),
+        Command::CudaInclude => cuda_dirs::include_cmd(),
+        Command::CudaLib => cuda_dirs::lib_cmd(),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -15,7 +15,9 @@ pub const ERRORS: &[(CudaError, &str, &str)] = &[
     (12, "cudaErrorInvalidPitchValue", "invalid pitch argument"),
     (13, "cudaErrorInvalidSymbol", "invalid device symbol"),
     (17, "cudaErrorInvalidDevicePointer", "invalid device pointer"),
+    (20, "cudaErrorInvalidChannelDescriptor", "invalid channel descriptor"),
     (21, "cudaErrorInvalidMemcpyDirection", "invalid copy direction for memcpy"),
+    (26, "cudaErrorInvalidFilterSetting", "linear filtering not supported for non-float type"),
     (52, "cudaErrorMissingConfiguration", "__global__ function call is not configured"),
     (98, "cudaErrorInvalidDeviceFunction", "invalid device function"),
     (100, "cudaErrorNoDevice", "no CUDA-capable device is detected"),
@@ -51,8 +53,12 @@ pub const INVALID_PITCH_VALUE: CudaError = 12;
 pub const INVALID_SYMBOL: CudaError = 13;
 /// `cudaErrorInvalidDevicePointer`.
 pub const INVALID_DEVICE_POINTER: CudaError = 17;
+/// `cudaErrorInvalidChannelDescriptor`.
+pub const INVALID_CHANNEL_DESCRIPTOR: CudaError = 20;
 /// `cudaErrorInvalidMemcpyDirection`.
 pub const INVALID_MEMCPY_DIRECTION: CudaError = 21;
+/// `cudaErrorInvalidFilterSetting`.
+pub const INVALID_FILTER_SETTING: CudaError = 26;
 /// `cudaErrorMissingConfiguration`.
 pub const MISSING_CONFIGURATION: CudaError = 52;
 /// `cudaErrorInvalidDeviceFunction`.
@@ -71,6 +77,8 @@ pub const LAUNCH_OUT_OF_RESOURCES: CudaError = 701;
 pub const MISALIGNED_ADDRESS: CudaError = 716;
 /// `cudaErrorLaunchFailure`.
 pub const LAUNCH_FAILURE: CudaError = 719;
+/// `cudaErrorNotSupported`.
+pub const NOT_SUPPORTED: CudaError = 801;
 /// `cudaErrorUnknown`.
 pub const UNKNOWN: CudaError = 999;
 

@@ -886,25 +886,22 @@ mod tests {
         assert!(err.contains("2 of them not UTF-8") && err.contains("rebuild"), "{err}");
     }
 
-    /// Issue 37: PTX for an architecture reconverge reads whose text does not parse (a texture
-    /// instruction) said "rebuild for compute_80" to a compute_80 program; the parser's message (file,
-    /// line, column, the instruction) is the one to act on.
+    /// Issue 37: PTX for an architecture reconverge reads whose text does not parse (then a texture
+    /// instruction; now a constant expression as an operand) said "rebuild for compute_80" to a compute_80
+    /// program; the parser's message (file, line, column, the instruction) is the one to act on.
     #[test]
     fn ptx_that_does_not_parse_gets_the_parsers_message() {
         let mut es = entries(NONE).expect("none");
-        let texture = PTX80.replacen(
-            "\tcvta.to.global.u64",
-            "\ttex.1d.v4.f32.s32 {%f1, %f2, %f3, %f4}, [%rd1, {%r1}];\n\tcvta.to.global.u64",
-            1,
-        );
-        let line = texture.lines().position(|l| l.contains("tex.1d")).expect("inserted") + 1;
-        es[0].payload = texture.into_bytes();
+        let expression =
+            PTX80.replacen("\tcvta.to.global.u64", "\tshl.b32 %r1, %r1, (32 - 27);\n\tcvta.to.global.u64", 1);
+        let line = expression.lines().position(|l| l.contains("(32 - 27)")).expect("inserted") + 1;
+        es[0].payload = expression.into_bytes();
         let label = "prog:module0.sm_80.ptx";
-        let err = select_ptx(&es, |_, t| parse_check(label, t)).expect_err("tex does not parse");
+        let err = select_ptx(&es, |_, t| parse_check(label, t)).expect_err("the expression does not parse");
         let msg = err.to_string();
         assert!(msg.starts_with("the program's PTX for compute_80 is not PTX reconverge can run:\n"), "{msg}");
         assert!(msg.contains(&format!("{label}:{line}:")), "file:line:col: {msg}");
-        assert!(msg.contains("tex.1d.v4.f32.s32"), "the instruction: {msg}");
+        assert!(msg.contains("shl.b32 %r1, %r1, (32 - 27);"), "the instruction: {msg}");
         assert!(!msg.contains("rebuild"), "{msg}");
         assert_eq!(select_ptx(&entries(NONE).expect("none"), |_, t| parse_check(label, t)).map(|p| p.0), Ok(80));
     }

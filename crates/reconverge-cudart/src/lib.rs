@@ -14,6 +14,9 @@
 //! classified once ([`span`]), host memory is touched only through system calls that fail instead of
 //! faulting ([`hostmem`]), and launches are checked against the device's limits before they run
 //! ([`limits`]). What registration allocates before `main` stays off the program's heap ([`heap`]).
+//! CUDA arrays ([`array`]) are device allocations the runtime knows the format and extent of; texture
+//! and surface objects ([`texture`]) are descriptors in device memory that the simulator's texture
+//! instructions read.
 //!
 //! Entry points the shim does not implement are exported too (generated from `symbols.txt`, the
 //! exports of NVIDIA's `libcudart.so.13`): calling one prints its name and ends the process with
@@ -24,6 +27,7 @@
 #![allow(clippy::missing_safety_doc)]
 
 pub mod api;
+pub mod array;
 pub mod error;
 pub mod fatbin;
 pub mod heap;
@@ -37,6 +41,7 @@ pub mod printf;
 pub mod runtime;
 pub mod settings;
 pub mod span;
+pub mod texture;
 
 /// The library's allocator: what registration allocates stays off the program's `malloc` heap
 /// ([`heap`]); everything else is the system allocator's.

@@ -2,6 +2,7 @@
 //! its constant bank, and its kernels decoded (once each) for the mechanism the process runs under.
 
 use crate::settings::Settings;
+use reconverge_program::layout::{align_up, GLOBAL_BASE};
 use reconverge_program::DecodeOptions;
 use reconverge_sim::memory::DeviceMemory;
 use reconverge_sim::Loaded;
@@ -76,11 +77,9 @@ pub enum ModuleError {
         /// Why they cannot be had.
         why: String,
     },
-    /// Two modules both declare device variables (their layouts would overlap).
-    #[error(
-        "{label}: device variables in a second module (translation unit) are not supported: \
-         `{name}` would share its address with another module's variable"
-    )]
+    /// A variable would share addresses with device memory already placed (a module's variables are placed
+    /// after everything placed before it, so this does not happen; kept as a check).
+    #[error("{label}: `{name}` would share its addresses with device memory already placed")]
     Overlap {
         /// The module.
         label: String,
@@ -114,12 +113,19 @@ pub struct ModuleImage {
     kernels: HashMap<String, Arc<Loaded>>,
     /// Kernels whose registers ptxas was asked for ([`ModuleImage::launch_kernel`]).
     asked_ptxas: std::collections::HashSet<String>,
+    /// Where its `.global` variables start ([`DecodeOptions::global_base`]; every kernel is decoded with it).
+    global_base: Option<u64>,
 }
 
 impl ModuleImage {
     /// The module of `ptx`, parsed as `ir`: places its `.global` variables (with their initial values) in
     /// `mem` and builds its constant bank, in at most `budget` bytes (what the memory limit leaves).
     /// Decodes the module's first kernel to learn the layout (every kernel of a module shares it).
+    ///
+    /// The first module's variables start at [`GLOBAL_BASE`], as `reconverge run` places a module's; a
+    /// further module's (another translation unit of the program, or a library's) start after everything
+    /// `mem` holds by then (the earlier modules' variables and any allocation), so that no two share an
+    /// address.
     pub fn new(
         label: String,
         ptx: String,
@@ -136,6 +142,7 @@ impl ModuleImage {
             vars: Vec::new(),
             kernels: HashMap::new(),
             asked_ptxas: Default::default(),
+            global_base: (mem.end() > GLOBAL_BASE).then(|| align_up(mem.end(), 256)),
         };
         let Some(first) = image.ir.kernels().next() else { return Ok(image) };
         let name = image.ir.functions[first].name.clone();
@@ -184,8 +191,13 @@ impl ModuleImage {
             std::collections::hash_map::Entry::Vacant(v) => v,
         };
         let scalarize = settings.gpu.as_ref().is_some_and(|g| g.sm.dispatch.needs_scalar_plan());
-        let opts =
-            DecodeOptions { file: self.label.clone(), source: Some(self.ptx.clone()), scalarize, ..Default::default() };
+        let opts = DecodeOptions {
+            file: self.label.clone(),
+            source: Some(self.ptx.clone()),
+            scalarize,
+            global_base: self.global_base,
+            ..Default::default()
+        };
         let loaded = reconverge_sim::load(&self.ir, Some(name), settings.mechanism, &opts)
             .map_err(|error| ModuleError::Decode { label: self.label.clone(), error })?;
         // A kernel-local `.const` variable extends the bank past the module's.
@@ -251,5 +263,62 @@ mod tests {
         // Larger than any space can hold: the decoder's error, not an overflow.
         let huge = new("h.ptx", ptx(".global .b8 g[18446744073709551615];"), &mut mem, u64::MAX);
         assert!(matches!(huge, Err(ModuleError::Decode { .. })), "{:?}", huge.err().map(|e| e.to_string()));
+    }
+
+    /// Device variables in several modules (translation units: Rodinia hybridsort's three `.cu` files)
+    /// were refused as overlapping, every module's starting at `GLOBAL_BASE`: each further module's are
+    /// placed after everything placed before it, in the kernels decoded later too, and the first module's
+    /// where they always were.
+    #[test]
+    fn variables_of_several_modules_get_addresses_of_their_own() {
+        let settings = Settings::from_vars(|_| None).expect("default settings");
+        let ptx = |var: &str, kernels: &str| {
+            format!(
+                ".version 8.0\n.target sm_80\n.address_size 64\n.global .align 4 .u32 {var};\n\
+                 .global .align 8 .b8 {var}_table[4096];\n{kernels}"
+            )
+        };
+        let kernel = |name: &str, var: &str| {
+            format!(
+                ".visible .entry {name}(.param .u64 p)\n{{\n.reg .b64 %rd<3>;\n.reg .b32 %r<2>;\n\
+                 ld.param.u64 %rd1, [p];\nld.global.u32 %r1, [{var}];\ncvta.to.global.u64 %rd2, %rd1;\n\
+                 st.global.u32 [%rd2], %r1;\nret;\n}}\n"
+            )
+        };
+        let mut mem = DeviceMemory::new();
+        let load = |var: &str, kernels: String, mem: &mut DeviceMemory| {
+            let text = ptx(var, &kernels);
+            let ir = reconverge_ptx::parse(&text).expect("parses");
+            ModuleImage::new(format!("{var}.ptx"), text, ir, mem, &settings, u64::MAX).expect("loads")
+        };
+        let first = load("a", kernel("ka", "a"), &mut mem);
+        let alone = {
+            let mut fresh = DeviceMemory::new();
+            load("a", kernel("ka", "a"), &mut fresh).vars
+        };
+        assert_eq!(first.vars, alone, "the first module's variables are placed as a lone module's");
+        let a = first.variable("a").expect("a").addr;
+        let (expected, _) = reconverge_program::layout::place_allocation(GLOBAL_BASE, 4, 4);
+        assert_eq!(a, expected, "the first module's variables start at GLOBAL_BASE");
+        let end_a = mem.end();
+        let mut second = load("b", kernel("kb1", "b") + &kernel("kb2", "b"), &mut mem);
+        let buf = mem.alloc(vec![0; 64], "cudaMalloc(64)");
+        let mut third = load("c", kernel("kc", "c"), &mut mem);
+        let all: Vec<&VarPlace> = first.vars.iter().chain(&second.vars).chain(&third.vars).collect();
+        for (i, v) in all.iter().enumerate() {
+            for w in &all[i + 1..] {
+                assert!(v.addr + v.size <= w.addr || w.addr + w.size <= v.addr, "{v:?} overlaps {w:?}");
+            }
+        }
+        let b = second.variable("b").expect("b").addr;
+        assert!(b >= end_a, "the second module's variables follow the first's: {b:#x} < {end_a:#x}");
+        assert!(third.variable("c").expect("c").addr > buf, "and a module registered late follows the allocations");
+        // A kernel decoded later reads the variable where the module placed it.
+        for (image, name, var) in [(&mut second, "kb2", "b"), (&mut third, "kc", "c")] {
+            let at = image.variable(var).expect("placed").addr;
+            let prog = image.kernel(name, &settings).expect("decodes").program().clone();
+            assert_eq!(prog.globals.iter().find(|g| g.name == var).map(|g| g.addr), Some(at), "{name}");
+        }
+        assert_eq!(mem.allocations().len(), 7, "six variables and the buffer, none refused as overlapping");
     }
 }

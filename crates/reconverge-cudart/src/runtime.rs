@@ -73,6 +73,9 @@ impl CopyKind {
     }
 }
 
+/// The longest variable name a symbol argument may point at (CUDA before 5.0 took names).
+pub const MAX_SYMBOL_NAME: usize = 256;
+
 /// Everything the runtime keeps for the process.
 pub struct Runtime {
     /// The settings read at start.
@@ -113,6 +116,10 @@ pub struct Runtime {
     /// Dynamic shared memory a kernel (by host stub) opted in to with `cudaFuncSetAttribute`
     /// (`cudaFuncAttributeMaxDynamicSharedMemorySize`), in bytes.
     pub max_dynamic_shared: HashMap<u64, u64>,
+    /// CUDA arrays not yet freed, by handle (the device address of their storage).
+    pub arrays: HashMap<u64, crate::array::CudaArray>,
+    /// Texture and surface objects not yet destroyed, by handle (the device address of their descriptor).
+    pub objects: HashMap<u64, crate::texture::Object>,
 }
 
 impl Runtime {
@@ -137,6 +144,8 @@ impl Runtime {
             device: 0,
             host_allocs: Vec::new(),
             max_dynamic_shared: HashMap::new(),
+            arrays: HashMap::new(),
+            objects: HashMap::new(),
         }
     }
 
@@ -191,9 +200,36 @@ impl Runtime {
         self.events.get_mut(&event).ok_or(cuda::INVALID_RESOURCE_HANDLE)
     }
 
-    /// The variable registered for host shadow `symbol`.
+    /// The variable `symbol` names: the one registered for that host shadow, else, when `symbol` points at
+    /// a C string (of at most [`MAX_SYMBOL_NAME`] bytes, read as any host memory the program names), the
+    /// variable that string names ([`Runtime::variable_named`]: CUDA before 5.0 took a variable's name,
+    /// `cudaMemcpyToSymbol("c_clusters", ...)`); `cudaErrorInvalidSymbol` when neither is.
     pub fn variable(&self, symbol: u64) -> Result<&VariableRef, CudaError> {
-        self.variables.get(&symbol).ok_or(cuda::INVALID_SYMBOL)
+        if let Some(v) = self.variables.get(&symbol) {
+            return Ok(v);
+        }
+        let name = crate::hostmem::read_cstr(symbol as *const std::ffi::c_char, MAX_SYMBOL_NAME)
+            .map_err(|_| cuda::INVALID_SYMBOL)?;
+        self.variable_named(&name).ok_or(cuda::INVALID_SYMBOL)
+    }
+
+    /// The registered variable called `name`: the one whose name (as `__cudaRegisterVar` registered it, its
+    /// PTX name) is `name`, else the one whose name and `name` demangle alike (`_ZL10c_clusters` and
+    /// `c_clusters`, `_ZN2ns5tableE` and `ns::table`). `None` when no variable, or more than one (a
+    /// `static` variable of that name in two translation units), is called that.
+    pub fn variable_named(&self, name: &str) -> Option<&VariableRef> {
+        fn only<'a>(mut found: impl Iterator<Item = &'a VariableRef>) -> Option<Option<&'a VariableRef>> {
+            let first = found.next()?;
+            Some(found.next().is_none().then_some(first))
+        }
+        if name.is_empty() {
+            return None;
+        }
+        let demangled = |n: &str| reconverge_ir::names::demangle(n).unwrap_or_else(|| n.to_string());
+        let plain = demangled(name);
+        only(self.variables.values().filter(|v| v.name == name))
+            .or_else(|| only(self.variables.values().filter(|v| demangled(&v.name) == plain)))
+            .flatten()
     }
 
     /// The device address of variable `symbol` (`cudaGetSymbolAddress`; constants in the constant window).
@@ -241,6 +277,56 @@ mod tests {
         assert_eq!(rt.event(h), Err(cuda::INVALID_RESOURCE_HANDLE));
         rt.events.insert(h, None);
         assert_eq!(rt.event(h).copied(), Ok(None));
+    }
+
+    /// CUDA before 5.0 (and GPGPU-Sim) took a variable's name for the symbol: `cudaMemcpyToSymbol(
+    /// "c_clusters", ...)` (Rodinia kmeans). A symbol pointer that is no registered shadow is read as a C
+    /// string and looked up among the registered names, plain or demangled.
+    #[test]
+    fn a_symbol_may_be_named_by_a_string() {
+        let mut rt = runtime();
+        let ptx = ".version 8.0\n.target sm_80\n.address_size 64\n.const .align 4 .b8 c_clusters[16];\n\
+                   .global .align 4 .b8 _ZN2ns5tableE[8];\n.global .align 4 .b8 _ZL5local[4];\n\
+                   .visible .entry k()\n{\nret;\n}\n";
+        let ir = reconverge_ptx::parse(ptx).expect("parses");
+        let image = crate::module::ModuleImage::new("t.ptx".into(), ptx.into(), ir, &mut rt.mem, &rt.settings, 1 << 20)
+            .expect("loads");
+        rt.modules.push(image);
+        for (shadow, name, size) in [(0x10, "c_clusters", 16), (0x20, "_ZN2ns5tableE", 8), (0x30, "_ZL5local", 4)] {
+            rt.variables.insert(shadow, VariableRef { module: 0, name: name.into(), size, managed: None });
+        }
+        let named = |rt: &Runtime, s: &std::ffi::CStr| rt.variable(s.as_ptr() as u64).map(|v| v.name.clone());
+        assert_eq!(named(&rt, c"c_clusters").as_deref(), Ok("c_clusters"));
+        assert_eq!(named(&rt, c"_ZL10c_clusters").as_deref(), Ok("c_clusters"), "a mangled spelling");
+        assert_eq!(named(&rt, c"ns::table").as_deref(), Ok("_ZN2ns5tableE"), "demangled");
+        assert_eq!(named(&rt, c"_ZN2ns5tableE").as_deref(), Ok("_ZN2ns5tableE"));
+        assert_eq!(named(&rt, c"local").as_deref(), Ok("_ZL5local"), "internal linkage");
+        for unknown in [c"table", c"", c"c_cluster", c"c_clusters "] {
+            assert_eq!(named(&rt, unknown), Err(cuda::INVALID_SYMBOL), "{unknown:?}");
+        }
+        let long = std::ffi::CString::new("c".repeat(MAX_SYMBOL_NAME + 1)).expect("no NUL");
+        assert_eq!(named(&rt, &long), Err(cuda::INVALID_SYMBOL), "longer than a name may be");
+        assert_eq!(rt.variable(0).map(|v| v.size), Err(cuda::INVALID_SYMBOL), "NULL");
+        assert_eq!(rt.variable(8).map(|v| v.size), Err(cuda::INVALID_SYMBOL), "unmapped");
+        // The name reaches every symbol call: addresses, sizes, copies both ways.
+        let (by_name, by_shadow) = (rt.symbol_address(c"c_clusters".as_ptr() as u64), rt.symbol_address(0x10));
+        assert_eq!(by_name, by_shadow);
+        let src = [1u8, 2, 3, 4];
+        let mut back = [0u8; 4];
+        // SAFETY: `back` is ours and not otherwise used meanwhile.
+        unsafe {
+            let name = c"ns::table".as_ptr() as u64;
+            assert_eq!(rt.symbol_copy(true, name, src.as_ptr() as u64, 4, 4, 1), cuda::SUCCESS);
+            assert_eq!(rt.symbol_copy(false, 0x20, back.as_mut_ptr() as u64, 4, 4, 2), cuda::SUCCESS);
+            assert_eq!(rt.symbol_copy(true, name, src.as_ptr() as u64, 4, 6, 1), cuda::INVALID_VALUE, "past it");
+            let unknown = c"nothing".as_ptr() as u64;
+            assert_eq!(rt.symbol_copy(true, unknown, src.as_ptr() as u64, 4, 0, 1), cuda::INVALID_SYMBOL);
+        }
+        assert_eq!(back, src);
+        // Two variables of one name (a `static` in two translation units): the name is ambiguous.
+        rt.variables.insert(0x40, VariableRef { module: 0, name: "c_clusters".into(), size: 16, managed: None });
+        assert_eq!(named(&rt, c"c_clusters"), Err(cuda::INVALID_SYMBOL));
+        assert_eq!(rt.variable(0x10).map(|v| v.size), Ok(16), "the shadows still name them");
     }
 
     #[test]

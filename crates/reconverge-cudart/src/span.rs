@@ -290,11 +290,16 @@ impl Runtime {
 
     /// `cudaMalloc`: a zeroed device allocation of `size` bytes; its address.
     pub fn malloc(&mut self, size: u64) -> Result<u64, CudaError> {
+        self.malloc_named(size, format!("cudaMalloc({size})"))
+    }
+
+    /// A zeroed device allocation of `size` bytes that messages call `name` (CUDA arrays, texture and
+    /// surface descriptors), counted against the memory limit as `cudaMalloc` is; its address.
+    pub fn malloc_named(&mut self, size: u64, name: String) -> Result<u64, CudaError> {
         self.fits(size)?;
         let len = usize::try_from(size).map_err(|_| cuda::MEMORY_ALLOCATION)?;
-        let name = || format!("cudaMalloc({size})");
-        let data = reconverge_program::error::try_zeros(len, name).map_err(|_| cuda::MEMORY_ALLOCATION)?;
-        Ok(self.mem.alloc(data, name()))
+        let data = reconverge_program::error::try_zeros(len, || name.clone()).map_err(|_| cuda::MEMORY_ALLOCATION)?;
+        Ok(self.mem.alloc(data, name))
     }
 
     /// `cudaMallocManaged` and `__managed__` variables: a zeroed managed block of `size` bytes; its address.

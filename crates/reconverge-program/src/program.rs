@@ -548,13 +548,13 @@ pub enum Op {
     /// [`reconverge_semantics::texture`]). `coords` are as written: for layered geometries the first is the
     /// layer. `tex.level`'s level and `tex.grad`'s gradients are in `ignored` (read, for the scoreboard,
     /// but objects have no mipmap levels here, so every fetch reads level 0).
-    Tex { fetch: TexFetch, d: [Option<Reg>; 4], handle: Src, coords: SmallVec<[Src; 4]>, ignored: SmallVec<[Src; 4]> },
+    Tex { fetch: TexFetch, d: [Option<Reg>; 4], handle: Src, coords: Box<[Src]>, ignored: Box<[Src]> },
     /// `txq.query.b32 d, [h]` and `suq.query.b32 d, [h]`.
     Txq { query: Query, d: Reg, handle: Src },
     /// `suld.b.geom{.vec}.btype.oob d, [h, {c}]`: `size` bytes per element (x in bytes).
-    Suld { geom: Geometry, size: u32, oob: OutOfRange, d: VecRegs, handle: Src, coords: SmallVec<[Src; 4]> },
+    Suld { geom: Geometry, size: u32, oob: OutOfRange, d: VecRegs, handle: Src, coords: Box<[Src]> },
     /// `sust.b.geom{.vec}.btype.oob [h, {c}], s`.
-    Sust { geom: Geometry, size: u32, oob: OutOfRange, s: SmallVec<[Src; 4]>, handle: Src, coords: SmallVec<[Src; 4]> },
+    Sust { geom: Geometry, size: u32, oob: OutOfRange, s: Box<[Src]>, handle: Src, coords: Box<[Src]> },
     /// `cp.async.{ca,cg}.shared.global [dst], [src], size{, src_size}`: copies `size` bytes (4, 8 or 16)
     /// from global to shared memory, the bytes from `src_size` on zero. The functional machine copies at
     /// issue; `group` is the thread's asynchronous-copy register, which the copy writes (so the timing
@@ -574,28 +574,22 @@ pub enum Op {
     Elect { d: Option<Reg>, p: Option<Pred>, mask: Src },
     /// `mma.sync.aligned.shape.row.col.dtype.atype.btype.ctype d, a, b, c`: a warp-wide matrix
     /// multiply-accumulate over the 32 lanes' fragments ([`reconverge_semantics::mma::mma`]).
-    Mma { kind: MmaKind, d: SmallVec<[Reg; 4]>, a: SmallVec<[Src; 4]>, b: SmallVec<[Src; 4]>, c: SmallVec<[Src; 4]> },
+    Mma { kind: MmaKind, d: Box<[Reg]>, a: Box<[Src]>, b: Box<[Src]>, c: Box<[Src]> },
     /// `ldmatrix.sync.aligned.m8n8.xN{.trans}.shared.b16 d, [a]`: `num` 8x8 matrices of `.b16` whose rows
     /// the lanes address ([`reconverge_semantics::mma::ldmatrix_source`]).
-    Ldmatrix { num: u8, trans: bool, d: SmallVec<[Reg; 4]>, space: Space, addr: Addr },
+    Ldmatrix { num: u8, trans: bool, d: Box<[Reg]>, space: Space, addr: Addr },
     /// `stmatrix.sync.aligned.m8n8.xN{.trans}.shared.b16 [a], s`: the inverse of `ldmatrix`.
-    Stmatrix { num: u8, trans: bool, s: SmallVec<[Src; 4]>, space: Space, addr: Addr },
+    Stmatrix { num: u8, trans: bool, s: Box<[Src]>, space: Space, addr: Addr },
     /// `movmatrix.sync.aligned.m8n8.trans.b16 d, a`: transposes an 8x8 fragment across the warp.
     Movmatrix { d: Reg, a: Src },
     /// `wmma.load.{a,b,c}.sync.aligned.{row,col}.shape{.space}.type d, [a]{, stride}`: a fragment from the
     /// matrix at `addr` (the first active lane's) with `stride` elements between rows (`row_major`) or
     /// columns.
-    WmmaLoad { frag: WmmaFragment, row_major: bool, d: SmallVec<[Reg; 8]>, space: Space, addr: Addr, stride: Src },
+    WmmaLoad { frag: WmmaFragment, row_major: bool, d: Box<[Reg]>, space: Space, addr: Addr, stride: Src },
     /// `wmma.store.d.sync.aligned.{row,col}.shape{.space}.type [a], s{, stride}`.
-    WmmaStore { frag: WmmaFragment, row_major: bool, s: SmallVec<[Src; 8]>, space: Space, addr: Addr, stride: Src },
+    WmmaStore { frag: WmmaFragment, row_major: bool, s: Box<[Src]>, space: Space, addr: Addr, stride: Src },
     /// `wmma.mma.sync.aligned.alayout.blayout.shape.dtype.ctype d, a, b, c`.
-    WmmaMma {
-        kind: WmmaKind,
-        d: SmallVec<[Reg; 8]>,
-        a: SmallVec<[Src; 8]>,
-        b: SmallVec<[Src; 8]>,
-        c: SmallVec<[Src; 8]>,
-    },
+    WmmaMma { kind: WmmaKind, d: Box<[Reg]>, a: Box<[Src]>, b: Box<[Src]>, c: Box<[Src]> },
     /// `cvta.space` (to generic) / `cvta.to.space` (from generic).
     Cvta { to_generic: bool, space: Space, d: Reg, a: Src },
     /// `isspacep.space p, a`
@@ -1039,5 +1033,17 @@ impl Program {
             }),
             _ => Err(LaunchError::AmbiguousVariable { name: name.to_string(), purpose }),
         }
+    }
+}
+
+#[cfg(test)]
+mod size_tests {
+    /// The decoded program is an array of instructions the executor reads every cycle: an operation stays
+    /// as small as it was before the texture, asynchronous and matrix instructions came (104 bytes; those
+    /// rare ones keep their operand lists boxed).
+    #[test]
+    fn an_operation_stays_small() {
+        let size = std::mem::size_of::<super::Op>();
+        assert!(size <= 104, "Op is {size} bytes");
     }
 }

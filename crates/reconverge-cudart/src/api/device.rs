@@ -92,6 +92,14 @@ pub fn device_prop(rt: &Runtime) -> Vec<u8> {
     out
 }
 
+/// `cudaDevAttrMemoryClockRate`, kHz. A configuration models DRAM as a latency and a bandwidth in bytes
+/// per core cycle (`[dram]`), without a clock of its own, so the memory clock reported is the core clock:
+/// the clock the configured bandwidth is counted in (bytes per second = `dram.bytes_per_cycle` x this x
+/// 1000).
+fn memory_clock_khz(g: &GpuConfig) -> i64 {
+    i64::from(g.clock_mhz) * 1000
+}
+
 /// `cudaDeviceGetAttribute`'s value of `attr` (`cudaDeviceAttr`), when the shim knows it.
 pub fn attribute(rt: &Runtime, attr: i32) -> Option<i64> {
     let g = rt.described();
@@ -107,7 +115,21 @@ pub fn attribute(rt: &Runtime, attr: i32) -> Option<i64> {
         10 => i64::from(rt.settings.warp_size),          // WarpSize
         12 => i64::from(sm.registers),                   // MaxRegistersPerBlock
         13 => i64::from(g.clock_mhz) * 1000,             // ClockRate (kHz)
+        15 => 1,                                         // GpuOverlap: one copy engine (asyncEngineCount)
+        17 => 0,                                         // KernelExecTimeout: no run-time limit
+        20 => 0,                                         // ComputeMode: cudaComputeModeDefault
+        36 => memory_clock_khz(g),                       // MemoryClockRate (kHz)
         16 => i64::from(g.num_sms),                      // MultiProcessorCount
+        14 => crate::texture::TEXTURE_ALIGNMENT as i64,  // TextureAlignment
+        21 => crate::array::max::WIDTH_1D as i64,        // MaxTexture1DWidth
+        22 | 23 => crate::array::max::EXTENT_2D[attr as usize - 22] as i64, // MaxTexture2DWidth/Height
+        24..=26 => crate::array::max::EXTENT_3D as i64,  // MaxTexture3DWidth/Height/Depth
+        27 | 28 | 42 => crate::array::max::LAYERED_EXTENT as i64, // MaxTexture2DLayeredWidth/Height, 1DLayeredWidth
+        29 | 43 => crate::array::max::LAYERS as i64,     // MaxTexture2DLayeredLayers, 1DLayeredLayers
+        45 | 46 => crate::array::max::GATHER_EXTENT as i64, // MaxTexture2DGatherWidth/Height
+        51 => crate::texture::TEXTURE_PITCH_ALIGNMENT as i64, // TexturePitchAlignment
+        69 => crate::texture::MAX_LINEAR_WIDTH as i64,   // MaxTexture1DLinearWidth
+        70..=72 => crate::texture::MAX_PITCH_2D[attr as usize - 70] as i64, // MaxTexture2DLinearWidth/Height/Pitch
         38 => g.l2.size as i64,                          // L2CacheSize
         39 => i64::from(sm.max_threads),                 // MaxThreadsPerMultiProcessor
         41 | 83 => 1,                                    // UnifiedAddressing, ManagedMemory
@@ -116,6 +138,7 @@ pub fn attribute(rt: &Runtime, attr: i32) -> Option<i64> {
         81 => i64::from(sm.shared_memory),               // MaxSharedMemoryPerMultiprocessor
         82 => i64::from(sm.registers),                   // MaxRegistersPerMultiprocessor
         97 => limit(limits.shared_per_block_optin),      // MaxSharedMemoryPerBlockOptin
+        87 => 2,                                         // SingleToDoublePrecisionPerfRatio, as 8.0's
         106 => i64::from(sm.max_ctas),                   // MaxBlocksPerMultiprocessor
         _ => return None,
     })
@@ -207,6 +230,7 @@ pub unsafe extern "C" fn cudaDeviceReset() -> CudaError {
         for a in owned {
             rt.mem.free(a);
         }
+        rt.free_arrays_and_objects();
         rt.sticky = cuda::SUCCESS;
         rt.pending = cuda::SUCCESS;
         rt.last_error = cuda::SUCCESS;
@@ -470,4 +494,34 @@ pub unsafe extern "C" fn cudaDriverGetVersion(version: *mut c_int) -> CudaError 
 pub unsafe extern "C" fn cudaRuntimeGetVersion(version: *mut c_int) -> CudaError {
     // SAFETY: as above.
     unsafe { cudaDriverGetVersion(version) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::settings::Settings;
+
+    /// The attributes behind the `cudaDeviceProp` fields CUDA 13 removed (`memoryClockRate`,
+    /// `deviceOverlap`, `kernelExecTimeoutEnabled`, `computeMode`, `singleToDoublePrecisionPerfRatio`),
+    /// which programs written for older runtimes read (through the compatibility header), agree with the
+    /// fields that remain.
+    #[test]
+    fn the_attributes_of_removed_properties_are_answered() {
+        let rt = Runtime::new(Settings::from_vars(|_| None).expect("default settings"));
+        let clock = i64::from(rt.described().clock_mhz) * 1000;
+        let prop = device_prop(&rt);
+        let field = |name: &str| {
+            let (_, offset, size) = PROP_LAYOUT.iter().copied().find(|f| f.0 == name).expect("a field");
+            let mut b = [0u8; 8];
+            b[..size].copy_from_slice(&prop[offset..offset + size]);
+            i64::from_le_bytes(b)
+        };
+        let expected =
+            [(13, clock), (15, i64::from(field("asyncEngineCount") > 0)), (17, 0), (20, 0), (36, clock), (87, 2)];
+        for (attr, value) in expected {
+            assert_eq!(attribute(&rt, attr), Some(value), "attribute {attr}");
+        }
+        assert_eq!(attribute(&rt, 69), Some(crate::texture::MAX_LINEAR_WIDTH as i64), "maxTexture1DLinear");
+        assert_eq!(attribute(&rt, 10_000), None);
+    }
 }

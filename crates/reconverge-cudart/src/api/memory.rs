@@ -39,12 +39,14 @@ pub unsafe extern "C" fn cudaMalloc(dev_ptr: *mut *mut c_void, size: usize) -> C
     call("cudaMalloc", |rt| unsafe { allocate_into(dev_ptr, || rt.malloc(size as u64)) })
 }
 
-/// `cudaFree` (device or managed memory; a `__managed__` variable's memory is not the program's to free).
+/// `cudaFree` (device or managed memory; a `__managed__` variable's memory, a CUDA array and a texture or
+/// surface object's descriptor are not the program's to free with it).
 #[no_mangle]
 pub unsafe extern "C" fn cudaFree(p: *mut c_void) -> CudaError {
     call("cudaFree", |rt| {
         let addr = p as u64;
-        if rt.variables.values().any(|v| v.managed == Some(addr)) {
+        let not_cuda_malloc = rt.arrays.contains_key(&addr) || rt.objects.contains_key(&addr);
+        if not_cuda_malloc || rt.variables.values().any(|v| v.managed == Some(addr)) {
             cuda::INVALID_VALUE
         } else if rt.managed.free(addr) {
             cuda::SUCCESS

@@ -14,11 +14,13 @@ use crate::settings::Settings;
 use std::panic::AssertUnwindSafe;
 use std::sync::Mutex;
 
+pub mod array;
 pub mod device;
 pub mod memory;
 pub mod pitched;
 pub mod register;
 pub mod stream;
+pub mod texture;
 
 /// The process's runtime, created on the first call.
 static RUNTIME: Mutex<Option<Runtime>> = Mutex::new(None);

@@ -1,10 +1,11 @@
 //! Pitched, 2-D and 3-D memory: `cudaMallocPitch`, `cudaMalloc3D`, `cudaMemcpy2D[Async]`,
-//! `cudaMemcpy3D[Async]`, `cudaMemset2D[Async]`, `cudaMemset3D[Async]` ([`crate::pitched`]). CUDA arrays
-//! (`cudaArray_t` in a `cudaMemcpy3DParms`) are not supported: a copy that names one is
-//! `cudaErrorInvalidValue`.
+//! `cudaMemcpy3D[Async]`, `cudaMemset2D[Async]`, `cudaMemset3D[Async]` ([`crate::pitched`]). A
+//! `cudaMemcpy3DParms` may name a CUDA array on either side ([`crate::array`]): its position and the
+//! extent's width are then in the array's elements.
 
 use super::memory::on_stream;
 use super::{call, put};
+use crate::array::End;
 use crate::error::{self as cuda, CudaError};
 use crate::hostmem::{self, Plain};
 use crate::pitched::{Extent, Rows};
@@ -22,6 +23,9 @@ pub struct CudaExtent {
     /// Slices.
     pub depth: usize,
 }
+
+// SAFETY: three `usize`s, no padding, every bit pattern valid.
+unsafe impl Plain for CudaExtent {}
 
 /// `cudaPitchedPtr` as C lays it out.
 #[repr(C)]
@@ -56,13 +60,13 @@ pub struct CudaPos {
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct CudaMemcpy3DParms {
-    /// Source array (must be NULL here).
+    /// Source array, or NULL for `src_ptr`.
     pub src_array: usize,
     /// Where in the source the copy starts.
     pub src_pos: CudaPos,
     /// The source.
     pub src_ptr: CudaPitchedPtr,
-    /// Destination array (must be NULL here).
+    /// Destination array, or NULL for `dst_ptr`.
     pub dst_array: usize,
     /// Where in the destination the copy starts.
     pub dst_pos: CudaPos,
@@ -186,7 +190,20 @@ pub unsafe extern "C" fn cudaMemcpy2DAsync(
     })
 }
 
-/// The 3-D copy a `cudaMemcpy3DParms` at `p` describes (linear memory only).
+/// One side of a 3-D copy with an array: the array from its position (in elements), or the pitched
+/// pointer from its position; `None` when both are set (CUDA: "Passing more than one non-zero source or
+/// destination will cause cudaMemcpy3D() to return an error") or the address overflows.
+fn end_3d(array: usize, ptr: CudaPitchedPtr, pos: CudaPos) -> Option<End> {
+    if array == 0 {
+        return rows_3d(ptr, pos).map(End::Memory);
+    }
+    if ptr.ptr != 0 {
+        return None;
+    }
+    Some(End::Array { handle: array as u64, at: [pos.x as u64, pos.y as u64, pos.z as u64] })
+}
+
+/// The 3-D copy a `cudaMemcpy3DParms` at `p` describes.
 ///
 /// # Safety
 /// `p` is the program's parameter block, whose host pointers are memory the program named.
@@ -194,7 +211,13 @@ unsafe fn copy_3d(rt: &mut Runtime, p: *const CudaMemcpy3DParms) -> CudaError {
     // An unreadable block is an error, never a fault.
     let Ok(parms) = hostmem::read_value(p) else { return cuda::INVALID_VALUE };
     if parms.src_array != 0 || parms.dst_array != 0 {
-        return cuda::INVALID_VALUE;
+        let (dst, src) = (
+            end_3d(parms.dst_array, parms.dst_ptr, parms.dst_pos),
+            end_3d(parms.src_array, parms.src_ptr, parms.src_pos),
+        );
+        let (Some(dst), Some(src)) = (dst, src) else { return cuda::INVALID_VALUE };
+        // SAFETY: the program's pointers; bad ranges and handles are errors.
+        return unsafe { rt.copy_3d_array(dst, src, parms.extent.into(), parms.kind) };
     }
     let (Some(dst), Some(src)) = (rows_3d(parms.dst_ptr, parms.dst_pos), rows_3d(parms.src_ptr, parms.src_pos)) else {
         return cuda::INVALID_VALUE;
@@ -203,7 +226,7 @@ unsafe fn copy_3d(rt: &mut Runtime, p: *const CudaMemcpy3DParms) -> CudaError {
     unsafe { rt.copy_rows(dst, src, parms.extent.into(), parms.kind) }
 }
 
-/// `cudaMemcpy3D` between pitched pointers (CUDA arrays are not supported).
+/// `cudaMemcpy3D` between pitched pointers and CUDA arrays.
 #[no_mangle]
 pub unsafe extern "C" fn cudaMemcpy3D(p: *const CudaMemcpy3DParms) -> CudaError {
     // SAFETY: the program's parameter block.

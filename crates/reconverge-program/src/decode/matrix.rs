@@ -56,15 +56,15 @@ fn wmma_shape(inst: &reconverge_ir::Inst) -> DResult<WmmaShape> {
 
 impl<'m> Decoder<'m> {
     /// The registers of a vector operand (or a single register) as sources.
-    fn srcs<const N: usize>(&self, at: &At<'_>, op: &Operand) -> DResult<SmallVec<[Src; N]>> {
+    fn srcs(&self, at: &At<'_>, op: &Operand) -> DResult<Box<[Src]>> {
         match op {
             Operand::Vector(items) => items.iter().map(|o| self.src(at.fi, at.f, o, None)).collect(),
-            o => Ok(SmallVec::from_elem(self.src(at.fi, at.f, o, None)?, 1)),
+            o => Ok(Box::new([self.src(at.fi, at.f, o, None)?])),
         }
     }
 
     /// The registers of a vector destination (or a single register); none may be `_`.
-    fn dests<const N: usize>(&self, at: &At<'_>, op: &Operand) -> DResult<SmallVec<[Reg; N]>> {
+    fn dests(&self, at: &At<'_>, op: &Operand) -> DResult<Box<[Reg]>> {
         let regs = self.vec_regs(at.fi, op)?;
         regs.into_iter()
             .map(|r| r.ok_or(Unsupported::Form("a matrix instruction's destination cannot be `_`")))

@@ -93,7 +93,7 @@ impl<'m> Decoder<'m> {
     }
 
     /// The object and coordinates of `[h, {c...}]`; coordinates of `ty` (a layer index is read as `.s32`).
-    fn image(&self, at: &At<'_>, op: &Operand, geom: Geometry, ty: ScalarType) -> DResult<(Src, SmallVec<[Src; 4]>)> {
+    fn image(&self, at: &At<'_>, op: &Operand, geom: Geometry, ty: ScalarType) -> DResult<(Src, Box<[Src]>)> {
         let Operand::Image { handle, coords } = op else {
             return Err(Unsupported::Operand { expected: "`[object, {coordinates}]`", found: format!("{op:?}") });
         };
@@ -147,7 +147,7 @@ impl<'m> Decoder<'m> {
                     None
                 };
                 let (handle, coords) = self.image(at, &ops[1], geom, cty)?;
-                let mut ignored = SmallVec::new();
+                let mut ignored = Vec::new();
                 for o in &ops[2..] {
                     match o {
                         Operand::Vector(items) => {
@@ -159,7 +159,7 @@ impl<'m> Decoder<'m> {
                     }
                 }
                 let fetch = TexFetch { geom, ty, int_coords, gather };
-                Op::Tex { fetch, d: self.four(at)?, handle, coords, ignored }
+                Op::Tex { fetch, d: self.four(at)?, handle, coords, ignored: ignored.into() }
             }
             Opcode::Txq | Opcode::Suq => {
                 at.need(2)?;
@@ -178,11 +178,11 @@ impl<'m> Decoder<'m> {
                     Op::Suld { geom, size, oob, d: self.vec_regs(at.fi, &ops[0])?, handle, coords }
                 } else {
                     let (handle, coords) = self.image(at, &ops[0], geom, ScalarType::S32)?;
-                    let s: SmallVec<[Src; 4]> = match &ops[1] {
+                    let s: Box<[Src]> = match &ops[1] {
                         Operand::Vector(items) => {
                             items.iter().map(|o| self.src(at.fi, at.f, o, at.ty)).collect::<DResult<_>>()?
                         }
-                        o => SmallVec::from_elem(self.src(at.fi, at.f, o, at.ty)?, 1),
+                        o => Box::new([self.src(at.fi, at.f, o, at.ty)?]),
                     };
                     Op::Sust { geom, size, oob, s, handle, coords }
                 }
