@@ -75,6 +75,7 @@ fn built() -> Option<&'static Path> {
                 "uninit",
                 "pitched",
                 "callbacks",
+                "pointers",
             ];
             std::thread::scope(|s| {
                 for chunk in names.chunks(6) {
@@ -290,6 +291,12 @@ fn legacy_programs_of_several_units_pass() {
 #[test]
 fn asynchronous_copies_and_barrier_objects_pass() {
     passes_everywhere("async_copy");
+}
+
+/// Issue 40: pointer attributes and the peer calls of a one-device machine, as CUDA answers them.
+#[test]
+fn pointer_attributes_and_peer_calls_pass() {
+    passes_everywhere("pointers");
 }
 
 /// Issue 40: wmma, ldmatrix + mma.sync (f16 and s8) and movmatrix, checked against the host.

@@ -30,6 +30,7 @@ pub const ERRORS: &[(CudaError, &str, &str)] = &[
     (700, "cudaErrorIllegalAddress", "an illegal memory access was encountered"),
     (701, "cudaErrorLaunchOutOfResources", "too many resources requested for launch"),
     (702, "cudaErrorLaunchTimeout", "the launch timed out and was terminated"),
+    (705, "cudaErrorPeerAccessNotEnabled", "peer access has not been enabled"),
     (710, "cudaErrorAssert", "device-side assert triggered"),
     (716, "cudaErrorMisalignedAddress", "misaligned address"),
     (719, "cudaErrorLaunchFailure", "unspecified launch failure"),
@@ -49,6 +50,8 @@ pub const INITIALIZATION: CudaError = 3;
 pub const INVALID_CONFIGURATION: CudaError = 9;
 /// `cudaErrorInvalidPitchValue`.
 pub const INVALID_PITCH_VALUE: CudaError = 12;
+/// `cudaErrorPeerAccessNotEnabled`.
+pub const PEER_ACCESS_NOT_ENABLED: CudaError = 705;
 /// `cudaErrorInvalidSymbol`.
 pub const INVALID_SYMBOL: CudaError = 13;
 /// `cudaErrorInvalidDevicePointer`.

@@ -112,7 +112,7 @@ pub struct Runtime {
     /// The device `cudaSetDevice` chose (always 0: one simulated GPU).
     pub device: i32,
     /// Page-locked host allocations (`cudaMallocHost`, `cudaHostAlloc`) not yet freed.
-    pub host_allocs: Vec<u64>,
+    pub host_allocs: Vec<(u64, u64)>,
     /// Dynamic shared memory a kernel (by host stub) opted in to with `cudaFuncSetAttribute`
     /// (`cudaFuncAttributeMaxDynamicSharedMemorySize`), in bytes.
     pub max_dynamic_shared: HashMap<u64, u64>,

@@ -193,7 +193,7 @@ fn host_alloc(name: &str, ptr: *mut *mut c_void, size: usize) -> CudaError {
         if p == 0 {
             return Err(cuda::MEMORY_ALLOCATION);
         }
-        rt.host_allocs.push(p);
+        rt.host_allocs.push((p, size as u64));
         Ok(p)
     };
     // SAFETY: the program passes the address of its pointer.
@@ -215,7 +215,7 @@ pub unsafe extern "C" fn cudaHostAlloc(ptr: *mut *mut c_void, size: usize, _flag
 /// `cudaFreeHost`.
 #[no_mangle]
 pub unsafe extern "C" fn cudaFreeHost(p: *mut c_void) -> CudaError {
-    call("cudaFreeHost", |rt| match rt.host_allocs.iter().position(|&a| a == p as u64) {
+    call("cudaFreeHost", |rt| match rt.host_allocs.iter().position(|&(a, _)| a == p as u64) {
         Some(i) => {
             rt.host_allocs.swap_remove(i);
             // SAFETY: allocated by `host_alloc` with calloc, freed once.

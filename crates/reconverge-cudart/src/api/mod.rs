@@ -18,6 +18,7 @@ pub mod array;
 pub mod device;
 pub mod memory;
 pub mod pitched;
+pub mod pointer;
 pub mod register;
 pub mod stream;
 pub mod texture;
