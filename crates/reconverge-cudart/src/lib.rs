@@ -14,7 +14,7 @@
 //! classified once ([`span`]), host memory is touched only through system calls that fail instead of
 //! faulting ([`hostmem`]), and launches are checked against the device's limits before they run
 //! ([`limits`]). What registration allocates before `main` stays off the program's heap ([`heap`]).
-//! CUDA arrays ([`array`]) are device allocations the runtime knows the format and extent of; texture
+//! CUDA arrays ([`array`](mod@array)) are device allocations the runtime knows the format and extent of; texture
 //! and surface objects ([`texture`]) are descriptors in device memory that the simulator's texture
 //! instructions read.
 //!

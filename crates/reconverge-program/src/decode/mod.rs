@@ -57,7 +57,7 @@ pub struct DecodeOptions {
     /// Attach seed 004's scalarization plan ([`crate::Program::scalar`]; computed by the simulator's `load` on
     /// the module before the mechanism's pass).
     pub scalarize: bool,
-    /// Where the module's `.global` variables start (`None`: at [`GLOBAL_BASE`](crate::layout::GLOBAL_BASE),
+    /// Where the module's `.global` variables start (`None`: at [`GLOBAL_BASE`],
     /// each placed as [`crate::layout::place_allocation`] places it): a program of several modules
     /// (translation units) places each further module's variables after the earlier modules' memory, so
     /// that no two modules' variables share an address. Every kernel of a module must be decoded with the
