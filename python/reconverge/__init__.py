@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import functools
 import importlib
+import importlib.util
 import io
 import json
 import os
@@ -38,8 +39,33 @@ from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from . import _core
-from ._core import ArgumentTypeError, DeadlockError, InvalidInput, LimitError, ReconvergeError
+
+
+def _nvidia_wheels_of_this_interpreter() -> None:
+    """Points the native module at NVIDIA's PyPI wheels installed beside this package (the ``nvrtc`` extra).
+
+    The native module looks for NVRTC and the CUDA headers in the repository's ``.tools/cuda`` and in the
+    site-packages of the ``python3`` on ``PATH``, which need not be this interpreter (a virtual environment
+    used without activating it). When this interpreter can import the wheels, their paths go into
+    ``RECONVERGE_NVRTC`` and ``RECONVERGE_CUDA_INCLUDE`` unless the user set those.
+    """
+    spec = importlib.util.find_spec("nvidia")
+    if spec is None or not spec.submodule_search_locations:
+        return
+    for root in spec.submodule_search_locations:
+        nvrtc = os.path.join(root, "cuda_nvrtc", "lib", "libnvrtc.so.12")
+        if "RECONVERGE_NVRTC" not in os.environ and os.path.isfile(nvrtc):
+            os.environ["RECONVERGE_NVRTC"] = nvrtc
+        headers = [os.path.join(root, p, "include") for p in ("cuda_runtime", "cuda_cccl")]
+        headers = [h for h in headers if os.path.isdir(h)]
+        if "RECONVERGE_CUDA_INCLUDE" not in os.environ and headers:
+            os.environ["RECONVERGE_CUDA_INCLUDE"] = ":".join(headers)
+
+
+_nvidia_wheels_of_this_interpreter()
+
+from . import _core  # noqa: E402  (after the environment the native module reads is set)
+from ._core import ArgumentTypeError, DeadlockError, InvalidInput, LimitError, ReconvergeError  # noqa: E402
 
 __all__ = [
     "Module",

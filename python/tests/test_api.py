@@ -46,6 +46,36 @@ def test_the_extras_are_declared_and_the_core_needs_numpy_only():
     assert [d.split(">")[0] for d in project()["dependencies"]] == ["numpy"]
     # Every extra an error message names is declared.
     assert set(rc.EXTRAS.values()) <= set(declared)
+    # `all` installs every other extra; `nvrtc` pins what scripts/requirements-cuda.txt pins.
+    for extra, packages in declared.items():
+        if extra not in ("all", "test"):
+            assert set(packages) - {"pandas>=1.5"} <= set(declared["all"]), extra
+    with open(os.path.join(ROOT, "scripts", "requirements-cuda.txt"), encoding="utf-8") as f:
+        pinned = {line.strip() for line in f if line.strip() and not line.startswith("#")}
+    assert declared["nvrtc"] and set(declared["nvrtc"]) <= pinned
+    assert {d.split("==")[0] for d in declared["nvrtc"]} == {
+        "nvidia-cuda-nvrtc-cu12", "nvidia-cuda-runtime-cu12", "nvidia-cuda-cccl-cu12"}
+
+
+def test_the_nvidia_wheels_of_this_interpreter_reach_the_native_module(monkeypatch, tmp_path):
+    import importlib.machinery
+    import importlib.util
+    root = tmp_path / "nvidia"
+    (root / "cuda_nvrtc" / "lib").mkdir(parents=True)
+    (root / "cuda_nvrtc" / "lib" / "libnvrtc.so.12").write_bytes(b"")
+    (root / "cuda_runtime" / "include").mkdir(parents=True)
+    (root / "cuda_cccl" / "include").mkdir(parents=True)
+    spec = importlib.machinery.ModuleSpec("nvidia", None, is_package=True)
+    spec.submodule_search_locations = [str(root)]
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name: spec if name == "nvidia" else None)
+    monkeypatch.delenv("RECONVERGE_NVRTC", raising=False)
+    monkeypatch.setenv("RECONVERGE_CUDA_INCLUDE", "/mine")
+    rc._nvidia_wheels_of_this_interpreter()
+    assert os.environ["RECONVERGE_NVRTC"] == str(root / "cuda_nvrtc" / "lib" / "libnvrtc.so.12")
+    assert os.environ["RECONVERGE_CUDA_INCLUDE"] == "/mine"  # what the user set stays
+    monkeypatch.delenv("RECONVERGE_CUDA_INCLUDE")
+    rc._nvidia_wheels_of_this_interpreter()
+    assert os.environ["RECONVERGE_CUDA_INCLUDE"] == f"{root}/cuda_runtime/include:{root}/cuda_cccl/include"
 
 
 def test_compare_without_pandas_names_the_extra(monkeypatch):

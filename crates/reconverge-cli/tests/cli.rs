@@ -539,17 +539,42 @@ fn named_paths(doc: &str) -> Vec<String> {
     out
 }
 
+/// The targets of a Markdown text's relative links (`[text](../x.md#anchor)` gives `../x.md`); links
+/// with a scheme and links to an anchor of the same page are left out.
+fn relative_links(doc: &str) -> Vec<String> {
+    doc.split("](")
+        .skip(1)
+        .filter_map(|rest| rest.split(')').next())
+        .map(|target| target.split('#').next().unwrap_or_default().to_string())
+        .filter(|t| !t.is_empty() && !t.contains("://") && !t.starts_with("mailto:") && !t.contains(' '))
+        .collect()
+}
+
+#[test]
+fn relative_links_are_found_without_anchors_or_schemes() {
+    let doc = "see [a](../a.md#x), [b](https://example.org/b.md), [c](#here) and [d](d/)";
+    assert_eq!(relative_links(doc), ["../a.md", "d/"]);
+}
+
 #[test]
 fn the_files_the_documents_name_exist() {
     let root = common::root();
     let mut docs = vec![root.join("README.md"), root.join("ARCHITECTURE.md"), root.join("kernels/README.md")];
-    docs.extend(std::fs::read_dir(root.join("docs")).expect("docs/").flatten().map(|e| e.path()));
+    for dir in ["docs", "docs/commands"] {
+        docs.extend(std::fs::read_dir(root.join(dir)).expect("docs/").flatten().map(|e| e.path()));
+    }
     let mut missing = Vec::new();
     for doc in docs.iter().filter(|d| d.extension().is_some_and(|e| e == "md")) {
         let text = std::fs::read_to_string(doc).expect("reads");
         for p in named_paths(&text) {
             if !root.join(&p).exists() {
                 missing.push(format!("{}: {p}", doc.display()));
+            }
+        }
+        // Markdown links are relative to the document that holds them.
+        for link in relative_links(&text) {
+            if !doc.parent().expect("a directory").join(&link).exists() {
+                missing.push(format!("{}: link {link}", doc.display()));
             }
         }
     }
