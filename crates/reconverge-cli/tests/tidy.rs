@@ -10,7 +10,7 @@ const MAX_FUNCTION_LINES: usize = 150;
 
 /// The crate map, bottom up: a crate may depend only on crates of lower layers.
 const LAYERS: &[&[&str]] = &[
-    &["reconverge-ir", "reconverge-nvrtc"],
+    &["reconverge-ir", "reconverge-nvrtc", "reconverge-workspace-hack"],
     &["reconverge-ptx", "reconverge-analysis", "reconverge-semantics"],
     &["reconverge-transform", "reconverge-program"],
     &["reconverge-mechanism", "reconverge-jit", "reconverge-reference", "reconverge-kernelgen"],
