@@ -11,8 +11,9 @@
 
 use crate::Failure;
 use clap::Args;
-use reconverge_cudart::settings::{Channel, Message, CHANNEL_VAR, VARIABLES};
+use reconverge_cudart::settings::{Channel, Message, CHANNEL_VAR, PER_PC_VAR, VARIABLES};
 use reconverge_records::aggregate::{self, PerKernel};
+use reconverge_records::per_pc::{KernelMap, LaunchPcs, ProgramPcs};
 use reconverge_report::exec::ExecLaunches;
 use serde_json::Value;
 use std::io::Write;
@@ -41,7 +42,8 @@ pub(crate) struct ExecArgs {
     /// Write one JSON line per launch (the kernel, grid, block and `run --json`'s statistics) to FILE.
     #[arg(long, value_name = "FILE.jsonl")]
     stats: Option<PathBuf>,
-    /// Write an HTML page of the launches: per-kernel totals and the first 1000 launches one by one.
+    /// Write an HTML page of the launches: per-kernel totals, each kernel's lines and CFG with their
+    /// executions summed over its launches, and the first 1000 launches one by one.
     #[arg(long, value_name = "FILE.html")]
     html: Option<PathBuf>,
     /// Stop a launch after this many warp instructions (the program exits with status 4); 0 = no limit.
@@ -294,6 +296,8 @@ struct Summary {
     early: Option<EarlyStop>,
     /// The launches for `--html` (bounded), when it is asked for.
     page: Option<ExecLaunches>,
+    /// The kernels' executions per pc for `--html` (bounded), when it is asked for.
+    pcs: Option<ProgramPcs>,
     /// The first line that could not be read or combined, and how many such lines there were.
     problem: Option<(String, u64)>,
 }
@@ -304,6 +308,14 @@ impl Summary {
         match Message::parse(line) {
             Some((Message::Started, _)) => self.started = true,
             Some((Message::Launch, json)) => self.launch(json),
+            Some((Message::Kernel, json)) => match serde_json::from_str::<KernelMap>(json) {
+                Ok(m) => self.pcs.iter_mut().for_each(|p| p.map(m.clone(), reconverge_report::exec::MAX_PAGE_KERNELS)),
+                Err(e) => self.problem(format!("a kernel line that is not a kernel's map: {e}")),
+            },
+            Some((Message::Pcs, json)) => match serde_json::from_str::<LaunchPcs>(json) {
+                Ok(l) => self.pcs.iter_mut().for_each(|p| p.launch(&l)),
+                Err(e) => self.problem(format!("a pcs line that is not a launch's counts: {e}")),
+            },
             None => self.problem(format!("a line that is not the runtime's: {:.80}", line)),
         }
     }
@@ -417,6 +429,12 @@ fn run_program(a: &ExecArgs, libdir: &Path, env: Vec<(&'static str, String)>) ->
         }
     }
     cmd.envs(env);
+    // Executions per pc only for the page's lines and CFGs.
+    if a.html.is_some() {
+        cmd.env(PER_PC_VAR, "1");
+    } else {
+        cmd.env_remove(PER_PC_VAR);
+    }
     let fd = theirs.as_raw_fd();
     // SAFETY: between fork and exec the closure only calls fcntl, which is async-signal-safe: the
     // program's end of the channel stays open across exec.
@@ -429,7 +447,11 @@ fn run_program(a: &ExecArgs, libdir: &Path, env: Vec<(&'static str, String)>) ->
         });
     }
     install_forwarding();
-    let summary = Summary { page: a.html.as_ref().map(|_| ExecLaunches::default()), ..Summary::default() };
+    let summary = Summary {
+        page: a.html.as_ref().map(|_| ExecLaunches::default()),
+        pcs: a.html.as_ref().map(|_| ProgramPcs::default()),
+        ..Summary::default()
+    };
     let reader = std::thread::spawn(move || read_channel(mine, done_read, summary));
     let child = cmd.spawn();
     drop(theirs);
@@ -455,19 +477,14 @@ fn run_program(a: &ExecArgs, libdir: &Path, env: Vec<(&'static str, String)>) ->
 pub(crate) fn run(a: ExecArgs) -> Result<(), Failure> {
     let env = shim_env(&a)?;
     let shim = find_shim()?;
-    let libdir = library_dir(&shim)?;
+    let libdir = library_dir(&shim, find_shim12().as_deref())?;
     let ran = run_program(&a, &libdir, env);
     let _ = std::fs::remove_dir_all(&libdir);
     let (ended, summary) = ran?;
     if summary.started || summary.launches > 0 {
         say(&summary_text(&summary));
     }
-    if let (Some(h), Some(page)) = (&a.html, &summary.page) {
-        let html = reconverge_report::exec::exec_html(&a.program.join(" "), page, summary.kernels.totals());
-        if let Err(e) = std::fs::write(h, html) {
-            say(&format!("reconverge: --html {}: {e}", h.display()));
-        }
-    }
+    write_page(&a, &summary);
     let (message, code) = verdict(&ended, &summary);
     if !message.is_empty() {
         say(&message);
@@ -475,6 +492,75 @@ pub(crate) fn run(a: ExecArgs) -> Result<(), Failure> {
     match code {
         0 => Ok(()),
         c => Err(Failure { message: String::new(), code: c }),
+    }
+}
+
+/// Writes `--html`'s page, when asked for.
+fn write_page(a: &ExecArgs, summary: &Summary) {
+    let (Some(h), Some(page)) = (&a.html, &summary.page) else { return };
+    let sources: Vec<KernelSource> =
+        summary.pcs.iter().flat_map(|p| &p.kernels).map(|k| kernel_source(&a.program[0], &k.map)).collect();
+    let lines = summary.pcs.as_ref().map(|p| reconverge_report::exec::ExecLines {
+        kernels: p
+            .kernels
+            .iter()
+            .zip(&sources)
+            .map(|(k, s)| reconverge_report::exec::KernelLines {
+                pcs: k,
+                source: reconverge_report::html::SourceView {
+                    name: &s.name,
+                    text: &s.text,
+                    cuda_file: s.cuda_file,
+                    fallback: s.fallback.as_deref(),
+                },
+                cfg: s.cfg.as_ref(),
+            })
+            .collect(),
+        kernels_left_out: p.kernels_left_out,
+        launches_left_out: p.launches_left_out,
+    });
+    let html = reconverge_report::exec::exec_html(&a.program.join(" "), page, summary.kernels.totals(), lines.as_ref());
+    if let Err(e) = std::fs::write(h, html) {
+        say(&format!("reconverge: --html {}: {e}", h.display()));
+    }
+}
+
+/// What the page shows a kernel's lines and CFG beside ([`kernel_source`]).
+struct KernelSource {
+    /// The source's name: the CUDA file, or the module's PTX.
+    name: String,
+    /// Its text.
+    text: String,
+    /// The `.loc` file index of the CUDA file (`None`: PTX lines).
+    cuda_file: Option<u32>,
+    /// Why the lines are PTX lines, when the kernel has CUDA line information.
+    fallback: Option<String>,
+    /// The kernel's CFG, of its module's PTX as written.
+    cfg: Option<reconverge_report::cfg::FunctionReport>,
+}
+
+/// The source of kernel `map`'s heat map, as `report` finds it (the CUDA file its `.loc` lines name, as
+/// written or beside `program`, else its module's PTX), and its CFG.
+fn kernel_source(program: &str, map: &KernelMap) -> KernelSource {
+    use crate::report_cmd::{cuda_source, Cuda};
+    let cfg = reconverge_ptx::parse(&map.ptx).ok().and_then(|module| {
+        let report = reconverge_report::cfg_report(&module, &map.module, &map.ptx, None, None);
+        report.functions.into_iter().find(|f| f.name == map.kernel)
+    });
+    let loc = map.sites.iter().find_map(|s| s.cuda_file);
+    let ptx = |fallback: Option<String>| KernelSource {
+        name: map.module.clone(),
+        text: map.ptx.clone(),
+        cuda_file: None,
+        fallback,
+        cfg: cfg.clone(),
+    };
+    match cuda_source(program, None, loc, &map.cuda_files) {
+        Ok(Cuda::Found(f, name, text)) => KernelSource { name, text, cuda_file: Some(f), fallback: None, cfg },
+        Ok(Cuda::NotFound(named)) => ptx(Some(format!(
+            "The kernel's line information names {named}, which was not found, so the heat map shows the lines of its PTX."
+        ))),
+        Ok(Cuda::NoLineInfo) | Err(_) => ptx(None),
     }
 }
 
@@ -625,6 +711,38 @@ mod tests {
         let (msg, code) = verdict(&term, &none);
         assert_eq!(code, 143);
         assert!(msg.contains("SIGTERM"), "{msg}");
+    }
+
+    /// Under `--html` a kernel's map and its launches' executions per pc are summed per kernel; without
+    /// it they are not kept (the runtime sends none then), and neither is a problem.
+    #[test]
+    fn per_pc_lines_are_summed_only_for_the_page() {
+        use reconverge_timing::per_pc::{PcCount, PcSite};
+        let map = KernelMap {
+            kernel: "k".into(),
+            module: "p:module0.ptx".into(),
+            ptx: String::new(),
+            sites: vec![PcSite::default(); 2],
+            cuda_files: Vec::new(),
+        };
+        let count = PcCount { executions: 1, lanes: 32, divergent: 0 };
+        let pcs = LaunchPcs { launch: 1, kernel: "k".into(), module: "p:module0.ptx".into(), counts: vec![(1, count)] };
+        let lines = [
+            format!("kernel {}", serde_json::to_string(&map).expect("json")),
+            format!("pcs {}", serde_json::to_string(&pcs).expect("json")),
+            format!("pcs {}", serde_json::to_string(&pcs).expect("json")),
+        ];
+        let mut page = Summary { pcs: Some(ProgramPcs::default()), ..Summary::default() };
+        let mut plain = Summary::default();
+        for l in &lines {
+            page.line(l);
+            plain.line(l);
+        }
+        let kept = page.pcs.as_ref().map(|p| (p.kernels.len(), p.kernels[0].launches, p.kernels[0].counts[1]));
+        assert_eq!(kept, Some((1, 2, PcCount { executions: 2, lanes: 64, divergent: 0 })));
+        assert!(page.problem.is_none() && plain.problem.is_none() && plain.pcs.is_none());
+        page.line("pcs [1]");
+        assert!(page.problem.is_some_and(|(what, _)| what.contains("not a launch's counts")));
     }
 
     #[test]

@@ -79,8 +79,9 @@ enum Command {
     /// Compare mechanisms (and warp sizes, GPU configurations) under the timing model on the suite
     /// kernels: cycles, speedup over pdom, SIMD efficiency, stall breakdown.
     Compare(compare_cmd::CompareArgs),
-    /// One launch under one or more mechanisms as a self-contained HTML report: SIMD efficiency and
-    /// structure size over time, active-lane histograms, stalls, a per-line heat map and the CFG.
+    /// One launch under one or more mechanisms as a self-contained HTML report: SIMD efficiency, structure
+    /// size and active lanes over time, active-lane histograms, stalls with the timing statistics and each
+    /// mechanism's counters, per-line heat maps of divergence and idle cycles, the branches and the CFG.
     Report(report_cmd::ReportArgs),
     /// Measure simulation speed on the suite kernels.
     Bench(bench_cmd::BenchArgs),

@@ -45,6 +45,10 @@ struct Done {
     by_cycle: Option<CycleBuckets>,
     /// The timed run's Chrome trace file (beside the report; `--timeline`).
     trace_file: Option<String>,
+    /// The timed run's timing statistics (`None` in functional mode).
+    timing: Option<reconverge_timing::TimingStats>,
+    /// The timed run's idle scheduler-cycles per pc (`None` in functional mode).
+    pc_stalls: Option<Vec<reconverge_timing::stats::StallCounts>>,
 }
 
 /// Runs `reconverge report`.
@@ -64,7 +68,9 @@ pub(crate) fn run_cmd(a: ReportArgs) -> Result<(), Failure> {
     let cfg = report_cfg.functions.iter().find(|f| f.name == first.prog.functions[0].name);
     // The heat map shows the CUDA source when the kernel's `.loc` names a readable file (or the input is
     // CUDA C), else the PTX, saying why on standard error and in the page.
-    let (name, text, cuda_file, fallback) = match cuda_source(&a.launch.file, a.source.as_deref(), &first.prog)? {
+    let loc_file = first.prog.info.iter().find_map(|i| i.loc.map(|l| l.file));
+    let found = cuda_source(&a.launch.file, a.source.as_deref(), loc_file, &first.prog.src_files)?;
+    let (name, text, cuda_file, fallback) = match found {
         Cuda::Found(f, path, text) => (path, text, Some(f), None),
         Cuda::NoLineInfo => (
             a.launch.file.clone(),
@@ -104,10 +110,13 @@ pub(crate) fn run_cmd(a: ReportArgs) -> Result<(), Failure> {
                 timed: d.timed.as_ref(),
                 timed_result: d.timed_result.as_ref(),
                 trace_file: d.trace_file.as_deref().map(file_name),
+                timing: d.timing.as_ref(),
+                pc_stalls: d.pc_stalls.as_deref(),
             })
             .collect(),
         source: SourceView { name: &name, text: &text, cuda_file, fallback: fallback.as_deref() },
         cfg,
+        gpu: gpu.as_ref(),
     };
     let html = run_report(&report);
     std::fs::write(&a.output, html).map_err(|e| Failure::input(format!("cannot write `{}`: {e}", a.output)))?;
@@ -124,26 +133,23 @@ pub(crate) fn run_cmd(a: ReportArgs) -> Result<(), Failure> {
 const CYCLE_BUCKETS: usize = 150;
 
 /// Runs the launch under `m`: functionally (for the timeline over instructions, the histogram, the heat
-/// map and the CFG) and, on a GPU, timed (for the cycles, the plots over cycles and, with `--timeline`,
-/// the trace file).
+/// map and the CFG) and, on a GPU, timed (for the cycles, the plots over cycles, the idle cycles per line
+/// and, with `--timeline`, the trace file).
 fn run_one(a: &ReportArgs, m: Mechanism, gpu: Option<&reconverge_timing::GpuConfig>) -> Result<Done, Failure> {
     let p = a.launch.prepare_for(m, &[])?;
-    let mut rec = TimelineRecorder::new(p.kernel.program());
+    let mut rec = TimelineRecorder::new(p.kernel.program(), p.cfg.warp_size);
     let result = run(&p.kernel, &p.cfg, &p.args, &mut rec);
+    let (mut timing, mut pc_stalls) = (None, None);
     let (timed, by_cycle, trace_file, timed_result) = match gpu {
         Some(g) => {
             let spec = reconverge_timing::TraceSpec { max_events: PLOT_EVENTS, ..Default::default() };
-            let (t, mut timeline) = reconverge_timing::run_timed_traced(
-                &p.kernel,
-                &p.cfg,
-                g,
-                &p.args,
-                a.launch.timing.options(),
-                Some(spec),
-            );
+            let record = reconverge_timing::Record { trace: Some(spec), pc_stalls: true, pc_counts: false };
+            let (t, mut timeline) =
+                reconverge_timing::run_timed_recorded(&p.kernel, &p.cfg, g, &p.args, a.launch.timing.options(), record);
             let per_sm = PLOT_EVENTS / g.num_sms.max(1) as usize;
             let prog = p.kernel.program();
-            let by_cycle = CycleBuckets::from_timeline(&timeline, prog, t.timing.cycles, CYCLE_BUCKETS, per_sm);
+            let by_cycle =
+                CycleBuckets::from_timeline(&timeline, (prog, p.cfg.warp_size), t.timing.cycles, CYCLE_BUCKETS, per_sm);
             let file = if a.timeline {
                 // The file keeps the run's earliest events.
                 if timeline.events.len() > TRACE_EVENTS {
@@ -157,6 +163,7 @@ fn run_one(a: &ReportArgs, m: Mechanism, gpu: Option<&reconverge_timing::GpuConf
                 None
             };
             let rec = RunRecord::new("", Some(&g.name), p.cfg.warp_size, m.name(), None, Some(&t.run), Some(&t.timing));
+            (timing, pc_stalls) = (Some(t.timing), t.pc_stalls);
             (Some(rec), Some(by_cycle), file, Some(t.run))
         }
         None => (None, None, None, None),
@@ -171,6 +178,8 @@ fn run_one(a: &ReportArgs, m: Mechanism, gpu: Option<&reconverge_timing::GpuConf
         timed_result,
         by_cycle,
         trace_file,
+        timing,
+        pc_stalls,
     })
 }
 
@@ -194,7 +203,7 @@ fn file_name(path: &str) -> &str {
 }
 
 /// Where the heat map's CUDA source comes from.
-enum Cuda {
+pub(crate) enum Cuda {
     /// The `.loc` file index, the file's path and its text.
     Found(u32, String, String),
     /// The kernel has no `.loc` lines.
@@ -203,11 +212,17 @@ enum Cuda {
     NotFound(String),
 }
 
-/// The CUDA source of the kernel and the `.loc` file index it is: `--source`, the `.cu` input itself, or
-/// the file the `.loc` lines name (as written, or beside the input) when readable; else why not (the heat
-/// map then shows the PTX).
-fn cuda_source(input: &str, given: Option<&str>, prog: &reconverge_program::Program) -> Result<Cuda, Failure> {
-    let Some(file) = prog.info.iter().find_map(|i| i.loc.map(|l| l.file)) else {
+/// The CUDA source of a kernel whose `.loc` lines name file `loc_file` (`files`: the paths of the `.file`
+/// indices) and the index it is: `--source` (`given`), the `.cu` input itself, or the file the `.loc`
+/// lines name (as written, or beside `input`) when readable; else why not (the heat map then shows the
+/// PTX).
+pub(crate) fn cuda_source(
+    input: &str,
+    given: Option<&str>,
+    loc_file: Option<u32>,
+    files: &[(u32, String)],
+) -> Result<Cuda, Failure> {
+    let Some(file) = loc_file else {
         return match given {
             Some(g) => Err(Failure::input(format!("--source {g}: the kernel has no CUDA line information (.loc)"))),
             None => Ok(Cuda::NoLineInfo),
@@ -217,7 +232,7 @@ fn cuda_source(input: &str, given: Option<&str>, prog: &reconverge_program::Prog
         let text = std::fs::read_to_string(g).map_err(|e| Failure::input(format!("cannot read `{g}`: {e}")))?;
         return Ok(Cuda::Found(file, g.to_string(), text));
     }
-    let path = prog.src_files.iter().find(|(n, _)| *n == file).map(|(_, p)| p.clone()).unwrap_or_default();
+    let path = files.iter().find(|(n, _)| *n == file).map(|(_, p)| p.clone()).unwrap_or_default();
     let mut candidates = vec![std::path::PathBuf::from(input), std::path::PathBuf::from(&path)];
     if let Some(name) = std::path::Path::new(&path).file_name() {
         candidates.push(std::path::Path::new(input).with_file_name(name));

@@ -445,6 +445,28 @@ fn statistics_are_one_line_per_launch_and_the_summary_aggregates_them() {
     assert!(err.contains("30 launches of 2 kernels"), "{err}");
     let page = std::fs::read_to_string(&html).expect("html");
     assert!(page.contains("Per kernel") && page.contains("Fan1") && page.contains("<svg"), "the page");
+    // Each kernel's lines and CFG, its executions summed over its launches (the runtime sends them per pc
+    // under --html): every one of Fan2's own instructions is on a PTX line (no -lineinfo), so the line
+    // cells sum to its launches' kernel instructions.
+    assert!(page.contains("<h2>Lines and control flow per kernel</h2>"), "the lines section");
+    assert!(page.contains("CFG of Fan1") && page.contains("CFG of Fan2"), "a CFG per kernel");
+    let fan2_kernel: u64 = lines
+        .iter()
+        .filter(|l| l["kernel"].as_str().is_some_and(|k| k.contains("Fan2")))
+        .map(|l| l["kernel_instructions"].as_u64().expect("count"))
+        .sum();
+    let start = page.find("<h3>Fan2 (15 launches").expect("Fan2's lines");
+    let section = &page[start..];
+    let section = &section[..section.find("<details>").expect("its CFG")];
+    let cells: Vec<(u64, u64)> = section
+        .split("title=\"")
+        .skip(1)
+        .filter_map(|t| t.split_once(" executions divergent\"").map(|(c, _)| c))
+        .map(|c| c.split_once(" of ").map(|(d, e)| (d.parse().expect("d"), e.parse().expect("e"))).expect("d of e"))
+        .collect();
+    assert!(cells.len() > 5, "{section}");
+    assert_eq!(cells.iter().map(|c| c.1).sum::<u64>(), fan2_kernel, "Fan2's line cells: {cells:?}");
+    assert!(cells.iter().all(|(d, e)| d <= e));
 }
 
 #[test]

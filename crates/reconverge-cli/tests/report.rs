@@ -32,7 +32,7 @@ fn chromium() -> String {
 const PROBE: &str = r#"<script>
 const plots = [...document.querySelectorAll('figure.plot svg, .cfg svg')].map(s => {
   const r = s.getBoundingClientRect();
-  const data = s.closest('.cfg') ? 'rect, path, ellipse' : 'polyline.series, rect.bar';
+  const data = s.closest('.cfg') ? 'rect, path, ellipse' : 'polyline.series, rect.bar, polygon.area';
   return [Math.round(r.width), Math.round(r.height), s.querySelectorAll(data).length];
 });
 const look = e => {
@@ -55,7 +55,7 @@ document.body.appendChild(pre);
 </script></body>"#;
 
 struct Opened {
-    /// `[width, height, data marks]` per plot (lines and bars of a plot; blocks and edges of a CFG).
+    /// `[width, height, data marks]` per plot (lines, bars and areas of a plot; blocks and edges of a CFG).
     plots: Vec<[u64; 3]>,
     /// Per series: the distinct looks of its marks (`line COLOUR DASHES`, `bar FILL [HATCHING]`).
     series: BTreeMap<String, Vec<String>>,
@@ -237,9 +237,10 @@ fn reports_render_in_a_real_browser() {
     // One y scale for every active-lane histogram.
     let tops = y_tops(&html, "<h2>Active lanes per issued instruction</h2>");
     assert!(tops.len() == 3 && tops.iter().all(|t| *t == tops[0]), "{tops:?}");
-    // 2 time plots, 3 histograms, the stall bars and 3 CFGs.
+    explains_its_numbers(&html, &args);
+    // 2 time plots, 3 active-lane breakdowns, 3 histograms, the stall bars and 3 CFGs.
     let o = open(&run_html, &dir);
-    check(&o, 9);
+    check(&o, 12);
     check_distinct(&o, &["pdom", "tbc", "stackless-dcp"]);
     let cmp_html = dir.join("compare.html");
     #[rustfmt::skip]
@@ -255,6 +256,49 @@ fn reports_render_in_a_real_browser() {
     check(&o, 4);
     check_distinct(&o, &["pdom", "stackless-dcp", "dwf"]);
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The page explains its numbers (the report of `args`, timed on gtx480, under pdom, tbc and
+/// stackless-dcp): the configuration, issues by active lanes over the cycles, the timing model's
+/// statistics, each mechanism's counters, idle cycles per line summing to `run --json`'s stall cycles but
+/// the no-warp ones, and the branches.
+fn explains_its_numbers(html: &str, args: &[&str]) {
+    assert!(html.contains("<summary>GPU configuration gtx480: 15 SMs") && html.contains("<pre class=\"config\">"));
+    assert!(html.contains("num_sms = 15"), "the configuration as TOML");
+    // The breakdown over time: eight classes of four lanes, a panel per mechanism over cycles.
+    let lanes = html.find("<h2>Issued instructions by active lanes over the run</h2>").expect("the breakdown");
+    let lanes = &html[lanes..];
+    assert!(
+        lanes.contains(">W1–4</span>")
+            && lanes.contains(">W29–32</span>")
+            && lanes.contains(">mechanism instructions</span>")
+    );
+    assert!(
+        lanes.contains("warp instructions per cycle</text>") && lanes.contains("class=\"area\" data-layer=\"W29–32\"")
+    );
+    // The timing model's numbers side by side, and each mechanism's own counters (tbc compacts warps).
+    assert!(html.contains("<h3>The timing model's statistics</h3>") && html.contains("<td>L1 hit rate</td>"));
+    let cards = html.find("<h3>Each mechanism's own counters</h3>").expect("the counters");
+    let tbc = &html[cards..][html[cards..].find("<th colspan=\"2\">tbc</th>").expect("tbc's card")..];
+    assert!(tbc.contains(">compactions</td>"), "tbc counts its compactions");
+    // Branches as `run --branches` prints them.
+    assert!(html.contains("<h2>Branches</h2>") && html.contains("<th>reconverges at</th>"));
+    // Idle cycles per line: pdom's column totals run --json's stall cycles but the no-warp ones.
+    let mut run = vec!["run"];
+    run.extend(args[1..].iter().take_while(|a| **a != "--mechanism").copied());
+    run.extend(["--mechanism", "pdom", "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&ok(&run)).expect("run --json");
+    let s = &v["stall_cycles"];
+    let waited: u64 = ["memory", "scoreboard", "pipeline", "barrier", "mechanism"]
+        .iter()
+        .map(|k| s[k].as_u64().expect("a stall count"))
+        .sum();
+    assert!(waited > 0, "{s}");
+    let section = html.find("<h2>Idle cycles per line of").expect("the idle cycles per line");
+    let total = &html[section..][html[section..].find("(total: every line, and no line)</td>").expect("the totals")..];
+    let first = total.split("<td class=\"sb\"").nth(1).expect("pdom's total");
+    let first = first.split_once('>').and_then(|(_, c)| c.split('<').next()).expect("a number");
+    assert_eq!(first, waited.to_string(), "pdom's idle cycles per line sum to its stall cycles but no-warp ones");
 }
 
 /// Every mechanism of the registry (28) on one page: every series keeps one colour and pattern, no two

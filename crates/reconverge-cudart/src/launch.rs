@@ -5,7 +5,8 @@
 use crate::error::{self as cuda, CudaError};
 use crate::runtime::{CallConfig, Runtime};
 use reconverge_program::{LaunchConfig, LaunchError};
-use reconverge_sim::{DeviceState, NoObserver, RunResult, SimError};
+use reconverge_sim::{DeviceState, Loaded, NoObserver, RunResult, SimError};
+use reconverge_timing::per_pc::{PcCount, PcCounter, PcSite};
 use reconverge_timing::TimingStats;
 use std::io::Write;
 
@@ -89,30 +90,22 @@ impl Runtime {
             ..LaunchConfig::default()
         };
         self.sync_managed_vars(true);
-        if let Err(code) = self.managed.map_into(&mut self.mem) {
-            self.managed.take_back(&mut self.mem);
+        if let Err(code) = self.map_host_memory() {
+            self.take_host_memory();
             return LaunchEnd::Returned(self.refuse(
                 &name,
                 &call,
-                "the host cannot hold a copy of managed memory",
+                "the host cannot hold a copy of managed and page-locked memory",
                 code,
             ));
         }
         let consts = std::mem::take(&mut self.modules[k.module].consts);
         let mut dev = DeviceState::resident(std::mem::take(&mut self.mem), consts, params);
-        let (run, timing) = match &settings.gpu {
-            None => (reconverge_sim::run_resident(&loaded, &cfg, &mut dev, &mut NoObserver), None),
-            Some(g) => {
-                let opts =
-                    reconverge_timing::TimedOptions { max_cycles: settings.max_cycles, threads: settings.threads };
-                let t = reconverge_timing::run_timed_resident(&loaded, &cfg, g, &mut dev, opts);
-                (t.run, Some(t.timing))
-            }
-        };
+        let Ran { run, timing, pcs } = run_on(&settings, &loaded, &cfg, &mut dev);
         let (mem, consts) = dev.into_parts();
         self.mem = mem;
         self.modules[k.module].consts = consts;
-        self.managed.take_back(&mut self.mem);
+        self.take_host_memory();
         self.sync_managed_vars(false);
         if let Some(SimError::Launch(e)) = &run.error {
             // The simulator refused it before anything ran (its memory or its machine cannot hold it).
@@ -124,6 +117,9 @@ impl Runtime {
         }
         self.launches += 1;
         self.advance_clock(&run, timing.as_ref());
+        if let Some(counts) = pcs {
+            self.send_pcs(k.module, &loaded, counts);
+        }
         self.write_stats(&name, &call, &run, timing.as_ref());
         self.finish(&name, &call, &run)
     }
@@ -202,6 +198,28 @@ impl Runtime {
         }
     }
 
+    /// Sends `reconverge exec --html` the launch's executions per pc (`counts`) of the kernel `loaded` of
+    /// module `module`, after the kernel's map the first time this process launches it.
+    fn send_pcs(&self, module: usize, loaded: &Loaded, counts: Vec<(u32, PcCount)>) {
+        use reconverge_records::per_pc::{KernelMap, LaunchPcs};
+        let (Some(c), Some(m)) = (&self.settings.channel, self.modules.get(module)) else { return };
+        let prog = loaded.program();
+        let kernel = prog.kernel_name().to_string();
+        let first = MAPS_SENT.lock().is_ok_and(|mut sent| sent.insert((m.label.clone(), kernel.clone())));
+        if first {
+            let map = KernelMap {
+                kernel: kernel.clone(),
+                module: m.label.clone(),
+                ptx: m.ptx.clone(),
+                sites: PcSite::of_program(prog),
+                cuda_files: prog.src_files.clone(),
+            };
+            c.send(crate::settings::Message::Kernel, &serde_json::to_string(&map).unwrap_or_default());
+        }
+        let launch = LaunchPcs { launch: self.launches, kernel, module: m.label.clone(), counts };
+        c.send(crate::settings::Message::Pcs, &serde_json::to_string(&launch).unwrap_or_default());
+    }
+
     /// Prints device `printf` output and the launch's error, and says what the program sees.
     fn finish(&mut self, name: &str, call: &CallConfig, run: &RunResult) -> LaunchEnd {
         crate::printf::print(run);
@@ -227,6 +245,44 @@ impl Runtime {
                 LaunchEnd::Returned(cuda::SUCCESS)
             }
             other => LaunchEnd::Exit(other.exit_code()),
+        }
+    }
+}
+
+/// The kernels (module label, PTX name) whose map this process has sent `reconverge exec` ([`Runtime::send_pcs`]).
+static MAPS_SENT: std::sync::Mutex<std::collections::BTreeSet<(String, String)>> =
+    std::sync::Mutex::new(std::collections::BTreeSet::new());
+
+/// What one launch's run gave.
+struct Ran {
+    /// The run.
+    run: RunResult,
+    /// The timing model's statistics (`None` in functional mode).
+    timing: Option<TimingStats>,
+    /// The executions of the pcs that ran (`None` unless [`Settings::per_pc`]).
+    ///
+    /// [`Settings::per_pc`]: crate::settings::Settings::per_pc
+    pcs: Option<Vec<(u32, PcCount)>>,
+}
+
+/// Runs `loaded` on `dev`, functional or timed as `settings` say; with [`Settings::per_pc`] also counts
+/// each pc's executions (the pcs that ran), which only `exec --html` asks for.
+///
+/// [`Settings::per_pc`]: crate::settings::Settings::per_pc
+fn run_on(settings: &crate::settings::Settings, loaded: &Loaded, cfg: &LaunchConfig, dev: &mut DeviceState) -> Ran {
+    match &settings.gpu {
+        None if settings.per_pc => {
+            let mut counter = PcCounter::new(loaded.program());
+            let run = reconverge_sim::run_resident(loaded, cfg, dev, &mut counter);
+            Ran { run, timing: None, pcs: Some(counter.executed()) }
+        }
+        None => Ran { run: reconverge_sim::run_resident(loaded, cfg, dev, &mut NoObserver), timing: None, pcs: None },
+        Some(g) => {
+            let opts = reconverge_timing::TimedOptions { max_cycles: settings.max_cycles, threads: settings.threads };
+            let record = reconverge_timing::Record { pc_counts: settings.per_pc, ..Default::default() };
+            let t = reconverge_timing::run_timed_resident_recorded(loaded, cfg, g, dev, opts, record);
+            let pcs = t.pc_counts.as_deref().map(reconverge_timing::per_pc::executed);
+            Ran { run: t.run, timing: Some(t.timing), pcs }
         }
     }
 }

@@ -21,6 +21,11 @@ pub const VARIABLES: &[(&str, &str)] = &[
 /// `FD:INODE`, a socket descriptor the program inherits and the inode that identifies it.
 pub const CHANNEL_VAR: &str = "RECONVERGE_CHANNEL";
 
+/// The variable through which `reconverge exec --html` asks the shim to send, on the channel, each
+/// kernel's map once ([`Message::Kernel`]) and each launch's executions per pc ([`Message::Pcs`]): `1`.
+/// Without it (and without a channel) launches count nothing per pc.
+pub const PER_PC_VAR: &str = "RECONVERGE_CHANNEL_PER_PC";
+
 /// What the shim runs kernels under.
 #[derive(Clone, Debug)]
 pub struct Settings {
@@ -43,6 +48,8 @@ pub struct Settings {
     pub threads: usize,
     /// The private channel to `reconverge exec`, when the program runs under it.
     pub channel: Option<Channel>,
+    /// Send executions per pc on the channel ([`PER_PC_VAR`]; only with a channel).
+    pub per_pc: bool,
 }
 
 /// A setting that does not parse: the variable and why.
@@ -89,6 +96,7 @@ impl Settings {
             None => reconverge_program::launch::DEFAULT_MAX_MEMORY,
         };
         let max_instructions = number("RECONVERGE_MAX_INSTRUCTIONS")?.unwrap_or(DEFAULT_MAX_INSTRUCTIONS);
+        let channel = get(CHANNEL_VAR).and_then(|v| Channel::from_var(&v));
         Ok(Settings {
             mechanism,
             gpu,
@@ -98,7 +106,8 @@ impl Settings {
             max_cycles: number("RECONVERGE_MAX_CYCLES")?,
             max_memory,
             threads: number("RECONVERGE_THREADS")?.unwrap_or(0).min(1024) as usize,
-            channel: get(CHANNEL_VAR).and_then(|v| Channel::from_var(&v)),
+            per_pc: channel.is_some() && get(PER_PC_VAR).is_some_and(|v| v.trim() == "1"),
+            channel,
         })
     }
 
@@ -118,7 +127,8 @@ impl Settings {
 /// status and summary never depend on re-reading the user's `--stats` file.
 ///
 /// One message a line: [`Message::Started`] with the process id, [`Message::Launch`] with the launch's
-/// JSON object. Sends never raise `SIGPIPE`; one that fails (`exec` is gone) is dropped.
+/// JSON object; with [`PER_PC_VAR`], [`Message::Kernel`] and [`Message::Pcs`]. Sends never raise
+/// `SIGPIPE`; one that fails (`exec` is gone) is dropped.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Channel {
     fd: i32,
@@ -132,6 +142,10 @@ pub enum Message {
     Started,
     /// One launch's statistics (`launch {JSON}`).
     Launch,
+    /// A kernel's map, once per kernel (`kernel {JSON}`, a [`reconverge_records::per_pc::KernelMap`]).
+    Kernel,
+    /// One launch's executions per pc (`pcs {JSON}`, a [`reconverge_records::per_pc::LaunchPcs`]).
+    Pcs,
 }
 
 impl Message {
@@ -140,13 +154,18 @@ impl Message {
         match self {
             Message::Started => "started",
             Message::Launch => "launch",
+            Message::Kernel => "kernel",
+            Message::Pcs => "pcs",
         }
     }
 
     /// Splits a line into its message and the rest (`None` for a line of another kind).
     pub fn parse(line: &str) -> Option<(Message, &str)> {
         let (word, rest) = line.split_once(' ').unwrap_or((line, ""));
-        [Message::Started, Message::Launch].into_iter().find(|m| m.word() == word).map(|m| (m, rest))
+        [Message::Started, Message::Launch, Message::Kernel, Message::Pcs]
+            .into_iter()
+            .find(|m| m.word() == word)
+            .map(|m| (m, rest))
     }
 }
 
@@ -218,6 +237,7 @@ mod tests {
         assert_eq!(s.warp_size, 32);
         assert_eq!(s.max_instructions, DEFAULT_MAX_INSTRUCTIONS);
         assert!(s.channel.is_none());
+        assert!(!with(&[(PER_PC_VAR, "1")]).expect("no channel").per_pc, "counts per pc need a channel");
     }
 
     #[test]
@@ -276,6 +296,8 @@ mod tests {
         assert_eq!(Channel::from_var("nonsense"), None);
         c.send(Message::Launch, "{\"launch\":1}");
         c.send(Message::Started, "42");
+        let s = with(&[(CHANNEL_VAR, &var), (PER_PC_VAR, "1")]).expect("settings");
+        assert!(s.per_pc && s.channel == Some(c));
         let mut buf = [0u8; 64];
         // SAFETY: `buf` is writable for its length; fds[0] is the open other end.
         let n = unsafe { libc::read(fds[0], buf.as_mut_ptr().cast(), buf.len()) };
@@ -283,6 +305,8 @@ mod tests {
         assert_eq!(text, "launch {\"launch\":1}\nstarted 42\n");
         let lines: Vec<_> = text.lines().map(Message::parse).collect();
         assert_eq!(lines, [Some((Message::Launch, "{\"launch\":1}")), Some((Message::Started, "42"))]);
+        assert_eq!(Message::parse("pcs {}"), Some((Message::Pcs, "{}")));
+        assert_eq!(Message::parse("kernel {}"), Some((Message::Kernel, "{}")));
         // SAFETY: closing descriptors this test opened.
         unsafe {
             libc::close(fds[0]);

@@ -5,10 +5,12 @@
 //!
 //! The suite builds these records and the report renders them; neither owns them, so the suite does not
 //! depend on the renderers and the renderers do not depend on the suite. [`aggregate`] combines the
-//! statistics of several launches (`run --json` objects) into one, each key by its kind.
+//! statistics of several launches (`run --json` objects) into one, each key by its kind; [`per_pc`] sums
+//! a program's launches per pc of each kernel (`exec --html`).
 #![deny(missing_docs)]
 
 pub mod aggregate;
+pub mod per_pc;
 pub mod run;
 pub mod scalarization;
 pub mod summary;

@@ -1,17 +1,44 @@
 //! The HTML page of a whole program's launches (`reconverge exec --html`): per-kernel totals, cycles and
-//! SIMD efficiency launch by launch, and the launches in a table. The page is bounded: every launch
-//! counts in the totals, but only the first [`MAX_PAGE_LAUNCHES`] are kept one by one ([`ExecLaunches`]),
-//! and the page says how many it leaves out and where to find them all (`--stats`).
+//! SIMD efficiency launch by launch, each kernel's lines and CFG with their executions summed over its
+//! launches, and the launches in a table. The page is bounded: every launch counts in the totals, but only
+//! the first [`MAX_PAGE_LAUNCHES`] are kept one by one ([`ExecLaunches`]) and the lines of the first
+//! [`MAX_PAGE_KERNELS`] kernels ([`reconverge_records::per_pc::ProgramPcs`]), and the page says how many
+//! it leaves out and where to find them all (`--stats`).
 
+use crate::cfg::FunctionReport;
 use crate::html::chart::{self, Series, Size, Spec};
-use crate::html::{esc, page};
+use crate::html::{cfg_svg, esc, page, per_line, SourceView};
 use crate::records::pct;
 use reconverge_records::aggregate::KernelTotal;
+use reconverge_records::per_pc::KernelPcs;
 use serde_json::{Map, Value};
 use std::fmt::Write;
 
 /// The most launches the page shows one by one (plots and table).
 pub const MAX_PAGE_LAUNCHES: usize = 1000;
+
+/// The most kernels whose lines and CFG the page shows (the first launched).
+pub const MAX_PAGE_KERNELS: usize = 16;
+
+/// One kernel's lines and CFG with its executions summed over its launches, as the page shows them.
+pub struct KernelLines<'a> {
+    /// The kernel's map and summed counts.
+    pub pcs: &'a KernelPcs,
+    /// The source of its heat map: its module's PTX, or the CUDA file its `.loc` lines name.
+    pub source: SourceView<'a>,
+    /// Its CFG (the module's PTX as written, before any mechanism's pass), when it was found.
+    pub cfg: Option<&'a FunctionReport>,
+}
+
+/// The kernels whose lines the page shows, and what it leaves out.
+pub struct ExecLines<'a> {
+    /// The kernels, in order of first launch.
+    pub kernels: Vec<KernelLines<'a>>,
+    /// Kernels launched beyond [`MAX_PAGE_KERNELS`].
+    pub kernels_left_out: u64,
+    /// Launches whose executions are in no kernel shown.
+    pub launches_left_out: u64,
+}
 
 /// One launch as the page shows it: a few numbers, not the launch's whole statistics.
 #[derive(Clone, Debug, PartialEq)]
@@ -127,8 +154,14 @@ fn plural(n: u64, es: bool) -> &'static str {
 }
 
 /// The page: `program` is the command line, `launches` the program's launches, `kernels` the per-kernel
-/// totals (in order of first launch) over all of them.
-pub fn exec_html(program: &str, launches: &ExecLaunches, kernels: &[KernelTotal]) -> String {
+/// totals (in order of first launch) over all of them, `lines` the kernels' executions per line (`None`:
+/// the runtime sent none).
+pub fn exec_html(
+    program: &str,
+    launches: &ExecLaunches,
+    kernels: &[KernelTotal],
+    lines: Option<&ExecLines<'_>>,
+) -> String {
     let mut body = String::new();
     let n = launches.total;
     let _ = write!(
@@ -171,6 +204,9 @@ pub fn exec_html(program: &str, launches: &ExecLaunches, kernels: &[KernelTotal]
         );
     }
     body.push_str(&plots(&launches.rows, kernels));
+    if let Some(l) = lines {
+        lines_section(&mut body, l, launches.mechanism.as_deref().unwrap_or("–"));
+    }
     body.push_str(&launch_table(launches));
     page(&format!("reconverge exec {program}"), &body)
 }
@@ -218,6 +254,47 @@ fn plots(rows: &[LaunchRow], kernels: &[KernelTotal]) -> String {
         &series(&|r: &LaunchRow| r.simd_efficiency),
     ));
     out
+}
+
+/// Each kernel's heat map of divergent executions per line and its CFG, summed over its launches (the
+/// report's heat map and CFG).
+fn lines_section(out: &mut String, l: &ExecLines<'_>, mechanism: &str) {
+    let _ = write!(
+        out,
+        "<h2>Lines and control flow per kernel</h2><p class=\"note\">Each kernel's own instructions summed over all its launches under {}: per source line, divergent / all executions of the line's instructions, coloured by the divergent share (a divergent execution is an issue whose group did not hold every live thread of its warp), and the CFG of its PTX coloured the same way (green: converged, red: divergent, grey: not executed; a thick border and ◆ mark reconvergence points; dashed edges go back).</p>",
+        esc(mechanism)
+    );
+    if l.kernels_left_out > 0 || l.launches_left_out > 0 {
+        let _ = write!(
+            out,
+            "<p class=\"note\">This page shows the lines of the first {MAX_PAGE_KERNELS} kernels launched; it leaves out {} more kernel{} and the executions of {} launch{} (of kernels left out, or that could not be placed).</p>",
+            l.kernels_left_out,
+            plural(l.kernels_left_out, false),
+            l.launches_left_out,
+            plural(l.launches_left_out, true)
+        );
+    }
+    for k in &l.kernels {
+        let _ = write!(
+            out,
+            "<h3>{} ({} launch{}, lines of {})</h3>",
+            esc(&reconverge_ir::names::short_name(&k.pcs.map.kernel)),
+            k.pcs.launches,
+            plural(k.pcs.launches, true),
+            esc(k.source.name)
+        );
+        let executions = per_line::line_executions(&k.pcs.map.sites, &k.pcs.counts, k.source.cuda_file);
+        per_line::heat_table(out, &k.source, &[("all launches", executions)]);
+        if let Some(f) = k.cfg {
+            let counts = per_line::block_counts(f, &k.pcs.map.sites, &k.pcs.counts);
+            let _ = write!(
+                out,
+                "<details><summary>CFG of {}</summary><div class=\"cfg\">{}</div></details>",
+                esc(&reconverge_ir::names::short_name(&k.pcs.map.kernel)),
+                cfg_svg::cfg_svg(f, &counts)
+            );
+        }
+    }
 }
 
 /// The launches kept, in a collapsed table.
@@ -275,13 +352,69 @@ mod tests {
         assert_eq!((all.total, all.left_out()), (MAX_PAGE_LAUNCHES as u64 + extra, extra));
         assert_eq!(all.mechanism.as_deref(), Some("pdom"));
         let total = KernelTotal { kernel: "_Z4tickPj".into(), stats: line(0, "_Z4tickPj") };
-        let html = exec_html("./launches", &all, &[total]);
+        let html = exec_html("./launches", &all, &[total], None);
         assert!(html.contains(&format!("leaves out the other {extra}")) && html.contains("--stats FILE"), "note");
         assert!(html.contains(&format!("The first {MAX_PAGE_LAUNCHES} of {} launches", all.total)));
         assert!(html.contains("56.6%") && !html.contains("0.566"), "SIMD efficiency as a percentage");
         let mut few = ExecLaunches::default();
         few.push(&line(1, "k"));
-        let html = exec_html("./one", &few, &[]);
+        let html = exec_html("./one", &few, &[], None);
         assert!(html.contains("All 1 launch<") && !html.contains("leaves out"), "nothing left out");
+    }
+
+    /// A kernel's lines and CFG summed over its launches: the heat map counts every launch, the CFG is
+    /// coloured by the same counts, and what the page leaves out is said.
+    #[test]
+    fn the_page_sums_each_kernels_lines_over_its_launches() {
+        use reconverge_records::per_pc::{KernelMap, LaunchPcs, ProgramPcs};
+        use reconverge_timing::per_pc::{PcCounter, PcSite};
+        let ptx = ".version 7.0\n.target sm_80\n.address_size 64\n.visible .entry k()\n{\n.reg .pred %p<2>;\n.reg .b32 %r<3>;\nmov.u32 %r1, %tid.x;\nsetp.lt.u32 %p1, %r1, 5;\n@%p1 bra $L__BB0_2;\nmov.u32 %r2, 0;\n$L__BB0_2:\nret;\n}\n";
+        let module = reconverge_ptx::parse(ptx).expect("parses");
+        let opts = reconverge_program::DecodeOptions { source: Some(ptx.into()), ..Default::default() };
+        let loaded = reconverge_sim::load(&module, None, reconverge_mechanism::Mechanism::Pdom, &opts).expect("loads");
+        let prog = loaded.program();
+        let launch = reconverge_program::LaunchConfig { block: [32, 1, 1], ..Default::default() };
+        let map = KernelMap {
+            kernel: "k".into(),
+            module: "p:module0.ptx".into(),
+            ptx: ptx.into(),
+            sites: PcSite::of_program(prog),
+            cuda_files: Vec::new(),
+        };
+        let mut pcs = ProgramPcs::default();
+        pcs.map(map, MAX_PAGE_KERNELS);
+        for n in 1..=3 {
+            let mut c = PcCounter::new(prog);
+            let r = reconverge_sim::run(&loaded, &launch, &[][..], &mut c);
+            assert!(r.error.is_none());
+            pcs.launch(&LaunchPcs {
+                launch: n,
+                kernel: "k".into(),
+                module: "p:module0.ptx".into(),
+                counts: c.executed(),
+            });
+        }
+        pcs.launch(&LaunchPcs { launch: 4, kernel: "other".into(), module: "p:module0.ptx".into(), counts: vec![] });
+        let report = crate::cfg_report(&module, "k.ptx", ptx, None, None);
+        let k = &pcs.kernels[0];
+        let lines = ExecLines {
+            kernels: vec![KernelLines {
+                pcs: k,
+                source: SourceView { name: "k.ptx", text: ptx, cuda_file: None, fallback: None },
+                cfg: report.functions.first(),
+            }],
+            kernels_left_out: 0,
+            launches_left_out: pcs.launches_left_out,
+        };
+        let html = exec_html("./k", &ExecLaunches::default(), &[], Some(&lines));
+        assert!(html.contains("<h3>k (3 launches, lines of k.ptx)</h3>"), "{html}");
+        // The branch ran once per launch with the whole warp; line 11 only by the 27 lanes that fell through.
+        assert!(html.contains("<td class=\"code\">@%p1 bra $L__BB0_2;</td><td style=\"background:#a6dba0\" title=\"0 of 3 executions divergent\">0/3</td>"), "{html}");
+        assert!(html.contains("<td class=\"n\">11</td><td class=\"code\">mov.u32 %r2, 0;</td><td style=\"background:#f46d43\" title=\"3 of 3 executions divergent\">3/3</td>"), "{html}");
+        assert!(
+            html.contains("CFG of k") && html.contains("<svg") && html.contains("3 exec, 100% divergent"),
+            "{html}"
+        );
+        assert!(html.contains("the executions of 1 launch "), "the other kernel's launch is left out: {html}");
     }
 }

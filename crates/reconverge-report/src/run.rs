@@ -219,16 +219,18 @@ pub fn run_text(kernel: &str, mechanism: &str, warp_size: u32, r: &RunResult) ->
     out
 }
 
-/// Mechanism counters as `name value` cells (ratios as percentages, `-` when undefined).
+/// Mechanism counters as `name value` cells ([`counter_value`]).
 pub fn counter_cells(counters: &serde_json::Map<String, serde_json::Value>) -> Vec<String> {
-    counters
-        .iter()
-        .map(|(k, v)| match v.as_f64() {
-            Some(x) if !v.is_u64() => format!("{k} {:.1}%", 100.0 * x),
-            _ if v.is_null() => format!("{k} -"),
-            _ => format!("{k} {v}"),
-        })
-        .collect()
+    counters.iter().map(|(k, v)| format!("{k} {}", counter_value(v))).collect()
+}
+
+/// A mechanism counter's value as text: a count as is, a ratio as a percentage, `-` when undefined.
+pub fn counter_value(v: &serde_json::Value) -> String {
+    match v.as_f64() {
+        Some(x) if !v.is_u64() => format!("{:.1}%", 100.0 * x),
+        _ if v.is_null() => "-".into(),
+        _ => v.to_string(),
+    }
 }
 
 /// Writes `cells` as one labelled row, continued on further rows past about 100 columns; a label longer
@@ -301,11 +303,24 @@ fn occupancy_text(o: &reconverge_timing::Occupancy) -> String {
 /// The readable summary of the timing statistics.
 pub fn timing_text(t: &reconverge_timing::TimingStats, g: &reconverge_timing::GpuConfig) -> String {
     let mut out = String::new();
+    for (k, v) in timing_rows(t, g) {
+        let _ = writeln!(out, "  {k:<22} {v}");
+    }
+    out
+}
+
+/// The timing statistics as labelled rows, as [`timing_text`] prints them (and the report's tables show
+/// them): the GPU, cycles, IPC, occupancy, issue slots, idle slots by cause, caches, DRAM, coalescing,
+/// shared memory, and the texture cache when used.
+pub fn timing_rows(
+    t: &reconverge_timing::TimingStats,
+    g: &reconverge_timing::GpuConfig,
+) -> Vec<(&'static str, String)> {
     let slots = t.issue_slots.max(1) as f64;
     let pct = |x: u64| format!("{:.1}%", 100.0 * x as f64 / slots);
     let s = &t.stalls;
     let m = &t.memory;
-    let mut rows: Vec<(&str, String)> = vec![
+    let mut rows: Vec<(&'static str, String)> = vec![
         ("GPU", format!("{} ({} SMs, {} schedulers/SM)", g.name, g.num_sms, g.sm.schedulers)),
         ("cycles", t.cycles.to_string()),
         ("IPC", format!("{:.3}", t.ipc())),
@@ -352,8 +367,5 @@ pub fn timing_text(t: &reconverge_timing::TimingStats, g: &reconverge_timing::Gp
         );
         rows.push(("texture cache", v));
     }
-    for (k, v) in rows {
-        let _ = writeln!(out, "  {k:<22} {v}");
-    }
-    out
+    rows
 }

@@ -29,7 +29,6 @@ impl Table {
                 w[i] = w[i].max(c.chars().count());
             }
         }
-        let numeric = |s: &str| !s.is_empty() && s.chars().all(|c| c.is_ascii_digit() || ".%-x+*M".contains(c));
         let mut out = String::new();
         for (k, r) in std::iter::once(&self.header).chain(&self.rows).enumerate() {
             let mut line = String::new();
@@ -56,6 +55,34 @@ impl Table {
         out
     }
 
+    /// The table without the columns titled `names` (what a page states once for the whole table).
+    pub fn without(&self, names: &[&str]) -> Table {
+        let keep: Vec<bool> = self.header.iter().map(|h| !names.contains(&h.as_str())).collect();
+        let pick = |r: &Vec<String>| r.iter().zip(&keep).filter(|(_, k)| **k).map(|(c, _)| c.clone()).collect();
+        Table { header: pick(&self.header), rows: self.rows.iter().map(pick).collect() }
+    }
+
+    /// Renders as an HTML `<table>` (text escaped; numeric-looking cells right-aligned, others left).
+    pub fn render_html(&self) -> String {
+        use std::fmt::Write;
+        let esc = crate::html::esc;
+        let mut out = String::from("<table><tr>");
+        for h in &self.header {
+            let _ = write!(out, "<th>{}</th>", esc(h));
+        }
+        out.push_str("</tr>");
+        for r in &self.rows {
+            out.push_str("<tr>");
+            for c in r {
+                let class = if numeric(c) { "" } else { " class=\"t\"" };
+                let _ = write!(out, "<td{class}>{}</td>", esc(c));
+            }
+            out.push_str("</tr>");
+        }
+        out.push_str("</table>");
+        out
+    }
+
     /// Renders as CSV.
     pub fn render_csv(&self) -> String {
         let esc = |s: &str| {
@@ -74,6 +101,11 @@ impl Table {
     }
 }
 
+/// Whether a cell looks like a number (a count, a percentage, `-`), which tables right-align.
+fn numeric(s: &str) -> bool {
+    !s.is_empty() && s.chars().all(|c| c.is_ascii_digit() || ".%-x+*M".contains(c))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -85,5 +117,9 @@ mod tests {
         t.row(vec!["bbb".into(), "2".into()]);
         assert_eq!(t.render(), "kernel  n\n------  --\na       10\nbbb      2\n");
         assert_eq!(t.render_csv(), "kernel,n\na,10\nbbb,2\n");
+        let h = t.without(&["kernel"]).render_html();
+        assert_eq!(h, "<table><tr><th>n</th></tr><tr><td>10</td></tr><tr><td>2</td></tr></table>");
+        t.row(vec!["<a>".into(), "x y".into()]);
+        assert!(t.render_html().contains("<td class=\"t\">&lt;a&gt;</td><td class=\"t\">x y</td>"));
     }
 }

@@ -1,15 +1,35 @@
-//! What a run did over time and where: an [`Observer`] that keeps, for the report, the SIMD efficiency and
-//! structure size over issued instructions (in buckets that coarsen as the run grows, so memory stays
-//! bounded) and per-pc execution counts; and [`CycleBuckets`], the same over the cycles of a timed run,
-//! from its timeline.
+//! What a run did over time and where: an [`Observer`] that keeps, for the report, the SIMD efficiency,
+//! the issues by active-lane class and the structure size over issued instructions (in buckets that
+//! coarsen as the run grows, so memory stays bounded) and per-pc execution counts; and [`CycleBuckets`],
+//! the same over the cycles of a timed run, from its timeline.
 
 use reconverge_program::program::InstClass;
 use reconverge_program::Program;
 use reconverge_sim::{IssueEvent, Observer};
+pub use reconverge_timing::per_pc::PcCount;
+use reconverge_timing::per_pc::PcCounter;
 use reconverge_timing::{Timeline, TraceEvent};
 
 /// The most buckets kept; past it adjacent buckets merge and the bucket width doubles.
 const MAX_BUCKETS: usize = 4096;
+
+/// The most active-lane classes of [`Bucket::by_lanes`] (AerialVision's warp-divergence breakdown: W1–4,
+/// W5–8, ..., W29–32 at warp size 32).
+pub const LANE_CLASSES: usize = 8;
+
+/// The active-lane classes at warp size `w`: `min(8, w)` classes of `w / classes` lanes each, as the
+/// `(first, last)` active-lane counts each holds.
+pub fn lane_classes(w: u32) -> Vec<(u32, u32)> {
+    let n = (LANE_CLASSES as u32).min(w.max(1));
+    let per = w.max(1) / n;
+    (0..n).map(|k| (k * per + 1, (k + 1) * per)).collect()
+}
+
+/// The class ([`lane_classes`]) of an issue with `lanes` active lanes at warp size `w`.
+pub fn lane_class(lanes: u32, w: u32) -> usize {
+    let n = (LANE_CLASSES as u32).min(w.max(1));
+    ((lanes.clamp(1, w.max(1)) - 1) * n / w.max(1)) as usize
+}
 
 /// Issued instructions in one stretch of the run.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -24,6 +44,8 @@ pub struct Bucket {
     pub structure_sum: u64,
     /// The largest structure seen.
     pub structure_max: u64,
+    /// The kernel's own issues by active-lane class ([`lane_classes`]).
+    pub by_lanes: [u64; LANE_CLASSES],
 }
 
 impl Bucket {
@@ -33,6 +55,16 @@ impl Bucket {
         self.mechanism_issues += o.mechanism_issues;
         self.structure_sum += o.structure_sum;
         self.structure_max = self.structure_max.max(o.structure_max);
+        for (a, b) in self.by_lanes.iter_mut().zip(&o.by_lanes) {
+            *a += b;
+        }
+    }
+
+    /// Counts one issue of the kernel's own instructions with `lanes` active lanes of `w`.
+    fn own_issue(&mut self, lanes: u32, w: u32) {
+        self.issues += 1;
+        self.lanes += u64::from(lanes);
+        self.by_lanes[lane_class(lanes, w)] += 1;
     }
 
     /// All issues of the bucket.
@@ -41,40 +73,23 @@ impl Bucket {
     }
 }
 
-/// Executions of one pc (the kernel's own instructions).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct PcCount {
-    /// Warp-level executions.
-    pub executions: u64,
-    /// Active lanes summed.
-    pub lanes: u64,
-    /// Executions by a group that did not hold its warp's live threads (divergent executions).
-    pub divergent: u64,
-}
-
 /// Records a whole run (every CTA and warp) for the report.
 pub struct TimelineRecorder {
-    /// Per pc: a mechanism-inserted instruction.
-    inserted: Vec<bool>,
     /// Issues per bucket (a power of two).
     pub width: u64,
     /// The buckets, in issue order.
     pub buckets: Vec<Bucket>,
-    /// Per pc of the program.
-    pub per_pc: Vec<PcCount>,
+    /// Executions per pc of the program (the kernel's own instructions).
+    pub pcs: PcCounter,
+    /// Threads per warp.
+    warp_size: u32,
     issued: u64,
 }
 
 impl TimelineRecorder {
-    /// A recorder for runs of `prog`.
-    pub fn new(prog: &Program) -> TimelineRecorder {
-        TimelineRecorder {
-            inserted: prog.info.iter().map(|i| i.class == InstClass::Mechanism).collect(),
-            width: 1,
-            buckets: Vec::new(),
-            per_pc: vec![PcCount::default(); prog.insts.len()],
-            issued: 0,
-        }
+    /// A recorder for runs of `prog` at warp size `warp_size`.
+    pub fn new(prog: &Program, warp_size: u32) -> TimelineRecorder {
+        TimelineRecorder { width: 1, buckets: Vec::new(), pcs: PcCounter::new(prog), warp_size, issued: 0 }
     }
 
     /// Merges adjacent buckets until at most `n` remain (for plotting).
@@ -121,23 +136,16 @@ impl Observer for TimelineRecorder {
         let size = ev.structure as u64;
         b.structure_sum += size;
         b.structure_max = b.structure_max.max(size);
-        if self.inserted.get(ev.pc as usize).copied().unwrap_or(true) {
+        if self.pcs.count(ev.pc, ev.mask, ev.whole_warp) {
+            b.own_issue(ev.mask.count_ones(), self.warp_size);
+        } else {
             b.mechanism_issues += 1;
-            return;
-        }
-        let lanes = u64::from(ev.mask.count_ones());
-        b.issues += 1;
-        b.lanes += lanes;
-        if let Some(c) = self.per_pc.get_mut(ev.pc as usize) {
-            c.executions += 1;
-            c.lanes += lanes;
-            c.divergent += u64::from(!ev.whole_warp);
         }
     }
 }
 
-/// A timed run's issues by cycle: SIMD efficiency and structure size over the cycles of the run (as
-/// AerialVision plots them), all SMs together.
+/// A timed run's issues by cycle: SIMD efficiency, issues by active-lane class and structure size over the
+/// cycles of the run (as AerialVision plots them), all SMs together.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct CycleBuckets {
     /// Cycles per bucket.
@@ -153,11 +161,17 @@ pub struct CycleBuckets {
 }
 
 impl CycleBuckets {
-    /// The issues of `timeline` (a timed run of `prog` that took `cycles` cycles, recorded with at most
-    /// `per_sm` events per SM) in at most `n` buckets of the run's cycles. An SM records its issues in
-    /// cycle order until it holds `per_sm` events, so when events were left out the buckets stop at the
-    /// earliest last issue of such an SM.
-    pub fn from_timeline(timeline: &Timeline, prog: &Program, cycles: u64, n: usize, per_sm: usize) -> CycleBuckets {
+    /// The issues of `timeline` (a timed run of `prog` at warp size `w` that took `cycles` cycles,
+    /// recorded with at most `per_sm` events per SM) in at most `n` buckets of the run's cycles. An SM
+    /// records its issues in cycle order until it holds `per_sm` events, so when events were left out the
+    /// buckets stop at the earliest last issue of such an SM.
+    pub fn from_timeline(
+        timeline: &Timeline,
+        (prog, w): (&Program, u32),
+        cycles: u64,
+        n: usize,
+        per_sm: usize,
+    ) -> CycleBuckets {
         let width = cycles.div_ceil(n.max(1) as u64).max(1);
         let mut buckets = vec![Bucket::default(); cycles.div_ceil(width) as usize];
         // Per SM: events recorded and the last issue cycle.
@@ -181,8 +195,7 @@ impl CycleBuckets {
             if prog.info.get(pc as usize).is_none_or(|i| i.class == InstClass::Mechanism) {
                 b.mechanism_issues += 1;
             } else {
-                b.issues += 1;
-                b.lanes += u64::from(lanes);
+                b.own_issue(lanes, w);
             }
         }
         let covered = if timeline.dropped == 0 {
@@ -215,6 +228,16 @@ mod tests {
         TraceEvent::Issue { sm: 0, sched: 0, cta: 0, warp: 0, pc: 0, lanes, structure, start, dur: 1 }
     }
 
+    #[test]
+    fn lane_classes_scale_with_the_warp_size() {
+        assert_eq!(lane_classes(32)[0], (1, 4));
+        assert_eq!(lane_classes(32)[7], (29, 32));
+        assert_eq!(lane_classes(4), [(1, 1), (2, 2), (3, 3), (4, 4)]);
+        assert_eq!(lane_classes(64)[1], (9, 16));
+        assert_eq!((lane_class(1, 32), lane_class(4, 32), lane_class(5, 32), lane_class(32, 32)), (0, 0, 1, 7));
+        assert_eq!((lane_class(3, 4), lane_class(64, 64), lane_class(0, 32)), (2, 7, 0));
+    }
+
     /// Issues land in the bucket of their cycle, every SM together; when an SM's share of the event cap
     /// ran out, the buckets stop before its last recorded issue.
     #[test]
@@ -222,14 +245,15 @@ mod tests {
         let prog = program();
         let events = vec![issue(0, 32, 1), issue(5, 16, 2), issue(10, 8, 3), issue(39, 32, 1)];
         let mut timeline = Timeline { events, dropped: 0, spec: Some(TraceSpec::default()) };
-        let c = CycleBuckets::from_timeline(&timeline, &prog, 40, 4, 100);
+        let c = CycleBuckets::from_timeline(&timeline, (&prog, 32), 40, 4, 100);
         assert_eq!((c.width, c.cycles, c.covered), (10, 40, 40));
         assert_eq!(c.buckets.len(), 4);
         assert_eq!((c.buckets[0].issues, c.buckets[0].lanes, c.buckets[0].structure_sum), (2, 48, 3));
+        assert_eq!(c.buckets[0].by_lanes, [0, 0, 0, 1, 0, 0, 0, 1], "16 lanes: W13–16; 32: W29–32");
         assert_eq!((c.buckets[1].issues, c.buckets[2].issues, c.buckets[3].issues), (1, 0, 1));
         // SM 0 held its 4 events and left later ones out: cycles from 39 on are not covered.
         timeline.dropped = 1;
-        let c = CycleBuckets::from_timeline(&timeline, &prog, 40, 4, 4);
+        let c = CycleBuckets::from_timeline(&timeline, (&prog, 32), 40, 4, 4);
         assert_eq!((c.covered, c.buckets.len()), (39, 3));
     }
 }

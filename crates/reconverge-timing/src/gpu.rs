@@ -25,6 +25,25 @@ pub struct TimedResult {
     pub run: RunResult,
     /// What the timing model measured.
     pub timing: TimingStats,
+    /// Per pc: the idle scheduler-cycles charged to it by cause, every SM together (`None` unless
+    /// [`Record::pc_stalls`] asked; the rule is [`crate::per_pc::PcStalls`]'s). Per cause the pcs sum to
+    /// [`TimingStats::stalls`], `no_ready_warp` excepted (charged to no pc).
+    pub pc_stalls: Option<Vec<crate::stats::StallCounts>>,
+    /// Per pc: the executions of the kernel's own instructions, every SM together (`None` unless
+    /// [`Record::pc_counts`] asked).
+    pub pc_counts: Option<Vec<crate::per_pc::PcCount>>,
+}
+
+/// What a timed run records beside its statistics, each only when asked (an ordinary run records
+/// nothing and pays nothing for it).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Record {
+    /// The timeline ([`run_timed_traced`]).
+    pub trace: Option<TraceSpec>,
+    /// Idle scheduler-cycles per pc ([`TimedResult::pc_stalls`]).
+    pub pc_stalls: bool,
+    /// Executions per pc ([`TimedResult::pc_counts`]).
+    pub pc_counts: bool,
 }
 
 /// How a timed run is carried out beyond the launch and the machine: its cycle limit and the host
@@ -59,6 +78,20 @@ pub fn run_timed_traced<'a>(
     opts: TimedOptions,
     trace: Option<TraceSpec>,
 ) -> (TimedResult, Timeline) {
+    run_timed_recorded(kernel, launch, gpu, args, opts, Record { trace, ..Record::default() })
+}
+
+/// [`run_timed`], recording what `record` asks for: the timeline (returned beside the result, empty
+/// when not asked), idle cycles and executions per pc (in the result). Nothing recorded depends on
+/// `opts.threads`.
+pub fn run_timed_recorded<'a>(
+    kernel: &Loaded,
+    launch: &LaunchConfig,
+    gpu: &GpuConfig,
+    args: impl Into<LaunchArgs<'a>>,
+    opts: TimedOptions,
+    record: Record,
+) -> (TimedResult, Timeline) {
     let args = args.into();
     // The run stays on the caller's thread; only epochs with enough work hand their SMs to the pool, and
     // never more threads than SMs that can have work (a CTA each at least).
@@ -67,7 +100,7 @@ pub fn run_timed_traced<'a>(
     let bounds = Bounds { max_cycles: opts.max_cycles, pool };
     let prog = kernel.program();
     let source = Source::Args(args);
-    reconverge_mechanism::with_tracker!(kernel.mechanism(), |t| run_with(prog, t, launch, gpu, source, bounds, trace))
+    reconverge_mechanism::with_tracker!(kernel.mechanism(), |t| run_with(prog, t, launch, gpu, source, bounds, record))
 }
 
 /// [`run_timed`] on a device state the caller keeps between launches ([`DeviceState::resident`]): memory
@@ -79,12 +112,26 @@ pub fn run_timed_resident(
     dev: &mut DeviceState,
     opts: TimedOptions,
 ) -> TimedResult {
+    run_timed_resident_recorded(kernel, launch, gpu, dev, opts, Record::default())
+}
+
+/// [`run_timed_resident`], recording per pc what `record` asks for (its timeline is not kept).
+pub fn run_timed_resident_recorded(
+    kernel: &Loaded,
+    launch: &LaunchConfig,
+    gpu: &GpuConfig,
+    dev: &mut DeviceState,
+    opts: TimedOptions,
+    record: Record,
+) -> TimedResult {
     let threads = host_threads(opts.threads, gpu, launch);
     let pool = if threads > 1 { pool(threads) } else { None };
     let bounds = Bounds { max_cycles: opts.max_cycles, pool };
     let prog = kernel.program();
     let source = Source::Resident(dev);
-    reconverge_mechanism::with_tracker!(kernel.mechanism(), |t| run_with(prog, t, launch, gpu, source, bounds, None)).0
+    let record = Record { trace: None, ..record };
+    reconverge_mechanism::with_tracker!(kernel.mechanism(), |t| run_with(prog, t, launch, gpu, source, bounds, record))
+        .0
 }
 
 /// Where a timed run's device state comes from.
@@ -131,8 +178,9 @@ fn run_with<T: Tracker>(
     gpu: &GpuConfig,
     source: Source<'_, '_>,
     bounds: Bounds,
-    trace: Option<TraceSpec>,
+    record: Record,
 ) -> (TimedResult, Timeline) {
+    let trace = record.trace;
     let nargs = match &source {
         Source::Args(args) => args.as_slice().len(),
         Source::Resident(_) => prog.params.len(),
@@ -141,6 +189,8 @@ fn run_with<T: Tracker>(
         let r = TimedResult {
             run: RunResult::failed(prog, Stats::new(prog, launch.warp_size, T::STRUCTURE), e, nargs),
             timing: TimingStats::default(),
+            pc_stalls: None,
+            pc_counts: None,
         };
         (r, Timeline { spec: trace, ..Timeline::default() })
     };
@@ -150,8 +200,10 @@ fn run_with<T: Tracker>(
     }
     let resident = gpu.num_sms as u64 * gpu.sm.max_ctas as u64;
     // The model's own structures count against the memory limit too (checked before anything is built).
-    let recorded =
-        trace.map_or(0, |t| t.max_events as u64).saturating_mul(std::mem::size_of::<trace::TraceEvent>() as u64);
+    let recorded = trace
+        .map_or(0, |t| t.max_events as u64)
+        .saturating_mul(std::mem::size_of::<trace::TraceEvent>() as u64)
+        .saturating_add(per_pc_bytes(prog, gpu, record));
     let model_bytes = gpu.model_bytes(prog.nregs as u64, launch).saturating_add(recorded);
     let mut owned: Option<DeviceState> = None;
     let dev: &mut DeviceState = match source {
@@ -175,6 +227,10 @@ fn run_with<T: Tracker>(
             let nsched = gpu.sm.schedulers as usize;
             sm.trace = Some(SmTrace::new(spec, sm.id, gpu.num_sms, nsched, launch.warp_size));
         }
+    }
+    for sm in sms.iter_mut() {
+        sm.pc_stalls = record.pc_stalls.then(|| crate::per_pc::PcStalls::new(prog));
+        sm.pc_counts = record.pc_counts.then(|| crate::per_pc::PcCounter::new(prog));
     }
     let mut l2 = match L2Dram::new(gpu.l2_dram()) {
         Ok(l) => l,
@@ -211,7 +267,23 @@ fn run_with<T: Tracker>(
     let outputs = owned.map(|d| d.into_outputs(prog, launch)).unwrap_or_default();
     // `printf` output of every SM, in thread order (independent of the host threads).
     let printed = reconverge_sim::printf::gather(sms.iter().map(|s| s.core().printf()));
-    (TimedResult { run: RunResult::finished(prog, stats, error, outputs).with_printf(printed), timing }, timeline)
+    let pc_stalls = record.pc_stalls.then(|| {
+        let parts = sms.iter().filter_map(|s| s.pc_stalls.as_ref().map(|p| &p.per_pc[..]));
+        crate::per_pc::sum_by_pc(parts, crate::stats::StallCounts::merge)
+    });
+    let pc_counts = record.pc_counts.then(|| {
+        let parts = sms.iter().filter_map(|s| s.pc_counts.as_ref().map(|p| &p.per_pc[..]));
+        crate::per_pc::sum_by_pc(parts, crate::per_pc::PcCount::merge)
+    });
+    let run = RunResult::finished(prog, stats, error, outputs).with_printf(printed);
+    (TimedResult { run, timing, pc_stalls, pc_counts }, timeline)
+}
+
+/// The bytes the per-pc records `record` asks for take (every SM keeps its own).
+fn per_pc_bytes(prog: &Program, gpu: &GpuConfig, record: Record) -> u64 {
+    let stalls = if record.pc_stalls { std::mem::size_of::<crate::stats::StallCounts>() } else { 0 };
+    let counts = if record.pc_counts { std::mem::size_of::<crate::per_pc::PcCount>() } else { 0 };
+    ((stalls + counts) as u64).saturating_mul(prog.insts.len() as u64).saturating_mul(u64::from(gpu.num_sms))
 }
 
 /// How the epoch loop may run.

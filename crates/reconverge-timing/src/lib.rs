@@ -26,6 +26,7 @@ pub mod gpu;
 pub mod import;
 pub mod memsys;
 mod opcode;
+pub mod per_pc;
 pub mod sm;
 pub mod stats;
 pub mod trace;
@@ -34,6 +35,9 @@ pub use config::{
     ConstCacheConfig, Dispatch, FrontendConfig, GpuConfig, LaunchCostConfig, OpcodeConfig, RegisterSource,
     SchedulerPolicy, TextureCacheConfig, PRESETS,
 };
-pub use gpu::{run_timed, run_timed_resident, run_timed_traced, TimedOptions, TimedResult};
+pub use gpu::{
+    run_timed, run_timed_recorded, run_timed_resident, run_timed_resident_recorded, run_timed_traced, Record,
+    TimedOptions, TimedResult,
+};
 pub use stats::{Occupancy, TimingStats};
 pub use trace::{Timeline, TraceEvent, TraceSpec};

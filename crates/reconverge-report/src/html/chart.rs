@@ -1,6 +1,7 @@
-//! Plots as inline SVG, written directly (lines, grouped bars, stacked bars): every plot has a title,
-//! axis labels with units and a legend, reads at 1280 px and prints in black and white well enough.
-//! Hovering a point or bar shows its value (SVG `<title>`).
+//! Plots as inline SVG, written directly (lines, grouped bars, stacked bars, stacked areas): every plot
+//! has a title, axis labels with units and a legend (small multiples share one legend in the page,
+//! [`html_legend`]), reads at 1280 px and prints in black and white well enough. Hovering a point, bar
+//! or area shows its value or name (SVG `<title>`).
 //!
 //! Series are told apart by a [`Style`], a colour and a pattern (the dash pattern of a line, the hatching
 //! of a bar): [`styles`] gives every series of a page its own pair, however many there are (25
@@ -347,6 +348,23 @@ fn legend_of(out: &mut String, entries: &[(&str, Style)], lines: bool, id: &str,
     }
 }
 
+/// The tick labels of an x axis from 0 to a round value at or above `x_max`; returns that value.
+fn x_axis(out: &mut String, x_max: f64, f: &Frame) -> f64 {
+    let (x_step, x_top) = ticks(x_max);
+    let mut v = 0.0;
+    while v <= x_top + x_step * 1e-9 {
+        let x = f.left + f.plot_w() * v / x_top;
+        let _ = write!(
+            out,
+            r#"<text class="tick" x="{x:.1}" y="{}" text-anchor="middle">{}</text>"#,
+            f.h - f.bottom + 18.0,
+            fmt_value(v, false)
+        );
+        v += x_step;
+    }
+    x_top
+}
+
 /// A line chart; x from 0 to [`Spec::x_max`] or the largest x. Series are drawn in their styles; a
 /// wide chart has a legend, a panel names its one series in its title.
 pub fn lines(spec: &Spec<'_>, series: &[Series]) -> String {
@@ -358,19 +376,8 @@ pub fn lines(spec: &Spec<'_>, series: &[Series]) -> String {
     let y_data = series.iter().flat_map(|s| s.points.iter().map(|p| p.1)).fold(0.0, f64::max);
     let (step, top) = ticks(spec.y_max.unwrap_or(y_data));
     y_axis(&mut out, spec, top, step, 0.0, &f);
-    let (x_step, x_top) = ticks(spec.x_max.unwrap_or(x_data));
+    let x_top = x_axis(&mut out, spec.x_max.unwrap_or(x_data), &f);
     let (plot_w, plot_h) = (f.plot_w(), f.plot_h());
-    let mut v = 0.0;
-    while v <= x_top + x_step * 1e-9 {
-        let x = f.left + plot_w * v / x_top;
-        let _ = write!(
-            out,
-            r#"<text class="tick" x="{x:.1}" y="{}" text-anchor="middle">{}</text>"#,
-            f.h - f.bottom + 18.0,
-            fmt_value(v, false)
-        );
-        v += x_step;
-    }
     let n = series.len();
     for (i, s) in series.iter().enumerate() {
         // Earlier lines are drawn wider, so a line that another one covers still shows at its edges.
@@ -533,6 +540,77 @@ pub fn stacked(spec: &Spec<'_>, rows: &[(String, Vec<f64>)], parts: &[&str]) -> 
     out
 }
 
+/// One layer of a stacked-area chart ([`stacked_areas`]).
+pub struct Layer {
+    /// Its name (the page's legend, and the hover text).
+    pub name: String,
+    /// Its fill, as CSS.
+    pub fill: String,
+    /// Per column.
+    pub values: Vec<f64>,
+}
+
+/// Stacked areas over x: column `i` covers x from `i * width` to `(i + 1) * width`, its value held over
+/// that range (steps, not slopes between columns), and the layers stack in order, the first at the
+/// bottom. Every layer is one `polygon.area` named in its `<title>`; the x axis runs to [`Spec::x_max`]
+/// (or the last column's end) and the y axis to [`Spec::y_max`] (or the tallest stack), so small
+/// multiples share both. The legend is the page's ([`html_legend`]), one for every panel.
+pub fn stacked_areas(spec: &Spec<'_>, width: f64, layers: &[Layer]) -> String {
+    let mut out = String::new();
+    let f = Frame::of(spec.size, 0);
+    open(&mut out, spec, "areas", &f);
+    let n = layers.iter().map(|l| l.values.len()).max().unwrap_or(0);
+    let mut totals = vec![0.0f64; n];
+    for l in layers {
+        for (t, v) in totals.iter_mut().zip(&l.values) {
+            *t += v.max(0.0);
+        }
+    }
+    let (step, top) = ticks(spec.y_max.unwrap_or_else(|| totals.iter().copied().fold(0.0, f64::max)));
+    y_axis(&mut out, spec, top, step, 0.0, &f);
+    let x_top = x_axis(&mut out, spec.x_max.unwrap_or(n as f64 * width), &f);
+    let (plot_w, plot_h) = (f.plot_w(), f.plot_h());
+    let px = |x: f64, y: f64| {
+        format!("{:.1},{:.1}", f.left + plot_w * (x / x_top).min(1.0), f.top + plot_h * (1.0 - (y / top).min(1.0)))
+    };
+    let mut base = vec![0.0f64; n];
+    for l in layers {
+        let (mut upper, mut lower) = (Vec::with_capacity(2 * n), Vec::with_capacity(2 * n));
+        for (i, b) in base.iter_mut().enumerate() {
+            let v = l.values.get(i).copied().unwrap_or(0.0).max(0.0);
+            let (x0, x1) = (i as f64 * width, (i + 1) as f64 * width);
+            upper.extend([px(x0, *b + v), px(x1, *b + v)]);
+            lower.extend([px(x0, *b), px(x1, *b)]);
+            *b += v;
+        }
+        if l.values.iter().all(|v| *v <= 0.0) {
+            continue;
+        }
+        lower.reverse();
+        upper.extend(lower);
+        let _ = write!(
+            out,
+            r##"<polygon class="area" data-layer="{name}" fill="{}" stroke="#fff" stroke-width="0.3" points="{}"><title>{name}</title></polygon>"##,
+            esc(&l.fill),
+            upper.join(" "),
+            name = esc(&l.name)
+        );
+    }
+    out.push_str("</svg></figure>");
+    out
+}
+
+/// A legend in the page for plots that share one (the panels of small multiples, a table's bars): a
+/// swatch of each fill with its name.
+pub fn html_legend(entries: &[(&str, &str)]) -> String {
+    let mut out = String::from("<p class=\"legend-scale\">");
+    for (name, fill) in entries {
+        let _ = write!(out, "<span style=\"background:{}\">{}</span>", esc(fill), esc(name));
+    }
+    out.push_str("</p>");
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -565,6 +643,44 @@ mod tests {
         assert!(b.contains("<pattern id=\"") && b.contains("fill=\"url(#p"));
         let s = stacked(&spec, &[("m".into(), vec![1.0, 3.0])], &["p", "q"]);
         assert!(s.contains("q 75.0%"));
+    }
+
+    /// Layers stack: the second starts where the first ends, each column holds its value over its x
+    /// range, and an all-zero layer draws nothing.
+    #[test]
+    fn stacked_areas_stack_their_layers_in_steps() {
+        let spec = Spec {
+            title: "t",
+            x_label: "cycle",
+            y_label: "IPC",
+            y_max: Some(2.0),
+            x_max: Some(4.0),
+            ..Spec::default()
+        };
+        let layer = |name: &str, values: Vec<f64>| Layer { name: name.into(), fill: "#abc".into(), values };
+        let svg = stacked_areas(
+            &spec,
+            2.0,
+            &[layer("a", vec![1.0, 0.5]), layer("b", vec![1.0, 1.0]), layer("z", vec![0.0, 0.0])],
+        );
+        assert_eq!(svg.matches("<polygon class=\"area\"").count(), 2);
+        let points = |name: &str| -> Vec<(f64, f64)> {
+            let at = svg.find(&format!("data-layer=\"{name}\"")).expect("the layer");
+            let p = &svg[at..];
+            let p = &p[p.find("points=\"").expect("points") + 8..];
+            p[..p.find('"').expect("end")]
+                .split(' ')
+                .map(|xy| xy.split_once(',').map(|(x, y)| (x.parse().expect("x"), y.parse().expect("y"))).expect("x,y"))
+                .collect()
+        };
+        let (a, b) = (points("a"), points("b"));
+        // Upper edge of `a` at column 0 is the lower edge of `b` there; a step at x = 2.
+        assert_eq!(a[0].1, b[b.len() - 1].1);
+        assert_eq!(a[1].0, a[2].0);
+        assert!(a[1].1 < a[2].1, "the step down from 1 to 0.5 at x = 2: {a:?}");
+        assert!(!svg.contains("data-layer=\"z\""));
+        let legend = html_legend(&[("W1–4", "#f00")]);
+        assert!(legend.contains("background:#f00") && legend.contains("W1–4"));
     }
 
     /// Every mechanism of the registry (28) gets its own colour and pattern, families share a colour,

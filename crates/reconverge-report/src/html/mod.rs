@@ -5,13 +5,18 @@
 
 pub mod cfg_svg;
 pub mod chart;
+pub mod numbers;
+pub mod per_line;
 
 use crate::cfg::FunctionReport;
 use crate::records::RunRecord;
 use crate::timeline::{Bucket, CycleBuckets, TimelineRecorder};
-use chart::{BarSeries, Series, Size, Spec, Style};
+use chart::{BarSeries, Layer, Series, Size, Spec, Style};
 use reconverge_program::Program;
 use reconverge_sim::RunResult;
+use reconverge_timing::per_pc::PcSite;
+use reconverge_timing::stats::StallCounts;
+use reconverge_timing::{GpuConfig, TimingStats};
 use std::fmt::Write;
 
 /// Ten colours (Tableau 10) for plots whose series are not mechanisms (the hardware-cost plot); the
@@ -48,6 +53,10 @@ td.t { text-align: left; }
 .source td.code { text-align: left; min-width: 30ch; } .source td.n { color: #999; } .source th { position: sticky; top: 0; }
 .cfg svg { max-width: 100%; height: auto; } details { margin: 8px 0; } summary { cursor: pointer; font-weight: 600; }
 .legend-scale span { display: inline-block; padding: 1px 8px; margin-right: 4px; font-size: 12px; }
+.source td.sb { font-size: 11px; line-height: 1.2; padding: 1px 8px; } .sbar { display: flex; width: 140px; height: 6px; margin-top: 1px; background: #f2f2f2; } .sbar i { display: block; height: 100%; }
+.cards { display: grid; grid-template-columns: repeat(auto-fill, minmax(270px, 1fr)); gap: 8px 18px; align-items: start; } table.card { width: 100%; margin: 4px 0; } table.card th { text-align: left; }
+.wide { overflow-x: auto; } .wide th { text-align: left; } .wide td.t { min-width: 16ch; } .scroll { max-height: 420px; overflow: auto; border: 1px solid #ddd; } .scroll table { margin: 0; }
+pre.config { max-height: 360px; overflow: auto; background: #f8f8f8; border: 1px solid #ddd; padding: 8px; font: 12px/1.4 ui-monospace, Menlo, Consolas, monospace; }
 @media print { body { max-width: none; padding: 0; } .source { max-height: none; overflow: visible; } details { display: block; } }
 "#;
 
@@ -79,6 +88,11 @@ pub struct MechanismRun<'a> {
     pub timed_result: Option<&'a RunResult>,
     /// The timed run's Chrome trace file, relative to the report (`None` unless asked for).
     pub trace_file: Option<&'a str>,
+    /// The timed run's timing statistics (`None` in functional mode).
+    pub timing: Option<&'a TimingStats>,
+    /// The timed run's idle scheduler-cycles charged per pc by cause (`None` in functional mode;
+    /// [`reconverge_timing::per_pc::PcStalls`] defines the charge).
+    pub pc_stalls: Option<&'a [StallCounts]>,
 }
 
 /// The source shown in the heat map.
@@ -108,6 +122,8 @@ pub struct RunReport<'a> {
     pub source: SourceView<'a>,
     /// The kernel's CFG (analysis report of the original module).
     pub cfg: Option<&'a FunctionReport>,
+    /// The GPU configuration of the timed runs (`None` in functional mode).
+    pub gpu: Option<&'a GpuConfig>,
 }
 
 fn pct(x: Option<f64>) -> String {
@@ -135,11 +151,19 @@ pub fn run_report(r: &RunReport<'_>) -> String {
     );
     let names: Vec<&str> = r.runs.iter().map(|m| m.mechanism).collect();
     let styles = chart::styles(&names);
+    if let Some(g) = r.gpu {
+        numbers::config_details(&mut b, g);
+    }
     summary_table(&mut b, r);
     over_run_section(&mut b, r, &styles);
+    lanes_section(&mut b, r);
     histogram_section(&mut b, r, &styles);
     stall_section(&mut b, r);
+    numbers::timing_table(&mut b, r);
+    numbers::counters_section(&mut b, r);
     heat_section(&mut b, r);
+    per_line::stall_lines_section(&mut b, r);
+    numbers::branches_section(&mut b, r);
     cfg_section(&mut b, r);
     page(&format!("{} — reconverge report", r.kernel), &b)
 }
@@ -210,6 +234,35 @@ fn over_run_section(b: &mut String, r: &RunReport<'_>, styles: &[Style]) {
         }
         b.push_str("</div>");
     }
+}
+
+/// A mechanism's panel of [`lanes_section`]: its bucket width (cycles, or issued instructions) and a
+/// layer per key (`(name, fill)`: the active-lane classes, then the mechanism's instructions), in
+/// instructions per cycle over cycles (`by_cycle`) or as shares of each bucket's issues.
+fn lane_layers(m: &MechanismRun<'_>, by_cycle: bool, keys: &[(String, String)]) -> (f64, Vec<Layer>) {
+    let (width, buckets) = match m.by_cycle.filter(|_| by_cycle) {
+        Some(c) => (c.width, c.buckets.clone()),
+        None => m.timeline.coarse(150),
+    };
+    let classes = keys.len().saturating_sub(1);
+    let value = |bk: &Bucket, k: usize| {
+        let v = bk.by_lanes.get(k).copied().filter(|_| k < classes).unwrap_or(bk.mechanism_issues) as f64;
+        if by_cycle {
+            v / width.max(1) as f64
+        } else {
+            v / bk.all_issues().max(1) as f64
+        }
+    };
+    let layers = keys
+        .iter()
+        .enumerate()
+        .map(|(k, (name, fill))| Layer {
+            name: name.clone(),
+            fill: fill.clone(),
+            values: buckets.iter().map(|bk| value(bk, k)).collect(),
+        })
+        .collect();
+    (width as f64, layers)
 }
 
 /// One line per mechanism over its buckets (at most 150 points): x in cycles (`by_cycle`) or in issued
@@ -352,88 +405,90 @@ fn stall_section(b: &mut String, r: &RunReport<'_>) {
     if rows.is_empty() {
         return;
     }
-    b.push_str("<h2>Where the issue slots went</h2>");
-    b.push_str(&chart::stacked(
-        &Spec {
-            title: "Scheduler issue slots by outcome",
-            x_label: "share of issue slots while SMs had work (%)",
-            percent: true,
-            ..Spec::default()
-        },
-        &rows,
-        &["issued", "memory", "register dependency", "busy unit or branch", "barrier", "mechanism", "no warp"],
-    ));
+    b.push_str("<h2>Where the issue slots went</h2><p class=\"note\">Every scheduler-cycle while an SM had work either issued or idled for the most telling reason among its warps. The tables below give the timing model's other numbers (caches, DRAM, coalescing) and each mechanism's own counters side by side; the idle cycles per source line come after the heat map.</p>");
+    let mut parts = vec!["issued"];
+    parts.extend(per_line::CAUSES.iter().map(|(name, _)| *name));
+    parts.push("no warp");
+    let spec = Spec {
+        title: "Scheduler issue slots by outcome",
+        x_label: "share of issue slots while SMs had work (%)",
+        percent: true,
+        ..Spec::default()
+    };
+    b.push_str(&chart::stacked(&spec, &rows, &parts));
 }
 
-/// Per source line: executions and divergent executions per mechanism, coloured by the divergent share.
-fn line_counts(r: &RunReport<'_>) -> Vec<std::collections::BTreeMap<u32, (u64, u64)>> {
-    r.runs
+/// Issued warp instructions by active-lane class over the run (AerialVision's warp-divergence
+/// breakdown), a panel per mechanism: over cycles in a timed report (instructions per cycle, so the
+/// stack's height is the kernel's issue rate), else over issued instructions (shares of each stretch's
+/// issues). Mechanism-inserted instructions are a layer of their own.
+fn lanes_section(b: &mut String, r: &RunReport<'_>) {
+    let by_cycle = r.runs.iter().all(|m| m.by_cycle.is_some());
+    let classes = crate::timeline::lane_classes(r.warp_size);
+    let n = classes.len();
+    let mut names: Vec<String> =
+        classes.iter().map(|&(a, z)| if a == z { format!("W{a}") } else { format!("W{a}–{z}") }).collect();
+    let mut fills: Vec<String> =
+        (0..n).map(|k| format!("#{:06x}", cfg_svg::heat(Some(1.0 - k as f64 / (n - 1).max(1) as f64)) >> 8)).collect();
+    names.push("mechanism instructions".into());
+    fills.push("#8c8c8c".into());
+    let keys: Vec<(String, String)> = names.iter().cloned().zip(fills.iter().cloned()).collect();
+    let panels: Vec<(f64, Vec<Layer>)> = r.runs.iter().map(|m| lane_layers(m, by_cycle, &keys)).collect();
+    let column_max = |(_, layers): &(f64, Vec<Layer>)| {
+        let cols = layers.iter().map(|l| l.values.len()).max().unwrap_or(0);
+        (0..cols).map(|i| layers.iter().filter_map(|l| l.values.get(i)).sum::<f64>()).fold(0.0, f64::max)
+    };
+    let y_max = if by_cycle { panels.iter().map(column_max).fold(0.0, f64::max) } else { 1.0 };
+    let x_max = panels.iter().map(|(w, l)| w * l.first().map_or(0, |l| l.values.len()) as f64).fold(0.0, f64::max);
+    let many = r.runs.len() > MAX_OVERLAID;
+    let (a, z) = classes.first().copied().unwrap_or((1, 1));
+    let class = format!("{} meaning {a} to {z} active lanes (AerialVision's warp-divergence breakdown)", names[0]);
+    let _ = write!(
+        b,
+        "<h2>Issued instructions by active lanes over the run</h2><p class=\"note\">{}",
+        if by_cycle {
+            format!("The kernel's issued warp instructions per cycle (every SM together) split by how many lanes were active, {class}, and the mechanism's own instructions on top: the stack's height is the issue rate, its colours where the lanes went. x: simulated cycles of the timed run. The panels share their axes; a panel stops where its timed run's timeline ran out, as the SIMD efficiency above does.</p>")
+        } else {
+            format!("The share of each stretch of issued warp instructions by how many lanes were active, {class}, and the mechanism's own instructions on top. x: issued warp instructions of the functional run, which issues a warp's instructions in runs, so neighbouring stretches may hold different warps. The panels share their axes.</p>")
+        }
+    );
+    let legend: Vec<(&str, &str)> = names.iter().zip(&fills).map(|(a, c)| (a.as_str(), c.as_str())).collect();
+    b.push_str(&chart::html_legend(&legend));
+    let _ = write!(b, "<div class=\"{}\">", if many { "panels" } else { "small-multiples" });
+    for (m, (width, layers)) in r.runs.iter().zip(&panels) {
+        let spec = Spec {
+            title: m.mechanism,
+            x_label: if by_cycle { "cycle" } else { "issued warp instructions" },
+            y_label: if by_cycle { "warp instructions per cycle" } else { "share of issues (%)" },
+            percent: !by_cycle,
+            y_max: Some(y_max),
+            x_max: Some(x_max),
+            size: if many { Size::Panel } else { Size::Half },
+            ..Spec::default()
+        };
+        b.push_str(&chart::stacked_areas(&spec, *width, layers));
+    }
+    b.push_str("</div>");
+}
+
+/// The source as a heat map: the line number and its text first, then a cell per mechanism (divergent /
+/// all executions of the line's instructions, coloured by the divergent share).
+fn heat_section(b: &mut String, r: &RunReport<'_>) {
+    let columns: Vec<(&str, per_line::LineExecutions)> = r
+        .runs
         .iter()
         .map(|m| {
-            let mut map = std::collections::BTreeMap::new();
-            for (pc, c) in m.timeline.per_pc.iter().enumerate() {
-                let info = &m.prog.info[pc];
-                let line = match r.source.cuda_file {
-                    Some(f) => match info.loc {
-                        Some(l) if l.file == f => l.line,
-                        _ => continue,
-                    },
-                    None => info.ptx_line,
-                };
-                if line == 0 || c.executions == 0 {
-                    continue;
-                }
-                let e: &mut (u64, u64) = map.entry(line).or_default();
-                e.0 += c.executions;
-                e.1 += c.divergent;
-            }
-            map
+            let sites = PcSite::of_program(m.prog);
+            (m.mechanism, per_line::line_executions(&sites, &m.timeline.pcs.per_pc, r.source.cuda_file))
         })
-        .collect()
-}
-
-/// The source as a heat map: the line number and its text first, then a cell per mechanism.
-fn heat_section(b: &mut String, r: &RunReport<'_>) {
-    let lines: Vec<&str> = r.source.text.lines().collect();
-    let per = line_counts(r);
-    let first = per.iter().filter_map(|m| m.keys().next().copied()).min().unwrap_or(1);
-    let last = per.iter().filter_map(|m| m.keys().next_back().copied()).max().unwrap_or(0).min(lines.len() as u32);
+        .collect();
     let kind = if r.source.cuda_file.is_some() { "CUDA" } else { "PTX" };
     let _ = write!(
         b,
         "<h2>Divergent executions per line of {}</h2><p class=\"note\">Lines are {kind} lines. A divergent execution is an issue whose group did not hold every live thread of its warp. Cells: divergent / all executions of the line's instructions; colour: the divergent share. Threads that have exited no longer count as live, which matters most under its (independent thread scheduling), whose paths need not reconverge before they exit: once the warp's other threads have exited, a path runs “converged”, and its idle lanes show only in SIMD efficiency.</p>",
         esc(r.source.name)
     );
-    if let Some(why) = r.source.fallback {
-        let _ = write!(b, "<p class=\"warn\">{}</p>", esc(why));
-    }
-    b.push_str("<p class=\"legend-scale\">");
-    for s in [0.0, 0.25, 0.5, 0.75, 1.0] {
-        let _ = write!(b, "<span style=\"background:#{:06x}\">{:.0}%</span>", cfg_svg::heat(Some(s)) >> 8, 100.0 * s);
-    }
-    b.push_str("</p><div class=\"source\"><table><tr><th>line</th><th style=\"text-align:left\">source</th>");
-    for m in &r.runs {
-        let _ = write!(b, "<th>{}</th>", esc(m.mechanism));
-    }
-    b.push_str("</tr>");
-    for line in first..=last {
-        let text = lines.get(line as usize - 1).copied().unwrap_or("");
-        let _ = write!(b, "<tr><td class=\"n\">{line}</td><td class=\"code\">{}</td>", esc(text));
-        for m in &per {
-            match m.get(&line) {
-                Some(&(e, d)) => {
-                    let _ = write!(
-                        b,
-                        "<td style=\"background:#{:06x}\" title=\"{d} of {e} executions divergent\">{d}/{e}</td>",
-                        cfg_svg::heat(Some(d as f64 / e as f64)) >> 8
-                    );
-                }
-                None => b.push_str("<td></td>"),
-            }
-        }
-        b.push_str("</tr>");
-    }
-    b.push_str("</table></div>");
+    per_line::heat_table(b, &r.source, &columns);
 }
 
 fn cfg_section(b: &mut String, r: &RunReport<'_>) {
@@ -448,17 +503,7 @@ fn cfg_section(b: &mut String, r: &RunReport<'_>) {
         "<h2>Control-flow graph</h2><p class=\"note\">Line numbers in the CFG are PTX lines: each block shows the PTX line of its label or first instruction and, where the kernel has line information, the CUDA line of its first instruction{heat}. Blocks coloured by the share of their instructions' executions that were divergent (green: converged, red: divergent, grey: not executed); a thick border and ◆ mark reconvergence points (immediate post-dominators of branches that may diverge); dashed edges go back.</p>"
     );
     for (i, m) in r.runs.iter().enumerate() {
-        let mut counts = vec![(0u64, 0u64); f.blocks.len()];
-        for (pc, c) in m.timeline.per_pc.iter().enumerate() {
-            let info = &m.prog.info[pc];
-            if info.func != 0 {
-                continue;
-            }
-            if let Some(k) = f.blocks.iter().position(|x| x.index == info.block) {
-                counts[k].0 += c.executions;
-                counts[k].1 += c.divergent;
-            }
-        }
+        let counts = per_line::block_counts(f, &PcSite::of_program(m.prog), &m.timeline.pcs.per_pc);
         let _ = write!(
             b,
             "<details{}><summary>{}</summary><div class=\"cfg\">{}</div></details>",

@@ -170,6 +170,10 @@ pub struct Sm<'a, T: Tracker> {
     shared_warps: bool,
     /// The timeline recorder, when one was asked for.
     pub trace: Option<crate::trace::SmTrace>,
+    /// The idle scheduler-cycles charged to pcs, when asked for ([`crate::Record::pc_stalls`]).
+    pub pc_stalls: Option<crate::per_pc::PcStalls>,
+    /// Each pc's executions, when asked for ([`crate::Record::pc_counts`]).
+    pub pc_counts: Option<crate::per_pc::PcCounter>,
     /// Each pc's latency, unit occupancy and unit ([`crate::opcode`]).
     timings: Vec<OpTiming>,
     /// Instruction fetch ([`front`]).
@@ -247,6 +251,8 @@ impl<'a, T: Tracker> Sm<'a, T> {
             candidates_version: 0,
             shared_warps: true,
             trace: None,
+            pc_stalls: None,
+            pc_counts: None,
             timings: scalar_unit_timings(op_timings(prog, gpu), prog, gpu),
             front: front::Front::new(gpu, fetches_per_cycle::<T>())?,
             wpc: nthreads.div_ceil(launch.warp_size.max(1)) as usize,
@@ -348,6 +354,9 @@ impl<'a, T: Tracker> Sm<'a, T> {
         }
         let n = self.nctx as usize;
         self.front.reset(c * n..(c + 1) * n);
+        if let Some(r) = self.pc_stalls.as_mut() {
+            r.launched(c * n..(c + 1) * n);
+        }
         self.refresh_candidates();
     }
 
@@ -780,7 +789,8 @@ impl<'a, T: Tracker> Sm<'a, T> {
                     *made_for = key;
                 }
                 let order: &[u32] = order;
-                let mut best: Option<Cause> = None;
+                // The cycle's cause and the first context that gave it.
+                let mut best: Option<(Cause, u32)> = None;
                 let mut chosen = None;
                 for &g in order {
                     match self.readiness_cached(g, t, s) {
@@ -791,7 +801,9 @@ impl<'a, T: Tracker> Sm<'a, T> {
                         Err(Wait { cause: Cause::Done, .. }) => {}
                         Err(Wait { cause: c, until: when, .. }) => {
                             cycle.wake = cycle.wake.min(when);
-                            best = Some(best.map_or(c, |b| b.min(c)));
+                            if best.is_none_or(|(b, _)| c < b) {
+                                best = Some((c, g));
+                            }
                             if policy == SchedulerPolicy::TwoLevel && c == Cause::Memory {
                                 self.active[s].retain(|&x| x != g);
                             }
@@ -826,7 +838,12 @@ impl<'a, T: Tracker> Sm<'a, T> {
                             self.active[s].push(g);
                         }
                     }
-                    None => cycle.causes[s] = best,
+                    None => {
+                        cycle.causes[s] = best.map(|(c, _)| c);
+                        if let (Some((_, g)), true) = (best, self.pc_stalls.is_some()) {
+                            cycle.pcs[s] = self.waiting_pc(g);
+                        }
+                    }
                 }
             }
             t = self.account_cycle(t, t1, &cycle, &mut out);
@@ -845,7 +862,7 @@ impl<'a, T: Tracker> Sm<'a, T> {
         }
         if !self.has_work() {
             for &(s, c) in &idle {
-                self.count_stall(s, t, c, 1);
+                self.count_stall(s, (t, cycle.pcs[s]), c, 1);
             }
             return t + 1;
         }
@@ -856,7 +873,7 @@ impl<'a, T: Tracker> Sm<'a, T> {
             let next = wake.min(inbox_next).min(t1).max(t + 1);
             let skipped = next - t;
             for &(s, c) in &idle {
-                self.count_stall(s, t, c, skipped);
+                self.count_stall(s, (t, cycle.pcs[s]), c, skipped);
             }
             self.busy_cycles += skipped - 1;
             self.issue_slots += (skipped - 1) * nsched as u64;
@@ -864,7 +881,7 @@ impl<'a, T: Tracker> Sm<'a, T> {
             next
         } else {
             for &(s, c) in &idle {
-                self.count_stall(s, t, c, 1);
+                self.count_stall(s, (t, cycle.pcs[s]), c, 1);
             }
             t + 1
         }
@@ -885,18 +902,26 @@ impl<'a, T: Tracker> Sm<'a, T> {
         );
     }
 
-    /// Scheduler `sched` idled `n` cycles from `t` because of `c`.
-    fn count_stall(&mut self, sched: usize, t: u64, c: Option<Cause>, n: u64) {
-        let s = &mut self.stalls;
-        let (counter, name) = match c {
-            None | Some(Cause::Done) => (&mut s.no_ready_warp, "no warp"),
-            Some(Cause::Memory) => (&mut s.memory, "memory"),
-            Some(Cause::Scoreboard) => (&mut s.scoreboard, "register dependency"),
-            Some(Cause::Pipeline) => (&mut s.pipeline, "busy unit or branch"),
-            Some(Cause::Mechanism) => (&mut s.mechanism, "mechanism"),
-            Some(Cause::Barrier) => (&mut s.barrier, "barrier"),
-        };
+    /// The pc context `g`, whose wait gave an idle cycle its cause, waits to issue: its group's, or for a
+    /// context without one (at a barrier, held by its mechanism) the pc it issued last
+    /// ([`crate::per_pc::PcStalls`]).
+    fn waiting_pc(&self, g: u32) -> u32 {
+        match self.core.peek((g / self.nctx) as usize, g % self.nctx) {
+            Peek::Ready(grp) => grp.pc,
+            _ => self.pc_stalls.as_ref().map_or(0, |r| r.last_issued(g)),
+        }
+    }
+
+    /// Scheduler `sched` idled `n` cycles from `t` because of `c`, waiting to issue `pc` (`at`: `(t, pc)`).
+    fn count_stall(&mut self, sched: usize, at: (u64, u32), c: Option<Cause>, n: u64) {
+        let (t, pc) = at;
+        let (counter, name) = stall_counter(&mut self.stalls, c);
         *counter += n;
+        if let Some(per_pc) = self.pc_stalls.as_mut().filter(|_| !matches!(c, None | Some(Cause::Done))) {
+            if let Some(s) = per_pc.at(pc) {
+                *stall_counter(s, c).0 += n;
+            }
+        }
         if let Some(tr) = self.trace.as_mut() {
             tr.stall(sched, name, t, n);
         }
@@ -926,7 +951,14 @@ impl<'a, T: Tracker> Sm<'a, T> {
             track: ctx.track,
             record_access: true,
         };
-        let issued = self.core.issue(c, grp, env, &mut NoObserver)?;
+        let observer: &mut dyn reconverge_sim::Observer = match self.pc_counts.as_mut() {
+            Some(counter) => counter,
+            None => &mut NoObserver,
+        };
+        let issued = self.core.issue(c, grp, env, observer)?;
+        if let Some(r) = self.pc_stalls.as_mut() {
+            r.issued(g, grp.pc);
+        }
         out.changed |= issued.changed;
         self.exited |= issued.exited;
         // What the issue may have changed for other contexts' readiness: only its own warp's, under a
@@ -1046,6 +1078,18 @@ impl<'a, T: Tracker> Sm<'a, T> {
         }
         order_memory(t, &exec_parts, grp.mask, wrote, &prog.insts[grp.pc as usize].op, &released, ctx.epoch_end);
         Ok(done)
+    }
+}
+
+/// The counter of `s` an idle cycle of cause `c` adds to, and the cause's name in timelines.
+fn stall_counter(s: &mut StallCounts, c: Option<Cause>) -> (&mut u64, &'static str) {
+    match c {
+        None | Some(Cause::Done) => (&mut s.no_ready_warp, "no warp"),
+        Some(Cause::Memory) => (&mut s.memory, "memory"),
+        Some(Cause::Scoreboard) => (&mut s.scoreboard, "register dependency"),
+        Some(Cause::Pipeline) => (&mut s.pipeline, "busy unit or branch"),
+        Some(Cause::Mechanism) => (&mut s.mechanism, "mechanism"),
+        Some(Cause::Barrier) => (&mut s.barrier, "barrier"),
     }
 }
 
@@ -1208,6 +1252,9 @@ struct SchedulerCycle {
     issued: SmallVec<[bool; 8]>,
     /// Per scheduler that did not issue: the most telling reason (`None`: no group at all).
     causes: SmallVec<[Option<Cause>; 8]>,
+    /// Per scheduler that did not issue for a cause: the pc its waiting context waits to issue (only
+    /// while [`Sm::pc_stalls`] records).
+    pcs: SmallVec<[u32; 8]>,
     /// The earliest cycle a waiting group becomes ready (`u64::MAX`: none known).
     wake: u64,
 }
@@ -1218,6 +1265,7 @@ impl SchedulerCycle {
         SchedulerCycle {
             issued: smallvec::smallvec![false; nsched],
             causes: smallvec::smallvec![None; nsched],
+            pcs: smallvec::smallvec![0; nsched],
             wake: u64::MAX,
         }
     }
