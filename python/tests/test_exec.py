@@ -161,13 +161,13 @@ def test_an_unsupported_call_raises_program_error(programs):
         rc.exec([programs["unsupported"]], config=None)
     err = e.value
     assert err.returncode == 2
-    assert "the CUDA runtime call `cudaGraphCreate` is not supported" in err.stderr
-    assert "cudaGraphCreate" in str(err)
+    assert "the CUDA runtime call `cudaLaunchCooperativeKernel` is not supported" in err.stderr
+    assert "cudaLaunchCooperativeKernel" in str(err)
     assert "kernel ok" in err.stdout
     assert len(err.launches) == 1 and err.launches["outcome"].iloc[0] == "completed"
     df = rc.exec([programs["unsupported"]], config=None, check=False)
     assert len(df) == 1 and list(df["exit_status"]) == [2] and "iota" in df["kernel"].iloc[0]
-    assert "cudaGraphCreate" in df.attrs["stderr"] and df.attrs["exit_status"] == 2
+    assert "cudaLaunchCooperativeKernel" in df.attrs["stderr"] and df.attrs["exit_status"] == 2
 
 
 def test_a_launch_that_stops_early_fails_the_run_although_the_program_exits_0(programs):

@@ -26,15 +26,35 @@ pub const ERRORS: &[(CudaError, &str, &str)] = &[
     (209, "cudaErrorNoKernelImageForDevice", "no kernel image is available for execution on the device"),
     (218, "cudaErrorInvalidPtx", "a PTX JIT compilation failed"),
     (400, "cudaErrorInvalidResourceHandle", "invalid resource handle"),
+    (401, "cudaErrorIllegalState", "the operation cannot be performed in the present state"),
     (600, "cudaErrorNotReady", "device not ready"),
     (700, "cudaErrorIllegalAddress", "an illegal memory access was encountered"),
     (701, "cudaErrorLaunchOutOfResources", "too many resources requested for launch"),
     (702, "cudaErrorLaunchTimeout", "the launch timed out and was terminated"),
     (705, "cudaErrorPeerAccessNotEnabled", "peer access has not been enabled"),
     (710, "cudaErrorAssert", "device-side assert triggered"),
+    (712, "cudaErrorHostMemoryAlreadyRegistered", "part or all of the requested memory range is already mapped"),
+    (713, "cudaErrorHostMemoryNotRegistered", "pointer does not correspond to a registered memory region"),
     (716, "cudaErrorMisalignedAddress", "misaligned address"),
     (719, "cudaErrorLaunchFailure", "unspecified launch failure"),
     (801, "cudaErrorNotSupported", "operation not supported"),
+    (900, "cudaErrorStreamCaptureUnsupported", "operation not permitted when stream is capturing"),
+    (901, "cudaErrorStreamCaptureInvalidated", "operation failed due to a previous error during capture"),
+    (902, "cudaErrorStreamCaptureMerge", "operation would result in a merge of separate capture sequences"),
+    (903, "cudaErrorStreamCaptureUnmatched", "capture was not ended in the same stream as it began"),
+    (904, "cudaErrorStreamCaptureUnjoined", "capturing stream has unjoined work"),
+    (905, "cudaErrorStreamCaptureIsolation", "dependency created on uncaptured work in another stream"),
+    (
+        906,
+        "cudaErrorStreamCaptureImplicit",
+        "operation would make the legacy stream depend on a capturing blocking stream",
+    ),
+    (907, "cudaErrorCapturedEvent", "operation not permitted on an event last recorded in a capturing stream"),
+    (
+        908,
+        "cudaErrorStreamCaptureWrongThread",
+        "attempt to terminate a thread-local capture sequence from another thread",
+    ),
     (999, "cudaErrorUnknown", "unknown error"),
 ];
 
@@ -72,6 +92,30 @@ pub const INVALID_DEVICE: CudaError = 101;
 pub const INVALID_PTX: CudaError = 218;
 /// `cudaErrorInvalidResourceHandle`.
 pub const INVALID_RESOURCE_HANDLE: CudaError = 400;
+/// `cudaErrorIllegalState`.
+pub const ILLEGAL_STATE: CudaError = 401;
+/// `cudaErrorHostMemoryAlreadyRegistered`.
+pub const HOST_MEMORY_ALREADY_REGISTERED: CudaError = 712;
+/// `cudaErrorHostMemoryNotRegistered`.
+pub const HOST_MEMORY_NOT_REGISTERED: CudaError = 713;
+/// `cudaErrorStreamCaptureUnsupported`.
+pub const STREAM_CAPTURE_UNSUPPORTED: CudaError = 900;
+/// `cudaErrorStreamCaptureInvalidated`.
+pub const STREAM_CAPTURE_INVALIDATED: CudaError = 901;
+/// `cudaErrorStreamCaptureMerge`.
+pub const STREAM_CAPTURE_MERGE: CudaError = 902;
+/// `cudaErrorStreamCaptureUnmatched`.
+pub const STREAM_CAPTURE_UNMATCHED: CudaError = 903;
+/// `cudaErrorStreamCaptureUnjoined`.
+pub const STREAM_CAPTURE_UNJOINED: CudaError = 904;
+/// `cudaErrorStreamCaptureIsolation`.
+pub const STREAM_CAPTURE_ISOLATION: CudaError = 905;
+/// `cudaErrorStreamCaptureImplicit`.
+pub const STREAM_CAPTURE_IMPLICIT: CudaError = 906;
+/// `cudaErrorCapturedEvent`.
+pub const CAPTURED_EVENT: CudaError = 907;
+/// `cudaErrorStreamCaptureWrongThread`.
+pub const STREAM_CAPTURE_WRONG_THREAD: CudaError = 908;
 /// `cudaErrorIllegalAddress`.
 pub const ILLEGAL_ADDRESS: CudaError = 700;
 /// `cudaErrorLaunchOutOfResources`.

@@ -16,7 +16,9 @@
 //! ([`limits`]). What registration allocates before `main` stays off the program's heap ([`heap`]).
 //! CUDA arrays ([`array`](mod@array)) are device allocations the runtime knows the format and extent of; texture
 //! and surface objects ([`texture`]) are descriptors in device memory that the simulator's texture
-//! instructions read.
+//! instructions read. Page-locked host memory ([`pinned`]) is mapped for the device, which reaches it,
+//! as managed memory, through copies made for each launch ([`mirror`]). Graphs ([`graph`]), built node by
+//! node or by stream capture ([`capture`]), run their work in a fixed topological order when launched.
 //!
 //! Entry points the shim does not implement are exported too (generated from `symbols.txt`, the
 //! exports of NVIDIA's `libcudart.so.13`): calling one prints its name and ends the process with
@@ -28,14 +30,18 @@
 
 pub mod api;
 pub mod array;
+pub mod capture;
 pub mod error;
 pub mod fatbin;
+pub mod graph;
 pub mod heap;
 pub mod hostmem;
 pub mod launch;
 pub mod limits;
 pub mod managed;
+pub mod mirror;
 pub mod module;
+pub mod pinned;
 pub mod pitched;
 pub mod printf;
 pub mod runtime;

@@ -7,6 +7,7 @@
 //! come in between). Every block counts against the memory limit (`Runtime::held`).
 
 use crate::error::{self as cuda, CudaError};
+use crate::mirror::Mirror;
 use reconverge_sim::memory::DeviceMemory;
 
 /// First address of managed memory: far above `cudaMalloc`'s allocations and below the simulator's
@@ -132,16 +133,18 @@ impl ManagedRegion {
         self.blocks.iter().map(|b| b.len).fold(0, u64::saturating_add)
     }
 
-    /// Copies every block into `mem` at its own address, for one launch, and releases the host pages
-    /// (`MADV_DONTNEED`) so that a block is held once, not twice, while the launch runs. When the host
-    /// cannot hold a copy: `cudaErrorMemoryAllocation`, with the blocks copied so far still in `mem`
-    /// ([`ManagedRegion::take_back`] puts them back).
+    /// Every block as the device sees it: at its own address, written back after a launch.
+    fn mirrors(&self) -> impl Iterator<Item = Mirror<'_>> {
+        self.blocks.iter().map(|b| Mirror { host: b.addr, device: b.addr, len: b.len, name: &b.name, write_back: true })
+    }
+
+    /// Copies every block into `mem` at its own address, for one launch ([`crate::mirror::map_into`]), and
+    /// releases the host pages (`MADV_DONTNEED`) so that a block is held once, not twice, while the launch
+    /// runs. When the host cannot hold a copy: `cudaErrorMemoryAllocation`, with the blocks copied so far
+    /// still in `mem` ([`ManagedRegion::take_back`] puts them back).
     pub fn map_into(&self, mem: &mut DeviceMemory) -> Result<(), CudaError> {
-        for b in &self.blocks {
-            let Some(bytes) = self.bytes(b.addr, b.len) else { continue };
-            let copy =
-                reconverge_program::error::try_copy(bytes, || b.name.clone()).map_err(|_| cuda::MEMORY_ALLOCATION)?;
-            mem.insert_at(b.addr, copy, b.name.clone());
+        crate::mirror::map_into(self.mirrors(), mem)?;
+        for b in self.blocks.iter().filter(|b| mem.allocation(b.addr).is_some()) {
             if let Some(size) = Self::mapped_len(b.len) {
                 // SAFETY: the block's own pages, copied just above; they read as zeros until `take_back`
                 // writes the device's bytes over them (no host access comes in between: launches are
@@ -152,15 +155,21 @@ impl ManagedRegion {
         Ok(())
     }
 
-    /// Copies every block back from `mem` after a launch and takes it out of device memory.
+    /// Copies every block back from `mem` after a launch and takes it out of device memory
+    /// ([`crate::mirror::take_back`]).
     pub fn take_back(&mut self, mem: &mut DeviceMemory) {
-        let addrs: Vec<(u64, u64)> = self.blocks.iter().map(|b| (b.addr, b.len)).collect();
-        for (addr, len) in addrs {
-            if let (Some(a), Some(host)) = (mem.take(addr), self.bytes_mut(addr, len)) {
-                let n = host.len().min(a.data.len());
-                host[..n].copy_from_slice(&a.data[..n]);
-            }
-        }
+        crate::mirror::take_back(self.mirrors(), mem);
+    }
+
+    /// Reserves `len` bytes of addresses in the managed region that nothing is mapped at, between guards
+    /// (the device alias of page-locked host memory whose own addresses the device cannot use,
+    /// [`crate::pinned`]); its first address. No later block is placed over it.
+    pub fn reserve(&mut self, len: u64) -> Result<u64, CudaError> {
+        let step = Self::mapped_len(len).and_then(|p| p.checked_add(GUARD)).ok_or(cuda::MEMORY_ALLOCATION)?;
+        let at = self.next.max(MANAGED_BASE);
+        let end = at.checked_add(step).filter(|&e| e <= MANAGED_END).ok_or(cuda::MEMORY_ALLOCATION)?;
+        self.next = end;
+        Ok(at)
     }
 }
 

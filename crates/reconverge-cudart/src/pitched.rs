@@ -118,6 +118,12 @@ impl Runtime {
     /// `value`. A pitch below the width is `cudaErrorInvalidValue`; every row is classified before any
     /// is set.
     pub fn set_rows(&mut self, dst: Rows, value: i32, e: Extent) -> CudaError {
+        self.fill_rows(dst, &[value as u8], e)
+    }
+
+    /// The extent's rows at `dst` (`width` in bytes) filled with copies of `pattern` ([`Runtime::fill`]):
+    /// [`Runtime::set_rows`], and a graph's memset node of 2- or 4-byte elements.
+    pub fn fill_rows(&mut self, dst: Rows, pattern: &[u8], e: Extent) -> CudaError {
         if e.height.saturating_mul(e.depth) > 1 && dst.pitch < e.width {
             return cuda::INVALID_VALUE;
         }
@@ -131,7 +137,7 @@ impl Runtime {
             }
         }
         for r in dst.addresses(e) {
-            let c = self.memset(r.unwrap_or(0), value, e.width);
+            let c = self.fill(r.unwrap_or(0), pattern, e.width);
             if c != cuda::SUCCESS {
                 return c;
             }

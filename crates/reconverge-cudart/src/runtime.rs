@@ -111,8 +111,11 @@ pub struct Runtime {
     pub launches: u64,
     /// The device `cudaSetDevice` chose (always 0: one simulated GPU).
     pub device: i32,
-    /// Page-locked host allocations (`cudaMallocHost`, `cudaHostAlloc`) not yet freed.
-    pub host_allocs: Vec<(u64, u64)>,
+    /// Page-locked host memory (`cudaMallocHost`, `cudaHostAlloc`, `cudaHostRegister`), which the device
+    /// reads and writes ([`crate::pinned`]).
+    pub pinned: crate::pinned::Pinned,
+    /// Graphs, their nodes and executable graphs, and stream captures ([`crate::graph`]).
+    pub graphs: crate::graph::Graphs,
     /// Dynamic shared memory a kernel (by host stub) opted in to with `cudaFuncSetAttribute`
     /// (`cudaFuncAttributeMaxDynamicSharedMemorySize`), in bytes.
     pub max_dynamic_shared: HashMap<u64, u64>,
@@ -142,7 +145,8 @@ impl Runtime {
             next_handle: 0x1000,
             launches: 0,
             device: 0,
-            host_allocs: Vec::new(),
+            pinned: crate::pinned::Pinned::default(),
+            graphs: crate::graph::Graphs::default(),
             max_dynamic_shared: HashMap::new(),
             arrays: HashMap::new(),
             objects: HashMap::new(),

@@ -85,11 +85,15 @@ impl CopyKind {
 
 impl Runtime {
     /// What `[addr, addr + len)` is (`len` 0 is taken as 1); `cudaErrorInvalidValue` for NULL, a wrapping
-    /// end, or a range the device's address windows own but do not wholly hold.
+    /// end, or a range the device's address windows own but do not wholly hold. The device alias of
+    /// page-locked host memory ([`crate::pinned`]) is that host memory.
     pub fn classify(&self, addr: u64, len: u64) -> Result<Span, CudaError> {
         let len = len.max(1);
         if addr == 0 || addr.checked_add(len).is_none() {
             return Err(cuda::INVALID_VALUE);
+        }
+        if let Some(host) = self.pinned.host_of_alias(addr, len) {
+            return Ok(Span::Host(host));
         }
         let starts_in = |lo: u64, hi: u64| addr >= lo && addr < hi;
         if starts_in(GLOBAL_BASE, self.mem.end()) {
@@ -204,13 +208,21 @@ impl Runtime {
 
     /// `cudaMemset`: `len` bytes at `addr` (device or managed memory) set to the low byte of `value`.
     pub fn memset(&mut self, addr: u64, value: i32, len: u64) -> CudaError {
-        if len == 0 {
+        self.fill(addr, &[value as u8], len)
+    }
+
+    /// `len` bytes at `addr` (device or managed memory) filled with copies of `pattern` (one byte for
+    /// `cudaMemset`; 2 or 4 for a graph's memset node), the last one cut short where `len` ends.
+    pub fn fill(&mut self, addr: u64, pattern: &[u8], len: u64) -> CudaError {
+        if len == 0 || pattern.is_empty() {
             return cuda::SUCCESS;
         }
         let result = self.classify(addr, len).and_then(|span| self.span_bytes_mut(span, len));
         match result {
             Ok(bytes) => {
-                bytes.fill(value as u8);
+                for chunk in bytes.chunks_mut(pattern.len()) {
+                    chunk.copy_from_slice(&pattern[..chunk.len()]);
+                }
                 cuda::SUCCESS
             }
             Err(c) => c,
@@ -272,16 +284,17 @@ impl Runtime {
         code(unsafe { self.transfer(dst, src, len) })
     }
 
-    /// Everything the memory limit counts: device allocations (`cudaMalloc`, module variables) and
-    /// managed blocks. `cudaMalloc`, `cudaMallocManaged` and `cudaMemGetInfo` use it; a launch counts the
-    /// same bytes (the managed blocks are in device memory while it runs) plus its CTAs' state.
+    /// Everything the memory limit counts: device allocations (`cudaMalloc`, module variables), managed
+    /// blocks and page-locked host memory. `cudaMalloc`, `cudaMallocManaged`, `cudaMallocHost`,
+    /// `cudaHostRegister` and `cudaMemGetInfo` use it; a launch counts the same bytes (managed and
+    /// page-locked memory are in device memory while it runs) plus its CTAs' state.
     pub fn held(&self) -> u64 {
         let device = self.mem.allocations().iter().map(|a| a.data.len() as u64).fold(0, u64::saturating_add);
-        device.saturating_add(self.managed.held())
+        device.saturating_add(self.managed.held()).saturating_add(self.pinned.held())
     }
 
     /// Whether `size` more bytes fit the memory limit.
-    fn fits(&self, size: u64) -> Result<(), CudaError> {
+    pub(crate) fn fits(&self, size: u64) -> Result<(), CudaError> {
         if self.held().saturating_add(size) > self.settings.max_memory {
             return Err(cuda::MEMORY_ALLOCATION);
         }

@@ -14,7 +14,7 @@ const CAPABILITY: (i32, i32) = (8, 0);
 
 /// `cudaDeviceProp`'s fields the shim fills: (name, offset, size in bytes) in CUDA 13's layout (1008 bytes).
 /// `tests/device_props.rs` checks every offset and size against the CUDA 13 headers with the C compiler.
-pub const PROP_LAYOUT: [(&str, usize, usize); 26] = [
+pub const PROP_LAYOUT: [(&str, usize, usize); 29] = [
     ("totalGlobalMem", 288, 8),
     ("sharedMemPerBlock", 296, 8),
     ("regsPerBlock", 304, 4),
@@ -32,6 +32,7 @@ pub const PROP_LAYOUT: [(&str, usize, usize); 26] = [
     ("minor", 364, 4),
     ("textureAlignment", 368, 8),
     ("multiProcessorCount", 384, 4),
+    ("canMapHostMemory", 392, 4),
     ("asyncEngineCount", 584, 4),
     ("unifiedAddressing", 588, 4),
     ("l2CacheSize", 596, 4),
@@ -39,8 +40,10 @@ pub const PROP_LAYOUT: [(&str, usize, usize); 26] = [
     ("sharedMemPerMultiprocessor", 624, 8),
     ("regsPerMultiprocessor", 632, 4),
     ("managedMemory", 636, 4),
+    ("canUseHostPointerForRegisteredMem", 664, 4),
     ("sharedMemPerBlockOptin", 672, 8),
     ("maxBlocksPerMultiProcessor", 688, 4),
+    ("hostRegisterSupported", 704, 4),
 ];
 
 /// The value of `cudaDeviceProp` field `name` for the configured GPU.
@@ -68,6 +71,8 @@ fn prop_value(rt: &Runtime, g: &GpuConfig, name: &str) -> u64 {
         "multiProcessorCount" => u64::from(g.num_sms),
         // One copy engine, as GTX 480 and Volta-class GPUs have (copies run in program order here).
         "unifiedAddressing" | "managedMemory" | "asyncEngineCount" => 1,
+        // Page-locked memory is mapped at the host's own addresses (crate::pinned).
+        "canMapHostMemory" | "canUseHostPointerForRegisteredMem" | "hostRegisterSupported" => 1,
         "l2CacheSize" => g.l2.size,
         "maxThreadsPerMultiProcessor" => u64::from(sm.max_threads),
         "sharedMemPerMultiprocessor" => u64::from(sm.shared_memory),

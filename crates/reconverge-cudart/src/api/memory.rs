@@ -1,16 +1,25 @@
 //! Memory: `cudaMalloc`, `cudaFree`, copies and sets (their `Async` forms run at once, in order),
 //! symbols, managed and page-locked host memory, `cudaMemGetInfo`.
 
+use super::capture::stream_work;
 use super::{call, first_error, put};
+use crate::capture::Gate;
 use crate::error::{self as cuda, CudaError};
+use crate::graph::{CopyWork, SetWork, Work};
 use crate::runtime::Runtime;
 use std::ffi::c_void;
 
-/// Runs `f` unless `stream` is unknown (`cudaErrorInvalidResourceHandle`): the `Async` forms.
+/// Runs `f` unless `stream` is unknown (`cudaErrorInvalidResourceHandle`): the `Async` forms that are
+/// not captured. On a capturing stream they are refused with `cudaErrorStreamCaptureUnsupported` (which
+/// invalidates the capture), and otherwise as [`crate::graph::Graphs::gate`] says.
 pub(super) fn on_stream(rt: &mut Runtime, stream: *mut c_void, f: impl FnOnce(&mut Runtime) -> CudaError) -> CudaError {
-    match rt.stream(stream as u64) {
-        Ok(()) => f(rt),
-        Err(c) => c,
+    if let Err(c) = rt.stream(stream as u64) {
+        return c;
+    }
+    match rt.graphs.gate(stream as u64) {
+        Gate::Run => f(rt),
+        Gate::Capture => rt.graphs.captures.refuse(stream as u64),
+        Gate::Refused(c) => c,
     }
 }
 
@@ -63,7 +72,8 @@ pub unsafe extern "C" fn cudaMemcpy(dst: *mut c_void, src: *const c_void, n: usi
     call("cudaMemcpy", |rt| unsafe { rt.memcpy(dst as u64, src as u64, n as u64, kind) })
 }
 
-/// `cudaMemcpyAsync` (runs at once: streams are executed in order).
+/// `cudaMemcpyAsync` (runs at once: streams are executed in order; captured as a memcpy node on a
+/// capturing stream).
 #[no_mangle]
 pub unsafe extern "C" fn cudaMemcpyAsync(
     dst: *mut c_void,
@@ -72,9 +82,11 @@ pub unsafe extern "C" fn cudaMemcpyAsync(
     kind: i32,
     stream: *mut c_void,
 ) -> CudaError {
+    let (dst, src, len) = (dst as u64, src as u64, n as u64);
+    let work = || Work::Copy(CopyWork::Linear { dst, src, len, kind });
     call("cudaMemcpyAsync", |rt| {
         // SAFETY: as for cudaMemcpy.
-        on_stream(rt, stream, |rt| unsafe { rt.memcpy(dst as u64, src as u64, n as u64, kind) })
+        stream_work(rt, stream, work, |rt| unsafe { rt.memcpy(dst, src, len, kind) })
     })
 }
 
@@ -84,10 +96,12 @@ pub unsafe extern "C" fn cudaMemset(p: *mut c_void, value: i32, n: usize) -> Cud
     call("cudaMemset", |rt| rt.memset(p as u64, value, n as u64))
 }
 
-/// `cudaMemsetAsync`.
+/// `cudaMemsetAsync` (captured as a memset node of one row of bytes on a capturing stream).
 #[no_mangle]
 pub unsafe extern "C" fn cudaMemsetAsync(p: *mut c_void, value: i32, n: usize, stream: *mut c_void) -> CudaError {
-    call("cudaMemsetAsync", |rt| on_stream(rt, stream, |rt| rt.memset(p as u64, value, n as u64)))
+    let (dst, len) = (p as u64, n as u64);
+    let set = SetWork { dst, pitch: len, value: value as u32 & 0xff, element: 1, width: len, height: 1 };
+    call("cudaMemsetAsync", |rt| stream_work(rt, stream, || Work::Set(set), |rt| rt.memset(dst, value, len)))
 }
 
 /// `cudaMemcpyToSymbol`.
@@ -185,48 +199,35 @@ pub unsafe extern "C" fn cudaMallocManaged(dev_ptr: *mut *mut c_void, size: usiz
     call("cudaMallocManaged", |rt| unsafe { allocate_into(dev_ptr, || rt.malloc_managed(size as u64, name)) })
 }
 
-/// Page-locked host memory: ordinary host memory here (the simulated device does not read host memory).
-fn host_alloc(name: &str, ptr: *mut *mut c_void, size: usize) -> CudaError {
-    let alloc = |rt: &mut Runtime| {
-        // SAFETY: calloc of the size asked for; freed by cudaFreeHost.
-        let p = unsafe { libc::calloc(size.max(1), 1) } as u64;
-        if p == 0 {
-            return Err(cuda::MEMORY_ALLOCATION);
-        }
-        rt.host_allocs.push((p, size as u64));
-        Ok(p)
-    };
+/// Page-locked host memory ([`crate::pinned`]): host memory the device reads and writes at the host's
+/// own address, counted against the memory limit.
+fn host_alloc(name: &str, ptr: *mut *mut c_void, size: usize, flags: u32) -> CudaError {
     // SAFETY: the program passes the address of its pointer.
-    call(name, |rt| unsafe { allocate_into(ptr, || alloc(rt)) })
+    call(name, |rt| unsafe { allocate_into(ptr, || rt.host_alloc(size as u64, flags)) })
 }
 
 /// `cudaMallocHost`.
 #[no_mangle]
 pub unsafe extern "C" fn cudaMallocHost(ptr: *mut *mut c_void, size: usize) -> CudaError {
-    host_alloc("cudaMallocHost", ptr, size)
+    host_alloc("cudaMallocHost", ptr, size, 0)
 }
 
-/// `cudaHostAlloc` (the flags do not change anything here: no mapped or portable memory is simulated).
+/// `cudaHostAlloc`: `cudaHostAllocPortable`, `cudaHostAllocMapped` and `cudaHostAllocWriteCombined` are
+/// accepted (all page-locked memory is mapped, with unified addressing); any other flag is
+/// `cudaErrorInvalidValue`.
 #[no_mangle]
-pub unsafe extern "C" fn cudaHostAlloc(ptr: *mut *mut c_void, size: usize, _flags: u32) -> CudaError {
-    host_alloc("cudaHostAlloc", ptr, size)
+pub unsafe extern "C" fn cudaHostAlloc(ptr: *mut *mut c_void, size: usize, flags: u32) -> CudaError {
+    host_alloc("cudaHostAlloc", ptr, size, flags)
 }
 
 /// `cudaFreeHost`.
 #[no_mangle]
 pub unsafe extern "C" fn cudaFreeHost(p: *mut c_void) -> CudaError {
-    call("cudaFreeHost", |rt| match rt.host_allocs.iter().position(|&(a, _)| a == p as u64) {
-        Some(i) => {
-            rt.host_allocs.swap_remove(i);
-            // SAFETY: allocated by `host_alloc` with calloc, freed once.
-            unsafe { libc::free(p) };
-            cuda::SUCCESS
-        }
-        None => cuda::INVALID_VALUE,
-    })
+    call("cudaFreeHost", |rt| rt.host_free(p as u64))
 }
 
-/// `cudaMemGetInfo`: the memory limit and what is left of it (device and managed memory both count).
+/// `cudaMemGetInfo`: the memory limit and what is left of it (device, managed and page-locked memory
+/// count).
 #[no_mangle]
 pub unsafe extern "C" fn cudaMemGetInfo(free: *mut usize, total: *mut usize) -> CudaError {
     call("cudaMemGetInfo", |rt| {

@@ -77,15 +77,19 @@ pub fn with_runtime<T>(call: &str, f: impl FnOnce(&mut Runtime) -> T) -> T {
     }
 }
 
-/// [`with_runtime`] for a call that returns an error code: a sticky error is returned first, and the
-/// code is recorded as the last error.
+/// [`with_runtime`] for a call that returns an error code: a sticky error is returned first, then the
+/// code a stream capture in progress makes the call return ([`crate::capture::Captures::admits`]), and
+/// the code is recorded as the last error.
 pub fn call(name: &str, f: impl FnOnce(&mut Runtime) -> CudaError) -> CudaError {
     with_runtime(name, |rt| {
         rt.surface_fault();
         if rt.sticky != crate::error::SUCCESS {
             return rt.sticky;
         }
-        let code = f(rt);
+        let code = match rt.graphs.captures.admits(name) {
+            Ok(()) => f(rt),
+            Err(c) => c,
+        };
         rt.fail(code)
     })
 }

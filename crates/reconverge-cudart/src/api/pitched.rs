@@ -210,6 +210,16 @@ fn end_3d(array: usize, ptr: CudaPitchedPtr, pos: CudaPos) -> Option<End> {
 unsafe fn copy_3d(rt: &mut Runtime, p: *const CudaMemcpy3DParms) -> CudaError {
     // An unreadable block is an error, never a fault.
     let Ok(parms) = hostmem::read_value(p) else { return cuda::INVALID_VALUE };
+    // SAFETY: the caller's contract.
+    unsafe { copy_3d_parms(rt, &parms) }
+}
+
+/// The 3-D copy `parms` describes (`cudaMemcpy3D`, and a graph's memcpy node, which holds its
+/// parameters from the node's creation).
+///
+/// # Safety
+/// The host pointers in `parms` are memory the program named.
+pub unsafe fn copy_3d_parms(rt: &mut Runtime, parms: &CudaMemcpy3DParms) -> CudaError {
     if parms.src_array != 0 || parms.dst_array != 0 {
         let (dst, src) = (
             end_3d(parms.dst_array, parms.dst_ptr, parms.dst_pos),

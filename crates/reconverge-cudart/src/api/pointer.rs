@@ -24,18 +24,19 @@ pub const POINTER_ATTRIBUTES_SIZE: usize = 4 + 4 + 8 + 8 + 8 + 7 * 8;
 
 /// The bytes of `cudaPointerAttributes` for `ptr` in `rt`: device memory (and `__constant__` variables)
 /// type 2 with `devicePointer` = `ptr`; managed memory type 3 with both pointers; page-locked host memory
-/// (`cudaMallocHost`, `cudaHostAlloc`) type 1 with `hostPointer` only (the simulated device does not read
-/// host memory, so no device alias exists); any other host address type 0, device `cudaInvalidDeviceId`,
-/// no pointers, as CUDA 11 and later answer for unregistered memory. The union's
+/// (`cudaMallocHost`, `cudaHostAlloc`, `cudaHostRegister`, [`crate::pinned`]) type 1 with its host
+/// pointer and the device pointer `cudaHostGetDevicePointer` gives (the host pointer itself, or its
+/// device alias; a device alias asked about answers the same); any other host address type 0, device
+/// `cudaInvalidDeviceId`, no pointers, as CUDA 11 and later answer for unregistered memory. The union's
 /// `localityDomainOrdinal` is -1 (not localized) and `reserved` zero.
 pub fn pointer_attributes(rt: &Runtime, ptr: u64) -> Result<[u8; POINTER_ATTRIBUTES_SIZE], CudaError> {
     let (kind, device, dev_ptr, host_ptr) = match rt.classify(ptr, 1)? {
         Span::Device(_) | Span::Constant { .. } => (DEVICE, rt.device, ptr, 0),
         Span::Managed(_) => (MANAGED, rt.device, ptr, ptr),
-        Span::Host(_) if rt.host_allocs.iter().any(|&(base, size)| ptr >= base && ptr - base < size.max(1)) => {
-            (HOST, rt.device, 0, ptr)
-        }
-        Span::Host(_) => (UNREGISTERED, INVALID_DEVICE_ID, 0, 0),
+        Span::Host(h) => match rt.pinned.holding(h, 1) {
+            Some(r) => (HOST, rt.device, r.device_address(h), h),
+            None => (UNREGISTERED, INVALID_DEVICE_ID, 0, 0),
+        },
     };
     let mut b = [0u8; POINTER_ATTRIBUTES_SIZE];
     b[0..4].copy_from_slice(&kind.to_le_bytes());

@@ -3,7 +3,9 @@
 //! `__cudaGetKernel`, `__cudaLaunchKernel`) and `cudaLaunchKernel`.
 
 use super::{exit_with, first_error, put, with_runtime, Dim3};
+use crate::capture::Gate;
 use crate::error::{self as cuda, CudaError};
+use crate::graph::{KernelWork, Work};
 use crate::hostmem::{self, Plain};
 use crate::launch::LaunchEnd;
 use crate::module::{ModuleError, ModuleImage};
@@ -255,7 +257,7 @@ pub unsafe extern "C" fn __cudaGetKernel(kernel: *mut *mut c_void, func: *const 
 /// The parameter buffer of a launch: each parameter's bytes read from the pointer the program's argument
 /// array `args` holds for it; `cudaErrorInvalidValue` when the array, a pointer in it, or an argument
 /// cannot be read.
-fn read_params(layout: &crate::launch::ParamLayout, args: *mut *mut c_void) -> Result<Vec<u8>, CudaError> {
+pub(super) fn read_params(layout: &crate::launch::ParamLayout, args: *mut *mut c_void) -> Result<Vec<u8>, CudaError> {
     let mut params = vec![0u8; layout.size];
     for (i, &(offset, size)) in layout.params.iter().enumerate() {
         let slot = (args as u64).checked_add(8 * i as u64).ok_or(cuda::INVALID_VALUE)?;
@@ -266,7 +268,8 @@ fn read_params(layout: &crate::launch::ParamLayout, args: *mut *mut c_void) -> R
     Ok(params)
 }
 
-/// Launches the kernel of host stub `func` with the argument pointers `args`.
+/// Launches the kernel of host stub `func` with the argument pointers `args`; on a capturing stream the
+/// launch is captured as a kernel node holding a copy of the arguments instead.
 fn launch(
     name: &str,
     func: *const c_void,
@@ -291,7 +294,15 @@ fn launch(
         };
         let call =
             CallConfig { grid: grid.array(), block: block.array(), shared: shared as u64, stream: stream as u64 };
-        rt.launch(func as u64, call, params)
+        let code = match rt.graphs.gate(call.stream) {
+            Gate::Run => return rt.launch(func as u64, call, params),
+            Gate::Capture => {
+                let k = KernelWork::new(func as u64, call, params, &layout);
+                rt.graphs.capture(call.stream, Work::Kernel(k))
+            }
+            Gate::Refused(c) => c,
+        };
+        LaunchEnd::Returned(rt.fail(code))
     });
     match end {
         LaunchEnd::Returned(code) => code,

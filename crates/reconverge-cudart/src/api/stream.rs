@@ -2,8 +2,10 @@
 //! handle and synchronising is immediate. Events record *simulated* time: the launches' cycles at the
 //! configuration's clock (functional mode: one nanosecond per issued warp instruction).
 
+use super::memory::on_stream;
 use super::{call, put};
 use crate::error::{self as cuda, CudaError};
+use crate::graph::{HostWork, Work};
 use crate::runtime::Runtime;
 use std::ffi::{c_float, c_int, c_void};
 
@@ -61,34 +63,40 @@ pub unsafe extern "C" fn cudaStreamCreateWithPriority(
     create_stream("cudaStreamCreateWithPriority", stream)
 }
 
-/// `cudaStreamDestroy`.
+/// `cudaStreamDestroy` (a capture it takes part in ends or is invalidated:
+/// [`crate::graph::Graphs::forget_stream`]).
 #[no_mangle]
 pub unsafe extern "C" fn cudaStreamDestroy(stream: *mut c_void) -> CudaError {
     call("cudaStreamDestroy", |rt| match rt.streams.iter().position(|&s| s == stream as u64) {
         Some(i) => {
             rt.streams.remove(i);
+            rt.graphs.forget_stream(stream as u64);
             cuda::SUCCESS
         }
         None => cuda::INVALID_RESOURCE_HANDLE,
     })
 }
 
-/// `cudaStreamSynchronize`: everything has run.
+/// `cudaStreamSynchronize`: everything has run (a capturing stream: `cudaErrorStreamCaptureUnsupported`,
+/// and the capture is invalidated).
 #[no_mangle]
 pub unsafe extern "C" fn cudaStreamSynchronize(stream: *mut c_void) -> CudaError {
-    with_handles("cudaStreamSynchronize", Some(stream), None, |_| cuda::SUCCESS)
+    with_handles("cudaStreamSynchronize", Some(stream), None, |rt| on_stream(rt, stream, |_| cuda::SUCCESS))
 }
 
-/// `cudaStreamQuery`: everything has run.
+/// `cudaStreamQuery`: everything has run (a capturing stream as `cudaStreamSynchronize`).
 #[no_mangle]
 pub unsafe extern "C" fn cudaStreamQuery(stream: *mut c_void) -> CudaError {
-    with_handles("cudaStreamQuery", Some(stream), None, |_| cuda::SUCCESS)
+    with_handles("cudaStreamQuery", Some(stream), None, |rt| on_stream(rt, stream, |_| cuda::SUCCESS))
 }
 
-/// `cudaStreamWaitEvent`: already satisfied.
+/// `cudaStreamWaitEvent`: already satisfied; with stream capture, the fork or join it stands for
+/// (`capture::wait_event`).
 #[no_mangle]
-pub unsafe extern "C" fn cudaStreamWaitEvent(stream: *mut c_void, event: *mut c_void, _flags: u32) -> CudaError {
-    with_handles("cudaStreamWaitEvent", Some(stream), Some(event), |_| cuda::SUCCESS)
+pub unsafe extern "C" fn cudaStreamWaitEvent(stream: *mut c_void, event: *mut c_void, flags: u32) -> CudaError {
+    with_handles("cudaStreamWaitEvent", Some(stream), Some(event), |rt| {
+        super::capture::wait_event(rt, stream as u64, event as u64, flags)
+    })
 }
 
 /// Creates an event handle into `*event`.
@@ -116,42 +124,41 @@ pub unsafe extern "C" fn cudaEventCreateWithFlags(event: *mut *mut c_void, _flag
     create_event("cudaEventCreateWithFlags", event)
 }
 
-/// Records the simulated time into `event` (on `stream`).
-fn record(name: &str, event: *mut c_void, stream: *mut c_void) -> CudaError {
+/// Records the simulated time into `event` (on `stream`), or captures the record
+/// ([`super::capture::record_event`]).
+fn record(name: &str, event: *mut c_void, stream: *mut c_void, flags: u32) -> CudaError {
     with_handles(name, Some(stream), Some(event), |rt| {
-        let now = rt.clock_ns;
-        match rt.event(event as u64) {
-            Ok(t) => {
-                *t = Some(now);
-                cuda::SUCCESS
-            }
-            Err(c) => c,
-        }
+        super::capture::record_event(rt, event as u64, stream as u64, flags)
     })
 }
 
 /// `cudaEventRecord`.
 #[no_mangle]
 pub unsafe extern "C" fn cudaEventRecord(event: *mut c_void, stream: *mut c_void) -> CudaError {
-    record("cudaEventRecord", event, stream)
+    record("cudaEventRecord", event, stream, 0)
 }
 
-/// `cudaEventRecordWithFlags`.
+/// `cudaEventRecordWithFlags` (`cudaEventRecordExternal`: a record node when captured).
 #[no_mangle]
-pub unsafe extern "C" fn cudaEventRecordWithFlags(event: *mut c_void, stream: *mut c_void, _flags: u32) -> CudaError {
-    record("cudaEventRecordWithFlags", event, stream)
+pub unsafe extern "C" fn cudaEventRecordWithFlags(event: *mut c_void, stream: *mut c_void, flags: u32) -> CudaError {
+    record("cudaEventRecordWithFlags", event, stream, flags)
 }
 
-/// `cudaEventSynchronize`: already complete.
+/// `cudaEventSynchronize`: already complete (an event last recorded in a capture in progress:
+/// `cudaErrorCapturedEvent`).
 #[no_mangle]
 pub unsafe extern "C" fn cudaEventSynchronize(event: *mut c_void) -> CudaError {
-    with_handles("cudaEventSynchronize", None, Some(event), |_| cuda::SUCCESS)
+    with_handles("cudaEventSynchronize", None, Some(event), |rt| {
+        rt.graphs.captures.event_usable(event as u64).map_or_else(|c| c, |()| cuda::SUCCESS)
+    })
 }
 
-/// `cudaEventQuery`: already complete.
+/// `cudaEventQuery`: already complete (as `cudaEventSynchronize` for a captured event).
 #[no_mangle]
 pub unsafe extern "C" fn cudaEventQuery(event: *mut c_void) -> CudaError {
-    with_handles("cudaEventQuery", None, Some(event), |_| cuda::SUCCESS)
+    with_handles("cudaEventQuery", None, Some(event), |rt| {
+        rt.graphs.captures.event_usable(event as u64).map_or_else(|c| c, |()| cuda::SUCCESS)
+    })
 }
 
 /// `cudaEventDestroy`.
@@ -168,6 +175,10 @@ pub unsafe extern "C" fn cudaEventDestroy(event: *mut c_void) -> CudaError {
 #[no_mangle]
 pub unsafe extern "C" fn cudaEventElapsedTime(ms: *mut c_float, start: *mut c_void, end: *mut c_void) -> CudaError {
     call("cudaEventElapsedTime", |rt| {
+        let usable = |rt: &mut Runtime, e: *mut c_void| rt.graphs.captures.event_usable(e as u64);
+        if let Err(c) = usable(rt, start).and_then(|()| usable(rt, end)) {
+            return c;
+        }
         let times = rt.event(start as u64).map(|t| *t).and_then(|a| Ok((a, *rt.event(end as u64)?)));
         match times {
             // SAFETY: the program passes the address of its float.
@@ -186,22 +197,29 @@ pub type StreamCallback = Option<unsafe extern "C" fn(stream: *mut c_void, statu
 
 /// Checks `stream` (and that `f` is there) under the runtime's lock, then runs `run` after releasing it:
 /// everything earlier on the stream has completed, so the host function runs at once, in stream order,
-/// and a CUDA call it makes (which CUDA forbids) cannot deadlock on the lock.
-fn enqueue_host(name: &str, stream: *mut c_void, present: bool, flags: u32, run: impl FnOnce()) -> CudaError {
-    let code =
-        with_handles(
-            name,
-            Some(stream),
-            None,
-            |_| {
-                if present && flags == 0 {
-                    cuda::SUCCESS
-                } else {
-                    cuda::INVALID_VALUE
-                }
-            },
-        );
-    if code == cuda::SUCCESS {
+/// and a CUDA call it makes (which CUDA forbids) cannot deadlock on the lock. On a capturing stream the
+/// call is captured as a host node doing `work` instead ([`super::capture::host_gate`]).
+fn enqueue_host(
+    name: &str,
+    stream: *mut c_void,
+    (present, flags): (bool, u32),
+    work: Option<Work>,
+    run: impl FnOnce(),
+) -> CudaError {
+    let mut now = false;
+    let code = with_handles(name, Some(stream), None, |rt| {
+        if !present || flags != 0 {
+            return cuda::INVALID_VALUE;
+        }
+        match super::capture::host_gate(rt, stream as u64, work) {
+            Ok(n) => {
+                now = n;
+                cuda::SUCCESS
+            }
+            Err(c) => c,
+        }
+    });
+    if code == cuda::SUCCESS && now {
         run();
     }
     code
@@ -210,7 +228,8 @@ fn enqueue_host(name: &str, stream: *mut c_void, present: bool, flags: u32, run:
 /// `cudaLaunchHostFunc`: runs `f(user_data)` now (the stream's earlier work is done).
 #[no_mangle]
 pub unsafe extern "C" fn cudaLaunchHostFunc(stream: *mut c_void, f: HostFn, user_data: *mut c_void) -> CudaError {
-    enqueue_host("cudaLaunchHostFunc", stream, f.is_some(), 0, || {
+    let work = f.map(|func| Work::Host(HostWork { func, data: user_data as u64 }));
+    enqueue_host("cudaLaunchHostFunc", stream, (f.is_some(), 0), work, || {
         if let Some(f) = f {
             // SAFETY: the program's own function, called as CUDA calls it.
             unsafe { f(user_data) }
@@ -233,7 +252,7 @@ pub unsafe extern "C" fn cudaStreamAddCallback(
     user_data: *mut c_void,
     flags: u32,
 ) -> CudaError {
-    enqueue_host("cudaStreamAddCallback", stream, callback.is_some(), flags, || {
+    enqueue_host("cudaStreamAddCallback", stream, (callback.is_some(), flags), None, || {
         if let Some(f) = callback {
             // SAFETY: the program's own function, called as CUDA calls it.
             unsafe { f(stream, cuda::SUCCESS, user_data) }

@@ -2,8 +2,9 @@
 //
 // cudaPointerGetAttributes on cudaMalloc'd memory (and a pointer into it), a
 // __device__ variable's address, managed memory, cudaMallocHost memory (and a
-// pointer into it) and a stack variable: type, device and the two pointers as
-// CUDA 11+ report them. cudaDeviceCanAccessPeer(0, 0) is 0; enabling peer
+// pointer into it: mapped, so its device pointer is the host pointer, as with
+// unified addressing) and a stack variable: type, device and the two pointers
+// as CUDA 11+ report them. cudaDeviceCanAccessPeer(0, 0) is 0; enabling peer
 // access to the only device is cudaErrorInvalidDevice, disabling it
 // cudaErrorPeerAccessNotEnabled, device 1 is invalid; cudaMemcpyPeer and
 // cudaMemcpyPeerAsync between device 0 and itself copy as device-to-device
@@ -46,8 +47,8 @@ int main() {
     attrs(d + 17, cudaMemoryTypeDevice, 0, d + 17, nullptr, "inside cudaMalloc");
     attrs(var, cudaMemoryTypeDevice, 0, var, nullptr, "__device__ variable");
     attrs(m, cudaMemoryTypeManaged, 0, m, m, "managed");
-    attrs(h, cudaMemoryTypeHost, 0, nullptr, h, "cudaMallocHost");
-    attrs(h + 100, cudaMemoryTypeHost, 0, nullptr, h + 100, "inside cudaMallocHost");
+    attrs(h, cudaMemoryTypeHost, 0, h, h, "cudaMallocHost");
+    attrs(h + 100, cudaMemoryTypeHost, 0, h + 100, h + 100, "inside cudaMallocHost");
     attrs(&stack, cudaMemoryTypeUnregistered, -2, nullptr, nullptr, "stack");
     expect(cudaPointerGetAttributes(nullptr, d) == cudaErrorInvalidValue, "NULL attributes");
     cudaGetLastError();

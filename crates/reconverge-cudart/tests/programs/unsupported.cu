@@ -1,9 +1,9 @@
 // unsupported.cu -- a runtime call the shim does not implement.
 //
 // One ordinary kernel launch succeeds and is checked; then the program calls
-// cudaGraphCreate. reconverge-cudart must report the call by name and exit
-// with status 2 (it never returns to the program). On a real CUDA runtime the
-// call succeeds, the graph is destroyed and the program prints PASS.
+// cudaLaunchCooperativeKernel. reconverge-cudart must report the call by name
+// and exit with status 2 (it never returns to the program). On a real CUDA
+// runtime the cooperative launch runs and the program prints PASS.
 #include "common.h"
 
 #define N 256
@@ -24,10 +24,11 @@ int main() {
     printf("kernel ok\n");
     fflush(stdout);  // the shim exits inside the next call
 
-    cudaGraph_t graph;
-    CHECK(cudaGraphCreate(&graph, 0));
-    printf("cudaGraphCreate returned\n");
-    CHECK(cudaGraphDestroy(graph));
+    int n = N;
+    void *args[] = {&d, &n};
+    CHECK(cudaLaunchCooperativeKernel((void *)iota, dim3(N / 64), dim3(64), args, 0, 0));
+    printf("cudaLaunchCooperativeKernel returned\n");
+    CHECK(cudaDeviceSynchronize());
     CHECK(cudaFree(d));
     printf("PASS\n");
     return 0;
