@@ -27,6 +27,7 @@ from ._core import InvalidInput, ReconvergeError
 
 #: The shim's file name as cargo builds it.
 SHIM = "libreconverge_cudart.so"
+SHIM12 = "libreconverge_cudart12.so"
 
 #: The environment variables the runtime reads for its settings (``RECONVERGE_*`` of the same names inherited
 #: from this process are dropped, so that a run's settings are exactly ``exec``'s arguments).
@@ -232,6 +233,10 @@ def run(command: Union[str, Sequence[Any]], s: Settings, cwd: Optional[str] = No
     libdir = tempfile.mkdtemp(prefix="reconverge-exec-")
     try:
         os.symlink(os.path.realpath(shim), os.path.join(libdir, "libcudart.so.13"))
+        # CUDA 12's runtime, built beside it (reconverge-cudart12), for programs built with CUDA 12.
+        shim12 = os.path.join(os.path.dirname(os.path.realpath(shim)), SHIM12)
+        if os.path.isfile(shim12):
+            os.symlink(os.path.realpath(shim12), os.path.join(libdir, "libcudart.so.12"))
         stats = os.path.join(libdir, "launches.jsonl")
         open(stats, "w").close()
         full = {k: v for k, v in os.environ.items() if k not in SETTINGS}

@@ -67,8 +67,11 @@ pub(crate) struct ExecArgs {
     program: Vec<String>,
 }
 
-/// The shim's file name as cargo builds it.
+/// The shim's file name as cargo builds it: CUDA 13's runtime, `libcudart.so.13`.
 const SHIM: &str = "libreconverge_cudart.so";
+
+/// CUDA 12's runtime, `libcudart.so.12` (crate `reconverge-cudart12`, built with the command line).
+const SHIM12: &str = "libreconverge_cudart12.so";
 
 /// The variable that names the directory of `--keep-ptx`.
 const PTX_DIR_VAR: &str = "RECONVERGE_PTX_DIR";
@@ -80,7 +83,8 @@ const FORWARDED: [i32; 3] = [libc::SIGTERM, libc::SIGINT, libc::SIGHUP];
 /// exit status and the signals.
 pub(crate) fn env_help() -> String {
     let mut s = String::from(
-        "The program runs with reconverge's libcudart.so.13 first on its library path; the flags reach it as \
+        "The program runs with reconverge's libcudart.so.13 and libcudart.so.12 (for programs built with CUDA 12) \
+         first on its library path; the flags reach it as \
          environment variables, which scripts that launch programs themselves can set directly:\n",
     );
     for (var, what) in VARIABLES {
@@ -89,7 +93,8 @@ pub(crate) fn env_help() -> String {
     s.push_str(
         "\nExit status: the program's; 128+N when it was killed by signal N; when it exited 0 although a launch \
          stopped early, 3 (deadlock), 4 (a limit) or 2 (an error in the simulator); 2 when it exited 0 without \
-         loading reconverge's libcudart.so.13 (built with the static runtime, or not a CUDA program). \
+         loading reconverge's libcudart.so.13 or libcudart.so.12 (built with the static runtime, or not a CUDA \
+         program). \
          SIGTERM, SIGINT and SIGHUP sent to exec are forwarded to the program; exec waits for it, removes its \
          temporary files and exits 128+the signal.\n\
          See docs/cudart.md for what the runtime supports and how to compile for it.",
@@ -97,24 +102,29 @@ pub(crate) fn env_help() -> String {
     s
 }
 
-/// Finds the shim: `RECONVERGE_CUDART`, or the newest of the copies beside this executable, in its
-/// `deps/` (where cargo leaves it when it builds it as the command line's dependency) and one directory
-/// up (test binaries).
+/// The newest of the copies of `file` beside this executable `exe`: in its directory, its `deps/` (where
+/// cargo leaves a library it builds as the command line's dependency) and one directory up (test
+/// binaries). A direct `cargo build -p reconverge-cudart` leaves one beside the binary, building the
+/// command line refreshes the one in `deps/`.
+fn newest_beside(exe: &Path, file: &str) -> Option<PathBuf> {
+    let dir = exe.parent().unwrap_or(Path::new("."));
+    [Some(dir.to_path_buf()), Some(dir.join("deps")), dir.parent().map(Path::to_path_buf)]
+        .into_iter()
+        .flatten()
+        .map(|d| d.join(file))
+        .filter_map(|p| Some((std::fs::metadata(&p).ok()?.modified().ok()?, p)))
+        .max_by_key(|(t, _)| *t)
+        .map(|(_, p)| p)
+}
+
+/// Finds the shim (CUDA 13's runtime): `RECONVERGE_CUDART`, or the newest of the copies beside this
+/// executable ([`newest_beside`]).
 pub(crate) fn find_shim() -> Result<PathBuf, Failure> {
     if let Ok(p) = std::env::var("RECONVERGE_CUDART") {
         return Ok(PathBuf::from(p));
     }
     let exe = std::env::current_exe().map_err(|e| Failure::input(format!("cannot locate reconverge: {e}")))?;
-    let dir = exe.parent().unwrap_or(Path::new("."));
-    // The newest copy: a direct `cargo build -p reconverge-cudart` leaves one beside the binary, building
-    // the command line refreshes the one in `deps/`.
-    let newest = [Some(dir.to_path_buf()), Some(dir.join("deps")), dir.parent().map(Path::to_path_buf)]
-        .into_iter()
-        .flatten()
-        .map(|d| d.join(SHIM))
-        .filter_map(|p| Some((std::fs::metadata(&p).ok()?.modified().ok()?, p)))
-        .max_by_key(|(t, _)| *t);
-    if let Some((_, p)) = newest {
+    if let Some(p) = newest_beside(&exe, SHIM) {
         return Ok(p);
     }
     Err(Failure::input(format!(
@@ -124,15 +134,42 @@ pub(crate) fn find_shim() -> Result<PathBuf, Failure> {
     )))
 }
 
-/// The directory holding `libcudart.so.13` (a link to the shim) for the program's library path: private
-/// to this `exec`, removed when it ends.
-fn library_dir(shim: &Path) -> Result<PathBuf, Failure> {
+/// Finds CUDA 12's runtime: `RECONVERGE_CUDART12`, else the copy beside `RECONVERGE_CUDART`'s shim when
+/// that is set, else the newest copy beside this executable. `None` when there is none (a program built
+/// with CUDA 12 then finds no `libcudart.so.12` of reconverge's).
+pub(crate) fn find_shim12() -> Option<PathBuf> {
+    if let Ok(p) = std::env::var("RECONVERGE_CUDART12") {
+        return Some(PathBuf::from(p));
+    }
+    if let Ok(p) = std::env::var("RECONVERGE_CUDART") {
+        return Path::new(&p).parent().map(|d| d.join(SHIM12)).filter(|p| p.is_file());
+    }
+    newest_beside(&std::env::current_exe().ok()?, SHIM12)
+}
+
+/// Links `dir/NAME` to each library of `libraries` (`(NAME, library)`), replacing what was there.
+pub(crate) fn link_libraries(dir: &Path, libraries: &[(&str, &Path)]) -> Result<(), Failure> {
+    for (name, library) in libraries {
+        let link = dir.join(name);
+        let target = library.canonicalize().unwrap_or_else(|_| library.to_path_buf());
+        if std::fs::read_link(&link).ok().as_ref() == Some(&target) {
+            continue;
+        }
+        let _ = std::fs::remove_file(&link);
+        std::os::unix::fs::symlink(&target, &link).map_err(|e| Failure::input(format!("{}: {e}", link.display())))?;
+    }
+    Ok(())
+}
+
+/// The directory holding `libcudart.so.13` (a link to the shim) and, when CUDA 12's runtime is built,
+/// `libcudart.so.12` (a link to it) for the program's library path, so that a program built with either
+/// toolkit loads reconverge's runtime: private to this `exec`, removed when it ends.
+fn library_dir(shim: &Path, shim12: Option<&Path>) -> Result<PathBuf, Failure> {
     let dir = std::env::temp_dir().join(format!("reconverge-exec-{}", std::process::id()));
     std::fs::create_dir_all(&dir).map_err(|e| Failure::input(format!("{}: {e}", dir.display())))?;
-    let link = dir.join("libcudart.so.13");
-    let _ = std::fs::remove_file(&link);
-    let target = shim.canonicalize().unwrap_or_else(|_| shim.to_path_buf());
-    std::os::unix::fs::symlink(&target, &link).map_err(|e| Failure::input(format!("{}: {e}", link.display())))?;
+    let mut links = vec![("libcudart.so.13", shim)];
+    links.extend(shim12.map(|s| ("libcudart.so.12", s)));
+    link_libraries(&dir, &links)?;
     Ok(dir)
 }
 
@@ -594,7 +631,8 @@ fn verdict(ended: &Ended, s: &Summary) -> (String, u8) {
     let mut notes = Vec::new();
     if not_loaded {
         notes.push(
-            "reconverge: the program did not load reconverge's libcudart.so.13 (it made no CUDA runtime call to it): \
+            "reconverge: the program did not load reconverge's libcudart.so.13 or libcudart.so.12 (it made no CUDA \
+             runtime call to it): \
              build it with `nvcc -cudart shared` (nvcc's default, `-cudart static`, links NVIDIA's runtime into the \
              program, where it cannot be replaced), or it is not a CUDA program"
                 .to_string(),

@@ -99,8 +99,9 @@ enum Command {
     /// `nvcc -include "$(reconverge cuda-include)/reconverge_compat.h" ...`.
     CudaInclude,
     /// Print a directory holding `libcudart.so` (reconverge's runtime) to link programs against:
-    /// `nvcc -cudart shared -L "$(reconverge cuda-lib)" ...`, no NVIDIA runtime library needed.
-    CudaLib,
+    /// `nvcc -cudart shared -L "$(reconverge cuda-lib)" ...`, no NVIDIA runtime library needed
+    /// (`--cuda 12`: CUDA 12's `libcudart.so.12`, for programs compiled with CUDA 12's headers).
+    CudaLib(cuda_dirs::LibArgs),
 }
 
 fn main() -> ExitCode {
@@ -125,7 +126,7 @@ fn main() -> ExitCode {
         Command::Exec(a) => exec_cmd::run(a),
         Command::Config(a) => config_cmd::run(a),
         Command::CudaInclude => cuda_dirs::include_cmd(),
-        Command::CudaLib => cuda_dirs::lib_cmd(),
+        Command::CudaLib(a) => cuda_dirs::lib_cmd(&a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -18,7 +18,7 @@ const LAYERS: &[&[&str]] = &[
     &["reconverge-timing"],
     &["reconverge-records"],
     &["reconverge-report"],
-    &["reconverge-suite", "reconverge-fuzz", "reconverge-cudart"],
+    &["reconverge-suite", "reconverge-fuzz", "reconverge-cudart", "reconverge-cudart12"],
     &["reconverge-cli", "reconverge-py"],
 ];
 

@@ -756,9 +756,16 @@ pub fn select_ptx<T>(
 mod tests {
     use super::*;
 
+    /// A file of `reconverge-cudart`'s `tests/data` (whose sources `reconverge-cudart12` compiles too).
+    macro_rules! data {
+        ($name:literal) => {
+            concat!(env!("CARGO_MANIFEST_DIR"), "/../reconverge-cudart/tests/data/", $name)
+        };
+    }
+
     macro_rules! fixture {
         ($name:literal) => {
-            include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/", $name)).as_slice()
+            include_bytes!(data!($name)).as_slice()
         };
     }
 
@@ -774,9 +781,9 @@ mod tests {
     const CONCAT_BOTH: &[u8] = fixture!("add_sm75_sm90_compute75_compute90_concat.fatbin");
     const DEBUG: &[u8] = fixture!("add_debug_sm80_compute80.fatbin");
     const PROGRAM: &[u8] = fixture!("add_program_compute80.nv_fatbin");
-    const PTX75: &str = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/add_compute75.ptx"));
-    const PTX80: &str = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/add_compute80.ptx"));
-    const PTX90: &str = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/add_compute90.ptx"));
+    const PTX75: &str = include_str!(data!("add_compute75.ptx"));
+    const PTX80: &str = include_str!(data!("add_compute80.ptx"));
+    const PTX90: &str = include_str!(data!("add_compute90.ptx"));
 
     const ALL: [(&str, &[u8]); 12] = [
         ("none", NONE),

@@ -1,4 +1,5 @@
-//! A drop-in CUDA runtime: `libcudart.so.13` for unmodified CUDA programs.
+//! A drop-in CUDA runtime: `libcudart.so.13` (and, built from these same sources by the crate
+//! `reconverge-cudart12`, `libcudart.so.12`) for unmodified CUDA programs.
 //!
 //! A program compiled with `nvcc -cudart shared` loads this library in place of NVIDIA's (`reconverge
 //! exec` puts it first on the library path under that name). Its static constructors register the fat
@@ -23,11 +24,17 @@
 //! Entry points the shim does not implement are exported too (generated from `symbols.txt`, the
 //! exports of NVIDIA's `libcudart.so.13`): calling one prints its name and ends the process with
 //! status 2, so a program never crashes on a missing symbol or runs on with a wrong answer.
+//!
+//! Programs built with CUDA 12 load `libcudart.so.12`: the crate `reconverge-cudart12` compiles these
+//! sources again with `--cfg cuda12`, into `libreconverge_cudart12.so` with CUDA 12's soname, version node
+//! and exports (`symbols12.txt`). Every entry point is one definition shared by both libraries unless its
+//! C ABI differs between the two header sets; [`abi`] says how those are told apart and served.
 #![allow(clippy::print_stdout, clippy::print_stderr)] // a front end: printing is its job
 #![deny(missing_docs)]
 // The entry points' contracts are CUDA's documented ones; each unsafe block says what it relies on.
 #![allow(clippy::missing_safety_doc)]
 
+pub mod abi;
 pub mod api;
 pub mod array;
 pub mod capture;

@@ -2,6 +2,7 @@
 //! synchronisation, reset, per-function settings and attributes, errors and versions.
 
 use super::{call, first_error, put, put_bytes, with_runtime};
+use crate::abi::{cuda12, Abi, ABI};
 use crate::error::{self as cuda, CudaError};
 use crate::runtime::Runtime;
 use reconverge_timing::GpuConfig;
@@ -84,15 +85,31 @@ fn prop_value(rt: &Runtime, g: &GpuConfig, name: &str) -> u64 {
 /// Size of CUDA 13's `cudaDeviceProp`.
 pub const DEVICE_PROP_SIZE: usize = 1008;
 
-/// The bytes of `cudaDeviceProp` for the configured GPU.
-pub fn device_prop(rt: &Runtime) -> Vec<u8> {
+/// The bytes of `cudaDeviceProp` for the configured GPU, in `abi`'s layout: CUDA 13's ([`PROP_LAYOUT`]),
+/// or CUDA 12's, where the same fields lie elsewhere ([`cuda12::DEVICE_PROP_FIELDS`]; a field CUDA 13 added
+/// is left out) and the fields CUDA 13 removed hold the values of their attributes
+/// ([`cuda12::REMOVED_PROP_FIELDS`], [`attribute_in`]).
+pub fn device_prop(rt: &Runtime, abi: Abi) -> Vec<u8> {
     let g = rt.described();
-    let mut out = vec![0u8; DEVICE_PROP_SIZE];
+    let mut out = vec![0u8; abi.device_prop_size()];
     let name = format!("reconverge {} ({})", g.name, rt.settings.mechanism.name());
     let n = name.len().min(255);
     out[..n].copy_from_slice(&name.as_bytes()[..n]);
     for (field, offset, size) in PROP_LAYOUT {
-        out[offset..offset + size].copy_from_slice(&prop_value(rt, g, field).to_le_bytes()[..size]);
+        let at = match abi {
+            Abi::Cuda13 => Some(offset),
+            Abi::Cuda12 => cuda12::prop_offset(field, size),
+        };
+        if let Some(at) = at {
+            out[at..at + size].copy_from_slice(&prop_value(rt, g, field).to_le_bytes()[..size]);
+        }
+    }
+    if abi == Abi::Cuda12 {
+        for (field, attr) in cuda12::REMOVED_PROP_FIELDS {
+            let v = attribute_in(rt, attr, abi).unwrap_or(0) as i32;
+            let at = cuda12::prop_offset(field, 4).unwrap_or(0);
+            out[at..at + 4].copy_from_slice(&v.to_le_bytes());
+        }
     }
     out
 }
@@ -103,6 +120,15 @@ pub fn device_prop(rt: &Runtime) -> Vec<u8> {
 /// 1000).
 fn memory_clock_khz(g: &GpuConfig) -> i64 {
     i64::from(g.clock_mhz) * 1000
+}
+
+/// [`attribute`] under `abi`'s `cudaDeviceAttr`: CUDA 12's `cudaDevAttrCooperativeMultiDeviceLaunch` (96,
+/// reserved in CUDA 13) is 0, as the one device has no multi-device launches.
+pub fn attribute_in(rt: &Runtime, attr: i32, abi: Abi) -> Option<i64> {
+    match (abi, attr) {
+        (Abi::Cuda12, 96) => Some(0),
+        _ => attribute(rt, attr),
+    }
 }
 
 /// `cudaDeviceGetAttribute`'s value of `attr` (`cudaDeviceAttr`), when the shim knows it.
@@ -138,13 +164,15 @@ pub fn attribute(rt: &Runtime, attr: i32) -> Option<i64> {
         38 => g.l2.size as i64,                          // L2CacheSize
         39 => i64::from(sm.max_threads),                 // MaxThreadsPerMultiProcessor
         41 | 83 => 1,                                    // UnifiedAddressing, ManagedMemory
-        75 => i64::from(CAPABILITY.0),                   // ComputeCapabilityMajor
-        76 => i64::from(CAPABILITY.1),                   // ComputeCapabilityMinor
-        81 => i64::from(sm.shared_memory),               // MaxSharedMemoryPerMultiprocessor
-        82 => i64::from(sm.registers),                   // MaxRegistersPerMultiprocessor
-        97 => limit(limits.shared_per_block_optin),      // MaxSharedMemoryPerBlockOptin
-        87 => 2,                                         // SingleToDoublePrecisionPerfRatio, as 8.0's
-        106 => i64::from(sm.max_ctas),                   // MaxBlocksPerMultiprocessor
+        19 | 91 => 1,  // CanMapHostMemory, CanUseHostPointerForRegisteredMem (crate::pinned)
+        99 | 113 => 1, // HostRegisterSupported, HostRegisterReadOnlySupported
+        75 => i64::from(CAPABILITY.0), // ComputeCapabilityMajor
+        76 => i64::from(CAPABILITY.1), // ComputeCapabilityMinor
+        81 => i64::from(sm.shared_memory), // MaxSharedMemoryPerMultiprocessor
+        82 => i64::from(sm.registers), // MaxRegistersPerMultiprocessor
+        97 => limit(limits.shared_per_block_optin), // MaxSharedMemoryPerBlockOptin
+        87 => 2,       // SingleToDoublePrecisionPerfRatio, as 8.0's
+        106 => i64::from(sm.max_ctas), // MaxBlocksPerMultiprocessor
         _ => return None,
     })
 }
@@ -184,26 +212,39 @@ pub unsafe extern "C" fn cudaGetDevice(device: *mut c_int) -> CudaError {
     call("cudaGetDevice", |rt| unsafe { put(device, rt.device) })
 }
 
-/// `cudaGetDeviceProperties`: the configured GPU.
-#[no_mangle]
-pub unsafe extern "C" fn cudaGetDeviceProperties(prop: *mut c_void, device: c_int) -> CudaError {
-    call("cudaGetDeviceProperties", |rt| {
+/// The configured GPU's `cudaDeviceProp` in `abi`'s layout, written through `prop` by the entry point
+/// `name`.
+///
+/// # Safety
+/// `prop` is the program's `cudaDeviceProp` of `abi` (a bad pointer is an error).
+pub unsafe fn device_properties(name: &str, prop: *mut c_void, device: c_int, abi: Abi) -> CudaError {
+    call(name, |rt| {
         if device != 0 {
             return cuda::INVALID_DEVICE;
         }
-        // SAFETY: the program passes a `cudaDeviceProp` (CUDA 13's, DEVICE_PROP_SIZE bytes).
-        unsafe { put_bytes(prop, &device_prop(rt)) }
+        // SAFETY: the caller's contract.
+        unsafe { put_bytes(prop, &device_prop(rt, abi)) }
     })
 }
 
-/// `cudaDeviceGetAttribute`.
+/// `cudaGetDeviceProperties`: the configured GPU, in CUDA 13's layout. CUDA 12's programs call
+/// `cudaGetDeviceProperties_v2` (`api::cuda12`); the plain name in `libcudart.so.12` takes CUDA 11's
+/// layout and is a stub there (`abi12.txt`).
+#[cfg(not(cuda12))]
+#[no_mangle]
+pub unsafe extern "C" fn cudaGetDeviceProperties(prop: *mut c_void, device: c_int) -> CudaError {
+    // SAFETY: the program passes a `cudaDeviceProp` (CUDA 13's, DEVICE_PROP_SIZE bytes).
+    unsafe { device_properties("cudaGetDeviceProperties", prop, device, Abi::Cuda13) }
+}
+
+/// `cudaDeviceGetAttribute` (the codes of this library's ABI, [`attribute_in`]).
 #[no_mangle]
 pub unsafe extern "C" fn cudaDeviceGetAttribute(value: *mut c_int, attr: c_int, device: c_int) -> CudaError {
     call("cudaDeviceGetAttribute", |rt| {
         if device != 0 {
             return cuda::INVALID_DEVICE;
         }
-        match attribute(rt, attr) {
+        match attribute_in(rt, attr, ABI) {
             // SAFETY: the program passes the address of its value.
             Some(v) => unsafe { put(value, v.clamp(i64::from(i32::MIN), i64::from(i32::MAX)) as c_int) },
             None => {
@@ -494,11 +535,11 @@ pub unsafe extern "C" fn cudaDriverGetVersion(version: *mut c_int) -> CudaError 
     unsafe { put(version, 13000) }
 }
 
-/// `cudaRuntimeGetVersion`: 13.0.
+/// `cudaRuntimeGetVersion`: 13.0, or 12.9 in CUDA 12's library ([`Abi::runtime_version`]).
 #[no_mangle]
 pub unsafe extern "C" fn cudaRuntimeGetVersion(version: *mut c_int) -> CudaError {
-    // SAFETY: as above.
-    unsafe { cudaDriverGetVersion(version) }
+    // SAFETY: the program passes the address of its version.
+    unsafe { put(version, ABI.runtime_version()) }
 }
 
 #[cfg(test)]
@@ -514,7 +555,7 @@ mod tests {
     fn the_attributes_of_removed_properties_are_answered() {
         let rt = Runtime::new(Settings::from_vars(|_| None).expect("default settings"));
         let clock = i64::from(rt.described().clock_mhz) * 1000;
-        let prop = device_prop(&rt);
+        let prop = device_prop(&rt, Abi::Cuda13);
         let field = |name: &str| {
             let (_, offset, size) = PROP_LAYOUT.iter().copied().find(|f| f.0 == name).expect("a field");
             let mut b = [0u8; 8];
@@ -528,5 +569,35 @@ mod tests {
         }
         assert_eq!(attribute(&rt, 69), Some(crate::texture::MAX_LINEAR_WIDTH as i64), "maxTexture1DLinear");
         assert_eq!(attribute(&rt, 10_000), None);
+    }
+
+    /// CUDA 12's `cudaDeviceProp` holds every field CUDA 13's does at its own offset, and the fields CUDA
+    /// 13 removed hold their attributes' values; `cudaDevAttrCooperativeMultiDeviceLaunch` is answered
+    /// under CUDA 12 only (reserved in 13).
+    #[test]
+    fn cuda_12_properties_hold_the_same_values_where_cuda_12_puts_them() {
+        let rt = Runtime::new(Settings::from_vars(|_| None).expect("default settings"));
+        let (p13, p12) = (device_prop(&rt, Abi::Cuda13), device_prop(&rt, Abi::Cuda12));
+        assert_eq!((p13.len(), p12.len()), (1008, 1032));
+        assert_eq!(p12[..256], p13[..256], "the name");
+        let read = |p: &[u8], at: usize, size: usize| {
+            let mut b = [0u8; 8];
+            b[..size].copy_from_slice(&p[at..at + size]);
+            u64::from_le_bytes(b)
+        };
+        for (field, offset, size) in PROP_LAYOUT {
+            // Every field the shim fills exists in CUDA 12's structure too.
+            let at = cuda12::prop_offset(field, size).unwrap_or_else(|| panic!("{field} has no CUDA 12 offset"));
+            assert_eq!(read(&p12, at, size), read(&p13, offset, size), "{field}");
+        }
+        for (field, attr) in cuda12::REMOVED_PROP_FIELDS {
+            let at = cuda12::prop_offset(field, 4).expect("a CUDA 12 field");
+            let want = attribute_in(&rt, attr, Abi::Cuda12).expect("answered") as u64;
+            assert_eq!(read(&p12, at, 4), want, "{field}");
+        }
+        let clock = u64::from(rt.described().clock_mhz) * 1000;
+        assert_eq!(read(&p12, cuda12::prop_offset("clockRate", 4).expect("clockRate"), 4), clock, "kHz");
+        assert_eq!(attribute_in(&rt, 96, Abi::Cuda12), Some(0));
+        assert_eq!(attribute_in(&rt, 96, Abi::Cuda13), None);
     }
 }

@@ -47,12 +47,13 @@ pub fn pointer_attributes(rt: &Runtime, ptr: u64) -> Result<[u8; POINTER_ATTRIBU
     Ok(b)
 }
 
-/// `cudaPointerGetAttributes`. A NULL `ptr` is `cudaErrorInvalidValue` (a NULL `attributes` too).
+/// `cudaPointerGetAttributes`. A NULL `ptr` is `cudaErrorInvalidValue` (a NULL `attributes` too). CUDA
+/// 12's structure is the first 24 bytes of CUDA 13's ([`crate::abi::Abi::pointer_attributes_size`]).
 #[no_mangle]
 pub unsafe extern "C" fn cudaPointerGetAttributes(attributes: *mut c_void, ptr: *const c_void) -> CudaError {
     call("cudaPointerGetAttributes", |rt| match pointer_attributes(rt, ptr as u64) {
-        // SAFETY: the program's `cudaPointerAttributes`; a bad pointer is an error.
-        Ok(bytes) => unsafe { put_bytes(attributes, &bytes) },
+        // SAFETY: the program's `cudaPointerAttributes` of this library's ABI; a bad pointer is an error.
+        Ok(bytes) => unsafe { put_bytes(attributes, &bytes[..crate::abi::ABI.pointer_attributes_size()]) },
         Err(e) => e,
     })
 }

@@ -3,7 +3,8 @@
 //! `cudaGetTextureObjectResourceViewDesc`, `cudaCreateSurfaceObject`, `cudaDestroySurfaceObject`,
 //! `cudaGetSurfaceObjectResourceDesc`. A handle is the device address of the object's descriptor.
 
-use super::{call, put};
+use super::{call, put, put_bytes};
+use crate::abi::ABI;
 use crate::array::ChannelDesc;
 use crate::error::{self as cuda, CudaError};
 use crate::hostmem::{self, Plain};
@@ -47,7 +48,29 @@ pub mod union_at {
     pub const PITCH: usize = 48;
 }
 
+/// Bytes of CUDA 13's `cudaResourceDesc`.
+const RESOURCE_DESC_BYTES: usize = std::mem::size_of::<CudaResourceDesc>();
+
 impl CudaResourceDesc {
+    /// The descriptor as C lays it out.
+    pub fn to_bytes(&self) -> [u8; RESOURCE_DESC_BYTES] {
+        let mut b = [0u8; RESOURCE_DESC_BYTES];
+        b[0..4].copy_from_slice(&self.res_type.to_le_bytes());
+        b[4..8].copy_from_slice(&self.pad.to_le_bytes());
+        b[8..136].copy_from_slice(&self.res);
+        b[136..140].copy_from_slice(&self.flags.to_le_bytes());
+        b[140..144].copy_from_slice(&self.pad_end.to_le_bytes());
+        b
+    }
+
+    /// The descriptor C's bytes `b` lay out.
+    pub fn from_bytes(b: &[u8; RESOURCE_DESC_BYTES]) -> CudaResourceDesc {
+        let word = |at: usize| u32::from_le_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]]);
+        let mut res = [0u8; 128];
+        res.copy_from_slice(&b[8..136]);
+        CudaResourceDesc { res_type: word(0) as i32, pad: word(4), res, flags: word(136), pad_end: word(140) }
+    }
+
     /// A zeroed descriptor of `res_type`.
     fn of_type(res_type: i32) -> CudaResourceDesc {
         CudaResourceDesc { res_type, pad: 0, res: [0; 128], flags: 0, pad_end: 0 }
@@ -132,6 +155,17 @@ impl CudaResourceDesc {
     }
 }
 
+/// The program's `cudaResourceDesc` at `res`, of this library's ABI: CUDA 12's 64 bytes are CUDA 13's first
+/// 64 (its union's members lie where CUDA 13's do), and what CUDA 13 added after them (the union's
+/// reserved words, `flags`) reads as zero. NULL or unreadable: `cudaErrorInvalidValue`.
+fn read_resource_desc(res: *const CudaResourceDesc) -> Result<CudaResourceDesc, CudaError> {
+    let mut b = [0u8; RESOURCE_DESC_BYTES];
+    if res.is_null() || hostmem::read(res as u64, &mut b[..ABI.resource_desc_size()]).is_err() {
+        return Err(cuda::INVALID_VALUE);
+    }
+    Ok(CudaResourceDesc::from_bytes(&b))
+}
+
 /// Creates an object into the program's handle `out` (checked writable first) with `create`, from the
 /// resource descriptor at `res` (NULL or unreadable: `cudaErrorInvalidValue`).
 ///
@@ -147,7 +181,7 @@ unsafe fn create_into(
     if checked != cuda::SUCCESS {
         return checked;
     }
-    let spec = match hostmem::read_value(res).map_err(|_| cuda::INVALID_VALUE).and_then(|r| r.spec()) {
+    let spec = match read_resource_desc(res).and_then(|r| r.spec()) {
         Ok(s) => s,
         Err(c) => return c,
     };
@@ -205,11 +239,15 @@ pub unsafe extern "C" fn cudaDestroySurfaceObject(surf_object: u64) -> CudaError
     call("cudaDestroySurfaceObject", |rt| rt.destroy_object(surf_object, ObjectKind::Surface))
 }
 
-/// The resource descriptor of the object of `kind` at `handle`, written through `out`.
+/// The resource descriptor of the object of `kind` at `handle`, written through `out` in this library's
+/// ABI (CUDA 12's is the first 64 bytes of CUDA 13's, [`read_resource_desc`]).
 fn resource_desc(name: &str, out: *mut CudaResourceDesc, handle: u64, kind: ObjectKind) -> CudaError {
     call(name, |rt| match rt.object(handle, kind) {
-        // SAFETY: the program's output parameter; a bad one is an error.
-        Ok(o) => unsafe { put(out, CudaResourceDesc::of(o.resource)) },
+        Ok(o) => {
+            let bytes = CudaResourceDesc::of(o.resource).to_bytes();
+            // SAFETY: the program's output parameter; a bad one is an error.
+            unsafe { put_bytes(out.cast(), &bytes[..ABI.resource_desc_size()]) }
+        }
         Err(c) => c,
     })
 }
@@ -289,5 +327,26 @@ mod tests {
         assert_eq!(flagged.spec(), Err(cuda::INVALID_VALUE));
         assert_eq!(CudaResourceDesc::of_type(4).spec(), Err(cuda::INVALID_VALUE));
         assert_eq!(std::mem::size_of::<CudaResourceDesc>(), 144);
+        for s in specs {
+            let mut d = CudaResourceDesc::of(s);
+            d.flags = 7;
+            assert_eq!(CudaResourceDesc::from_bytes(&d.to_bytes()), d);
+        }
+    }
+
+    /// CUDA 12's descriptor (64 bytes) reads as CUDA 13's with the words CUDA 13 added zero: every kind of
+    /// resource survives the cut, and the union's members CUDA 12 has end before it.
+    #[test]
+    fn cuda_12_descriptors_are_cuda_13_prefixes() {
+        let cut = crate::abi::cuda12::RESOURCE_DESC_SIZE;
+        assert!(8 + union_at::PITCH + 8 <= cut);
+        let desc = ChannelDesc { x: 32, y: 0, z: 0, w: 0, f: 2 };
+        for s in
+            [ResourceSpec::Array(0x1234), ResourceSpec::Pitch2d { ptr: 0x8000, desc, width: 10, height: 3, pitch: 512 }]
+        {
+            let mut b = [0u8; RESOURCE_DESC_BYTES];
+            b[..cut].copy_from_slice(&CudaResourceDesc::of(s).to_bytes()[..cut]);
+            assert_eq!(CudaResourceDesc::from_bytes(&b).spec(), Ok(s));
+        }
     }
 }
