@@ -177,19 +177,7 @@ fn compile_units(bin: &Path, out: &Path, names: &[&str], flags: &[&str], exe: &s
 
 /// Runs `reconverge exec FLAGS -- PROGRAM`: (status, stdout, stderr).
 fn exec(flags: &[&str], program: &str) -> (i32, String, String) {
-    let dir = built().expect("built");
-    let o = Command::new(env!("CARGO_BIN_EXE_reconverge"))
-        .arg("exec")
-        .args(flags)
-        .arg("--")
-        .arg(dir.join(program))
-        .output()
-        .expect("reconverge runs");
-    (
-        o.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&o.stdout).into(),
-        String::from_utf8_lossy(&o.stderr).into(),
-    )
+    common::exec_program(built().expect("built"), flags, program)
 }
 
 /// The shim beside the binary, or a skip note (it is built with the workspace).

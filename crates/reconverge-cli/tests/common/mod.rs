@@ -32,3 +32,20 @@ pub(crate) fn temp_dir(tag: &str) -> PathBuf {
     std::fs::create_dir_all(&d).expect("temp dir");
     d
 }
+
+/// Runs `reconverge exec FLAGS -- DIR/PROGRAM` (a test program built into `dir`): (exit status, stdout,
+/// stderr).
+pub(crate) fn exec_program(dir: &std::path::Path, flags: &[&str], program: &str) -> (i32, String, String) {
+    let o = Command::new(env!("CARGO_BIN_EXE_reconverge"))
+        .arg("exec")
+        .args(flags)
+        .arg("--")
+        .arg(dir.join(program))
+        .output()
+        .expect("reconverge runs");
+    (
+        o.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&o.stdout).into(),
+        String::from_utf8_lossy(&o.stderr).into(),
+    )
+}
