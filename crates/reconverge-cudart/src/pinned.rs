@@ -292,7 +292,17 @@ mod tests {
         assert_eq!(rt.host_register(8, 64, 0), cuda::INVALID_VALUE, "unmapped");
         assert_eq!(rt.host_register(b, 4096, 0x2), cuda::SUCCESS);
         assert_eq!(rt.host_register(b + 4000, 64, 0), cuda::HOST_MEMORY_ALREADY_REGISTERED);
-        assert_eq!(rt.host_register(b + 4096, 2 << 20, 0), cuda::INVALID_VALUE, "past the buffer");
+        // Two pages mapped, the second unmapped again: a range over both runs past readable memory (what
+        // follows a heap buffer may be mapped, under valgrind's allocator for one).
+        // SAFETY: an anonymous private mapping of two pages, its second page unmapped; no reference into it.
+        let two = unsafe {
+            let prot = libc::PROT_READ | libc::PROT_WRITE;
+            let p = libc::mmap(std::ptr::null_mut(), 8192, prot, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS, -1, 0);
+            assert_ne!(p, libc::MAP_FAILED, "mmap");
+            libc::munmap((p as *mut u8).add(4096).cast(), 4096);
+            p as u64
+        };
+        assert_eq!(rt.host_register(two, 8192, 0), cuda::INVALID_VALUE, "past readable memory");
         assert_eq!(rt.host_device_pointer(b + 10, 0), Ok(b + 10), "the host's own address");
         assert_eq!(rt.host_device_pointer(b + 10, 1), Err(cuda::INVALID_VALUE), "flags must be 0");
         assert_eq!(rt.host_device_pointer(b + 4096, 0), Err(cuda::INVALID_VALUE), "not registered");
@@ -311,6 +321,8 @@ mod tests {
         assert_eq!(rt.host_free(h), cuda::SUCCESS);
         assert_eq!(rt.host_free(h), cuda::INVALID_VALUE);
         drop(buf);
+        // SAFETY: the first page of the mapping above, not registered.
+        unsafe { libc::munmap(two as *mut libc::c_void, 4096) };
     }
 
     #[test]
