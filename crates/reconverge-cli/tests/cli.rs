@@ -60,24 +60,24 @@ fn traces_of_seed_001_kern() {
     expect_file!["golden/trace_kern_dwf.txt"].assert_eq(&dwf);
 }
 
+/// The launch of the CAPRI test case (seed 002's example) as `run`, `trace` and `compare FILE` take it.
+const CAPRI_LAUNCH: [&str; 11] = [
+    "kernels/ptx/sm_80/capri.ptx",
+    "--block",
+    "64",
+    "--arg",
+    "@kernels/data/capri/in1.npy",
+    "--arg",
+    "@kernels/data/capri/in2.npy",
+    "--arg",
+    "zeros:i32:2048",
+    "--arg",
+    "zeros:i32:2048",
+];
+
 #[test]
 fn trace_of_the_capri_test_case() {
-    let args = [
-        "trace",
-        "kernels/ptx/sm_80/capri.ptx",
-        "--block",
-        "64",
-        "--arg",
-        "@kernels/data/capri/in1.npy",
-        "--arg",
-        "@kernels/data/capri/in2.npy",
-        "--arg",
-        "zeros:i32:2048",
-        "--arg",
-        "zeros:i32:2048",
-        "--warp",
-        "1",
-    ];
+    let args = [&["trace"], &CAPRI_LAUNCH[..], &["--warp", "1"]].concat();
     expect_file!["golden/trace_capri_pdom.txt"].assert_eq(&ok(&args));
     // Seed 002 under the CTA-wide mechanisms: the first loop's branch and the compaction of its paths
     // (TBC), the second loop's first two instances (CAPRI learns "inadequate" and stops stalling), and
@@ -721,19 +721,7 @@ fn config_import_turns_gpgpusim_s_file_into_a_config_file() {
 /// missing argument is reported, not hidden.
 #[test]
 fn compare_takes_a_kernel_file_with_run_style_arguments() {
-    let launch = [
-        "kernels/ptx/sm_80/capri.ptx",
-        "--block",
-        "64",
-        "--arg",
-        "@kernels/data/capri/in1.npy",
-        "--arg",
-        "@kernels/data/capri/in2.npy",
-        "--arg",
-        "zeros:i32:2048",
-        "--arg",
-        "zeros:i32:2048",
-    ];
+    let launch = CAPRI_LAUNCH;
     let mechs = ["--mechanism", "pdom", "--mechanism", "tbc", "--mechanism", "dwf", "--csv"];
     let from_file = ok(&[&["compare"], &launch[..], &mechs[..]].concat());
     let from_suite = ok(&[&["compare", "--kernel", "capri"], &mechs[..]].concat());
