@@ -21,6 +21,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+mod common;
+use common::{cc, scratch};
+
 fn crate_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
@@ -40,13 +43,6 @@ fn wheels() -> Option<PathBuf> {
     found
 }
 
-/// A scratch directory of this test process.
-fn scratch(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("reconverge-cuda12-{tag}-{}", std::process::id()));
-    std::fs::create_dir_all(&d).expect("temp dir");
-    d
-}
-
 /// The include options of a header set: CUDA 13's wheel, or CUDA 12's runtime headers with the CUDA
 /// compiler's own `crt/` headers (which the CUDA 12 runtime wheel leaves to the nvcc wheel; CUDA 13's
 /// stand in: they define the host macros, no runtime declaration) in a directory of their own.
@@ -60,11 +56,6 @@ fn includes(nvidia: &Path, major: u32, dir: &Path) -> Vec<String> {
     let _ = std::fs::remove_file(&link);
     std::os::unix::fs::symlink(nvidia.join("cu13/include/crt"), &link).expect("link crt");
     vec![format!("-I{}", nvidia.join("cuda_runtime/include").display()), format!("-I{}", crt.display())]
-}
-
-/// The C compiler.
-fn cc() -> String {
-    std::env::var("CC").unwrap_or_else(|_| "cc".into())
 }
 
 /// `cuda_runtime_api.h` of a header set, preprocessed as C (`-P`), with per-thread default streams or not.
@@ -334,8 +325,7 @@ fn abi12_lists_every_export_whose_cuda_12_abi_differs() {
 /// struct's size (member `""`).
 fn measured(nvidia: &Path, major: u32, members: &[(&str, &str)]) -> Vec<(usize, usize)> {
     let dir = scratch(&format!("layout{major}"));
-    let mut c =
-        String::from("#include <stdio.h>\n#include <stddef.h>\n#include <cuda_runtime_api.h>\nint main(void) {\n");
+    let mut c = String::new();
     for (s, m) in members {
         if m.is_empty() {
             c.push_str(&format!("  printf(\"0 %zu\\n\", sizeof(struct {s}));\n"));
@@ -345,19 +335,8 @@ fn measured(nvidia: &Path, major: u32, members: &[(&str, &str)]) -> Vec<(usize, 
             ));
         }
     }
-    c.push_str("  return 0;\n}\n");
-    std::fs::write(dir.join("layout.c"), c).expect("write");
-    let built = Command::new(cc())
-        .args(includes(nvidia, major, &dir))
-        .arg(dir.join("layout.c"))
-        .arg("-o")
-        .arg(dir.join("layout"))
-        .output()
-        .expect("the C compiler runs");
-    assert!(built.status.success(), "{}", String::from_utf8_lossy(&built.stderr));
-    let out = Command::new(dir.join("layout")).output().expect("runs");
-    let _ = std::fs::remove_dir_all(&dir);
-    String::from_utf8_lossy(&out.stdout)
+    let includes = includes(nvidia, major, &dir);
+    common::run_c(&dir, &includes, &c)
         .lines()
         .map(|l| {
             let (a, b) = l.split_once(' ').expect("two numbers");
