@@ -200,13 +200,12 @@ impl Runtime {
 
     /// Sends `reconverge exec --html` the launch's executions per pc (`counts`) of the kernel `loaded` of
     /// module `module`, after the kernel's map the first time this process launches it.
-    fn send_pcs(&self, module: usize, loaded: &Loaded, counts: Vec<(u32, PcCount)>) {
+    fn send_pcs(&mut self, module: usize, loaded: &Loaded, counts: Vec<(u32, PcCount)>) {
         use reconverge_records::per_pc::{KernelMap, LaunchPcs};
         let (Some(c), Some(m)) = (&self.settings.channel, self.modules.get(module)) else { return };
         let prog = loaded.program();
         let kernel = prog.kernel_name().to_string();
-        let first = MAPS_SENT.lock().is_ok_and(|mut sent| sent.insert((m.label.clone(), kernel.clone())));
-        if first {
+        if self.kernel_maps_sent.insert((module, kernel.clone())) {
             let map = KernelMap {
                 kernel: kernel.clone(),
                 module: m.label.clone(),
@@ -248,10 +247,6 @@ impl Runtime {
         }
     }
 }
-
-/// The kernels (module label, PTX name) whose map this process has sent `reconverge exec` ([`Runtime::send_pcs`]).
-static MAPS_SENT: std::sync::Mutex<std::collections::BTreeSet<(String, String)>> =
-    std::sync::Mutex::new(std::collections::BTreeSet::new());
 
 /// What one launch's run gave.
 struct Ran {

@@ -116,6 +116,9 @@ pub struct Runtime {
     pub pinned: crate::pinned::Pinned,
     /// Graphs, their nodes and executable graphs, and stream captures ([`crate::graph`]).
     pub graphs: crate::graph::Graphs,
+    /// The kernels (module index, PTX name) whose map was sent to `reconverge exec --html`
+    /// ([`crate::settings::Message::Kernel`]): each is sent once per process.
+    pub kernel_maps_sent: std::collections::BTreeSet<(usize, String)>,
     /// Dynamic shared memory a kernel (by host stub) opted in to with `cudaFuncSetAttribute`
     /// (`cudaFuncAttributeMaxDynamicSharedMemorySize`), in bytes.
     pub max_dynamic_shared: HashMap<u64, u64>,
@@ -147,6 +150,7 @@ impl Runtime {
             device: 0,
             pinned: crate::pinned::Pinned::default(),
             graphs: crate::graph::Graphs::default(),
+            kernel_maps_sent: std::collections::BTreeSet::new(),
             max_dynamic_shared: HashMap::new(),
             arrays: HashMap::new(),
             objects: HashMap::new(),
