@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
-# Builds GPGPU-Sim 4.0 (gpgpu-sim/gpgpu-sim_distribution, PTX mode) on a machine without a CUDA toolkit,
+# Builds GPGPU-Sim 4.0 or 4.2 (gpgpu-sim/gpgpu-sim_distribution, PTX mode) on a machine without a CUDA toolkit,
 # from the pieces NVIDIA ships as PyPI wheels (CUDA 11.8: ptxas, headers, libcudart, NVRTC), plus the
 # one-launch host program `launch` (launch.cpp) that reconverge's validation runs use.
 #
 #   scripts/gpgpusim/build.sh WORK SRC
 #
 # WORK: a scratch directory (created; about 1.5 GB after the build). SRC: an unpacked snapshot of
-# gpgpu-sim/gpgpu-sim_distribution (its dev branch, version 4.0; `git clone` it, or `git archive` a mirror).
+# gpgpu-sim/gpgpu-sim_distribution (`git clone` it, or `git archive` a mirror): version 4.0 (master,
+# 90ec3399; power model GPUWattch, src/gpuwattch) or 4.2 (dev, 6b244a5d; power model AccelWattch,
+# src/accelwattch). A source with src/accelwattch gets fix_source42.py and fix_power42.py instead of
+# fix_source.py and fix_power.py.
 # Needs the Debian packages g++ make bison flex xutils-dev zlib1g-dev and python3 with venv; installs the
 # wheels into WORK/venv. Takes 5-15 minutes on 2 cores. docs/validation.md explains every step.
 #
@@ -15,7 +18,9 @@
 # APP` and `cuobjdump -xptx NAME APP` to find the PTX, then `ptxas -v`. Our cuobjdump hands it the PTX file
 # named by $RECONVERGE_GSIM_PTX. Why the source edits: bison >= 3.6 writes `"end of file"` comments that
 # the Linux branch of a sed rule copies into ptx_parser_decode.def, and g++ 12 at -O3 miscompiles four
-# non-void functions that fall off their end (GPGPU-Sim crashes at start-up).
+# non-void functions that fall off their end (GPGPU-Sim crashes at start-up; three in 4.2). fix_power.py
+# (fix_power42.py) makes GPUWattch (AccelWattch) print its per-event energies (J per counted event) into the
+# power report; run.py --power reads them.
 set -euo pipefail
 [ $# -eq 2 ] || { echo "usage: $0 WORK SRC" >&2; exit 2; }
 here=$(cd "$(dirname "$0")" && pwd)
@@ -59,13 +64,18 @@ CUOBJ
 chmod +x cuda/bin/nvcc cuda/bin/cuobjdump
 export CUDA_INSTALL_PATH=$work/cuda PATH=$work/cuda/bin:$PATH
 
-echo "== GPGPU-Sim source with two fixes ($work/gpgpu-sim)"
+fix_source=fix_source.py fix_power=fix_power.py model=GPUWattch
+if [ -d "$src/src/accelwattch" ]; then fix_source=fix_source42.py fix_power=fix_power42.py model=AccelWattch; fi
+echo "== GPGPU-Sim source with two fixes and $model's per-event energies ($work/gpgpu-sim)"
 if [ ! -d gpgpu-sim ]; then
   cp -r "$src" gpgpu-sim
-  python3 "$here/fix_source.py" gpgpu-sim
+  python3 "$here/$fix_source" gpgpu-sim
 fi
+# $fix_power prints how many places it changed: 0 when the source has them already; a work directory
+# built before it existed gets them here and is rebuilt (make rebuilds only what changed).
+power_edits=$(python3 "$here/$fix_power" gpgpu-sim)
 lib=$(ls -d "$work"/gpgpu-sim/lib/*/cuda-11080/release 2>/dev/null || true)
-if [ -z "$lib" ] || [ ! -e "$lib/libcudart.so.11.0" ]; then
+if [ -z "$lib" ] || [ ! -e "$lib/libcudart.so.11.0" ] || [ "$power_edits" != 0 ]; then
   echo "== make (log: $work/build.log)"
   (cd gpgpu-sim && set +u && source setup_environment release >/dev/null 2>&1 && make -j"${JOBS:-2}" > "$work/build.log" 2>&1) \
     || { tail -n 30 "$work/build.log" >&2; exit 1; }
