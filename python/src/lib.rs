@@ -459,7 +459,7 @@ impl PyModuleHandle {
             obj.insert(reconverge_records::aggregate::HIDDEN.into(), hidden.into());
         }
         let config = gpu.as_ref().map(|g| g.name.as_str());
-        let record = reconverge_report::records::RunRecord::new(
+        let mut record = reconverge_report::records::RunRecord::new(
             &name,
             config,
             cfg.warp_size,
@@ -468,6 +468,9 @@ impl PyModuleHandle {
             Some(&r),
             timing.as_ref(),
         );
+        if let Some(e) = timing.as_ref().zip(gpu.as_ref()).and_then(|(t, g)| reconverge_energy::energy(t, g)) {
+            record.set_energy(&e);
+        }
         let record = reconverge_report::records::to_csv(&[record]);
         let buffers = r.buffers.into_iter().map(|b| b.map(|b| PyArray1::from_vec(py, b.bytes))).collect();
         let vars = r.globals.into_iter().map(|(n, b)| (n, PyArray1::from_vec(py, b.bytes))).collect();
@@ -767,7 +770,7 @@ fn compare(py: Python<'_>, kernels_dir: &str, request: CompareRequest) -> PyResu
     let mut runs: Vec<reconverge_report::records::RunRecord> = jobs
         .iter()
         .zip(&outcomes)
-        .map(|(j, o)| reconverge_suite::grid::record_of(o, j.config.map(|c| gpus[c].name.as_str())))
+        .map(|(j, o)| reconverge_suite::grid::record_of(o, j.config.map(|c| &gpus[c])))
         .collect();
     reconverge_report::records::fill_speedups(&mut runs, reconverge_report::records::BASELINE);
     Ok(reconverge_report::records::to_csv(&runs))

@@ -52,9 +52,12 @@ ABLATIONS = [
     ("gtx480", "linear L1 set index", "[l1]\nset_index = \"linear\""),
     ("gtx480", "L1 MSHRs 64 (GPGPU-Sim's number)", "[l1]\nmshrs = 64"),
     ("gtx480", "LRR scheduler instead of GTO", "[sm]\nscheduler = \"lrr\""),
+    ("gtx480", "DRAM as one 253 B/cycle channel (no banks, rows or FR-FCFS)", "[dram]\nuse_banks = false"),
+    ("gtx480", "a sectored L1 (misses fetch only the sectors touched)", "[l1]\nwhole_line_fills = false"),
     ("volta", "as calibrated", ""),
     ("volta", "L2 hit latency 160 (the rop latency alone)", "[l2]\nhit_latency = 160"),
     ("volta", "no launch latency", "[launch]\nkernel_latency = 0"),
+    ("volta", "DRAM as one 795 B/cycle channel (no banks, rows or FR-FCFS)", "[dram]\nuse_banks = false"),
 ]
 
 

@@ -179,7 +179,8 @@ pub(crate) fn run(a: CompareArgs) -> Result<(), Failure> {
     });
     bar.finish_and_clear();
     let config_name = |j: &Job| j.config.map(|c| configs[c].name.as_str());
-    let mut runs: Vec<RunRecord> = jobs.iter().zip(&results).map(|(j, o)| record_of(o, config_name(j))).collect();
+    let mut runs: Vec<RunRecord> =
+        jobs.iter().zip(&results).map(|(j, o)| record_of(o, j.config.map(|c| &configs[c]))).collect();
     fill_speedups(&mut runs, records::BASELINE);
     let branch_rows: Vec<Vec<BranchRecord>> = jobs
         .iter()
@@ -305,6 +306,8 @@ fn print_table(runs: &[RunRecord], storage: &[Option<u64>]) -> Result<(), Failur
         "vs pdom",
         "SIMD eff",
         "IPC",
+        "energy",
+        "E vs pdom",
         "structure",
         "storage",
         "mem",
@@ -331,6 +334,8 @@ fn print_table(runs: &[RunRecord], storage: &[Option<u64>]) -> Result<(), Failur
             r.speedup_over_pdom.map(|s| format!("{s:.2}x")).unwrap_or_else(|| "-".into()),
             records::pct(r.simd_efficiency),
             r.ipc.map(|x| format!("{x:.2}")).unwrap_or_else(|| "-".into()),
+            r.energy_j.map_or_else(|| "-".into(), reconverge_report::run::joules),
+            r.energy_speedup_over_pdom.map(|s| format!("{s:.2}x")).unwrap_or_else(|| "-".into()),
             records::structure(r),
             bits.map_or_else(|| "-".into(), |b| b.to_string()),
             share(r.stall_memory),
@@ -351,6 +356,9 @@ fn print_table(runs: &[RunRecord], storage: &[Option<u64>]) -> Result<(), Failur
     outln!(
         "storage = the mechanism's bits per SM at the depth the run reached, for its warp size, warps per SM and CTA size (docs/storage-cost.md)"
     )?;
+    if runs.iter().any(|r| r.energy_j.is_some()) {
+        outln!("energy = the run's energy (docs/energy.md); E vs pdom = pdom's energy over the run's (above 1: less energy)")?;
+    }
     print_summaries(&speedup_summaries(runs))
 }
 
@@ -364,9 +372,18 @@ fn print_summaries(summaries: &[SpeedupSummary]) -> Result<(), Failure> {
             s.warp_size,
             crate::suite_cmd::plural(s.kernels.len(), "kernel")
         )?;
-        let mut t = Table::new(&["mechanism", "geomean", "median", "min", "max"]);
+        let energy = s.mechanisms.iter().any(|m| m.energy_geomean.is_some());
+        let mut head = vec!["mechanism", "geomean", "median", "min", "max"];
+        if energy {
+            head.extend(["energy geomean", "EDP geomean"]);
+        }
+        let mut t = Table::new(&head);
         for m in &s.mechanisms {
-            t.row(vec![m.mechanism.clone(), x(m.geomean), x(m.median), x(m.min), x(m.max)]);
+            let mut row = vec![m.mechanism.clone(), x(m.geomean), x(m.median), x(m.min), x(m.max)];
+            if energy {
+                row.extend([x(m.energy_geomean), x(m.edp_geomean)]);
+            }
+            t.row(row);
         }
         out!("{}", t.render())?;
         if let Some(e) = s.excluded_text() {

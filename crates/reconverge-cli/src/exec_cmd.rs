@@ -662,27 +662,32 @@ fn verdict(ended: &Ended, s: &Summary) -> (String, u8) {
 /// The summary printed at exit: one row per kernel.
 fn summary_text(s: &Summary) -> String {
     let kernels = s.kernels.totals();
-    let mut t = reconverge_report::table::Table::new(&[
-        "kernel",
-        "launches",
-        "cycles",
-        "warp instr",
-        "SIMD eff",
-        "divergent br",
-        "outcome",
-    ]);
+    let energy_of = |stats: &serde_json::Map<String, Value>| {
+        stats.get("energy").and_then(|e| e.get("total_j")).and_then(Value::as_f64)
+    };
+    let energy = kernels.iter().any(|k| energy_of(&k.stats).is_some());
+    let mut head = vec!["kernel", "launches", "cycles", "warp instr", "SIMD eff", "divergent br"];
+    if energy {
+        head.push("energy");
+    }
+    head.push("outcome");
+    let mut t = reconverge_report::table::Table::new(&head);
     for aggregate::KernelTotal { kernel: name, stats } in kernels {
         let n = |k: &str| stats.get(k).and_then(Value::as_u64).map_or("-".to_string(), |v| v.to_string());
         let outcome = stats.get("outcome").and_then(Value::as_str).unwrap_or("-").to_string();
-        t.row(vec![
+        let mut row = vec![
             reconverge_ir::names::short_name(name),
             n(aggregate::LAUNCHES),
             n("cycles"),
             n("warp_instructions"),
             reconverge_report::records::pct(stats.get("simd_efficiency").and_then(Value::as_f64)),
             n("divergent_branches"),
-            outcome,
-        ]);
+        ];
+        if energy {
+            row.push(energy_of(stats).map_or_else(|| "-".into(), reconverge_report::run::joules));
+        }
+        row.push(outcome);
+        t.row(row);
     }
     let total = s.launches;
     format!(

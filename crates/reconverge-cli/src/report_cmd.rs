@@ -162,7 +162,11 @@ fn run_one(a: &ReportArgs, m: Mechanism, gpu: Option<&reconverge_timing::GpuConf
             } else {
                 None
             };
-            let rec = RunRecord::new("", Some(&g.name), p.cfg.warp_size, m.name(), None, Some(&t.run), Some(&t.timing));
+            let mut rec =
+                RunRecord::new("", Some(&g.name), p.cfg.warp_size, m.name(), None, Some(&t.run), Some(&t.timing));
+            if let Some(e) = reconverge_energy::energy(&t.timing, g) {
+                rec.set_energy(&e);
+            }
             (timing, pc_stalls) = (Some(t.timing), t.pc_stalls);
             (Some(rec), Some(by_cycle), file, Some(t.run))
         }

@@ -33,6 +33,14 @@ fn the_seed004_cycles_table_matches_the_binary() {
     check("scripts/seed004_cycles_table.py", &[]);
 }
 
+/// docs/energy.md: the coefficients, the energy of the validation set beside GPUWattch's and AccelWattch's
+/// (the `gtx480` targets: correlation of per-launch energy at least 0.95, mean error at most 20%), every
+/// mechanism's energy and EDP, and seed 004's Figure 7 machines.
+#[test]
+fn the_energy_tables_match_the_binary_and_gtx480_meets_its_targets() {
+    check("scripts/energy_compare.py", &["--targets"]);
+}
+
 /// docs/paper-headlines.md: the papers' headline numbers beside ours (GTX 480, warp 32).
 #[test]
 fn the_paper_headlines_table_matches_the_binary() {

@@ -22,13 +22,21 @@ fn the_compare_summary_is_over_the_kernels_every_mechanism_completed() {
     let mut lines = csv.lines();
     assert_eq!(
         lines.next(),
-        Some("config,warp_size,mechanism,geomean_speedup,median_speedup,min_speedup,max_speedup,kernels,excluded")
+        Some(
+            "config,warp_size,mechanism,geomean_speedup,median_speedup,min_speedup,max_speedup,\
+             geomean_energy_speedup,geomean_edp_speedup,kernels,excluded"
+        )
     );
     let none: Vec<&str> = lines.find(|l| l.contains(",none,")).expect("none's row").split(',').collect();
-    assert_eq!(none[7], "1", "one kernel in the common set");
+    assert_eq!(none[9], "1", "one kernel in the common set");
+    // gtx480 prices energy: the energy and EDP means are over the same kernel.
+    let energy: f64 = none[7].parse().expect("energy mean");
+    let edp: f64 = none[8].parse().expect("EDP mean");
+    let speedup: f64 = none[3].parse().expect("mean");
+    assert!(energy > 0.0 && (edp - energy * speedup).abs() < 1e-9 * edp, "EDP = energy x time: {none:?}");
     let (mean, median): (f64, f64) = (none[3].parse().expect("mean"), none[4].parse().expect("median"));
     assert!((mean - median).abs() < 1e-12, "one kernel: the mean is the median");
-    assert!(none[8].starts_with("\"spinlock_naive (pdom: deadlock"), "{none:?}");
+    assert!(none[10].starts_with("\"spinlock_naive (pdom: deadlock"), "{none:?}");
     let json: serde_json::Value =
         serde_json::from_str(&ok(&[&args[..], &["--json", "--summary"]].concat())).expect("json");
     assert_eq!(json.as_array().map(Vec::len), Some(2));

@@ -16,6 +16,7 @@ const LAYERS: &[&[&str]] = &[
     &["reconverge-mechanism", "reconverge-jit", "reconverge-reference", "reconverge-kernelgen"],
     &["reconverge-sim"],
     &["reconverge-timing"],
+    &["reconverge-energy"],
     &["reconverge-records"],
     &["reconverge-report"],
     &["reconverge-suite", "reconverge-fuzz", "reconverge-cudart", "reconverge-cudart12"],

@@ -42,6 +42,23 @@ pub struct Operand {
 pub enum Kind {
     /// A count: summed (`null` plus a number is the number).
     Sum,
+    /// A physical quantity (joules, seconds): summed as a real number.
+    Quantity,
+    /// `num / den` of two [`Kind::Quantity`] statistics, recomputed from the totals (0 where `den` is 0):
+    /// average power.
+    Quotient {
+        /// The numerator's path.
+        num: &'static str,
+        /// The denominator's path.
+        den: &'static str,
+    },
+    /// `a × b` of two [`Kind::Quantity`] statistics, recomputed from the totals: the energy-delay product.
+    Product {
+        /// One factor's path.
+        a: &'static str,
+        /// The other's.
+        b: &'static str,
+    },
     /// A maximum: the largest value (`null` where no launch has one).
     Max,
     /// Equal in every launch (the mechanism, the warp size): a launch that differs is an error.
@@ -175,6 +192,14 @@ pub static KINDS: &[(&str, Kind)] = &[
     ("l2_hit_rate", ratio(&["memory.l2_hits"], &["memory.l2_accesses"], false, Zero::Naught)),
     ("dram_transactions", Kind::Sum),
     ("memory", Kind::Object),
+    ("memory.dram", Kind::Object),
+    ("datapath", Kind::Object),
+    ("energy", Kind::Object),
+    ("energy.total_j", Kind::Quantity),
+    ("energy.seconds", Kind::Quantity),
+    ("energy.average_power_w", Kind::Quotient { num: "energy.total_j", den: "energy.seconds" }),
+    ("energy.edp_js", Kind::Product { a: "energy.total_j", b: "energy.seconds" }),
+    ("energy.components_j", Kind::Object),
     ("sm_cycles", Kind::Elementwise),
     ("epochs", Kind::Sum),
     ("epoch_cycles", Kind::Last),
@@ -230,6 +255,8 @@ pub static COUNT_OBJECTS: &[(&str, Counts)] = &[
     ("scalarization.scalarized", Counts::Activity),
     ("stall_cycles", Counts::Stalls),
     ("memory", Counts::Memory),
+    ("memory.dram", Counts::Dram),
+    ("datapath", Counts::Datapath),
     ("_counts.convergent", Counts::Convergent),
 ];
 
@@ -248,6 +275,10 @@ pub enum Counts {
     Memory,
     /// [`reconverge_sim::scalarize::ConvergentCounts`]: seed 004's convergent thread instructions.
     Convergent,
+    /// [`reconverge_timing::memsys::DramStats`]: banked DRAM's row-buffer and command counters.
+    Dram,
+    /// [`reconverge_timing::DatapathActivity`]: lanes by unit, register-file accesses, fetches.
+    Datapath,
 }
 
 impl Counts {
@@ -261,7 +292,7 @@ impl Counts {
                 _ => Vec::new(),
             }
         }
-        static MEMBERS: std::sync::OnceLock<[Vec<String>; 6]> = std::sync::OnceLock::new();
+        static MEMBERS: std::sync::OnceLock<[Vec<String>; 8]> = std::sync::OnceLock::new();
         let all = MEMBERS.get_or_init(|| {
             [
                 names::<reconverge_sim::stats::ClassCounts>(),
@@ -270,6 +301,8 @@ impl Counts {
                 names::<StallCounts>(),
                 names::<MemoryCounters>(),
                 names::<ConvergentCounts>(),
+                names::<reconverge_timing::memsys::DramStats>(),
+                names::<reconverge_timing::DatapathActivity>(),
             ]
         });
         &all[self as usize]
@@ -283,6 +316,10 @@ pub fn kind_of(path: &str) -> Option<Kind> {
         return Some(*k);
     }
     let (parent, member) = path.rsplit_once('.')?;
+    if parent == "energy.components_j" {
+        let known = reconverge_energy::Component::ALL.iter().any(|c| c.name() == member);
+        return known.then_some(Kind::Quantity);
+    }
     let (_, counts) = COUNT_OBJECTS.iter().find(|(p, _)| *p == parent)?;
     counts.members().iter().any(|m| m == member).then_some(Kind::Sum)
 }
@@ -509,6 +546,19 @@ fn add(key: &str, a: Option<&Value>, b: &Value) -> Result<Value, AggregateError>
     })
 }
 
+/// `a + b` as real numbers (`null` plus a number is the number).
+fn add_real(key: &str, a: Option<&Value>, b: &Value) -> Result<Value, AggregateError> {
+    let real = |v: &Value| match v {
+        Value::Null => Ok(None),
+        _ => v.as_f64().map(Some).ok_or_else(|| type_error(key, "a number", v)),
+    };
+    let a = a.map_or(Ok(None), real)?;
+    Ok(match (a, real(b)?) {
+        (None, None) => Value::Null,
+        (x, y) => (x.unwrap_or(0.0) + y.unwrap_or(0.0)).into(),
+    })
+}
+
 /// The larger of `a` and `b` (`null` is smaller than every number).
 fn max(key: &str, a: Option<&Value>, b: &Value) -> Result<Value, AggregateError> {
     let count = |v: &Value| match v {
@@ -538,6 +588,7 @@ fn merge_object(
         let old = total.get(key);
         let new = match kind {
             Kind::Sum => add(&path, old, v)?,
+            Kind::Quantity => add_real(&path, old, v)?,
             Kind::Max => max(&path, old, v)?,
             Kind::Same => match old {
                 Some(o) if !o.is_null() && o != v => {
@@ -559,7 +610,7 @@ fn merge_object(
                 _ => v.clone(),
             },
             // Recomputed once everything is merged.
-            Kind::Ratio { .. } | Kind::Saving { .. } => match old {
+            Kind::Ratio { .. } | Kind::Saving { .. } | Kind::Quotient { .. } | Kind::Product { .. } => match old {
                 Some(o) if !o.is_null() => o.clone(),
                 _ => v.clone(),
             },
@@ -755,6 +806,19 @@ fn operand(stats: &Map<String, Value>, op: &Operand) -> Option<u64> {
 /// Recomputes every ratio present in `stats` from the counts it holds.
 fn recompute(stats: &mut Map<String, Value>) -> Result<(), AggregateError> {
     for (path, kind) in KINDS {
+        if let Kind::Quotient { num: a, den: b } | Kind::Product { a, b } = kind {
+            let real = |p: &str| lookup(stats, p).and_then(Value::as_f64);
+            let (Some(x), Some(y)) = (real(a), real(b)) else { continue };
+            let value = match kind {
+                Kind::Quotient { .. } if y == 0.0 => 0.0,
+                Kind::Quotient { .. } => x / y,
+                _ => x * y,
+            };
+            if let Some((obj, last)) = parent_mut(stats, path) {
+                obj.insert(last.to_string(), value.into());
+            }
+            continue;
+        }
         let (num, den) = match kind {
             Kind::Ratio { num, den, .. } => (num, den),
             Kind::Saving { part, whole } => (part, whole),

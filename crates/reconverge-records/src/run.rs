@@ -83,6 +83,17 @@ pub struct RunRecord {
     pub l2_hit_rate: Option<f64>,
     /// DRAM transactions (sectors read and written).
     pub dram_transactions: Option<u64>,
+    /// Energy of the run, joules (timed runs of a configuration with `[energy]`).
+    pub energy_j: Option<f64>,
+    /// Average power, watts.
+    pub avg_power_w: Option<f64>,
+    /// Energy-delay product, joule-seconds.
+    pub edp: Option<f64>,
+    /// The baseline's energy over this run's (above 1: this mechanism uses less), for the same kernel,
+    /// configuration and warp size, as [`RunRecord::speedup_over_pdom`] is for cycles.
+    pub energy_speedup_over_pdom: Option<f64>,
+    /// The baseline's energy-delay product over this run's.
+    pub edp_speedup_over_pdom: Option<f64>,
     /// The mechanism's own counters and ratios (CSV columns `mechanism_counters_NAME`; empty for
     /// mechanisms without any).
     pub mechanism_counters: serde_json::Map<String, serde_json::Value>,
@@ -175,6 +186,13 @@ impl RunRecord {
         r
     }
 
+    /// Sets the run's energy, average power and energy-delay product.
+    pub fn set_energy(&mut self, e: &reconverge_energy::Energy) {
+        self.energy_j = Some(e.total());
+        self.avg_power_w = Some(e.average_power());
+        self.edp = Some(e.edp());
+    }
+
     /// Whether this run completed (its numbers are whole-run figures).
     pub fn completed(&self) -> bool {
         self.outcome == "completed"
@@ -189,20 +207,29 @@ pub const BASELINE: Mechanism = Mechanism::Pdom;
 /// the same kernel, configuration and warp size (the command line and the Python package pass
 /// [`BASELINE`]; the column is named after it).
 pub fn fill_speedups(records: &mut [RunRecord], baseline: Mechanism) {
-    let base: Vec<(String, Option<String>, u32, u64)> = records
+    type Base = (String, Option<String>, u32, u64, Option<f64>, Option<f64>);
+    let base: Vec<Base> = records
         .iter()
         .filter(|r| r.mechanism == baseline.name() && r.completed())
-        .filter_map(|r| Some((r.kernel.clone(), r.config.clone(), r.warp_size, r.cycles?)))
+        .filter_map(|r| Some((r.kernel.clone(), r.config.clone(), r.warp_size, r.cycles?, r.energy_j, r.edp)))
         .collect();
+    let over = |b: Option<f64>, x: Option<f64>| match (b, x) {
+        (Some(b), Some(x)) if x > 0.0 => Some(b / x),
+        _ => None,
+    };
     for r in records.iter_mut() {
         r.speedup_over_pdom = None;
+        r.energy_speedup_over_pdom = None;
+        r.edp_speedup_over_pdom = None;
         if !r.completed() {
             continue;
         }
         let Some(c) = r.cycles.filter(|&c| c > 0) else { continue };
-        if let Some((.., p)) = base.iter().find(|(k, cf, w, _)| *k == r.kernel && *cf == r.config && *w == r.warp_size)
-        {
+        let found = base.iter().find(|(k, cf, w, ..)| *k == r.kernel && *cf == r.config && *w == r.warp_size);
+        if let Some((.., p, energy, edp)) = found {
             r.speedup_over_pdom = Some(*p as f64 / c as f64);
+            r.energy_speedup_over_pdom = over(*energy, r.energy_j);
+            r.edp_speedup_over_pdom = over(*edp, r.edp);
         }
     }
 }

@@ -47,6 +47,11 @@ pub struct MechanismSpeedup {
     pub min: Option<f64>,
     /// The largest.
     pub max: Option<f64>,
+    /// The geometric mean of its energy speedups (the baseline's energy over its own) over the same
+    /// kernels (`None` when a run of the set has no energy).
+    pub energy_geomean: Option<f64>,
+    /// The geometric mean of its energy-delay-product speedups over the same kernels.
+    pub edp_geomean: Option<f64>,
 }
 
 impl SpeedupSummary {
@@ -123,16 +128,28 @@ fn summarise(config: Option<String>, warp_size: u32, runs: &[&RunRecord]) -> Spe
         .iter()
         .map(|m| {
             let s: Vec<f64> = kernels.iter().filter_map(|k| find(k, m).and_then(|r| r.speedup_over_pdom)).collect();
-            speedup_stats(m, s)
+            let of = |f: fn(&RunRecord) -> Option<f64>| -> Option<Vec<f64>> {
+                kernels.iter().map(|k| find(k, m).and_then(|r| f(r))).collect()
+            };
+            let mut line = speedup_stats(m, s);
+            line.energy_geomean = of(|r| r.energy_speedup_over_pdom).and_then(|v| geomean(&v));
+            line.edp_geomean = of(|r| r.edp_speedup_over_pdom).and_then(|v| geomean(&v));
+            line
         })
         .collect();
     SpeedupSummary { config, warp_size, kernels, excluded, mechanisms }
 }
 
+/// The geometric mean (`None` of nothing).
+fn geomean(s: &[f64]) -> Option<f64> {
+    let n = s.len();
+    (n > 0).then(|| (s.iter().map(|x| x.ln()).sum::<f64>() / n as f64).exp())
+}
+
 fn speedup_stats(mechanism: &str, mut s: Vec<f64>) -> MechanismSpeedup {
     s.sort_by(f64::total_cmp);
     let n = s.len();
-    let geomean = (n > 0).then(|| (s.iter().map(|x| x.ln()).sum::<f64>() / n as f64).exp());
+    let geomean = geomean(&s);
     let median = (n > 0).then(|| if n % 2 == 1 { s[n / 2] } else { (s[n / 2 - 1] + s[n / 2]) / 2.0 });
     MechanismSpeedup {
         mechanism: mechanism.to_string(),
@@ -140,6 +157,8 @@ fn speedup_stats(mechanism: &str, mut s: Vec<f64>) -> MechanismSpeedup {
         median,
         min: s.first().copied(),
         max: s.last().copied(),
+        energy_geomean: None,
+        edp_geomean: None,
     }
 }
 
@@ -161,6 +180,10 @@ pub struct SummaryRow {
     pub min_speedup: Option<f64>,
     /// The largest.
     pub max_speedup: Option<f64>,
+    /// The geometric mean of its energy speedups over the same kernels.
+    pub geomean_energy_speedup: Option<f64>,
+    /// The geometric mean of its energy-delay-product speedups over the same kernels.
+    pub geomean_edp_speedup: Option<f64>,
     /// How many kernels the common set holds (the same for every mechanism of the group).
     pub kernels: usize,
     /// The kernels left out of the group's means, with why (`kernel (mech: outcome, ...); ...`).
@@ -181,6 +204,8 @@ pub fn summary_rows(summaries: &[SpeedupSummary]) -> Vec<SummaryRow> {
                 median_speedup: m.median,
                 min_speedup: m.min,
                 max_speedup: m.max,
+                geomean_energy_speedup: m.energy_geomean,
+                geomean_edp_speedup: m.edp_geomean,
                 kernels: s.kernels.len(),
                 excluded: excluded.clone(),
             })

@@ -178,11 +178,12 @@ pub fn exec_html(
             .as_ref()
             .map_or("functional simulation (no cycles)".to_string(), |c| format!("configuration {}", esc(c)))
     );
-    body.push_str("<h2>Per kernel</h2><table><tr><th>kernel</th><th>launches</th><th>cycles</th><th>warp instructions</th><th>SIMD efficiency</th><th>divergent branches</th><th>max structure</th><th>outcome</th></tr>");
+    body.push_str("<h2>Per kernel</h2><table><tr><th>kernel</th><th>launches</th><th>cycles</th><th>warp instructions</th><th>SIMD efficiency</th><th>divergent branches</th><th>max structure</th><th>energy</th><th>outcome</th></tr>");
     for KernelTotal { kernel: name, stats: s } in kernels {
+        let energy = s.get("energy").and_then(|e| e.get("total_j")).and_then(Value::as_f64);
         let _ = write!(
             body,
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
             esc(&reconverge_ir::names::short_name(name)),
             total(s, "launches"),
             total(s, "cycles"),
@@ -190,6 +191,7 @@ pub fn exec_html(
             pct(s.get("simd_efficiency").and_then(Value::as_f64)),
             total(s, "divergent_branches"),
             structure(s),
+            energy.map_or_else(|| "–".into(), crate::run::joules),
             esc(s.get("outcome").and_then(Value::as_str).unwrap_or("–"))
         );
     }

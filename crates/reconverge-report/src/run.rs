@@ -279,6 +279,10 @@ pub fn run_json_timed(
         obj.insert("l2_hit_rate".into(), t.l2_hit_rate().into());
         obj.insert("dram_transactions".into(), (t.memory.dram_reads + t.memory.dram_writes).into());
         obj.insert("memory".into(), serde_json::to_value(&t.memory).unwrap_or_default());
+        obj.insert("datapath".into(), serde_json::to_value(&t.datapath).unwrap_or_default());
+        if let Some(e) = gpu.and_then(|g| reconverge_energy::energy(t, g)) {
+            obj.insert("energy".into(), serde_json::to_value(&e).unwrap_or_default());
+        }
         obj.insert("sm_cycles".into(), serde_json::to_value(&t.sm_cycles).unwrap_or_default());
         obj.insert("epochs".into(), t.epochs.into());
         obj.insert("epoch_cycles".into(), t.epoch_cycles.into());
@@ -298,6 +302,48 @@ fn occupancy_text(o: &reconverge_timing::Occupancy) -> String {
         reconverge_timing::RegisterSource::Configuration => "fixed by the configuration".into(),
     };
     format!("{} CTAs/SM, {} registers/thread ({from})", o.resident_ctas, o.registers_per_thread)
+}
+
+/// Banked DRAM's row-buffer outcomes, commands and bus use, in one line.
+fn dram_rows(d: &reconverge_timing::memsys::DramStats) -> String {
+    format!(
+        "{:.1}% row hits of {} requests ({} misses, {} conflicts), {} activates, {:.1}% data-bus use",
+        100.0 * d.row_hit_rate(),
+        d.requests(),
+        d.row_misses,
+        d.row_conflicts,
+        d.activates,
+        100.0 * d.bus_utilization()
+    )
+}
+
+/// `123.4 µJ at 45.6 W average, EDP 1.23e-9 J·s`.
+fn energy_text(e: &reconverge_energy::Energy) -> String {
+    format!("{} at {:.1} W average, EDP {:.3e} J·s", joules(e.total()), e.average_power(), e.edp())
+}
+
+/// The components of at least 1% of the energy, largest first, as shares.
+fn energy_parts(e: &reconverge_energy::Energy) -> String {
+    let total = e.total();
+    if total <= 0.0 {
+        return "none".into();
+    }
+    let mut parts: Vec<_> = reconverge_energy::Component::ALL.iter().map(|&c| (c, e.of(c) / total)).collect();
+    parts.sort_by(|a, b| b.1.total_cmp(&a.1));
+    let shown: Vec<String> =
+        parts.iter().filter(|(_, f)| *f >= 0.01).map(|(c, f)| format!("{} {:.0}%", c.name(), 100.0 * f)).collect();
+    shown.join(", ")
+}
+
+/// Joules with a metric prefix (`12.3 µJ`).
+pub fn joules(j: f64) -> String {
+    let (v, unit) = match j.abs() {
+        x if x >= 1.0 => (j, "J"),
+        x if x >= 1e-3 => (j * 1e3, "mJ"),
+        x if x >= 1e-6 => (j * 1e6, "µJ"),
+        _ => (j * 1e9, "nJ"),
+    };
+    format!("{v:.1} {unit}")
 }
 
 /// The readable summary of the timing statistics.
@@ -358,6 +404,16 @@ pub fn timing_rows(
         ),
         ("shared memory", format!("{} instructions, {} wavefronts", m.shared_instructions, m.shared_wavefronts)),
     ];
+    if m.dram.channel_cycles > 0 {
+        rows.insert(
+            rows.iter().position(|(k, _)| *k == "DRAM").map_or(rows.len(), |i| i + 1),
+            ("DRAM rows", dram_rows(&m.dram)),
+        );
+    }
+    if let Some(e) = reconverge_energy::energy(t, g) {
+        rows.push(("energy", energy_text(&e)));
+        rows.push(("energy by part", energy_parts(&e)));
+    }
     if m.texture_instructions > 0 {
         let v = format!(
             "{} instructions, {:.1}% hits of {} line accesses",

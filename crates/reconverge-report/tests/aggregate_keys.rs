@@ -57,6 +57,7 @@ impl Walk {
             Kind::Sum | Kind::Max => count(v),
             Kind::Any => v.is_boolean(),
             Kind::Ratio { .. } | Kind::Saving { .. } => v.is_f64() || v.is_u64() || v.is_null(),
+            Kind::Quantity | Kind::Quotient { .. } | Kind::Product { .. } => v.is_number() || v.is_null(),
             // Descriptions (`config` is an object) and the outcome: any value.
             Kind::Same | Kind::Last | Kind::First | Kind::Outcome => true,
             Kind::Elementwise => v.as_array().is_some_and(|a| a.iter().all(Value::is_u64)),

@@ -69,16 +69,21 @@ pub fn check_of(v: &Verdict) -> (Check, Option<String>) {
     }
 }
 
-/// The record of a suite run (`config` is the GPU configuration's name for timed runs).
-pub fn record_of(o: &EntryOutcome, config: Option<&str>) -> RunRecord {
+/// The record of a suite run (`config` is the GPU configuration of timed runs; its energy model, if it
+/// has one, prices the run).
+pub fn record_of(o: &EntryOutcome, config: Option<&reconverge_timing::GpuConfig>) -> RunRecord {
     let (check, _) = check_of(&o.verdict);
-    RunRecord::new(
+    let mut r = RunRecord::new(
         &o.kernel,
-        config,
+        config.map(|g| g.name.as_str()),
         o.warp_size,
         o.mechanism.name(),
         Some(check),
         o.result.as_ref(),
         o.timing.as_ref(),
-    )
+    );
+    if let Some(e) = o.timing.as_ref().zip(config).and_then(|(t, g)| reconverge_energy::energy(t, g)) {
+        r.set_energy(&e);
+    }
+    r
 }

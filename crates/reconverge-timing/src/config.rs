@@ -186,6 +186,10 @@ pub struct L1Config {
     /// How a line picks its set (`linear`, or `fermi-hash`: GPGPU-Sim's Fermi L1 hash).
     #[serde(default)]
     pub set_index: crate::memsys::SetIndex,
+    /// A load miss fetches the whole line from the L2, not only the sectors the access touched: a
+    /// non-sectored L1 (GPGPU-Sim's cache type `N`, e.g. `-gpgpu_cache:dl1 N:32:128:4,...`).
+    #[serde(default)]
+    pub whole_line_fills: bool,
 }
 
 /// The L2 cache shared by all SMs.
@@ -242,10 +246,154 @@ fn interleave() -> u64 {
 #[derive(Clone, PartialEq, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct DramConfig {
-    /// Latency added to an L2 miss, cycles.
+    /// Latency added to an L2 miss, cycles: with `banks`, on top of the DRAM's own timing (GPGPU-Sim's
+    /// `-dram_latency` plus the way to and from the memory controller).
     pub latency: u64,
-    /// Bandwidth, bytes per core cycle.
+    /// Bandwidth, bytes per core cycle, of the one FIFO channel DRAM is without `banks` (with them, the
+    /// peak follows from the banks' clock, bursts and channels, and this is not used).
     pub bytes_per_cycle: u64,
+    /// Banked DRAM with row buffers and GPGPU-Sim's timing constraints (`[dram.banks]`); absent: one
+    /// channel of `bytes_per_cycle`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub banks: Option<DramBanks>,
+    /// Whether `banks` is used (default `true`): `false` models DRAM as the one channel of
+    /// `bytes_per_cycle` while keeping the bank parameters (how the validation's ablation turns DRAM
+    /// timing off on top of a preset).
+    #[serde(default = "yes", skip_serializing_if = "is_yes")]
+    pub use_banks: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+
+fn is_yes(b: &bool) -> bool {
+    *b
+}
+
+/// Banked DRAM (`[dram.banks]`): GPGPU-Sim's `-gpgpu_dram_timing_opt` (timing in DRAM command cycles),
+/// its burst, clock and address mapping. The channels are the L2's (`l2.channels`, at least one). The
+/// model is described in the timing crate's `memsys::dram`.
+#[derive(Clone, PartialEq, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DramBanks {
+    /// DRAM command clock, MHz (the fourth of GPGPU-Sim's `-gpgpu_clock_domains`).
+    pub clock_mhz: u32,
+    /// Banks per channel (`nbk`).
+    pub banks: u32,
+    /// Bank groups per channel (`nbkgrp`; 1: none).
+    pub bank_groups: u32,
+    /// Bytes one burst moves: bus width × burst length × chips per channel (`-gpgpu_dram_buswidth` ×
+    /// `-gpgpu_dram_burst_length` × `-gpgpu_n_mem_per_ctrlr`).
+    pub burst_bytes: u32,
+    /// Command cycles a burst holds the data bus: `-gpgpu_dram_burst_length` /
+    /// `-dram_data_command_freq_ratio`.
+    pub burst_cycles: u32,
+    /// `CCD`: column to column of the channel.
+    pub ccd: u32,
+    /// `CCDL`: column to column of one bank group.
+    pub ccdl: u32,
+    /// `RRD`: activate to activate of the channel.
+    pub rrd: u32,
+    /// `RCD`: activate to read.
+    pub rcd: u32,
+    /// `RAS`: activate to precharge.
+    pub ras: u32,
+    /// `RP`: precharge to activate.
+    pub rp: u32,
+    /// `RC`: activate to activate of one bank.
+    pub rc: u32,
+    /// `CL`: read command to data.
+    pub cl: u32,
+    /// `WL`: write command to data.
+    pub wl: u32,
+    /// `CDLR`: last write data to a read.
+    pub cdlr: u32,
+    /// `WR`: write recovery before a precharge.
+    pub wr: u32,
+    /// `RTPL`: read to precharge of one bank group.
+    pub rtpl: u32,
+    /// GPGPU-Sim's `-gpgpu_mem_addr_mapping` (`dramid@8;` then 64 bit letters: B bank, R row, C/S column).
+    pub address_mapping: String,
+}
+
+impl DramBanks {
+    /// The timing model's parameters, with the core clock and channel count of `gpu`; errors on a bad
+    /// address mapping.
+    pub fn timing(&self, gpu: &GpuConfig) -> Result<crate::memsys::DramTiming, StructureError> {
+        Ok(crate::memsys::DramTiming {
+            core_mhz: gpu.clock_mhz,
+            dram_mhz: self.clock_mhz,
+            channels: gpu.l2.channels.max(1),
+            banks: self.banks,
+            bank_groups: self.bank_groups,
+            burst_bytes: self.burst_bytes,
+            burst_cycles: self.burst_cycles,
+            ccd: self.ccd,
+            ccdl: self.ccdl,
+            rrd: self.rrd,
+            rcd: self.rcd,
+            ras: self.ras,
+            rp: self.rp,
+            rc: self.rc,
+            cl: self.cl,
+            wl: self.wl,
+            cdlr: self.cdlr,
+            wr: self.wr,
+            rtpl: self.rtpl,
+            mapping: crate::memsys::AddressMapping::parse(&self.address_mapping)?,
+        })
+    }
+
+    /// GPGPU-Sim's `SM2_GTX480` (`configs/tested-cfgs/SM2_GTX480/gpgpusim.config`): GDDR5 timing of the
+    /// Hynix H5GQ1H24AFR at 924 MHz, 16 banks in 4 groups, 64-byte bursts (2 chips × 4 bytes × BL 8, QDR).
+    pub fn gtx480() -> DramBanks {
+        DramBanks {
+            clock_mhz: 924,
+            banks: 16,
+            bank_groups: 4,
+            burst_bytes: 64,
+            burst_cycles: 2,
+            ccd: 2,
+            ccdl: 3,
+            rrd: 6,
+            rcd: 12,
+            ras: 28,
+            rp: 12,
+            rc: 40,
+            cl: 12,
+            wl: 4,
+            cdlr: 5,
+            wr: 12,
+            rtpl: 2,
+            address_mapping: "dramid@8;00000000.00000000.00000000.00000000.0000RRRR.RRRRRRRR.BBBCCCCB.CCSSSSSS".into(),
+        }
+    }
+
+    /// GPGPU-Sim's `SM7_QV100`: HBM at 850 MHz, 16 banks in 4 groups, 32-byte bursts (16 bytes × BL 2,
+    /// DDR).
+    pub fn qv100() -> DramBanks {
+        DramBanks {
+            clock_mhz: 850,
+            banks: 16,
+            bank_groups: 4,
+            burst_bytes: 32,
+            burst_cycles: 1,
+            ccd: 1,
+            ccdl: 2,
+            rrd: 3,
+            rcd: 12,
+            ras: 28,
+            rp: 12,
+            rc: 40,
+            cl: 12,
+            wl: 2,
+            cdlr: 3,
+            wr: 10,
+            rtpl: 3,
+            address_mapping: "dramid@8;00000000.00000000.00000000.00000000.0000RRRR.RRRRRRRR.RBBBCCCB.CCCSSSSS".into(),
+        }
+    }
 }
 
 /// Shared memory banks.
@@ -452,6 +600,9 @@ pub struct GpuConfig {
     /// Launch costs.
     #[serde(default)]
     pub launch: LaunchCostConfig,
+    /// Energy per event (`[energy]`); absent: energy is not reported.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub energy: Option<crate::energy::EnergyCoefficients>,
 }
 
 /// The names of the built-in presets.
@@ -511,6 +662,8 @@ impl GpuConfig {
                 mshr_merge: 8,
                 hit_latency: 35,
                 set_index: crate::memsys::SetIndex::FermiHash,
+                // -gpgpu_cache:dl1 N:32:128:4,...: a non-sectored L1.
+                whole_line_fills: true,
             },
             l2: L2Config {
                 size: 768 * 1024,
@@ -528,7 +681,7 @@ impl GpuConfig {
                 slice_hash: false,
                 sm_port_sectors_per_cycle: 1,
             },
-            dram: DramConfig { latency: 180, bytes_per_cycle: 253 },
+            dram: DramConfig { latency: 180, bytes_per_cycle: 253, banks: Some(DramBanks::gtx480()), use_banks: true },
             shared: SharedConfig { banks: 32, bank_bytes: 4 },
             mechanism: MechanismLatencies::default(),
             opcode: Some(OpcodeConfig {
@@ -559,6 +712,7 @@ impl GpuConfig {
             // -gpgpu_tex_cache:l1 N:4:128:24: 4 sets x 128-byte lines x 24 ways; hits as the L1's.
             texture_cache: TextureCacheConfig { size: 4 * 128 * 24, line: 128, ways: 24, hit_latency: 35 },
             launch: LaunchCostConfig::default(),
+            energy: Some(crate::energy::EnergyCoefficients::gtx480()),
         }
     }
 
@@ -614,6 +768,7 @@ impl GpuConfig {
                 mshr_merge: 8,
                 hit_latency: 20,
                 set_index: crate::memsys::SetIndex::Linear,
+                whole_line_fills: false,
             },
             l2: L2Config {
                 size: 6 * 1024 * 1024,
@@ -633,7 +788,7 @@ impl GpuConfig {
                 slice_hash: true,
                 sm_port_sectors_per_cycle: 1,
             },
-            dram: DramConfig { latency: 180, bytes_per_cycle: 795 },
+            dram: DramConfig { latency: 180, bytes_per_cycle: 795, banks: Some(DramBanks::qv100()), use_banks: true },
             shared: SharedConfig { banks: 32, bank_bytes: 4 },
             mechanism: MechanismLatencies::default(),
             opcode: Some(OpcodeConfig {
@@ -656,6 +811,7 @@ impl GpuConfig {
             // -gpgpu_tex_cache:l1 N:4:128:256: 4 sets x 128-byte lines x 256 ways; hits as the L1's.
             texture_cache: TextureCacheConfig { size: 4 * 128 * 256, line: 128, ways: 256, hit_latency: 20 },
             launch: LaunchCostConfig { kernel_latency: 5000, drain_stores: true },
+            energy: Some(crate::energy::EnergyCoefficients::qv100()),
         }
     }
 
@@ -664,6 +820,8 @@ impl GpuConfig {
         let mut c = GpuConfig::gtx480();
         c.name = "tiny".into();
         c.num_sms = 2;
+        // The GTX 480's per-event energies and constant power describe that chip, not a 2-SM test machine.
+        c.energy = None;
         c.l1 = L1Config {
             size: 1024,
             line: 128,
@@ -673,6 +831,7 @@ impl GpuConfig {
             mshr_merge: 4,
             hit_latency: 8,
             set_index: crate::memsys::SetIndex::Linear,
+            whole_line_fills: false,
         };
         c.l2 = L2Config {
             size: 8 * 1024,
@@ -688,7 +847,7 @@ impl GpuConfig {
             slice_hash: false,
             sm_port_sectors_per_cycle: 0,
         };
-        c.dram = DramConfig { latency: 60, bytes_per_cycle: 32 };
+        c.dram = DramConfig { latency: 60, bytes_per_cycle: 32, banks: None, use_banks: true };
         c
     }
 
@@ -766,6 +925,7 @@ impl GpuConfig {
                 mshr_merge: 6,
                 hit_latency: 1,
                 set_index: crate::memsys::SetIndex::Linear,
+                whole_line_fills: false,
             },
             l2: L2Config {
                 size: 0,
@@ -781,7 +941,7 @@ impl GpuConfig {
                 slice_hash: false,
                 sm_port_sectors_per_cycle: 2,
             },
-            dram: DramConfig { latency: 11, bytes_per_cycle: 512 },
+            dram: DramConfig { latency: 11, bytes_per_cycle: 512, banks: None, use_banks: true },
             shared: SharedConfig { banks: 16, bank_bytes: 4 },
             mechanism: MechanismLatencies::default(),
             opcode: None,
@@ -790,6 +950,7 @@ impl GpuConfig {
             // -gpgpu_tex_cache:l1 512:64:2:L: 512 sets x 64-byte lines x 2 ways; hits as the L1's.
             texture_cache: TextureCacheConfig { size: 512 * 64 * 2, line: 64, ways: 2, hit_latency: 1 },
             launch: LaunchCostConfig::default(),
+            energy: None,
         }
     }
 
@@ -989,6 +1150,9 @@ impl GpuConfig {
         if !self.warp_size.is_power_of_two() {
             return Err(ConfigError::WarpSize(self.warp_size));
         }
+        if let Some(key) = self.energy.as_ref().and_then(|e| e.check().err()) {
+            return Err(ConfigError::Energy(key));
+        }
         self.check_structures()?;
         if let Some(o) = &self.opcode {
             let all = o.int_initiation.iter().chain(&o.fp_initiation).chain(&o.dp_initiation);
@@ -1051,7 +1215,8 @@ impl GpuConfig {
         if l2.line < l1.line {
             return Err(ConfigError::LineSizes { l1: l1.line, l2: l2.line });
         }
-        L2Dram::check(&self.l2_dram()).map(|_| ()).map_err(|e| self.l2_fault(e))
+        let l2 = self.l2_dram().map_err(|e| self.l2_fault(e.in_part("DRAM")))?;
+        L2Dram::check(&l2).map(|_| ()).map_err(|e| self.l2_fault(e))
     }
 
     /// An error of [`L2Dram::check`] as the settings it comes from.
@@ -1077,6 +1242,9 @@ impl GpuConfig {
                 ],
                 "the L2's slices",
             ),
+            ("DRAM", _) if self.dram.banks.is_some() => {
+                (vec![("l2.channels", l2.channels.into()), ("clock_mhz", self.clock_mhz.into())], "[dram.banks]")
+            }
             _ => (vec![("dram.bytes_per_cycle", self.dram.bytes_per_cycle)], "the DRAM channel"),
         };
         ConfigError::Structure { keys, what, error: inner }
@@ -1234,16 +1402,22 @@ impl GpuConfig {
         }
     }
 
-    /// The L2 and DRAM the timing model builds from the configuration (sectors of `l1.sector` bytes).
-    pub fn l2_dram(&self) -> crate::memsys::L2Config {
+    /// The L2 and DRAM the timing model builds from the configuration (sectors of `l1.sector` bytes); errors
+    /// on a `[dram.banks]` address mapping that does not parse.
+    pub fn l2_dram(&self) -> Result<crate::memsys::L2Config, StructureError> {
         let l2 = &self.l2;
-        crate::memsys::L2Config {
+        let dram_banks = match &self.dram.banks {
+            Some(b) if self.dram.use_banks => Some(b.timing(self)?),
+            _ => None,
+        };
+        Ok(crate::memsys::L2Config {
             geometry: self.l2_geometry(),
             sector_bytes: self.l1.sector,
             hit_latency: l2.hit_latency,
             sectors_per_cycle: (l2.sectors_per_cycle, 1),
             dram_latency: self.dram.latency,
             dram_bytes_per_cycle: (self.dram.bytes_per_cycle, 1),
+            dram_banks,
             atomic_latency: l2.atomic_latency,
             slices: crate::memsys::Slices {
                 channels: l2.channels.max(1),
@@ -1251,7 +1425,7 @@ impl GpuConfig {
                 interleave: l2.interleave,
                 hashed: l2.slice_hash,
             },
-        }
+        })
     }
 
     /// The configuration as TOML.

@@ -94,6 +94,12 @@ pub enum StructureError {
         /// Sectors per line.
         sectors: u32,
     },
+    /// A DRAM address mapping that is not GPGPU-Sim's `dramid@N;` + 64 bits syntax.
+    #[error("DRAM address mapping: {0}")]
+    AddressMapping(String),
+    /// DRAM bank parameters the model cannot build.
+    #[error("DRAM banks: {0}")]
+    DramTiming(String),
     /// An error in one part of a larger structure (`L2`, `L2 pipe`, `DRAM`).
     #[error("{part}: {error}")]
     In {
@@ -160,6 +166,9 @@ pub enum ConfigError {
         /// Why it cannot.
         error: StructureError,
     },
+    /// An `[energy]` value that is negative or not finite (or an idle-lane fraction outside 0 to 1).
+    #[error("`{0}` must be a finite energy or power of at least 0 (a fraction from 0 to 1 for idle_lane_fraction)")]
+    Energy(&'static str),
     /// L2 lines shorter than the L1's (an L1 miss must fit one L2 line).
     #[error("{}: the L2's lines must be at least as long as the L1's", settings(&[("l1.line", u64::from(*l1)), ("l2.line", u64::from(*l2))]))]
     LineSizes {

@@ -232,7 +232,7 @@ fn run_with<T: Tracker>(
         sm.pc_stalls = record.pc_stalls.then(|| crate::per_pc::PcStalls::new(prog));
         sm.pc_counts = record.pc_counts.then(|| crate::per_pc::PcCounter::new(prog));
     }
-    let mut l2 = match L2Dram::new(gpu.l2_dram()) {
+    let mut l2 = match gpu.l2_dram().and_then(L2Dram::new) {
         Ok(l) => l,
         Err(e) => return empty(LaunchError::Machine(format!("l2: {e}")).into()),
     };
@@ -259,6 +259,8 @@ fn run_with<T: Tracker>(
     let mut timing =
         TimingStats { epoch_cycles: epoch, occupancy: occupancy(gpu, prog, launch), ..TimingStats::default() };
     let error = epochs(&mut sms, &mut l2, dev, launch, gpu, bounds, &mut timing);
+    // Write-backs still queued in DRAM count in its statistics.
+    l2.schedule_dram(None);
     let stats = collect(&sms, &l2, gpu, launch, prog, &mut timing);
     let timeline = match trace {
         Some(spec) => trace::merge(spec, sms.iter_mut().filter_map(|s| s.trace.take()).collect()),
@@ -315,6 +317,7 @@ fn epochs<T: Tracker>(
     let mut watchdog = Watchdog::default();
     let mut total_issued = 0u64;
     let epoch = timing.epoch_cycles;
+    let mut waiting = Waiting::new();
     loop {
         // Dispatch: fill SMs in order, one CTA per SM per round, while they have room.
         loop {
@@ -357,7 +360,7 @@ fn epochs<T: Tracker>(
         last_issued = issued;
         let mut changed = outcomes.iter().any(|o| o.changed);
         changed |= merge_writes(sms, mem);
-        serve_l2(sms, l2, gpu, t1);
+        serve_l2(sms, l2, gpu, t1, &mut waiting);
         for sm in sms.iter_mut() {
             sm.retire();
         }
@@ -375,7 +378,7 @@ fn epochs<T: Tracker>(
         // A stall deadlock: nothing issued, no memory response is on its way, and no context of any SM can
         // become ready by itself (every one waits at a barrier or for threads that cannot arrive). Long
         // latencies are not deadlocks: a context waiting for one has a wake-up cycle.
-        let pending = sms.iter().any(|s| s.has_pending_memory());
+        let pending = sms.iter().any(|s| s.has_pending_memory()) || !waiting.is_empty();
         let wake = outcomes.iter().map(|o| o.wake).min().unwrap_or(u64::MAX);
         if issued == 0 && !pending && wake == u64::MAX && sms.iter().any(|s| s.has_work()) {
             let name = sms[0].core().tracker_name();
@@ -436,13 +439,14 @@ fn merge_writes<T: Tracker>(sms: &mut [Sm<'_, T>], mem: &mut DeviceMemory) -> bo
 
 /// Serves the epoch's L2 requests of every SM in (cycle, SM, sequence) order and schedules the responses
 /// (always after the epoch's end `t1`).
-fn serve_l2<T: Tracker>(sms: &mut [Sm<'_, T>], l2: &mut L2Dram, gpu: &GpuConfig, t1: u64) {
+fn serve_l2<T: Tracker>(sms: &mut [Sm<'_, T>], l2: &mut L2Dram, gpu: &GpuConfig, t1: u64, waiting: &mut Waiting) {
     let mut reqs: Vec<(usize, L2Request)> = Vec::new();
     for (i, sm) in sms.iter_mut().enumerate() {
         reqs.extend(sm.take_outbox().into_iter().map(|r| (i, r)));
     }
     reqs.sort_by_key(|(i, r)| (r.cycle, *i, r.seq));
     let line_ratio = (gpu.l2.line / gpu.l1.line.max(1)).max(1) as u64;
+    let mut responses = Vec::with_capacity(reqs.len());
     for (i, r) in reqs {
         let l2line = r.line / line_ratio;
         let sectors = if line_ratio == 1 { r.sectors } else { 0 };
@@ -457,14 +461,26 @@ fn serve_l2<T: Tracker>(sms: &mut [Sm<'_, T>], l2: &mut L2Dram, gpu: &GpuConfig,
             Some(p) => p.serve(r.cycle, data),
             None => r.cycle,
         };
-        let done = l2.request(sent, l2line, sectors, r.kind);
-        match r.token {
+        responses.push((i, r.token, r.kind, l2.submit(sent, l2line, sectors, r.kind)));
+    }
+    // Banked DRAM commits the requests no later one can overtake: a request of the next epoch reaches it
+    // no earlier than an L2 hit latency after this epoch's end. Responses still waiting for a queued fetch
+    // are answered at a later merge.
+    l2.schedule_dram(Some(t1.saturating_add(gpu.l2.hit_latency)));
+    waiting.extend(responses);
+    waiting.retain(|&(i, token, kind, pending)| {
+        let Some(done) = l2.resolve(pending) else { return true };
+        match token {
             Some(tok) => sms[i].deliver(done.max(t1), tok),
-            None if r.kind == ReqKind::Write => sms[i].last_store_ack = sms[i].last_store_ack.max(done),
+            None if kind == ReqKind::Write => sms[i].last_store_ack = sms[i].last_store_ack.max(done),
             None => {}
         }
-    }
+        false
+    });
 }
+
+/// L2 responses waiting for a banked-DRAM fetch: (SM, token, kind, the response).
+type Waiting = Vec<(usize, Option<u64>, ReqKind, crate::memsys::Pending)>;
 
 /// The launch's occupancy: CTAs per SM and the registers behind it.
 fn occupancy(gpu: &GpuConfig, prog: &Program, launch: &LaunchConfig) -> crate::stats::Occupancy {
@@ -518,6 +534,10 @@ fn collect<T: Tracker>(
         tm.texture_instructions += m.texture_instructions;
         tm.texture_accesses += m.texture_accesses;
         tm.texture_hits += m.texture_hits;
+        tm.store_transactions += m.store_transactions;
+        tm.constant_accesses += m.constant_accesses;
+        tm.constant_hits += m.constant_hits;
+        timing.datapath.merge(&sm.datapath());
         timing.issue_slots += sm.issue_slots;
         timing.latency_hiding_issues += sm.latency_hiding_issues;
         timing.warp_co_issues += sm.warp_co_issues;
@@ -536,5 +556,14 @@ fn collect<T: Tracker>(
     timing.memory.dram_reads = l2s.dram_reads;
     timing.memory.dram_writes = l2s.dram_writes;
     timing.memory.dram_bytes = l2s.dram_bytes;
+    timing.memory.l2_read_hit_sectors = l2s.read_hit_sectors;
+    timing.memory.l2_read_miss_sectors = l2s.read_miss_sectors;
+    timing.memory.l2_write_hit_sectors = l2s.write_hit_sectors;
+    timing.memory.l2_write_miss_sectors = l2s.write_miss_sectors;
+    timing.memory.noc_flits = l2s.flits;
+    if let Some(d) = l2.dram_stats() {
+        timing.memory.dram = d.clone();
+        timing.memory.dram.channel_cycles = l2.dram_channel_cycles(timing.cycles);
+    }
     stats
 }

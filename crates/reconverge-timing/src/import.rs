@@ -295,6 +295,8 @@ fn memory_options(r: &mut Reader, c: &mut GpuConfig, notes: &mut Vec<String>) ->
         };
         (c.l1.size, c.l1.line, c.l1.ways) = (size, line, ways);
         c.l1.set_index = if hashed { SetIndex::FermiHash } else { SetIndex::Linear };
+        // Cache type `N` (normal): a miss fills the whole line; `S` (sectored): only the sectors touched.
+        c.l1.whole_line_fills = v.trim_start().starts_with('N');
         if let Some((m, merge)) = mshr {
             (c.l1.mshrs, c.l1.mshr_merge) = (m, merge);
         }
@@ -327,6 +329,7 @@ fn memory_options(r: &mut Reader, c: &mut GpuConfig, notes: &mut Vec<String>) ->
         notes.push(format!("dram.latency = {l} is GPGPU-Sim's minimum DRAM latency: the presets fit the whole miss path to GPGPU-Sim's cycles"));
     }
     dram_bandwidth(r, c, channels)?;
+    dram_banks(r, c)?;
     if let Some(v) = r.int(&["perf_sim_memcpy", "gpgpu_perf_sim_memcpy"], "l2.preload")? {
         c.l2.preload = v != 0;
     }
@@ -366,6 +369,57 @@ fn memory_options(r: &mut Reader, c: &mut GpuConfig, notes: &mut Vec<String>) ->
         };
         (c.texture_cache.size, c.texture_cache.line, c.texture_cache.ways) = (size, line, ways);
     }
+    Ok(())
+}
+
+/// `[dram.banks]` from `-gpgpu_dram_timing_opt` (`nbk=16:CCD=2:...`), the burst (`-gpgpu_dram_burst_length`,
+/// `-gpgpu_dram_buswidth`, `-gpgpu_n_mem_per_ctrlr`, `-dram_data_command_freq_ratio`), the DRAM clock
+/// (`-gpgpu_clock_domains`) and `-gpgpu_mem_addr_mapping`, on the preset's banks for what the file leaves
+/// out.
+fn dram_banks(r: &mut Reader, c: &mut GpuConfig) -> Result<(), ImportError> {
+    let key = "dram.banks";
+    let Some((opt, line, option)) = r.get(&["gpgpu_dram_timing_opt"], key) else { return Ok(()) };
+    let mut b = c.dram.banks.clone().unwrap_or_else(crate::config::DramBanks::gtx480);
+    for field in opt.trim_matches('"').split([':', ' ']).filter(|f| !f.is_empty()) {
+        let (k, v) = field.split_once('=').unwrap_or((field, ""));
+        let bad = || ImportError {
+            line,
+            option: option.clone(),
+            value: opt.clone(),
+            why: format!("`{field}` is not NAME=NUMBER"),
+        };
+        let n = u32::try_from(number(v).ok_or_else(bad)?).map_err(|_| bad())?;
+        match k {
+            "nbk" => b.banks = n,
+            "nbkgrp" => b.bank_groups = n.max(1),
+            "CCD" => b.ccd = n,
+            "CCDL" => b.ccdl = n,
+            "RRD" => b.rrd = n,
+            "RCD" => b.rcd = n,
+            "RAS" => b.ras = n,
+            "RP" => b.rp = n,
+            "RC" => b.rc = n,
+            "CL" => b.cl = n,
+            "WL" => b.wl = n,
+            "CDLR" => b.cdlr = n,
+            "WR" => b.wr = n,
+            "RTPL" => b.rtpl = n,
+            _ => return Err(bad()),
+        }
+    }
+    let burst = r.int(&["gpgpu_dram_burst_length"], key)?.unwrap_or(u64::from(b.burst_cycles) * 2);
+    let ratio = r.int(&["dram_data_command_freq_ratio"], key)?.unwrap_or(2).max(1);
+    let bus = r.int(&["gpgpu_dram_buswidth"], key)?.unwrap_or(4);
+    let chips = r.int(&["gpgpu_n_mem_per_ctrlr"], key)?.unwrap_or(1);
+    b.burst_bytes = clamp(burst.saturating_mul(bus).saturating_mul(chips));
+    b.burst_cycles = clamp((burst / ratio).max(1));
+    if let Some(clocks) = r.ints(&["gpgpu_clock_domains"], key)? {
+        b.clock_mhz = clamp(*clocks.get(3).unwrap_or(&u64::from(b.clock_mhz)));
+    }
+    if let Some((mapping, ..)) = r.get(&["gpgpu_mem_addr_mapping"], key) {
+        b.address_mapping = mapping.trim_matches('"').to_string();
+    }
+    c.dram.banks = Some(b);
     Ok(())
 }
 

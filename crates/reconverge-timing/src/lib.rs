@@ -20,6 +20,7 @@
 #![deny(missing_docs)]
 
 pub mod config;
+pub mod energy;
 pub mod error;
 pub mod gmem;
 pub mod gpu;
@@ -35,9 +36,10 @@ pub use config::{
     ConstCacheConfig, Dispatch, FrontendConfig, GpuConfig, LaunchCostConfig, OpcodeConfig, RegisterSource,
     SchedulerPolicy, TextureCacheConfig, PRESETS,
 };
+pub use energy::EnergyCoefficients;
 pub use gpu::{
     run_timed, run_timed_recorded, run_timed_resident, run_timed_resident_recorded, run_timed_traced, Record,
     TimedOptions, TimedResult,
 };
-pub use stats::{Occupancy, TimingStats};
+pub use stats::{DatapathActivity, Occupancy, TimingStats};
 pub use trace::{Timeline, TraceEvent, TraceSpec};

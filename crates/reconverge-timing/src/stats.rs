@@ -40,6 +40,12 @@ pub struct MemoryCounters {
     pub shared_instructions: u64,
     /// Shared-memory wavefronts (1 per instruction without bank conflicts).
     pub shared_wavefronts: u64,
+    /// L1 line requests of stores (the L1 writes through without allocating).
+    pub store_transactions: u64,
+    /// Constant-cache line accesses (`.const` and `.param` loads, each distinct line of a warp's access).
+    pub constant_accesses: u64,
+    /// Constant-cache hits.
+    pub constant_hits: u64,
     /// Texture fetch instructions (`tex`, `tld4`).
     pub texture_instructions: u64,
     /// Texture-cache line lookups (the distinct lines of each fetch's texels).
@@ -50,12 +56,147 @@ pub struct MemoryCounters {
     pub l2_accesses: u64,
     /// L2 hits.
     pub l2_hits: u64,
+    /// L2 sectors read (loads and atomics) that were valid.
+    pub l2_read_hit_sectors: u64,
+    /// L2 sectors read that were fetched from DRAM.
+    pub l2_read_miss_sectors: u64,
+    /// L2 sectors written (stores and atomics) whose line was resident.
+    pub l2_write_hit_sectors: u64,
+    /// L2 sectors written whose line was allocated by the write.
+    pub l2_write_miss_sectors: u64,
+    /// Interconnect flits between the SMs and the L2, both directions, as GPGPU-Sim counts them: a packet
+    /// of an 8-byte header plus its data in 40-byte flits; a read sends a header and receives its data, a
+    /// write sends its data and receives a header, an atomic both ways with data (`memsys::l2`).
+    pub noc_flits: u64,
     /// DRAM read transactions (sectors).
     pub dram_reads: u64,
     /// DRAM write transactions (sectors).
     pub dram_writes: u64,
     /// DRAM bytes.
     pub dram_bytes: u64,
+    /// Banked DRAM: row-buffer hits, misses and conflicts, activates, precharges, bursts and the data
+    /// buses' utilisation (all zero when DRAM is one channel without banks).
+    pub dram: crate::memsys::DramStats,
+}
+
+/// The datapath's activity: what the energy model prices per lane (`reconverge-energy`).
+///
+/// A lane operation is as [`TimingStats::lane_ops`] counts it; its unit is the instruction's class (memory
+/// instructions: their address computation, `memory_lanes`; branches, barriers, mechanism instructions and
+/// no-ops: `other_lanes`). The `idle_` counts are the lanes of the SIMD datapath an instruction issued to
+/// spatially left masked (warp size minus active lanes; 0 for temporal SIMT and for instructions issued to
+/// a scalar unit or lane, which occupy one lane per operation). Register reads and writes are per lane and
+/// register operand: the active lanes' in `register_reads`/`register_writes`, the masked lanes' (which
+/// hardware without clock-gated register files also reads and writes) in the `idle_` counts.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct DatapathActivity {
+    /// Instruction-cache fetches (0 with a perfect instruction cache).
+    pub icache_fetches: u64,
+    /// Instruction-cache fetches that missed.
+    pub icache_misses: u64,
+    /// Register reads of active lanes (lanes × source register operands).
+    pub register_reads: u64,
+    /// Register reads of masked lanes.
+    pub idle_register_reads: u64,
+    /// Register writes of active lanes (lanes × destination registers).
+    pub register_writes: u64,
+    /// Register writes of masked lanes.
+    pub idle_register_writes: u64,
+    /// Integer lane operations.
+    pub int_lanes: u64,
+    /// Single-precision lane operations.
+    pub float_lanes: u64,
+    /// Double-precision lane operations.
+    pub double_lanes: u64,
+    /// Special-function lane operations.
+    pub sfu_lanes: u64,
+    /// Lane operations of memory instructions.
+    pub memory_lanes: u64,
+    /// Lane operations of control, synchronisation, mechanism and no-op instructions.
+    pub other_lanes: u64,
+    /// Masked lanes of issued integer instructions.
+    pub idle_int_lanes: u64,
+    /// Masked lanes of issued single-precision instructions.
+    pub idle_float_lanes: u64,
+    /// Masked lanes of issued double-precision instructions.
+    pub idle_double_lanes: u64,
+    /// Masked lanes of issued special-function instructions.
+    pub idle_sfu_lanes: u64,
+    /// Masked lanes of issued memory instructions.
+    pub idle_memory_lanes: u64,
+    /// Masked lanes of other issued instructions.
+    pub idle_other_lanes: u64,
+}
+
+impl DatapathActivity {
+    /// Adds `o`'s counts (every field named, so a new counter must say how it combines).
+    pub fn merge(&mut self, o: &DatapathActivity) {
+        let DatapathActivity {
+            icache_fetches,
+            icache_misses,
+            register_reads,
+            idle_register_reads,
+            register_writes,
+            idle_register_writes,
+            int_lanes,
+            float_lanes,
+            double_lanes,
+            sfu_lanes,
+            memory_lanes,
+            other_lanes,
+            idle_int_lanes,
+            idle_float_lanes,
+            idle_double_lanes,
+            idle_sfu_lanes,
+            idle_memory_lanes,
+            idle_other_lanes,
+        } = o;
+        self.icache_fetches += icache_fetches;
+        self.icache_misses += icache_misses;
+        self.register_reads += register_reads;
+        self.idle_register_reads += idle_register_reads;
+        self.register_writes += register_writes;
+        self.idle_register_writes += idle_register_writes;
+        self.int_lanes += int_lanes;
+        self.float_lanes += float_lanes;
+        self.double_lanes += double_lanes;
+        self.sfu_lanes += sfu_lanes;
+        self.memory_lanes += memory_lanes;
+        self.other_lanes += other_lanes;
+        self.idle_int_lanes += idle_int_lanes;
+        self.idle_float_lanes += idle_float_lanes;
+        self.idle_double_lanes += idle_double_lanes;
+        self.idle_sfu_lanes += idle_sfu_lanes;
+        self.idle_memory_lanes += idle_memory_lanes;
+        self.idle_other_lanes += idle_other_lanes;
+    }
+
+    /// Counts one issued instruction of `class` with `lanes` lane operations and `idle` masked lanes,
+    /// reading `reads` and writing `writes` registers per lane.
+    pub fn issue(
+        &mut self,
+        class: reconverge_program::program::InstClass,
+        lanes: u64,
+        idle: u64,
+        reads: u64,
+        writes: u64,
+    ) {
+        use reconverge_program::program::InstClass as C;
+        let (active, masked) = match class {
+            C::Int => (&mut self.int_lanes, &mut self.idle_int_lanes),
+            C::Float => (&mut self.float_lanes, &mut self.idle_float_lanes),
+            C::Double => (&mut self.double_lanes, &mut self.idle_double_lanes),
+            C::Sfu => (&mut self.sfu_lanes, &mut self.idle_sfu_lanes),
+            C::Mem => (&mut self.memory_lanes, &mut self.idle_memory_lanes),
+            C::Control | C::Sync | C::Mechanism | C::Nop => (&mut self.other_lanes, &mut self.idle_other_lanes),
+        };
+        *active += lanes;
+        *masked += idle;
+        self.register_reads += lanes * reads;
+        self.idle_register_reads += idle * reads;
+        self.register_writes += lanes * writes;
+        self.idle_register_writes += idle * writes;
+    }
 }
 
 /// What the timing model measured.
@@ -85,6 +226,8 @@ pub struct TimingStats {
     pub stalls: StallCounts,
     /// Memory counters.
     pub memory: MemoryCounters,
+    /// The datapath's activity (lanes by unit, register-file accesses, instruction fetches).
+    pub datapath: DatapathActivity,
     /// Cycles each SM had resident work.
     pub sm_cycles: Vec<u64>,
     /// Epochs simulated.
@@ -135,14 +278,23 @@ impl MemoryCounters {
             sectors,
             shared_instructions,
             shared_wavefronts,
+            store_transactions,
+            constant_accesses,
+            constant_hits,
             texture_instructions,
             texture_accesses,
             texture_hits,
             l2_accesses,
             l2_hits,
+            l2_read_hit_sectors,
+            l2_read_miss_sectors,
+            l2_write_hit_sectors,
+            l2_write_miss_sectors,
+            noc_flits,
             dram_reads,
             dram_writes,
             dram_bytes,
+            dram,
         } = o;
         self.l1_accesses += l1_accesses;
         self.l1_hits += l1_hits;
@@ -153,14 +305,23 @@ impl MemoryCounters {
         self.sectors += sectors;
         self.shared_instructions += shared_instructions;
         self.shared_wavefronts += shared_wavefronts;
+        self.store_transactions += store_transactions;
+        self.constant_accesses += constant_accesses;
+        self.constant_hits += constant_hits;
         self.texture_instructions += texture_instructions;
         self.texture_accesses += texture_accesses;
         self.texture_hits += texture_hits;
         self.l2_accesses += l2_accesses;
         self.l2_hits += l2_hits;
+        self.l2_read_hit_sectors += l2_read_hit_sectors;
+        self.l2_read_miss_sectors += l2_read_miss_sectors;
+        self.l2_write_hit_sectors += l2_write_hit_sectors;
+        self.l2_write_miss_sectors += l2_write_miss_sectors;
+        self.noc_flits += noc_flits;
         self.dram_reads += dram_reads;
         self.dram_writes += dram_writes;
         self.dram_bytes += dram_bytes;
+        self.dram.merge(dram);
     }
 }
 
@@ -178,6 +339,7 @@ impl TimingStats {
             lane_ops,
             stalls,
             memory,
+            datapath,
             sm_cycles,
             epochs,
             epoch_cycles,
@@ -191,6 +353,7 @@ impl TimingStats {
         self.lane_ops += lane_ops;
         self.stalls.merge(stalls);
         self.memory.merge(memory);
+        self.datapath.merge(datapath);
         if self.sm_cycles.len() < sm_cycles.len() {
             self.sm_cycles.resize(sm_cycles.len(), 0);
         }

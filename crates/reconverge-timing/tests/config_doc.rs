@@ -8,15 +8,18 @@ use reconverge_timing::config::GpuConfig;
 const DOC: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/configuration.md");
 /// The sources the configuration's structs are defined in (the mechanisms' latencies live beside the
 /// delays they price, in the mechanism crate).
-const SOURCES: [&str; 2] =
-    [include_str!("../src/config.rs"), include_str!("../../reconverge-mechanism/src/interface/tracker.rs")];
+const SOURCES: [&str; 3] = [
+    include_str!("../src/config.rs"),
+    include_str!("../../reconverge-mechanism/src/interface/tracker.rs"),
+    include_str!("../src/energy.rs"),
+];
 
 /// The presets with a column, in order.
 const COLUMNS: [&str; 4] = ["gtx480", "volta", "tiny", "ispass09"];
 
 /// Each section of a configuration file: its key (empty: top level), the struct in `config.rs`, and a
 /// sentence that introduces it.
-const SECTIONS: [(&str, &str, &str); 14] = [
+const SECTIONS: [(&str, &str, &str); 16] = [
     ("", "GpuConfig", ""),
     ("sm", "SmConfig", ""),
     ("latency", "Latencies", "Result latencies, in cycles from issue until a dependent instruction may issue; with an `[opcode]` table only `branch`, `shared`, `constant`, `barrier` and `warp_op` apply (the table gives the arithmetic)."),
@@ -24,6 +27,7 @@ const SECTIONS: [(&str, &str, &str); 14] = [
     ("l1", "L1Config", ""),
     ("l2", "L2Config", ""),
     ("dram", "DramConfig", ""),
+    ("dram.banks", "DramBanks", "Optional section: banked DRAM (timing in DRAM command cycles; the model is in docs/energy.md's DRAM timing section). Without it DRAM is one channel of `dram.bytes_per_cycle`."),
     ("shared", "SharedConfig", ""),
     ("mechanism", "MechanismLatencies", "The divergence mechanisms' own hardware (optional section; the defaults apply when it is absent)."),
     ("opcode", "OpcodeConfig", "Optional section: without it every operation takes its class's `[latency]` and `[interval]`."),
@@ -31,6 +35,7 @@ const SECTIONS: [(&str, &str, &str); 14] = [
     ("constant_cache", "ConstCacheConfig", "Optional section; without it (size 0) a constant or parameter load costs `latency.constant` per distinct address."),
     ("texture_cache", "TextureCacheConfig", "Optional section; without it (size 0) a texture fetch is timed as a global load of each lane's first texel through the L1."),
     ("launch", "LaunchCostConfig", "Optional section; its defaults cost nothing."),
+    ("energy", "EnergyCoefficients", "Optional section: energy per event and power (docs/energy.md cites every value); without it no energy is reported."),
 ];
 
 /// The doc comment of every field of `struct name` in the source, joined into one line per field.
@@ -82,8 +87,13 @@ fn render() -> String {
             " --- |".repeat(COLUMNS.len())
         );
         for (field, doc) in field_docs(strukt) {
-            let section = |p: &serde_json::Value| if key.is_empty() { Some(p.clone()) } else { p.get(key).cloned() };
-            if key.is_empty() && presets[0].get(&field).is_some_and(|v| v.is_object()) {
+            let section = |p: &serde_json::Value| {
+                if key.is_empty() {
+                    return Some(p.clone());
+                }
+                key.split('.').try_fold(p.clone(), |v, k| v.get(k).cloned())
+            };
+            if section(&presets[0]).and_then(|s| s.get(&field).cloned()).is_some_and(|v| v.is_object()) {
                 continue; // a section of its own
             }
             let values: Vec<String> =

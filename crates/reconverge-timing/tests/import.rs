@@ -47,7 +47,11 @@ fn gpgpusims_gtx480_file_imports_to_the_gtx480_preset_but_its_fitted_latencies()
         ],
         "{diff:#?}"
     );
-    assert!(i.not_modelled.iter().any(|o| o == "-gpgpu_dram_timing_opt"), "{:?}", i.not_modelled);
+    // DRAM timing, burst, clock and address mapping: the preset's banks exactly (no difference above).
+    assert!(i.mapped.iter().any(|(o, k)| o == "-gpgpu_dram_timing_opt" && *k == "dram.banks"), "{:?}", i.mapped);
+    assert!(i.mapped.iter().any(|(o, _)| o == "-gpgpu_mem_addr_mapping"));
+    assert_eq!(i.config.dram.banks, GpuConfig::gtx480().dram.banks);
+    assert!(i.config.l1.whole_line_fills, "-gpgpu_cache:dl1 N:...: a non-sectored L1");
     assert!(i.mapped.iter().any(|(o, k)| o == "-gpgpu_cache:dl1" && k.contains("l1.size")));
     assert_eq!(i.notes.len(), 2, "both fitted latencies are explained: {:?}", i.notes);
 }
@@ -76,11 +80,16 @@ fn gpgpusims_qv100_file_imports_to_the_volta_preset_but_its_fitted_latencies() {
 #[test]
 fn options_comments_quotes_and_bad_values() {
     let text = "# a comment\n-gpgpu_n_clusters 4 # trailing\n-gpgpu_n_cores_per_cluster 2\n\
-                -gpgpu_dram_timing_opt \"nbk=16:CCD=2\n   CL=12\"\n-gpgpu_no_dl1\n-gpgpu_scheduler lrr\n";
+                -gpgpu_dram_timing_opt \"nbk=8:CCD=3:\n   CL=13\"\n-gpgpu_no_dl1\n-gpgpu_scheduler lrr\n";
     let i = import_gpgpusim(text, "mine").expect("imports");
     assert_eq!((i.config.num_sms, i.config.l1.size, i.config.name.as_str()), (8, 0, "mine"));
     assert_eq!(i.config.sm.scheduler, reconverge_timing::SchedulerPolicy::Lrr);
-    assert_eq!(i.not_modelled, ["-gpgpu_dram_timing_opt"]);
+    assert!(i.not_modelled.is_empty(), "{:?}", i.not_modelled);
+    // The quoted value across two lines; what it leaves out stays the preset's.
+    let b = i.config.dram.banks.as_ref().expect("banks");
+    assert_eq!((b.banks, b.ccd, b.cl, b.rcd), (8, 3, 13, 12));
+    let e = import_gpgpusim("-gpgpu_dram_timing_opt \"nbk=16:CCD\"\n", "x").unwrap_err();
+    assert!(e.to_string().contains("`CCD` is not NAME=NUMBER"), "{e}");
     let e = import_gpgpusim("\n-gpgpu_shader_registers lots\n", "x").unwrap_err();
     assert_eq!(e.to_string(), "line 2: -gpgpu_shader_registers lots: not a number");
     // Huge values neither overflow nor wrap into small ones: validation refuses them.

@@ -472,8 +472,9 @@ pub fn bars(spec: &Spec<'_>, categories: &[String], series: &[BarSeries]) -> Str
     out
 }
 
-/// Horizontal stacked bars: one row per name, one segment per part (shares of the row's total, which
-/// the x axis shows as a percentage); the parts take the first colours, solid.
+/// Horizontal stacked bars: one row per name, one segment per part; with [`Spec::percent`] each row shows
+/// its parts' shares of its own total (the x axis in percent), otherwise every row is on one scale, the
+/// round value at or above the longest row's total (the x axis in the values' unit). The parts take the first colours, solid.
 pub fn stacked(spec: &Spec<'_>, rows: &[(String, Vec<f64>)], parts: &[&str]) -> String {
     let mut out = String::new();
     let mut f = Frame::of(Size::Wide, parts.len());
@@ -488,15 +489,23 @@ pub fn stacked(spec: &Spec<'_>, rows: &[(String, Vec<f64>)], parts: &[&str]) -> 
     );
     let left = f.left + 80.0;
     let plot_w = f.w - left - f.right;
-    for k in 0..=4 {
-        let x = left + plot_w * k as f64 / 4.0;
+    // On one scale: a round top at or above the longest row, in round steps.
+    let (step, longest) = if spec.percent {
+        (0.25, 1.0)
+    } else {
+        ticks(rows.iter().map(|(_, v)| v.iter().sum::<f64>()).fold(0.0, f64::max))
+    };
+    let steps = (longest / step).round().max(1.0) as usize;
+    for k in 0..=steps {
+        let x = left + plot_w * k as f64 / steps as f64;
+        let tick = if spec.percent { format!("{}%", k * 25) } else { fmt_value(step * k as f64, false) };
         let _ = write!(
             out,
-            r#"<line class="grid" x1="{x:.1}" x2="{x:.1}" y1="{}" y2="{}"/><text class="tick" x="{x:.1}" y="{}" text-anchor="middle">{}%</text>"#,
+            r#"<line class="grid" x1="{x:.1}" x2="{x:.1}" y1="{}" y2="{}"/><text class="tick" x="{x:.1}" y="{}" text-anchor="middle">{}</text>"#,
             f.top,
             f.h - f.bottom,
             f.h - f.bottom + 18.0,
-            k * 25
+            tick
         );
     }
     let _ = write!(
@@ -517,17 +526,19 @@ pub fn stacked(spec: &Spec<'_>, rows: &[(String, Vec<f64>)], parts: &[&str]) -> 
             esc(name)
         );
         let mut x = left;
+        let scale = if spec.percent { total } else { longest };
         for (pi, v) in vals.iter().enumerate() {
-            if total <= 0.0 || *v <= 0.0 {
+            if scale <= 0.0 || *v <= 0.0 {
                 continue;
             }
-            let w = plot_w * v / total;
+            let w = plot_w * v / scale;
             let _ = write!(
                 out,
-                r#"<rect class="bar" x="{x:.1}" y="{y:.1}" width="{w:.1}" height="22" fill="{}"><title>{}: {} {:.1}%</title></rect>"#,
+                r#"<rect class="bar" x="{x:.1}" y="{y:.1}" width="{w:.1}" height="22" fill="{}"><title>{}: {} {} ({:.1}%)</title></rect>"#,
                 COLORS[pi % COLORS.len()],
                 esc(name),
                 esc(parts[pi]),
+                fmt_value(*v, false),
                 100.0 * v / total
             );
             x += w;
@@ -642,7 +653,13 @@ mod tests {
         // The hatched series' legend key refers to its pattern, which the plot defines.
         assert!(b.contains("<pattern id=\"") && b.contains("fill=\"url(#p"));
         let s = stacked(&spec, &[("m".into(), vec![1.0, 3.0])], &["p", "q"]);
-        assert!(s.contains("q 75.0%"));
+        assert!(s.contains("q 3 (75.0%)") && s.contains(">100%</text>"));
+        // On one scale: the shorter row is half as long, the axis in the values' unit.
+        let spec = Spec { percent: false, ..spec };
+        let s = stacked(&spec, &[("m".into(), vec![1.0, 3.0]), ("n".into(), vec![2.0, 0.0])], &["p", "q"]);
+        assert!(s.contains(">4</text>") && !s.contains("%</text>"), "{s}");
+        // The longest row (4) spans the plot: 203 + 609; the other's 2 is half of it.
+        assert!(s.contains("width=\"203.0\"") && s.contains("width=\"609.0\"") && s.contains("width=\"406.0\""), "{s}");
     }
 
     /// Layers stack: the second starts where the first ends, each column holds its value over its x

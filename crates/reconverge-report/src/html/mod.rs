@@ -159,6 +159,7 @@ pub fn run_report(r: &RunReport<'_>) -> String {
     lanes_section(&mut b, r);
     histogram_section(&mut b, r, &styles);
     stall_section(&mut b, r);
+    energy_section(&mut b, r);
     numbers::timing_table(&mut b, r);
     numbers::counters_section(&mut b, r);
     heat_section(&mut b, r);
@@ -416,6 +417,48 @@ fn stall_section(b: &mut String, r: &RunReport<'_>) {
         ..Spec::default()
     };
     b.push_str(&chart::stacked(&spec, &rows, &parts));
+}
+
+/// Each mechanism's energy by component as stacked bars on one scale (the configuration's `[energy]`
+/// model; absent in functional mode or without one).
+fn energy_section(b: &mut String, r: &RunReport<'_>) {
+    let Some(gpu) = r.gpu else { return };
+    let energies: Vec<(String, reconverge_energy::Energy)> = r
+        .runs
+        .iter()
+        .filter_map(|m| Some((m.mechanism.to_string(), reconverge_energy::energy(m.timing?, gpu)?)))
+        .collect();
+    if energies.is_empty() {
+        return;
+    }
+    let parts: Vec<reconverge_energy::Component> = reconverge_energy::Component::ALL
+        .into_iter()
+        .filter(|&c| energies.iter().any(|(_, e)| e.of(c) > 0.0))
+        .collect();
+    let names: Vec<&str> = parts.iter().map(|c| c.name()).collect();
+    let rows: Vec<(String, Vec<f64>)> =
+        energies.iter().map(|(m, e)| (m.clone(), parts.iter().map(|&c| e.of(c) * 1e6).collect())).collect();
+    let _ = write!(
+        b,
+        "<h2>Energy</h2><p class=\"note\">Each mechanism's energy by component (µJ), priced by the configuration's \
+         per-event energies ({}; docs/energy.md). The events are the timing model's counts; idle SMs and the \
+         constant part grow with the run's time.</p>",
+        esc(gpu.energy.as_ref().map_or("", |k| k.source.as_str()))
+    );
+    let spec = Spec { title: "Energy by component", x_label: "energy (µJ)", percent: false, ..Spec::default() };
+    b.push_str(&chart::stacked(&spec, &rows, &names));
+    b.push_str("<table><tr><th>mechanism</th><th>energy</th><th>average power</th><th>EDP (J·s)</th></tr>");
+    for (m, e) in &energies {
+        let _ = write!(
+            b,
+            "<tr><td>{}</td><td>{}</td><td>{:.1} W</td><td>{:.3e}</td></tr>",
+            esc(m),
+            crate::run::joules(e.total()),
+            e.average_power(),
+            e.edp()
+        );
+    }
+    b.push_str("</table>");
 }
 
 /// Issued warp instructions by active-lane class over the run (AerialVision's warp-divergence

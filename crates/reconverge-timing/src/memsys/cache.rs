@@ -252,6 +252,19 @@ impl Cache {
         }
     }
 
+    /// Sets a resident line's ready cycle to `ready` if it is still `expected` (no LRU update): how the L2
+    /// replaces the marker of a fetch in flight by its cycle once DRAM has scheduled it. Returns whether it
+    /// did.
+    pub fn settle(&mut self, line: u64, expected: u64, ready: u64) -> bool {
+        match self.find(line).and_then(|i| self.entries.get_mut(i)) {
+            Some(w) if w.ready == expected => {
+                w.ready = ready;
+                true
+            }
+            _ => false,
+        }
+    }
+
     /// Marks a resident line dirty (no LRU update). Returns false if `line` is not resident.
     pub fn mark_dirty(&mut self, line: u64) -> bool {
         match self.find(line).and_then(|i| self.entries.get_mut(i)) {

@@ -27,7 +27,15 @@
 //!    request's own fetch (reads have priority). Write-backs occupy DRAM bandwidth but delay no response
 //!    directly.
 //!
-//! 7. **No L2** (size 0, GPGPU-Sim 2.x's default `-gpgpu_cache:dl2 none`): the pipe and `hit_latency` stay
+//! 7. **Banked DRAM** (`dram_banks` set): step 4's DRAM is [`Dram`] instead of one FIFO
+//!    channel. Each missing sector (and each sector written back) becomes a [`DramRequest`] arriving at
+//!    `t_tag` on the slice's channel, as GPGPU-Sim's sectored L2 sends them; [`L2Dram::submit`] returns a
+//!    [`Pending`] response, and [`L2Dram::schedule_dram`] commits the queued requests no later arrival can
+//!    overtake (FR-FCFS per channel: see [`dram`](super::dram)). [`L2Dram::resolve`] then gives a
+//!    response's cycle — the end of its last sector's data plus `dram_latency`, or of the line's fetch it
+//!    waits for — or `None` while that fetch is still queued. Until then the line's ready cycle is a marker
+//!    naming its fetch.
+//! 8. **No L2** (size 0, GPGPU-Sim 2.x's default `-gpgpu_cache:dl2 none`): the pipe and `hit_latency` stay
 //!    (the interconnect and the memory controller's queue), every read misses to DRAM, and a write (or an
 //!    atomic's write) goes to DRAM at `t_tag` as a DRAM write of its sectors.
 //!
@@ -39,6 +47,7 @@ use super::bandwidth::Bandwidth;
 #[cfg(test)]
 use super::cache::SetIndex;
 use super::cache::{Cache, CacheGeometry, Evicted};
+use super::dram::{Dram, DramRequest, DramStats, DramTiming};
 use crate::error::StructureError;
 
 /// Configuration of the L2 and DRAM.
@@ -54,8 +63,11 @@ pub struct L2Config {
     pub sectors_per_cycle: (u64, u64),
     /// DRAM latency in cycles, added after the DRAM transfer.
     pub dram_latency: u64,
-    /// DRAM bandwidth in bytes per cycle, as a rational (num, den).
+    /// DRAM bandwidth in bytes per cycle, as a rational (num, den): the one FIFO channel of the model
+    /// without banks (unused when `dram_banks` is set).
     pub dram_bytes_per_cycle: (u64, u64),
+    /// Banked DRAM (row buffers, timing constraints, FR-FCFS) instead of the one channel.
+    pub dram_banks: Option<DramTiming>,
     /// Extra cycles of an atomic's read-modify-write at the L2.
     pub atomic_latency: u64,
     /// How lines spread over the L2's slices, each with its own pipe.
@@ -149,6 +161,16 @@ pub struct L2Stats {
     pub misses: u64,
     /// Hits that found the line's data still in flight from DRAM and waited for it (a subset of `hits`).
     pub pending_hits: u64,
+    /// Sectors read (reads and atomics) that were valid.
+    pub read_hit_sectors: u64,
+    /// Sectors read that were not valid (fetched from DRAM).
+    pub read_miss_sectors: u64,
+    /// Sectors written (writes and atomics) to a resident line.
+    pub write_hit_sectors: u64,
+    /// Sectors written to a line the write allocated (or, without an L2, sent on to DRAM).
+    pub write_miss_sectors: u64,
+    /// Interconnect flits of the requests and their responses ([`flits`]).
+    pub flits: u64,
     /// DRAM read transactions = sectors fetched.
     pub dram_reads: u64,
     /// DRAM write transactions = sectors written back.
@@ -166,6 +188,15 @@ pub struct L2Dram {
     /// One pipe per slice.
     pipes: Vec<Bandwidth>,
     dram: Bandwidth,
+    /// Banked DRAM, when configured.
+    banked: Option<Dram>,
+    /// Banked DRAM: the requests not yet forgotten, by identifier (`first_id` is the front's).
+    fetches: std::collections::VecDeque<Fetch>,
+    first_id: u64,
+    /// Identifiers of requests done whose line readiness waits for an earlier fetch.
+    unready: Vec<u64>,
+    /// Scratch for the DRAM's completions.
+    completions: Vec<(u64, u64)>,
     /// Sectors of a line.
     full_mask: u32,
     stats: L2Stats,
@@ -173,6 +204,22 @@ pub struct L2Dram {
 
 fn bump(counter: &mut u64, by: u64) {
     *counter = counter.saturating_add(by);
+}
+
+/// Bytes of an interconnect flit (GPGPU-Sim's `-icnt_flit_size` in the GTX480 and QV100 configurations).
+pub const FLIT_BYTES: u64 = 40;
+/// Bytes of a packet's header (GPGPU-Sim's `READ_PACKET_SIZE`/`WRITE_PACKET_SIZE` control part).
+pub const HEADER_BYTES: u64 = 8;
+
+/// Interconnect flits of one request of `kind` moving `bytes` of data, both ways: a read sends a header and
+/// receives the data, a write sends the data and receives a header, an atomic sends and receives data.
+pub fn flits(kind: ReqKind, bytes: u64) -> u64 {
+    let header = HEADER_BYTES.div_ceil(FLIT_BYTES);
+    let data = (HEADER_BYTES + bytes).div_ceil(FLIT_BYTES);
+    match kind {
+        ReqKind::Read | ReqKind::Write => header + data,
+        ReqKind::Atomic => 2 * data,
+    }
 }
 
 impl L2Dram {
@@ -187,6 +234,9 @@ impl L2Dram {
         let pipe = Bandwidth::new(c.sectors_per_cycle.0, c.sectors_per_cycle.1.saturating_mul(n))
             .map_err(|e| e.in_part("L2 pipe"))?;
         let dram = Bandwidth::new(c.dram_bytes_per_cycle.0, c.dram_bytes_per_cycle.1).map_err(|e| e.in_part("DRAM"))?;
+        if let Some(t) = &c.dram_banks {
+            Dram::check(t).map_err(|e| e.in_part("DRAM"))?;
+        }
         Ok((pipe, dram))
     }
 
@@ -197,7 +247,23 @@ impl L2Dram {
         let sectors = c.geometry.line_bytes / c.sector_bytes;
         let full_mask = if sectors == 32 { u32::MAX } else { (1u32 << sectors) - 1 };
         let pipes = vec![pipe; c.slices.count()];
-        Ok(L2Dram { config: c, cache, pipes, dram, full_mask, stats: L2Stats::default() })
+        let banked = match c.dram_banks {
+            Some(t) => Some(Dram::new(t).map_err(|e| e.in_part("DRAM"))?),
+            None => None,
+        };
+        Ok(L2Dram {
+            config: c,
+            cache,
+            pipes,
+            dram,
+            banked,
+            fetches: std::collections::VecDeque::new(),
+            first_id: 0,
+            unready: Vec::new(),
+            completions: Vec::new(),
+            full_mask,
+            stats: L2Stats::default(),
+        })
     }
 
     /// One transaction from an SM issued at `cycle` (line number in L2 line units, sector mask). Returns the
@@ -207,8 +273,18 @@ impl L2Dram {
     /// mark dirty, evicting a dirty line costs a DRAM write of the line's bytes); atomics are performed at
     /// L2: read-modify-write latency atomic_latency on top of the hit/miss path.
     ///
-    /// The details are in the [module documentation](self).
+    /// The details are in the [module documentation](self). With banked DRAM this schedules everything
+    /// queued at once (no later request can overtake); the timing model uses [`L2Dram::submit`].
     pub fn request(&mut self, cycle: u64, line: u64, sectors: u32, kind: ReqKind) -> u64 {
+        let p = self.submit(cycle, line, sectors, kind);
+        self.schedule_dram(None);
+        self.resolve(p).unwrap_or(cycle)
+    }
+
+    /// Like [`L2Dram::request`], but a response that needs banked DRAM is known only once DRAM has
+    /// scheduled its fetch ([`L2Dram::schedule_dram`]): pass the returned [`Pending`] to
+    /// [`L2Dram::resolve`] until it answers.
+    pub fn submit(&mut self, cycle: u64, line: u64, sectors: u32, kind: ReqKind) -> Pending {
         let mut mask = sectors & self.full_mask;
         if mask == 0 {
             mask = self.full_mask;
@@ -218,7 +294,8 @@ impl L2Dram {
             ReqKind::Write => bump(&mut self.stats.writes, 1),
             ReqKind::Atomic => bump(&mut self.stats.atomics, 1),
         }
-        let slice = self.config.slices.of(line.saturating_mul(u64::from(self.cache.geometry().line_bytes)));
+        let line_bytes = u64::from(self.cache.geometry().line_bytes);
+        let slice = self.config.slices.of(line.saturating_mul(line_bytes));
         let t_pipe = self.pipes[slice].serve(cycle, u64::from(mask.count_ones()));
         let t_tag = t_pipe.saturating_add(self.config.hit_latency);
 
@@ -227,7 +304,19 @@ impl L2Dram {
             self.cache.lookup(line, cycle);
         }
         let (valid, ready) = state.map_or((0, 0), |s| (s.sectors & self.full_mask, s.ready));
+        let wait = Wait::of(ready);
         let missing = mask & !valid;
+        let sector_bytes = u64::from(self.config.sector_bytes);
+        bump(&mut self.stats.flits, flits(kind, u64::from(mask.count_ones()) * sector_bytes));
+        if kind != ReqKind::Write {
+            bump(&mut self.stats.read_hit_sectors, u64::from((mask & valid).count_ones()));
+            bump(&mut self.stats.read_miss_sectors, u64::from(missing.count_ones()));
+        }
+        if kind != ReqKind::Read {
+            let into =
+                if state.is_some() { &mut self.stats.write_hit_sectors } else { &mut self.stats.write_miss_sectors };
+            bump(into, u64::from(mask.count_ones()));
+        }
         if missing == 0 {
             bump(&mut self.stats.hits, 1);
             if ready > t_tag && kind != ReqKind::Write {
@@ -239,7 +328,7 @@ impl L2Dram {
 
         if kind == ReqKind::Write {
             if self.cache.is_absent() {
-                self.write_through(mask, t_tag);
+                self.write_through(line, mask, t_tag, slice);
             } else if state.is_some() {
                 self.cache.add_sectors(line, mask, t_tag);
             } else {
@@ -247,32 +336,163 @@ impl L2Dram {
                 self.write_back(evicted, t_tag);
             }
             self.cache.mark_dirty(line);
-            return t_tag;
+            return Pending { at: t_tag, wait: None, add: 0 };
         }
 
-        let mut done = t_tag.max(ready);
+        let mut pending = match wait {
+            Wait::Fetch(i) => Pending { at: t_tag, wait: Some(i), add: 0 },
+            Wait::Time(r) => Pending { at: t_tag.max(r), wait: None, add: 0 },
+        };
+        if missing != 0 && kind != ReqKind::Write {
+            // The fetch below replaces the wait.
+            pending.wait = None;
+        }
         if missing != 0 {
             let n = u64::from(missing.count_ones());
             let bytes = n.saturating_mul(u64::from(self.config.sector_bytes));
-            let t_dram = self.dram.serve(t_tag, bytes).saturating_add(self.config.dram_latency);
             bump(&mut self.stats.dram_reads, n);
             bump(&mut self.stats.dram_bytes, bytes);
-            if state.is_some() {
-                self.cache.add_sectors(line, missing, t_dram);
+            let ready = if self.banked.is_some() {
+                // One DRAM request per sector, as GPGPU-Sim's sectored L2 sends them; the line is ready when
+                // the last of them (and anything it already waited for) is.
+                let (mut after, mut last) = (wait, None);
+                for sector in (0..32u32).filter(|b| missing >> b & 1 == 1) {
+                    let addr = line.saturating_mul(line_bytes).saturating_add(u64::from(sector) * sector_bytes);
+                    let i = self.push_dram(t_tag, addr, sector_bytes, false, slice, Some((line, after)));
+                    (after, last) = (Wait::Fetch(i), Some(i));
+                }
+                pending = Pending { at: t_tag, wait: last, add: 0 };
+                last.map_or(t_tag, |i| Wait::MARK | i)
             } else {
-                let evicted = self.cache.fill_sectors(line, missing, t_dram);
+                let t_dram = self.dram.serve(t_tag, bytes).saturating_add(self.config.dram_latency);
+                pending.at = pending.at.max(t_dram);
+                t_dram
+            };
+            if state.is_some() {
+                self.cache.add_sectors(line, missing, ready);
+            } else {
+                let evicted = self.cache.fill_sectors(line, missing, ready);
                 self.write_back(evicted, t_tag);
             }
-            done = done.max(t_dram);
         }
         if kind == ReqKind::Atomic {
             if self.cache.is_absent() {
-                self.write_through(mask, done);
+                // Banked DRAM: the write-through leaves at the tag stage (its data is not known earlier).
+                self.write_through(line, mask, pending.at, slice);
             }
             self.cache.mark_dirty(line);
-            done = done.saturating_add(self.config.atomic_latency);
+            pending.add = self.config.atomic_latency;
         }
-        done
+        if let Some(f) = pending.wait.and_then(|i| self.fetch_mut(i)) {
+            f.holders += 1;
+        }
+        pending
+    }
+
+    fn fetch_mut(&mut self, id: u64) -> Option<&mut Fetch> {
+        let i = usize::try_from(id.checked_sub(self.first_id)?).ok()?;
+        self.fetches.get_mut(i)
+    }
+
+    fn fetch(&self, id: u64) -> Option<&Fetch> {
+        let i = usize::try_from(id.checked_sub(self.first_id)?).ok()?;
+        self.fetches.get(i)
+    }
+
+    /// Queues a request in the banked DRAM; returns its identifier.
+    fn push_dram(
+        &mut self,
+        at: u64,
+        addr: u64,
+        bytes: u64,
+        write: bool,
+        slice: usize,
+        fills: Option<(u64, Wait)>,
+    ) -> u64 {
+        let channel = (slice / self.config.slices.per_channel.max(1) as usize) as u32;
+        let bytes = u32::try_from(bytes).unwrap_or(u32::MAX);
+        let id = self.first_id + self.fetches.len() as u64;
+        if let Some((_, Wait::Fetch(j))) = fills {
+            if let Some(f) = self.fetch_mut(j) {
+                f.holders += 1;
+            }
+        }
+        let (line, after) = match fills {
+            Some((line, after)) => (Some(line), after),
+            None => (None, Wait::Time(0)),
+        };
+        self.fetches.push_back(Fetch { line, after, write, done: None, ready: None, holders: 0 });
+        if let Some(d) = self.banked.as_mut() {
+            d.enqueue(id, &DramRequest { arrival: at, channel, addr, bytes, write });
+        }
+        id
+    }
+
+    /// Commits the banked DRAM's queued requests whose first column command comes before core cycle
+    /// `horizon` (all with `None`; nothing to do without banks), then settles the lines whose fetches are
+    /// done: afterwards [`L2Dram::resolve`] answers their [`Pending`] responses.
+    pub fn schedule_dram(&mut self, horizon: Option<u64>) {
+        let Some(dram) = self.banked.as_mut() else { return };
+        let mut done = std::mem::take(&mut self.completions);
+        done.clear();
+        dram.schedule(horizon, &mut done);
+        let latency = self.config.dram_latency;
+        for &(id, t) in &done {
+            if let Some(f) = self.fetch_mut(id) {
+                f.done = Some(if f.write { t } else { t.saturating_add(latency) });
+            }
+            self.unready.push(id);
+        }
+        self.completions = done;
+        // A line is ready when its fetch and every earlier fetch of the line are: earlier ones have smaller
+        // identifiers, so one pass in identifier order settles every chain that can be.
+        self.unready.sort_unstable();
+        let mut still = Vec::new();
+        for id in std::mem::take(&mut self.unready) {
+            let Some(f) = self.fetch(id) else { continue };
+            let (Some(done), after) = (f.done, f.after) else { continue };
+            let before = match after {
+                Wait::Time(t) => Some(t),
+                Wait::Fetch(j) => self.fetch(j).and_then(|g| g.ready),
+            };
+            let Some(before) = before else {
+                still.push(id);
+                continue;
+            };
+            let ready = done.max(before);
+            let line = f.line;
+            if let Some(f) = self.fetch_mut(id) {
+                f.ready = Some(ready);
+            }
+            if let Wait::Fetch(j) = after {
+                if let Some(g) = self.fetch_mut(j) {
+                    g.holders = g.holders.saturating_sub(1);
+                }
+            }
+            if let Some(line) = line {
+                self.cache.settle(line, Wait::MARK | id, ready);
+            }
+        }
+        self.unready = still;
+        while self.fetches.front().is_some_and(|f| f.ready.is_some() && f.holders == 0) {
+            self.fetches.pop_front();
+            self.first_id += 1;
+        }
+    }
+
+    /// The response cycle of a [`Pending`] response, or `None` while the DRAM fetch it waits for is still
+    /// queued ([`L2Dram::schedule_dram`]). A response is answered once.
+    pub fn resolve(&mut self, p: Pending) -> Option<u64> {
+        let dram = match p.wait {
+            None => 0,
+            Some(i) => {
+                let f = self.fetch_mut(i)?;
+                let ready = f.ready?;
+                f.holders = f.holders.saturating_sub(1);
+                ready
+            }
+        };
+        Some(p.at.max(dram).saturating_add(p.add))
     }
 
     /// Places the bytes `[addr, addr + len)` in the L2 before the launch, as the host's copy to the device
@@ -305,14 +525,32 @@ impl L2Dram {
         let Some(ev) = evicted.filter(|e| e.dirty) else {
             return;
         };
-        self.write_through(ev.sectors, cycle);
+        let addr = ev.line.saturating_mul(u64::from(self.cache.geometry().line_bytes));
+        self.write_through(ev.line, ev.sectors, cycle, self.config.slices.of(addr));
     }
 
-    /// Writes the sectors `mask` of a line to DRAM at `cycle` (bandwidth and counters only).
-    fn write_through(&mut self, mask: u32, cycle: u64) {
-        let n = u64::from((mask & self.full_mask).count_ones());
+    /// Writes the sectors `mask` of `line` (in L2 slice `slice`) to DRAM at `cycle` (bandwidth and
+    /// counters only).
+    fn write_through(&mut self, line: u64, mask: u32, cycle: u64, slice: usize) {
+        let mask = mask & self.full_mask;
+        let n = u64::from(mask.count_ones());
         let bytes = n.saturating_mul(u64::from(self.config.sector_bytes));
-        self.dram.serve(cycle, bytes);
+        if self.banked.is_some() {
+            let sector_bytes = u64::from(self.config.sector_bytes);
+            let base = line.saturating_mul(u64::from(self.cache.geometry().line_bytes));
+            for sector in (0..32u32).filter(|b| mask >> b & 1 == 1) {
+                self.push_dram(
+                    cycle,
+                    base.saturating_add(u64::from(sector) * sector_bytes),
+                    sector_bytes,
+                    true,
+                    slice,
+                    None,
+                );
+            }
+        } else {
+            self.dram.serve(cycle, bytes);
+        }
         bump(&mut self.stats.dram_writes, n);
         bump(&mut self.stats.dram_bytes, bytes);
     }
@@ -337,9 +575,68 @@ impl L2Dram {
         self.pipes.iter().map(Bandwidth::busy_cycles).max().unwrap_or(0)
     }
 
-    /// Cycles DRAM was busy transferring so far (rounded up).
+    /// Cycles DRAM was busy transferring so far (rounded up): the one channel's, or (banked) the data buses'
+    /// command cycles over all channels.
     pub fn dram_busy_cycles(&self) -> u64 {
-        self.dram.busy_cycles()
+        match &self.banked {
+            Some(d) => d.stats().data_bus_cycles,
+            None => self.dram.busy_cycles(),
+        }
+    }
+
+    /// The banked DRAM's counters (`None` without banks).
+    pub fn dram_stats(&self) -> Option<&DramStats> {
+        self.banked.as_ref().map(Dram::stats)
+    }
+
+    /// DRAM command cycles × channels of `core_cycles` core cycles (the denominator of the data buses'
+    /// utilisation); 0 without banks.
+    pub fn dram_channel_cycles(&self, core_cycles: u64) -> u64 {
+        self.banked.as_ref().map_or(0, |d| d.dram_cycles(core_cycles).saturating_mul(u64::from(d.timing().channels)))
+    }
+}
+
+/// A response of [`L2Dram::submit`]: at `max(at, ready cycle of DRAM request wait) + add`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Pending {
+    at: u64,
+    wait: Option<u64>,
+    add: u64,
+}
+
+/// A banked-DRAM request the L2 still tracks.
+#[derive(Clone, Copy, Debug)]
+struct Fetch {
+    /// The line a read fills (`None` for writes).
+    line: Option<u64>,
+    /// What the line waited for before this fetch.
+    after: Wait,
+    write: bool,
+    /// Its data's end plus `dram_latency` (reads), once scheduled.
+    done: Option<u64>,
+    /// When its line is ready: `done` and `after`.
+    ready: Option<u64>,
+    /// Responses and later fetches that still need `ready`.
+    holders: u32,
+}
+
+/// What a line's data waits for: a cycle, or a banked-DRAM request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Wait {
+    Time(u64),
+    Fetch(u64),
+}
+
+impl Wait {
+    /// The ready cycles of lines whose fetch is queued or unsettled: this bit plus the request's identifier.
+    const MARK: u64 = 1 << 63;
+
+    fn of(ready: u64) -> Wait {
+        if ready & Wait::MARK != 0 {
+            Wait::Fetch(ready & !Wait::MARK)
+        } else {
+            Wait::Time(ready)
+        }
     }
 }
 
@@ -359,6 +656,7 @@ mod tests {
             sectors_per_cycle: (4, 1),
             dram_latency: 100,
             dram_bytes_per_cycle: (32, 1),
+            dram_banks: None,
             atomic_latency: 20,
             slices: Slices::ONE,
         }
@@ -369,6 +667,46 @@ mod tests {
             Ok(l) => l,
             Err(e) => panic!("{e}"),
         }
+    }
+
+    /// The L2 of [`config`] with banked DRAM at the core's clock (GTX 480 timing, one channel).
+    fn banked() -> L2Dram {
+        let mut c = config(64 << 10, 8);
+        c.dram_banks = Some(super::super::dram::equal_clock_gtx480());
+        match L2Dram::new(c) {
+            Ok(l) => l,
+            Err(e) => panic!("{e}"),
+        }
+    }
+
+    #[test]
+    fn banked_dram_answers_once_the_fetch_is_scheduled_and_a_second_reader_waits_for_it() {
+        let mut l = banked();
+        // Two sectors miss: pipe 1, tag 11; two DRAM requests arrive at 11.
+        let first = l.submit(0, 5, 0b0011, ReqKind::Read);
+        // The same line's sector 0 again while its fetch is queued: a pending hit on the fetch.
+        let second = l.submit(1, 5, 0b0001, ReqKind::Read);
+        assert_eq!((l.stats().pending_hits, l.stats().dram_reads), (1, 2));
+        // Horizon 20: the first column command (activate at 11, read at 23) is not before it.
+        l.schedule_dram(Some(20));
+        assert_eq!(l.resolve(first), None);
+        l.schedule_dram(None);
+        // Reads at 23 and 26 (ccdl 3 within the bank group), data of the second ends at 26 + 12 + 2 = 40;
+        // + dram_latency 100.
+        assert_eq!(l.resolve(first), Some(140));
+        assert_eq!(l.resolve(second), Some(140), "the pending hit waits for the whole line's fetch");
+        let d = l.dram_stats().cloned().unwrap_or_default();
+        assert_eq!((d.read_bursts, d.row_misses, d.row_hits), (2, 1, 1));
+        // The line is settled: a later read hits at the tag stage.
+        assert_eq!(l.request(500, 5, 0b0001, ReqKind::Read), 511);
+    }
+
+    #[test]
+    fn flits_count_a_header_and_the_data_each_way() {
+        assert_eq!(flits(ReqKind::Read, 32), 2);
+        assert_eq!(flits(ReqKind::Read, 128), 5);
+        assert_eq!(flits(ReqKind::Write, 128), 5);
+        assert_eq!(flits(ReqKind::Atomic, 32), 2);
     }
 
     #[test]
@@ -394,7 +732,16 @@ mod tests {
         let mut l = l2(64 << 10, 8);
         // Pipe: 4 sectors at 4/cycle -> 1; tag: +10 -> 11; DRAM: 128 B at 32 B/cycle -> 15; +100 -> 115.
         assert_eq!(l.request(0, 5, FULL, ReqKind::Read), 115);
-        assert_eq!(l.stats(), &L2Stats { reads: 1, misses: 1, dram_reads: 4, dram_bytes: 128, ..L2Stats::default() });
+        let expect = L2Stats {
+            reads: 1,
+            misses: 1,
+            read_miss_sectors: 4,
+            flits: 1 + 4,
+            dram_reads: 4,
+            dram_bytes: 128,
+            ..L2Stats::default()
+        };
+        assert_eq!(l.stats(), &expect);
         // Second read of the line, after the data arrived: 200 + 1 + 10.
         assert_eq!(l.request(200, 5, FULL, ReqKind::Read), 211);
         assert_eq!(l.stats().hits, 1);

@@ -16,11 +16,14 @@
 //! - [`Bandwidth`]: a FIFO channel of `num/den` units per cycle, exact in fixed point.
 //! - [`L2Dram`]: the shared, sectored, write-back/write-allocate L2 and DRAM, a sequential model driven in the
 //!   caller's deterministic order (issue cycle, SM, sequence); see [`l2`] for the timing equations.
+//! - [`Dram`]: banked DRAM behind the L2 (row buffers, GPGPU-Sim's timing constraints, FR-FCFS over each
+//!   epoch's batch of requests, its address mapping); see [`dram`].
 
 pub mod bandwidth;
 pub mod banks;
 pub mod cache;
 pub mod coalesce;
+pub mod dram;
 pub mod l2;
 pub mod mshr;
 
@@ -28,5 +31,6 @@ pub use bandwidth::Bandwidth;
 pub use banks::conflict_degree;
 pub use cache::{Cache, CacheGeometry, Evicted, LineState, SetIndex};
 pub use coalesce::{coalesce, LineRequest};
-pub use l2::{L2Config, L2Dram, L2Stats, ReqKind, Slices};
+pub use dram::{AddressMapping, Dram, DramRequest, DramStats, DramTiming};
+pub use l2::{L2Config, L2Dram, L2Stats, Pending, ReqKind, Slices};
 pub use mshr::{Mshr, MshrResult};

@@ -288,6 +288,7 @@ impl MemorySide {
                 }
                 MshrResult::Allocated => {
                     self.miss_queue.pop_front();
+                    let sectors = if gpu.l1.whole_line_fills { 0 } else { sectors };
                     self.send(now + gpu.l1.hit_latency, line, sectors, ReqKind::Read, Some(line));
                 }
             }
@@ -404,6 +405,7 @@ impl MemorySide {
         let pending = match a.kind {
             AccessKind::Load | AccessKind::Texture => self.load(&lines, who, now, gpu, &mut latency),
             AccessKind::Store => {
+                self.counters.store_transactions += if self.l1.is_absent() { 0 } else { lines.len() as u64 };
                 self.store(&lines, is_local, now, gpu);
                 latency = latency.max(1);
                 None
@@ -447,6 +449,10 @@ impl MemorySide {
         let Some(c) = self.read_only[which as usize].as_mut() else { return (0, None) };
         let missing: SmallVec<[u64; 8]> = lines.iter().copied().filter(|&l| !c.cache.lookup(l, now)).collect();
         let hits = (lines.len() - missing.len()) as u64;
+        if which == ReadOnly::Constant {
+            self.counters.constant_accesses += lines.len() as u64;
+            self.counters.constant_hits += hits;
+        }
         if missing.is_empty() {
             return (hits, None);
         }
@@ -507,7 +513,8 @@ impl MemorySide {
             match self.mshr.add(r.line, id as u64) {
                 MshrResult::Merged => self.counters.l1_mshr_merges += 1,
                 MshrResult::Allocated => {
-                    self.send(now + gpu.l1.hit_latency, r.line, r.sectors, ReqKind::Read, Some(r.line))
+                    let sectors = if gpu.l1.whole_line_fills { 0 } else { r.sectors };
+                    self.send(now + gpu.l1.hit_latency, r.line, sectors, ReqKind::Read, Some(r.line))
                 }
                 MshrResult::Full => {
                     self.counters.l1_mshr_full += 1;

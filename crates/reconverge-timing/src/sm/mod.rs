@@ -141,6 +141,9 @@ pub struct Sm<'a, T: Tracker> {
     pub warp_co_issues: u64,
     /// Thread-instructions that occupied a datapath lane ([`crate::TimingStats::lane_ops`]).
     pub lane_ops: u64,
+    /// Lanes by unit and register-file accesses ([`crate::TimingStats::datapath`]; the instruction fetches
+    /// are added by [`Sm::datapath`]).
+    datapath: crate::stats::DatapathActivity,
     /// Cycles with resident work.
     pub busy_cycles: u64,
     /// The last cycle with resident work.
@@ -237,6 +240,7 @@ impl<'a, T: Tracker> Sm<'a, T> {
             latency_hiding_issues: 0,
             warp_co_issues: 0,
             lane_ops: 0,
+            datapath: crate::stats::DatapathActivity::default(),
             busy_cycles: 0,
             last_busy: None,
             last_store_ack: 0,
@@ -282,6 +286,35 @@ impl<'a, T: Tracker> Sm<'a, T> {
     /// Memory counters.
     pub fn memory_counters(&self) -> &MemoryCounters {
         &self.memory.counters
+    }
+
+    /// Counts an issued instruction's lane operations ([`Sm::lane_ops`]), lanes by unit and register
+    /// accesses ([`crate::stats::DatapathActivity`]): one
+    /// issued spatially (to the warp-wide SIMD datapath, not one lane at a time: temporal SIMT, or a scalar
+    /// instruction on a scalar unit or lane) leaves its masked lanes idle in the datapath.
+    fn count_datapath(
+        &mut self,
+        info: &reconverge_program::program::InstInfo,
+        mask: LaneMask,
+        lanes: u64,
+        scalar: bool,
+    ) {
+        let spatial = match self.gpu.sm.dispatch {
+            Dispatch::Temporal => false,
+            Dispatch::ScalarUnit | Dispatch::ScalarLane => !scalar,
+            Dispatch::Spatial => true,
+        };
+        let idle = if spatial { u64::from(self.warp_size).saturating_sub(u64::from(mask.count_ones())) } else { 0 };
+        self.lane_ops += lanes;
+        self.datapath.issue(info.class, lanes, idle, info.reads.len() as u64, info.writes.len() as u64);
+    }
+
+    /// The datapath's activity, instruction fetches included.
+    pub fn datapath(&self) -> crate::stats::DatapathActivity {
+        let mut d = self.datapath.clone();
+        d.icache_fetches = self.front.fetches;
+        d.icache_misses = self.front.misses;
+        d
     }
 
     /// Requests for the L2 made this epoch.
@@ -1041,7 +1074,7 @@ impl<'a, T: Tracker> Sm<'a, T> {
             Dispatch::ScalarLane if plan.scalar => lane_ops = nparts,
             Dispatch::ScalarLane | Dispatch::Spatial => {}
         }
-        self.lane_ops += lane_ops;
+        self.count_datapath(info, grp.mask, lane_ops, plan.scalar);
         if !self.packing {
             self.fu.occupy(sched, op.unit as usize, now, now + occupancy.max(1));
         }
