@@ -310,6 +310,14 @@ def test_device_stats_sum_counts_keep_maxima_and_recompute_ratios():
     assert s["scalarization"]["convergent_share"] == one["scalarization"]["convergent_share"]
     assert s["branches_by_pc"][0]["executions"] == 7 * one["branches_by_pc"][0]["executions"]
     assert s["lane_histogram"] == [7 * x for x in one["lane_histogram"]]
+    # Energy (docs/energy.md): joules and seconds summed, power and EDP recomputed from the sums.
+    e, e1 = s["energy"], one["energy"]
+    assert e["total_j"] == pytest.approx(7 * e1["total_j"], rel=1e-12)
+    assert e["components_j"]["constant"] == pytest.approx(7 * e1["components_j"]["constant"], rel=1e-12)
+    assert e["average_power_w"] == pytest.approx(e1["average_power_w"], rel=1e-12)
+    assert e["edp_js"] == pytest.approx(e["total_j"] * e["seconds"], rel=1e-12)
+    assert s["memory"]["dram"]["activates"] == 7 * one["memory"]["dram"]["activates"]
+    assert _core.stat_kind("energy.total_j") == "Quantity"
     gpu.reset_stats()
     assert gpu.stats == {} and gpu.launches == 0
 
