@@ -74,14 +74,67 @@ enum Known {
     Unknown,
     /// It waits for `cause` until the cycle (a lasting [`Wait`]).
     Wait(u64, Cause),
-    /// Its group passed every lasting check; only its functional unit (and, for a memory instruction,
-    /// the miss queue) remain to be checked.
-    Ready {
-        /// The functional unit.
-        unit: u8,
-        /// A memory instruction.
-        mem: bool,
-    },
+    /// Its group's lasting conditions, each until when it holds: the first that holds at a cycle is the
+    /// cause then; once none does, only its functional unit (and, for a memory instruction, the miss
+    /// queue) remain to be checked.
+    Lasting(Lasting),
+}
+
+/// The cycles until which each lasting condition of a context's group holds ([`Sm::lasting_checks`]),
+/// in the order they are checked. They change only by the events that forget a [`Known`].
+#[derive(Clone, Copy, Debug)]
+struct Lasting {
+    /// The mechanism holds a thread.
+    mech: u64,
+    /// A fence or barrier release holds a thread.
+    fence: u64,
+    /// The pipeline holds a thread.
+    ready: u64,
+    /// A thread has an outstanding miss (when misses block the warp).
+    missing: bool,
+    /// The group's registers and predicates are pending ([`Cause::Memory`] when one waits for data).
+    regs: u64,
+    /// The functional unit.
+    unit: u8,
+    /// A memory instruction.
+    mem: bool,
+    /// No condition held when they were last looked at: the context is known to wait only for its unit
+    /// (and the front end). The first look at which none holds checks the front end before the unit.
+    passed: bool,
+}
+
+impl Lasting {
+    /// The first condition that holds at `now`, as a wait; `None` when none does.
+    fn at(&self, now: u64) -> Option<Wait> {
+        if self.mech > now {
+            Some(Wait::lasting(Cause::Mechanism, self.mech))
+        } else if self.fence > now {
+            Some(Wait::lasting(Cause::Memory, self.fence))
+        } else if self.ready > now {
+            Some(Wait::lasting(Cause::Pipeline, self.ready))
+        } else if self.missing {
+            Some(Wait::lasting(Cause::Memory, u64::MAX))
+        } else if self.regs > now {
+            let cause = if self.regs == u64::MAX { Cause::Memory } else { Cause::Scoreboard };
+            Some(Wait::lasting(cause, self.regs))
+        } else {
+            None
+        }
+    }
+}
+
+/// What a scheduler's last scan found when none of its contexts was ready ([`Sm::dozing`]): it finds the
+/// same on every cycle before `until` unless an event changes what it saw.
+#[derive(Clone, Copy, Debug)]
+struct Doze {
+    /// The earliest cycle one of its contexts may become ready by itself (`u64::MAX`: none may).
+    until: u64,
+    /// The idle cycles' cause.
+    cause: Option<Cause>,
+    /// The pc charged with them ([`Sm::pc_stalls`]).
+    pc: u32,
+    /// Whether the miss queue was full (a memory instruction's last check).
+    full: bool,
 }
 
 /// What an epoch did.
@@ -160,6 +213,18 @@ pub struct Sm<'a, T: Tracker> {
     /// data in the context's CTA, any issue when the mechanism keeps SM-wide state, launches,
     /// retirements, epochs).
     asleep: Vec<Known>,
+    /// Per scheduler: what its last scan found when nothing was ready, while nothing it saw has changed
+    /// (skipping the scan then changes no result). Kept only from a scan that learnt nothing new
+    /// ([`Sm::remembered`] unchanged: every context's answer came from [`Sm::asleep`]), forgotten by every
+    /// event that forgets a remembered readiness of one of its contexts and by every response delivered,
+    /// and void once the miss queue fills or empties ([`Doze::full`]). A functional unit another scheduler takes meanwhile only changes
+    /// when its contexts' unit waits end, never the cause: a scheduler woken early scans again.
+    dozing: Vec<Option<Doze>>,
+    /// Counts what readiness checks remembered ([`Sm::remember`]).
+    remembered: u64,
+    /// The scheduler of each context while [`Sm::fixed_candidates`] holds (a context's own issue then
+    /// forgets only that scheduler's [`Sm::dozing`]).
+    sched_of: Vec<u8>,
     /// Each scheduler's contexts in context order, while the set of contexts cannot change but by
     /// launches and retirements ([`Tracker::PER_WARP_CONTEXTS`]); rebuilt after those.
     fixed_candidates: Option<Vec<SmallVec<[u32; 64]>>>,
@@ -250,6 +315,9 @@ impl<'a, T: Tracker> Sm<'a, T> {
             done_loads: Vec::new(),
             occupied: Default::default(),
             asleep: Vec::new(),
+            dozing: vec![None; nsched],
+            sched_of: Vec::new(),
+            remembered: 0,
             fixed_candidates: None,
             fixed_by_age: false,
             candidates_version: 0,
@@ -427,6 +495,10 @@ impl<'a, T: Tracker> Sm<'a, T> {
     /// they answer.
     fn deliver_due(&mut self, now: u64) {
         let mut done = std::mem::take(&mut self.done_loads);
+        if self.memory.next_response().is_some_and(|c| c <= now) {
+            // A response may change what any scheduler's scan finds (the miss queue, the caches).
+            self.dozing.fill(None);
+        }
         self.memory.deliver_due(now, self.gpu, &mut done);
         for t in done.drain(..) {
             self.finish_load(t);
@@ -438,9 +510,7 @@ impl<'a, T: Tracker> Sm<'a, T> {
                 self.front.fill(addr, cycle, &mut woken);
             }
             for g in woken {
-                if let Some(x) = self.asleep.get_mut(g as usize) {
-                    *x = Known::Unknown;
-                }
+                self.forget(g);
             }
         }
     }
@@ -462,7 +532,15 @@ impl<'a, T: Tracker> Sm<'a, T> {
         if parts.is_empty() {
             return;
         }
-        self.wake_cta(t.cta);
+        if T::PER_WARP_CONTEXTS && !T::SM_POOL && std::mem::size_of::<T::Sm>() == 0 {
+            // Only the contexts of the load's warps (a per-warp mechanism's contexts are the static warps).
+            let base = t.cta as u32 * self.nctx;
+            for &(w, _) in &parts {
+                self.forget(base + w);
+            }
+        } else {
+            self.wake_cta(t.cta);
+        }
         let Some(times) = self.times_mut(t.cta) else { return };
         let all: LaneMask = u64::MAX;
         for &reg in &t.regs {
@@ -512,6 +590,17 @@ impl<'a, T: Tracker> Sm<'a, T> {
 
     /// [`Sm::lasting_checks`] of a context of CTA slot `c` that holds `peek`.
     fn lasting_checks_of(&self, c: usize, peek: Peek, now: u64) -> Result<(Group, usize, bool), Wait> {
+        let (grp, l) = self.lasting_of(c, peek, now)?;
+        match l.at(now) {
+            Some(w) => Err(w),
+            None => Ok((grp, usize::from(l.unit), l.mem)),
+        }
+    }
+
+    /// The lasting conditions of a context of CTA slot `c` that holds `peek`, each until when it holds
+    /// ([`Lasting`]; a time not after `now` counts as 0, since it is asked about `now` and later); a
+    /// context without a group waits until an event.
+    fn lasting_of(&self, c: usize, peek: Peek, now: u64) -> Result<(Group, Lasting), Wait> {
         let grp = match peek {
             Peek::Ready(grp) => grp,
             Peek::Blocked(Blocked::Barrier) => return Err(Wait::lasting(Cause::Barrier, u64::MAX)),
@@ -522,35 +611,27 @@ impl<'a, T: Tracker> Sm<'a, T> {
             return Err(Wait::lasting(Cause::Done, u64::MAX));
         };
         let (parts, hold) = (grp.lanes.parts(), grp.hold);
-        if let Some(x) = t.threads.pending(row::MECH, parts, hold, now) {
-            return Err(Wait::lasting(Cause::Mechanism, x));
-        }
-        if let Some(x) = t.threads.pending(row::FENCE, parts, hold, now) {
-            return Err(Wait::lasting(Cause::Memory, x));
-        }
-        if let Some(x) = t.threads.pending(row::READY, parts, hold, now) {
-            return Err(Wait::lasting(Cause::Pipeline, x));
-        }
-        if self.gpu.sm.miss_blocks_warp && t.missing(parts, hold) {
-            return Err(Wait::lasting(Cause::Memory, u64::MAX));
-        }
+        let row = |r: usize| t.threads.pending(r, parts, hold, now).unwrap_or(0);
+        let mut l = Lasting {
+            mech: row(row::MECH),
+            fence: row(row::FENCE),
+            ready: row(row::READY),
+            missing: self.gpu.sm.miss_blocks_warp && t.missing(parts, hold),
+            regs: 0,
+            unit: self.timings[grp.pc as usize].unit,
+            mem: false,
+            passed: false,
+        };
         let prog = self.core.program();
-        let Some(info) = prog.info.get(grp.pc as usize) else { return Ok((grp, 0, false)) };
-        let mut worst = 0u64;
+        let Some(info) = prog.info.get(grp.pc as usize) else { return Ok((grp, Lasting { unit: 0, ..l })) };
         for &reg in info.reads.iter().chain(info.writes.iter()) {
-            if let Some(x) = t.regs.pending(reg as usize, parts, hold, now) {
-                worst = worst.max(x);
-            }
+            l.regs = l.regs.max(t.regs.pending(reg as usize, parts, hold, now).unwrap_or(0));
         }
         for &p in info.pred_reads.iter().chain(info.pred_writes.iter()) {
-            worst = worst.max(t.pred(p, parts));
+            l.regs = l.regs.max(t.pred(p, parts));
         }
-        if worst > now {
-            let cause = if worst == u64::MAX { Cause::Memory } else { Cause::Scoreboard };
-            return Err(Wait::lasting(cause, worst));
-        }
-        let unit = self.timings[grp.pc as usize].unit as usize;
-        Ok((grp, unit, info.class == InstClass::Mem))
+        l.mem = info.class == InstClass::Mem;
+        Ok((grp, l))
     }
 
     /// The checks other contexts' issues change: scheduler `sched`'s functional unit `unit` is free, and
@@ -569,12 +650,22 @@ impl<'a, T: Tracker> Sm<'a, T> {
     /// [`Sm::readiness`], answered from [`Sm::asleep`] as far as it holds (and remembered): a lasting
     /// wait until its cycle, a group that passed the lasting checks until an event of its CTA.
     fn readiness_cached(&mut self, g: u32, now: u64, sched: usize) -> Result<Group, Wait> {
-        let known = self.asleep.get(g as usize).copied().unwrap_or(Known::Unknown);
-        let (c, ctx) = ((g / self.nctx) as usize, g % self.nctx);
-        match known {
-            Known::Wait(until, cause) if until > now => return Err(Wait::lasting(cause, until)),
-            Known::Ready { unit, mem } => {
-                self.unit_checks(sched, unit as usize, mem, now)?;
+        match self.asleep.get(g as usize) {
+            Some(&Known::Wait(until, cause)) if until > now => return Err(Wait::lasting(cause, until)),
+            Some(&Known::Lasting(l)) => {
+                if let Some(w) = l.at(now) {
+                    return Err(w);
+                }
+                let (c, ctx) = ((g / self.nctx) as usize, g % self.nctx);
+                if !l.passed {
+                    self.remember(g, Known::Lasting(Lasting { passed: true, ..l }));
+                    if let Peek::Ready(grp) = self.core.peek(c, ctx) {
+                        self.fetched(g, grp.pc, now)?;
+                        self.unit_checks(sched, usize::from(l.unit), l.mem, now)?;
+                        return Ok(grp);
+                    }
+                }
+                self.unit_checks(sched, usize::from(l.unit), l.mem, now)?;
                 if let Peek::Ready(grp) = self.core.peek(c, ctx) {
                     self.fetched(g, grp.pc, now)?;
                     return Ok(grp);
@@ -583,24 +674,28 @@ impl<'a, T: Tracker> Sm<'a, T> {
             _ => {}
         }
         // The front end first: a context waiting on a register still has its next instructions fetched.
+        let (c, ctx) = ((g / self.nctx) as usize, g % self.nctx);
         let peek = self.core.peek(c, ctx);
         let fetched = match &peek {
             Peek::Ready(grp) if self.front.enabled() => self.fetched(g, grp.pc, now),
             _ => Ok(()),
         };
-        let remember = match self.lasting_checks_of(c, peek, now) {
-            Ok((grp, unit, mem)) => {
-                self.remember(g, Known::Ready { unit: unit as u8, mem });
+        match self.lasting_of(c, peek, now) {
+            Ok((grp, l)) => {
+                let wait = l.at(now);
+                self.remember(g, Known::Lasting(Lasting { passed: wait.is_none(), ..l }));
+                if let Some(w) = wait {
+                    return Err(w);
+                }
                 fetched?;
-                self.unit_checks(sched, unit, mem, now)?;
-                return Ok(grp);
+                self.unit_checks(sched, usize::from(l.unit), l.mem, now)?;
+                Ok(grp)
             }
             Err(w) => {
                 self.remember(g, Known::Wait(w.until, w.cause));
-                w
+                Err(w)
             }
-        };
-        Err(remember)
+        }
     }
 
     /// Whether context `g`'s instruction at `pc` is fetched and decoded ([`front::Front::check`]); a fetch
@@ -614,15 +709,28 @@ impl<'a, T: Tracker> Sm<'a, T> {
     }
 
     fn remember(&mut self, g: u32, k: Known) {
+        self.remembered += 1;
         if self.asleep.len() <= g as usize {
             self.asleep.resize(g as usize + 1, Known::Unknown);
         }
         self.asleep[g as usize] = k;
     }
 
+    /// Forgets the remembered readiness of context `g`, and the remembered scan of its scheduler.
+    fn forget(&mut self, g: u32) {
+        if let Some(x) = self.asleep.get_mut(g as usize) {
+            *x = Known::Unknown;
+        }
+        match self.sched_of.get(g as usize).and_then(|&s| self.dozing.get_mut(usize::from(s))) {
+            Some(d) => *d = None,
+            None => self.dozing.fill(None),
+        }
+    }
+
     /// Forgets the remembered readiness of CTA slot `c`'s contexts (of every context when the mechanism
     /// keeps SM-wide state, which an issue anywhere may change).
     fn wake_cta(&mut self, c: usize) {
+        self.dozing.fill(None);
         if std::mem::size_of::<T::Sm>() != 0 {
             self.asleep.clear();
             return;
@@ -694,6 +802,8 @@ impl<'a, T: Tracker> Sm<'a, T> {
     /// Recomputes [`Sm::fixed_candidates`] (after the resident CTAs changed).
     fn refresh_candidates(&mut self) {
         self.asleep.clear();
+        self.dozing.fill(None);
+        self.sched_of.clear();
         self.shared_warps = self.contexts_share_warps();
         if !T::PER_WARP_CONTEXTS {
             return;
@@ -701,7 +811,7 @@ impl<'a, T: Tracker> Sm<'a, T> {
         let nsched = self.gpu.sm.schedulers as usize;
         // The oldest-first order of a greedy scheduler depends only on the ages, which change only here.
         let by_age = !T::ORDERED && self.gpu.sm.scheduler == SchedulerPolicy::Gto;
-        let lists = (0..nsched)
+        let lists: Vec<SmallVec<[u32; 64]>> = (0..nsched)
             .map(|s| {
                 let mut v = SmallVec::new();
                 self.occupied_contexts(s, nsched, &mut v);
@@ -711,6 +821,14 @@ impl<'a, T: Tracker> Sm<'a, T> {
                 v
             })
             .collect();
+        for (s, list) in lists.iter().enumerate() {
+            for &g in list {
+                if self.sched_of.len() <= g as usize {
+                    self.sched_of.resize(g as usize + 1, u8::MAX);
+                }
+                self.sched_of[g as usize] = s as u8;
+            }
+        }
         self.fixed_candidates = Some(lists);
         self.fixed_by_age = by_age;
         self.candidates_version += 1;
@@ -796,6 +914,7 @@ impl<'a, T: Tracker> Sm<'a, T> {
         let mut cycle = SchedulerCycle::new(nsched);
         // Global writes and atomics were performed at the last epoch's end.
         self.asleep.clear();
+        self.dozing.fill(None);
         let mut t = t0;
         while t < t1 {
             if let Some(max) = ctx.max_cycles {
@@ -815,6 +934,12 @@ impl<'a, T: Tracker> Sm<'a, T> {
             self.issue_slots += nsched as u64;
             cycle.reset();
             for (s, (order, made_for)) in orders.iter_mut().enumerate() {
+                let full = self.memory.miss_queue_full();
+                if let Some(d) = self.dozing[s].filter(|d| d.until > t && d.full == full) {
+                    // Nothing this scheduler's last scan saw has changed since: it would find the same.
+                    (cycle.causes[s], cycle.pcs[s], cycle.wake) = (d.cause, d.pc, cycle.wake.min(d.until));
+                    continue;
+                }
                 let key = (self.fixed_by_age && policy == SchedulerPolicy::Gto)
                     .then_some((self.candidates_version, self.last_issued[s]));
                 if key.is_none() || *made_for != key {
@@ -822,66 +947,81 @@ impl<'a, T: Tracker> Sm<'a, T> {
                     *made_for = key;
                 }
                 let order: &[u32] = order;
-                // The cycle's cause and the first context that gave it.
-                let mut best: Option<(Cause, u32)> = None;
-                let mut chosen = None;
-                for &g in order {
-                    match self.readiness_cached(g, t, s) {
-                        Ok(grp) => {
-                            chosen = Some((g, grp));
-                            break;
-                        }
-                        Err(Wait { cause: Cause::Done, .. }) => {}
-                        Err(Wait { cause: c, until: when, .. }) => {
-                            cycle.wake = cycle.wake.min(when);
-                            if best.is_none_or(|(b, _)| c < b) {
-                                best = Some((c, g));
-                            }
-                            if policy == SchedulerPolicy::TwoLevel && c == Cause::Memory {
-                                self.active[s].retain(|&x| x != g);
-                            }
+                let chosen = self.scan(s, order, t, &mut cycle);
+                if let Some((g, grp)) = chosen {
+                    if self.other_path_waits(g, order, t, s) {
+                        self.latency_hiding_issues += 1;
+                    }
+                    match self.issue_one(g, &grp, s, t, ctx, &mut out) {
+                        Ok((busy, structure)) => self.trace_issue(g, &grp, s, t, busy, structure),
+                        Err(e) => {
+                            out.error = Some((t, e));
+                            return out;
                         }
                     }
-                }
-                match chosen {
-                    Some((g, grp)) => {
-                        if self.other_path_waits(g, order, t, s) {
-                            self.latency_hiding_issues += 1;
-                        }
-                        match self.issue_one(g, &grp, s, t, ctx, &mut out) {
-                            Ok((busy, structure)) => self.trace_issue(g, &grp, s, t, busy, structure),
-                            Err(e) => {
-                                out.error = Some((t, e));
-                                return out;
-                            }
-                        }
-                        cycle.issued[s] = true;
-                        out.issued += 1;
-                        self.last_issued[s] = Some(g);
-                        if T::LANE_PACKED || T::CO_ISSUE_PATHS || T::CO_ISSUE_WARPS {
-                            if let Err(e) = self.pack(order, (g, &grp), (s, t), ctx, &mut out) {
-                                out.error = Some((t, e));
-                                return out;
-                            }
-                        }
-                        if policy == SchedulerPolicy::TwoLevel && !self.active[s].contains(&g) {
-                            if self.active[s].len() >= self.gpu.sm.two_level_active as usize {
-                                self.active[s].remove(0);
-                            }
-                            self.active[s].push(g);
+                    cycle.issued[s] = true;
+                    out.issued += 1;
+                    self.last_issued[s] = Some(g);
+                    if T::LANE_PACKED || T::CO_ISSUE_PATHS || T::CO_ISSUE_WARPS {
+                        if let Err(e) = self.pack(order, (g, &grp), (s, t), ctx, &mut out) {
+                            out.error = Some((t, e));
+                            return out;
                         }
                     }
-                    None => {
-                        cycle.causes[s] = best.map(|(c, _)| c);
-                        if let (Some((_, g)), true) = (best, self.pc_stalls.is_some()) {
-                            cycle.pcs[s] = self.waiting_pc(g);
+                    if policy == SchedulerPolicy::TwoLevel && !self.active[s].contains(&g) {
+                        if self.active[s].len() >= self.gpu.sm.two_level_active as usize {
+                            self.active[s].remove(0);
                         }
+                        self.active[s].push(g);
                     }
                 }
             }
             t = self.account_cycle(t, t1, &cycle, &mut out);
         }
         out
+    }
+
+    /// Scheduler `s`'s look at its contexts in `order` at `t`: the first ready one, or (none ready) the
+    /// cycle's cause, pc and wake in `cycle`, remembered in [`Sm::dozing`] until something it saw changes.
+    fn scan(&mut self, s: usize, order: &[u32], t: u64, cycle: &mut SchedulerCycle) -> Option<(u32, Group)> {
+        let policy = self.gpu.sm.scheduler;
+        // The cycle's cause and the first context that gave it, and the earliest wake of this scheduler.
+        let mut best: Option<(Cause, u32)> = None;
+        let mut wake = u64::MAX;
+        let remembered = self.remembered;
+        for &g in order {
+            match self.readiness_cached(g, t, s) {
+                Ok(grp) => {
+                    self.dozing[s] = None;
+                    return Some((g, grp));
+                }
+                Err(Wait { cause: Cause::Done, .. }) => {}
+                Err(Wait { cause: c, until: when, .. }) => {
+                    wake = wake.min(when);
+                    if best.is_none_or(|(b, _)| c < b) {
+                        best = Some((c, g));
+                    }
+                    if policy == SchedulerPolicy::TwoLevel && c == Cause::Memory {
+                        self.active[s].retain(|&x| x != g);
+                    }
+                }
+            }
+        }
+        cycle.wake = cycle.wake.min(wake);
+        cycle.causes[s] = best.map(|(c, _)| c);
+        if let (Some((_, g)), true) = (best, self.pc_stalls.is_some()) {
+            cycle.pcs[s] = self.waiting_pc(g);
+        }
+        // A scan that learnt something may find otherwise next time (a context whose lasting conditions it
+        // found passed checks its unit first from then on); the two-level scheduler's order changes as its
+        // scans move contexts out of the active set.
+        self.dozing[s] = (remembered == self.remembered && policy != SchedulerPolicy::TwoLevel).then_some(Doze {
+            until: wake,
+            cause: cycle.causes[s],
+            pc: cycle.pcs[s],
+            full: self.memory.miss_queue_full(),
+        });
+        None
     }
 
     /// Stall accounting after a cycle; returns the next cycle to simulate (skipping ahead when nothing
@@ -998,9 +1138,7 @@ impl<'a, T: Tracker> Sm<'a, T> {
         // per-warp mechanism, unless barriers, exits or a mechanism delay are involved.
         let own_only = T::PER_WARP_CONTEXTS && !(issued.barrier || issued.released || issued.exited);
         if own_only && issued.delay.is_none() {
-            if let Some(x) = self.asleep.get_mut(g as usize) {
-                *x = Known::Unknown;
-            }
+            self.forget(g);
         } else {
             self.wake_cta(c);
         }
@@ -1308,5 +1446,40 @@ impl SchedulerCycle {
         self.issued.fill(false);
         self.causes.fill(None);
         self.wake = u64::MAX;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Cause, Lasting};
+
+    /// The cause and wake of a remembered context over time: each condition in the order of the checks
+    /// takes over when the one before it ends, exactly as checking them afresh at each cycle would.
+    #[test]
+    fn remembered_conditions_answer_in_check_order_as_time_passes() {
+        let l = Lasting { mech: 10, fence: 0, ready: 14, missing: false, regs: 30, unit: 0, mem: false, passed: false };
+        let at = |t| l.at(t).map(|w| (w.cause, w.until));
+        assert_eq!(at(5), Some((Cause::Mechanism, 10)));
+        assert_eq!(at(10), Some((Cause::Pipeline, 14)), "the mechanism's hold ended at 10");
+        assert_eq!(at(14), Some((Cause::Scoreboard, 30)));
+        assert_eq!(at(30), None);
+        let data = Lasting { regs: u64::MAX, ..l };
+        assert_eq!(
+            data.at(20).map(|w| (w.cause, w.until)),
+            Some((Cause::Memory, u64::MAX)),
+            "a register waiting for data waits for an event"
+        );
+        let missing = Lasting { missing: true, ..l };
+        assert_eq!(
+            missing.at(14).map(|w| (w.cause, w.until)),
+            Some((Cause::Memory, u64::MAX)),
+            "an outstanding miss comes before registers"
+        );
+        let fence = Lasting { fence: 12, ..l };
+        assert_eq!(
+            fence.at(11).map(|w| (w.cause, w.until)),
+            Some((Cause::Memory, 12)),
+            "a fence comes before the pipeline"
+        );
     }
 }
