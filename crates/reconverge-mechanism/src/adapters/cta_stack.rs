@@ -431,7 +431,7 @@ impl<P: CompactionPolicy> Tracker for CtaStack<P> {
     }
 
     #[inline]
-    fn straight_run(&self, _sm: &P::Table, st: &CtaState, group: &Group, max: u32) -> u32 {
+    fn straight_run(&self, _sm: &P::Table, st: &CtaState, _view: &CtaView<'_>, group: &Group, max: u32) -> u32 {
         st.clear_run(group.ctx as usize, group.pc, max)
     }
 

@@ -207,7 +207,7 @@ impl<T: WarpTracker> Tracker for PerWarp<T> {
     }
 
     #[inline]
-    fn straight_run(&self, _sm: &(), st: &Vec<T::State>, group: &Group, max: u32) -> u32 {
+    fn straight_run(&self, _sm: &(), st: &Vec<T::State>, _view: &CtaView<'_>, group: &Group, max: u32) -> u32 {
         st.get(group.ctx as usize).map_or(1, |s| self.0.straight_run(s, group.pc, group.mask, max))
     }
 

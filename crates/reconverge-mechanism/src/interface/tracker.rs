@@ -33,7 +33,24 @@ impl LaneMap {
     /// A map from parts; empty parts are dropped.
     #[inline]
     pub fn from_parts(parts: impl IntoIterator<Item = (u32, LaneMask)>) -> LaneMap {
-        LaneMap(parts.into_iter().filter(|p| p.1 != 0).collect())
+        // Reserved once for the most parts the iterator may give (a filtered collect would grow 2, 4, 8, ...).
+        let parts = parts.into_iter();
+        let (least, most) = parts.size_hint();
+        let mut v = SmallVec::with_capacity(most.unwrap_or(least));
+        v.extend(parts.filter(|p| p.1 != 0));
+        LaneMap(v)
+    }
+
+    /// Adds `lanes` of static warp `warp` (to its part, or as a new last part; nothing when empty).
+    #[inline]
+    pub fn add(&mut self, warp: u32, lanes: LaneMask) {
+        if lanes == 0 {
+            return;
+        }
+        match self.0.iter_mut().find(|p| p.0 == warp) {
+            Some(p) => p.1 |= lanes,
+            None => self.0.push((warp, lanes)),
+        }
     }
 
     /// The `(static warp, lanes)` parts.
@@ -510,9 +527,11 @@ pub trait Tracker: Sync {
     /// waits at a barrier, synchronises a warp or exits, and none but the first starts a block). The
     /// default, 1, consults the mechanism after every instruction; a mechanism returns more only where
     /// issuing one instruction at a time would pick the same context's next pc with the same lanes and
-    /// change nothing else (no counter, delay or other context). Pure.
+    /// change nothing that its [`Tracker::advance`] does not account for (counters, delays, other
+    /// contexts). `view` is the CTA (the SM under [`Tracker::SM_POOL`]) as [`Tracker::choose`] sees it.
+    /// Pure.
     #[inline]
-    fn straight_run(&self, _sm: &Self::Sm, _st: &Self::Cta, _group: &Group, _max: u32) -> u32 {
+    fn straight_run(&self, _sm: &Self::Sm, _st: &Self::Cta, _view: &CtaView<'_>, _group: &Group, _max: u32) -> u32 {
         1
     }
 

@@ -34,7 +34,7 @@ use crate::EntryKind;
 use crate::Structure;
 use crate::{next_groups, BarrierMode, EntryView, Flow, MechError};
 use reconverge_program::ValueError;
-use std::collections::{BTreeMap, HashMap};
+use rustc_hash::FxHashMap;
 
 /// Which pool warp DWF issues next.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, serde::Serialize)]
@@ -155,7 +155,7 @@ struct LutEntry {
 #[derive(Clone, Debug)]
 struct Lut {
     geometry: LutGeometry,
-    perfect: HashMap<(u32, Pc), WarpRef>,
+    perfect: FxHashMap<(u32, Pc), WarpRef>,
     sets: Vec<Vec<Option<LutEntry>>>,
     clock: u64,
 }
@@ -173,7 +173,7 @@ impl Lut {
         } else {
             vec![vec![None; geometry.ways as usize]; (geometry.entries / geometry.ways) as usize]
         };
-        Lut { geometry, perfect: HashMap::new(), sets, clock: 0 }
+        Lut { geometry, perfect: FxHashMap::default(), sets, clock: 0 }
     }
 
     fn set_of(&self, pc: Pc) -> usize {
@@ -223,8 +223,10 @@ impl Lut {
     /// Forgets the entry of `(key, pc)` if it names `warp` (the warp issued).
     fn invalidate(&mut self, key: u32, pc: Pc, warp: WarpRef) {
         if self.geometry.is_perfect() {
-            if self.perfect.get(&(key, pc)) == Some(&warp) {
-                self.perfect.remove(&(key, pc));
+            if let std::collections::hash_map::Entry::Occupied(e) = self.perfect.entry((key, pc)) {
+                if *e.get() == warp {
+                    e.remove();
+                }
             }
             return;
         }
@@ -261,7 +263,10 @@ pub struct PoolSm {
     /// The pool warps each CTA slot's issue contexts hold.
     pools: Vec<Pool>,
     /// Threads in the pool per pc (barrier warps not counted).
-    counts: BTreeMap<Pc, u64>,
+    counts: PcCounts,
+    /// Whether pool warps keep their threads' largest count of reconvergence points passed (the pdom
+    /// heuristic's key).
+    track_passed: bool,
     /// Majority and minority: the pc being drained.
     drain: Option<Pc>,
     next_uid: u64,
@@ -273,10 +278,76 @@ pub struct PoolSm {
     warp_sync: Vec<bool>,
 }
 
+/// Threads in the pool per pc: a count per pc (O(1) for the heuristics' keys) and the pcs that have an
+/// entry, in order (for the drain choice). A pc keeps an entry, even at a count of 0, from the first
+/// thread added until a subtraction leaves it at 0.
+#[derive(Clone, Debug, Default)]
+struct PcCounts {
+    /// Per pc: 0 without an entry, else the count plus one.
+    by_pc: Vec<u64>,
+    /// The pcs with an entry, ascending.
+    pcs: Vec<Pc>,
+}
+
+impl PcCounts {
+    fn new(pcs: usize) -> PcCounts {
+        PcCounts { by_pc: vec![0; pcs], pcs: Vec::new() }
+    }
+
+    /// The count of `pc` (0 without an entry).
+    #[inline]
+    fn get(&self, pc: Pc) -> u64 {
+        self.by_pc.get(pc as usize).map_or(0, |c| c.saturating_sub(1))
+    }
+
+    /// Whether `pc` has an entry.
+    #[inline]
+    fn contains(&self, pc: Pc) -> bool {
+        self.by_pc.get(pc as usize).is_some_and(|&c| c != 0)
+    }
+
+    /// The number of pcs with an entry.
+    fn len(&self) -> usize {
+        self.pcs.len()
+    }
+
+    /// The pcs with an entry and their counts, ascending by pc.
+    fn iter(&self) -> impl Iterator<Item = (Pc, u64)> + '_ {
+        self.pcs.iter().map(|&p| (p, self.get(p)))
+    }
+
+    #[inline]
+    fn add(&mut self, pc: Pc, n: u64) {
+        let i = pc as usize;
+        if i >= self.by_pc.len() {
+            self.by_pc.resize(i + 1, 0);
+        }
+        if self.by_pc[i] == 0 {
+            let at = self.pcs.partition_point(|&p| p < pc);
+            self.pcs.insert(at, pc);
+            self.by_pc[i] = 1;
+        }
+        self.by_pc[i] += n;
+    }
+
+    #[inline]
+    fn sub(&mut self, pc: Pc, n: u64) {
+        let Some(c) = self.by_pc.get_mut(pc as usize).filter(|c| **c != 0) else { return };
+        *c = (*c - 1).saturating_sub(n) + 1;
+        if *c == 1 {
+            *c = 0;
+            let at = self.pcs.partition_point(|&p| p < pc);
+            self.pcs.remove(at);
+        }
+    }
+}
+
 /// The pool warps held in one CTA slot's issue contexts, and the slot's threads' reconvergence counts.
 #[derive(Clone, Debug, Default)]
 struct Pool {
     warps: Vec<Option<PoolWarp>>,
+    /// No context below this one is free (where [`Pool::alloc`] starts looking).
+    free_from: usize,
     /// Reconvergence points each thread slot of the CTA has passed (pdom priority).
     passed: Vec<u32>,
 }
@@ -293,6 +364,9 @@ struct PoolWarp {
     /// At a warp-synchronous instruction: the warp and its member lanes the instruction waits for (the
     /// lanes are free in this warp).
     awaiting: Option<(u32, LaneMask)>,
+    /// The most reconvergence points any of its threads passed (kept only under the pdom heuristic:
+    /// a thread's count changes only when its warp issues, which takes the warp out of the pool).
+    passed: u32,
 }
 
 /// DWF's state of one CTA: which slot's pool warps are its issue contexts (the warps live in [`PoolSm`],
@@ -344,16 +418,16 @@ impl<const SM_POOL: bool> Dwf<SM_POOL> {
         if w.barrier {
             return pack(0, 0, w.pc);
         }
-        let count = || sm.counts.get(&w.pc).copied().unwrap_or(0);
+        let count = || sm.counts.get(w.pc);
         match self.heuristic {
             Heuristic::Majority | Heuristic::Minority if sm.drain == Some(w.pc) => pack(1, 0, w.pc),
             Heuristic::Majority => pack(2, u32::MAX as u64 - count().min(u32::MAX as u64), w.pc),
             Heuristic::Minority => pack(2, count(), w.pc),
             Heuristic::Pc => pack(2, w.pc as u64, 64 - w.lanes.lanes().count_ones()),
             Heuristic::Pdom => {
-                let passed = sm.threads(slot, &w.lanes).map(|(s, t)| sm.pools[s as usize].passed[t]).max().unwrap_or(0);
+                debug_assert_eq!(w.passed, sm.passed_max(slot, &w.lanes), "cached reconvergence count");
                 let at_reconv = sm.reconv_point.get(w.pc as usize).copied().unwrap_or(false);
-                pack(2, passed as u64 + at_reconv as u64, w.pc)
+                pack(2, w.passed as u64 + at_reconv as u64, w.pc)
             }
             Heuristic::Fifo => (2 << 60) | w.uid.min((1 << 60) - 1),
         }
@@ -361,16 +435,16 @@ impl<const SM_POOL: bool> Dwf<SM_POOL> {
 
     /// Majority and minority choose the next pc to drain when the current one has no threads left.
     fn choose_drain(&self, sm: &mut PoolSm) {
-        if sm.drain.is_some_and(|p| sm.counts.contains_key(&p)) {
+        if sm.drain.is_some_and(|p| sm.counts.contains(p)) {
             return;
         }
         let pick = match self.heuristic {
             // Ties go to the lower pc: iteration is in pc order and only a strictly better count wins.
-            Heuristic::Majority => sm.counts.iter().fold(None, |best: Option<(Pc, u64)>, (&p, &n)| match best {
+            Heuristic::Majority => sm.counts.iter().fold(None, |best: Option<(Pc, u64)>, (p, n)| match best {
                 Some((_, b)) if b >= n => best,
                 _ => Some((p, n)),
             }),
-            Heuristic::Minority => sm.counts.iter().fold(None, |best: Option<(Pc, u64)>, (&p, &n)| match best {
+            Heuristic::Minority => sm.counts.iter().fold(None, |best: Option<(Pc, u64)>, (p, n)| match best {
                 Some((_, b)) if b <= n => best,
                 _ => Some((p, n)),
             }),
@@ -384,11 +458,15 @@ impl PoolWarp {
     /// The live lanes if the warp may issue now; otherwise what [`Tracker::peek`] sees.
     #[inline]
     fn ready(&self, view: &CtaView<'_>) -> Result<LaneMask, Peek> {
-        let mask = self.lanes.parts().iter().fold(0, |a, &(sw, m)| a | (m & view.live[sw as usize]));
+        let (mut mask, mut blocked) = (0, 0);
+        for &(sw, m) in self.lanes.parts() {
+            mask |= m & view.live[sw as usize];
+            blocked |= m & view.blocked[sw as usize];
+        }
         if mask == 0 {
             return Err(Peek::Empty);
         }
-        if self.lanes.parts().iter().any(|&(sw, m)| view.blocked[sw as usize] & m != 0) {
+        if blocked != 0 {
             return Err(Peek::Blocked(Blocked::Barrier));
         }
         if self.awaiting.is_some_and(|(sw, m)| m & view.live[sw as usize] != 0) {
@@ -399,14 +477,27 @@ impl PoolWarp {
 }
 
 impl Pool {
+    /// The lowest free context (a new one at the end if none is free).
     fn alloc(&mut self) -> u32 {
-        match self.warps.iter().position(Option::is_none) {
-            Some(i) => i as u32,
+        let from = self.free_from.min(self.warps.len());
+        let i = match self.warps[from..].iter().position(Option::is_none) {
+            Some(i) => from + i,
             None => {
                 self.warps.push(None);
-                (self.warps.len() - 1) as u32
+                self.warps.len() - 1
             }
+        };
+        self.free_from = i + 1;
+        i as u32
+    }
+
+    /// Takes the warp out of context `ctx`, freeing it.
+    fn take(&mut self, ctx: u32) -> Option<PoolWarp> {
+        let w = self.warps.get_mut(ctx as usize).and_then(Option::take);
+        if w.is_some() {
+            self.free_from = self.free_from.min(ctx as usize);
         }
+        w
     }
 }
 
@@ -444,16 +535,20 @@ impl PoolSm {
     }
 
     fn add_count(&mut self, pc: Pc, n: u64) {
-        *self.counts.entry(pc).or_insert(0) += n;
+        self.counts.add(pc, n);
     }
 
     fn sub_count(&mut self, pc: Pc, n: u64) {
-        if let Some(c) = self.counts.get_mut(&pc) {
-            *c = c.saturating_sub(n);
-            if *c == 0 {
-                self.counts.remove(&pc);
-            }
+        self.counts.sub(pc, n);
+    }
+
+    /// The most reconvergence points any thread of `lanes`, a warp of slot `slot`'s pool, passed
+    /// ([`PoolWarp::passed`]); 0 unless the heuristic needs it.
+    fn passed_max(&self, slot: u32, lanes: &LaneMap) -> u32 {
+        if !self.track_passed {
+            return 0;
         }
+        self.threads(slot, lanes).map(|(s, t)| self.pools[s as usize].passed[t]).max().unwrap_or(0)
     }
 
     /// A new pool warp at `pc` in the pool of the CTA of its first thread.
@@ -462,22 +557,24 @@ impl PoolSm {
         if !barrier {
             self.add_count(pc, lanes.lanes().count_ones() as u64);
         }
+        let passed = self.passed_max(slot, &lanes);
         let pool = &mut self.pools[home as usize];
         let ctx = pool.alloc();
-        pool.warps[ctx as usize] = Some(PoolWarp { pc, lanes, uid: self.next_uid, barrier, awaiting: None });
+        pool.warps[ctx as usize] = Some(PoolWarp { pc, lanes, uid: self.next_uid, barrier, awaiting: None, passed });
         self.next_uid += 1;
         self.warps += 1;
         WarpRef { slot: home, ctx }
     }
 
-    /// Writes the threads `parts` of a warp of CTA slot `slot`'s pool back into the pool at `pc`.
-    fn insert(&mut self, slot: u32, pc: Pc, parts: &[(u32, LaneMask)], u: &mut UpdateCtx<'_>) {
-        let incoming = parts.iter().fold(0, |a, p| a | p.1);
+    /// Writes the threads `lanes` of a warp of CTA slot `slot`'s pool back into the pool at `pc` (a new
+    /// warp takes the map itself when all of it goes there).
+    fn insert(&mut self, slot: u32, pc: Pc, lanes: LaneMap, u: &mut UpdateCtx<'_>) {
+        let incoming = lanes.lanes();
         if incoming == 0 {
             return;
         }
         if self.warp_sync.get(pc as usize).copied().unwrap_or(false) {
-            self.insert_sync(slot, pc, parts);
+            self.insert_sync(slot, pc, lanes.parts());
             return;
         }
         u.count(DwfCounter::LutLookups, 1);
@@ -490,14 +587,16 @@ impl PoolSm {
             u.count(DwfCounter::LutMisses, 1);
             let candidates =
                 if self.sm_pool { &self.pools[..] } else { std::slice::from_ref(&self.pools[slot as usize]) };
-            let mergeable = candidates
-                .iter()
-                .flat_map(|p| p.warps.iter().flatten())
-                .any(|w| w.pc == pc && !w.barrier && w.lanes.lanes() & incoming != incoming);
+            // Without threads counted at the pc no warp there could take them (the count is SM-wide).
+            let mergeable = self.counts.get(pc) != 0
+                && candidates
+                    .iter()
+                    .flat_map(|p| p.warps.iter().flatten())
+                    .any(|w| w.pc == pc && !w.barrier && w.lanes.lanes() & incoming != incoming);
             if mergeable {
                 u.count(DwfCounter::LutRealMisses, 1);
             }
-            let r = self.new_warp(slot, pc, LaneMap::from_parts(parts.iter().copied()), false);
+            let r = self.new_warp(slot, pc, lanes, false);
             if self.lut.insert(key, pc, r) {
                 u.count(DwfCounter::LutEvictions, 1);
             }
@@ -508,25 +607,23 @@ impl PoolSm {
         let fit = incoming & !occupied;
         let conflict = incoming & occupied;
         if fit != 0 {
-            let mut merged: Vec<(u32, LaneMask)> = w.lanes.parts().to_vec();
-            for &(sw, m) in parts {
-                let m = m & fit;
-                if m == 0 {
-                    continue;
-                }
-                match merged.iter_mut().find(|p| p.0 == sw) {
-                    Some(p) => p.1 |= m,
-                    None => merged.push((sw, m)),
+            for &(sw, m) in lanes.parts() {
+                w.lanes.add(sw, m & fit);
+            }
+            if self.track_passed {
+                let lanes = w.lanes.clone();
+                let passed = self.passed_max(slot, &lanes);
+                if let Some(w) = self.pools[r.slot as usize].warps[r.ctx as usize].as_mut() {
+                    w.passed = passed;
                 }
             }
-            w.lanes = LaneMap::from_parts(merged);
             self.add_count(pc, fit.count_ones() as u64);
             u.count(DwfCounter::Merges, 1);
             u.count_branch(DwfBranchCounter::Merges, 1);
         }
         if conflict != 0 {
             u.count(DwfCounter::MergeConflicts, 1);
-            let rest = LaneMap::from_parts(parts.iter().map(|&(sw, m)| (sw, m & conflict)).filter(|p| p.1 != 0));
+            let rest = if fit == 0 { lanes } else { LaneMap::from_parts(lanes.split(conflict)) };
             let new = self.new_warp(slot, pc, rest, false);
             if self.lut.insert(key, pc, new) {
                 u.count(DwfCounter::LutEvictions, 1);
@@ -541,16 +638,21 @@ impl PoolSm {
     fn insert_sync(&mut self, slot: u32, pc: Pc, parts: &[(u32, LaneMask)]) {
         for &(sw, m) in parts {
             let home = self.home(slot, sw).0;
-            let found = self.pools[home as usize]
-                .warps
-                .iter_mut()
-                .flatten()
-                .find(|w| w.pc == pc && !w.barrier && matches!(w.lanes.parts(), [(x, _)] if *x == sw));
+            let found = self.pools[home as usize].warps.iter().position(|w| {
+                w.as_ref().is_some_and(|w| w.pc == pc && !w.barrier && matches!(w.lanes.parts(), [(x, _)] if *x == sw))
+            });
             match found {
-                Some(w) => {
-                    let lanes = w.lanes.parts()[0].1 | m;
-                    w.lanes = LaneMap::from_parts([(sw, lanes)]);
-                    w.awaiting = w.awaiting.map(|(x, a)| (x, a & !m)).filter(|a| a.1 != 0);
+                Some(i) => {
+                    let lanes = LaneMap::from_parts([(
+                        sw,
+                        self.pools[home as usize].warps[i].as_ref().map_or(0, |w| w.lanes.parts()[0].1) | m,
+                    )]);
+                    let passed = self.passed_max(slot, &lanes);
+                    if let Some(w) = self.pools[home as usize].warps[i].as_mut() {
+                        w.lanes = lanes;
+                        w.awaiting = w.awaiting.map(|(x, a)| (x, a & !m)).filter(|a| a.1 != 0);
+                        w.passed = passed;
+                    }
                     self.add_count(pc, m.count_ones() as u64);
                 }
                 None => {
@@ -608,7 +710,8 @@ impl<const SM_POOL: bool> Tracker for Dwf<SM_POOL> {
             sm_pool: SM_POOL,
             lut: Lut::new(self.lut),
             pools: Vec::new(),
-            counts: BTreeMap::new(),
+            counts: PcCounts::new(prog.insts.len() + 1),
+            track_passed: self.heuristic == Heuristic::Pdom,
             drain: None,
             next_uid: 0,
             warps: 0,
@@ -631,7 +734,7 @@ impl<const SM_POOL: bool> Tracker for Dwf<SM_POOL> {
         if sm.pools.len() <= cta as usize {
             sm.pools.resize_with(cta as usize + 1, Pool::default);
         }
-        sm.pools[cta as usize] = Pool { warps: Vec::new(), passed: vec![0; (sm.wpc * sm.w) as usize] };
+        sm.pools[cta as usize] = Pool { warps: Vec::new(), free_from: 0, passed: vec![0; (sm.wpc * sm.w) as usize] };
         let base = if SM_POOL { cta * sm.wpc } else { 0 };
         for w in base..base + sm.wpc {
             let m = view.live.get(w as usize).copied().unwrap_or(0);
@@ -668,24 +771,29 @@ impl<const SM_POOL: bool> Tracker for Dwf<SM_POOL> {
     }
 
     fn choose(&self, sm: &PoolSm, st: &PoolCta, view: &CtaView<'_>) -> Option<Group> {
-        // The ready warp of the lowest priority, the lowest context among equals; only it becomes a group.
-        let mut best: Option<(u64, u32)> = None;
-        for (ctx, w) in sm.pools[st.slot as usize].warps.iter().enumerate() {
-            let Some(w) = w.as_ref().filter(|w| w.ready(view).is_ok()) else { continue };
+        // The ready warp of the lowest priority, the lowest context among equals; only it becomes a group
+        // (the one `peek` would give).
+        let warps = &sm.pools[st.slot as usize].warps;
+        let mut best: Option<(u64, u32, LaneMask)> = None;
+        for (ctx, w) in warps.iter().enumerate() {
+            let Some(w) = w else { continue };
+            // The priority is cheaper than readiness: only a warp that would win is checked.
             let prio = self.priority(sm, st.slot, w);
-            if best.is_none_or(|b| prio < b.0) {
-                best = Some((prio, ctx as u32));
+            if best.is_some_and(|b| prio >= b.0) {
+                continue;
+            }
+            if let Ok(mask) = w.ready(view) {
+                best = Some((prio, ctx as u32, mask));
             }
         }
-        match self.peek(sm, st, view, best?.1) {
-            Peek::Ready(g) => Some(g),
-            _ => None,
-        }
+        let (prio, ctx, mask) = best?;
+        let w = warps[ctx as usize].as_ref()?;
+        Some(Group { ctx, pc: w.pc, mask, lanes: w.lanes.clone(), hold: mask, prio })
     }
 
     fn update(&self, sm: &mut PoolSm, st: &mut PoolCta, group: &Group, flow: &Flow, u: &mut UpdateCtx<'_>) -> Done {
         let slot = st.slot;
-        let taken = sm.pools[slot as usize].warps.get_mut(group.ctx as usize).and_then(Option::take);
+        let taken = sm.pools[slot as usize].take(group.ctx);
         let Some(w) = taken else {
             return Err(MechError::EmptyContext("pool warp", group.ctx));
         };
@@ -709,20 +817,101 @@ impl<const SM_POOL: bool> Tracker for Dwf<SM_POOL> {
         }
         // Write the threads back by next pc.
         let live: LaneMask = w.lanes.parts().iter().fold(0, |a, &(sw, m)| a | (m & u.view.live[sw as usize]));
+        // Nothing below reads or writes the delay.
+        u.delay(Delay::PoolInsert, w.lanes.split(live));
         if u.barrier {
             let parts: smallvec::SmallVec<[(u32, LaneMask); 4]> = w.lanes.split(live).collect();
             sm.pack_barrier(slot, group.pc + 1, &parts, u);
         } else {
-            for (pc, m) in next_groups(group.pc, group.mask & live, flow) {
-                let parts: smallvec::SmallVec<[(u32, LaneMask); 4]> = w.lanes.split(m).collect();
-                sm.insert(slot, pc, &parts, u);
+            let groups = next_groups(group.pc, group.mask & live, flow);
+            match groups.as_slice() {
+                // The whole warp goes on to one pc: it is written back with its own lane map.
+                &[(pc, m)] if m == w.lanes.lanes() => sm.insert(slot, pc, w.lanes, u),
+                _ => {
+                    for &(pc, m) in &groups {
+                        sm.insert(slot, pc, LaneMap::from_parts(w.lanes.split(m)), u);
+                    }
+                }
             }
         }
-        u.delay(Delay::PoolInsert, w.lanes.split(live));
         self.choose_drain(sm);
         u.max(DwfCounter::MaxDistinctPcs, sm.counts.len() as u64);
         u.size = sm.warps;
         Ok(())
+    }
+
+    fn straight_run(&self, sm: &PoolSm, st: &PoolCta, view: &CtaView<'_>, group: &Group, max: u32) -> u32 {
+        // Exact where issuing one instruction at a time would write the warp back as it was and choose it
+        // again: a perfect LUT (nothing is evicted), no other ready warp in the CTA's pool (the choice has
+        // no alternative, and straight-line code changes no thread's liveness, barrier or member wait), a
+        // warp of this CTA's threads only, and no other pool warp that a write-back could merge with at the
+        // pcs the run passes, none of them a reconvergence point or a warp-synchronous instruction.
+        let slot = st.slot;
+        let Some(me) = sm.warp(WarpRef { slot, ctx: group.ctx }) else { return 1 };
+        if !sm.lut.geometry.is_perfect() || me.barrier || me.pc != group.pc {
+            return 1;
+        }
+        if me.lanes.parts().iter().any(|p| sm.home(slot, p.0).0 != slot) {
+            return 1;
+        }
+        // Another ready warp of the CTA's pool (the common case) ends the question first.
+        let warps = &sm.pools[slot as usize].warps;
+        let ready = |(c, w): (usize, &Option<PoolWarp>)| {
+            c as u32 != group.ctx && w.as_ref().is_some_and(|w| w.ready(view).is_ok())
+        };
+        if warps.iter().enumerate().any(ready) {
+            return 1;
+        }
+        let clean = |pc: Pc| {
+            !sm.reconv_point.get(pc as usize).copied().unwrap_or(true)
+                && !sm.warp_sync.get(pc as usize).copied().unwrap_or(true)
+        };
+        let mut n = (1..max).find(|&k| !clean(group.pc + k)).unwrap_or(max);
+        let pools = if sm.sm_pool { &sm.pools[..] } else { std::slice::from_ref(&sm.pools[slot as usize]) };
+        for w in pools.iter().flat_map(|p| p.warps.iter().flatten()) {
+            if w.pc > group.pc {
+                n = n.min(w.pc - group.pc);
+            }
+        }
+        n.max(1)
+    }
+
+    fn advance(&self, sm: &mut PoolSm, st: &mut PoolCta, group: &Group, n: u32, u: &mut UpdateCtx<'_>) -> Done {
+        // The first and the last instruction update as usual; in between (see `straight_run`) each write-back
+        // re-forms the warp alone at the next pc, in the context the first one chose: a LUT miss, a new
+        // warp identity, the pool's count moving one pc on.
+        self.update(sm, st, group, &Flow::Next, u)?;
+        if n < 2 {
+            return Ok(());
+        }
+        let (slot, key) = (st.slot, sm.key(st.slot));
+        let Some(&r) = sm.lut.perfect.get(&(key, group.pc + 1)) else {
+            return Err(MechError::EmptyContext("pool warp", group.ctx));
+        };
+        let Some(w) = sm.warp(r) else { return Err(MechError::EmptyContext("pool warp", r.ctx)) };
+        let threads = u64::from(w.lanes.lanes().count_ones());
+        let multi = w.lanes.parts().iter().any(|p| sm.home(slot, p.0).0 != slot);
+        for q in group.pc + 1..group.pc + n - 1 {
+            sm.sub_count(q, threads);
+            sm.lut.invalidate(key, q, r);
+            sm.add_count(q + 1, threads);
+            sm.lut.insert(key, q + 1, r);
+            sm.next_uid += 1;
+            self.choose_drain(sm);
+            u.max(DwfCounter::MaxDistinctPcs, sm.counts.len() as u64);
+        }
+        let middle = u64::from(n - 2);
+        u.count(DwfCounter::LutLookups, middle);
+        u.count(DwfCounter::LutMisses, middle);
+        if multi {
+            u.count(DwfCounter::MultiCtaWarps, middle);
+        }
+        if let Some(w) = sm.pools[r.slot as usize].warps[r.ctx as usize].as_mut() {
+            w.pc = group.pc + n - 1;
+            w.uid = sm.next_uid - 1;
+        }
+        let last = Group { ctx: r.ctx, pc: group.pc + n - 1, ..group.clone() };
+        self.update(sm, st, &last, &Flow::Next, u)
     }
 
     fn entries(&self, sm: &PoolSm, st: &PoolCta, _ctx: u32) -> Vec<EntryView> {
@@ -932,6 +1121,40 @@ mod tests {
         lut.forget_slot(0);
         assert!(matches!(lut.lookup(0, 5), Lookup::Miss));
         assert!(matches!(lut.lookup(1, 5), Lookup::Hit(x) if x.ctx == 2));
+    }
+
+    #[test]
+    fn pc_counts_keep_an_entry_until_a_subtraction_empties_it() {
+        let mut c = PcCounts::new(4);
+        c.add(7, 3);
+        c.add(2, 0);
+        assert_eq!((c.len(), c.get(2), c.contains(2)), (2, 0, true), "an entry at a count of 0");
+        assert_eq!(c.iter().collect::<Vec<_>>(), vec![(2, 0), (7, 3)], "in pc order");
+        c.sub(7, 1);
+        assert_eq!(c.get(7), 2);
+        c.sub(7, 5);
+        assert!(!c.contains(7), "saturates at 0 and goes");
+        c.sub(9, 1);
+        c.sub(2, 0);
+        assert_eq!(c.len(), 0, "a subtraction leaving 0 removes even a zero entry");
+    }
+
+    #[test]
+    fn a_pool_allocates_its_lowest_free_context() {
+        let warp =
+            || Some(PoolWarp { pc: 0, lanes: LaneMap::default(), uid: 0, barrier: false, awaiting: None, passed: 0 });
+        let mut p = Pool::default();
+        for k in 0..4 {
+            assert_eq!(p.alloc(), k);
+            p.warps[k as usize] = warp();
+        }
+        assert!(p.take(2).is_some() && p.take(1).is_some());
+        assert!(p.take(1).is_none(), "already free");
+        assert_eq!(p.alloc(), 1);
+        p.warps[1] = warp();
+        assert_eq!(p.alloc(), 2);
+        p.warps[2] = warp();
+        assert_eq!(p.alloc(), 4, "none free: a new one at the end");
     }
 
     #[test]

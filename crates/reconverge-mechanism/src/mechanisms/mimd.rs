@@ -217,7 +217,7 @@ impl Tracker for Mimd {
         Ok(())
     }
 
-    fn straight_run(&self, _sm: &(), st: &MimdCta, group: &Group, max: u32) -> u32 {
+    fn straight_run(&self, _sm: &(), st: &MimdCta, _view: &CtaView<'_>, group: &Group, max: u32) -> u32 {
         // Up to the next place another group of the warp holds (where the lanes would merge, on the run's
         // last instruction at the latest), and only when every lane of the group issues.
         let (w, k) = split(group.ctx);
@@ -458,9 +458,13 @@ mod tests {
         let mut c = [0; 3];
         update(&mut st, &g, &Flow::Branch { target: 5, taken: 0b0001 }, ALL, None, &mut c);
         let a = ready(peek(&st, 0, ALL, 0));
-        assert_eq!(Mimd.straight_run(&(), &st, &a, 8), 3, "pcs 2, 3 and 4, merging at pc 5");
+        assert_eq!(
+            Mimd.straight_run(&(), &st, &CtaView { live: &[ALL], blocked: &[0], w: 4 }, &a, 8),
+            3,
+            "pcs 2, 3 and 4, merging at pc 5"
+        );
         let b = ready(peek(&st, 1, ALL, 0));
-        assert_eq!(Mimd.straight_run(&(), &st, &b, 8), 8);
+        assert_eq!(Mimd.straight_run(&(), &st, &CtaView { live: &[ALL], blocked: &[0], w: 4 }, &b, 8), 8);
     }
 
     #[test]

@@ -14,7 +14,8 @@
 //! threads. A warp-synchronous instruction (`shfl.sync`, `vote.sync`, ...) whose member lanes are in
 //! other groups waits for them, and the group that brings the last ones executes it with all of them.
 
-use crate::adapters::paths::{successors, Path};
+use crate::adapters::paths::{skip, successors, Path};
+use crate::adapters::per_warp::advance_ends;
 use crate::interface::counters;
 use crate::interface::Done;
 use crate::types::{lanes, LaneMask, Pc};
@@ -161,6 +162,21 @@ impl WarpTracker for Stackless {
         st.current = (next + n.saturating_sub(1)) % n.max(1);
         st.release(ctx.live, ctx);
         Ok(())
+    }
+
+    fn straight_run(&self, st: &StacklessState, pc: Pc, mask: LaneMask, max: u32) -> u32 {
+        // A lone group that holds exactly the issuing lanes runs on (turns pass only between groups), unless
+        // it would split: without dcp a group of several threads splits in a block not proven convergent,
+        // which this check cannot see, so only a single thread's group runs then.
+        match st.groups.as_slice() {
+            [g] if g.pc == pc && g.mask == mask && (self.dcp || mask.count_ones() == 1) => max,
+            _ => 1,
+        }
+    }
+
+    fn advance(&self, st: &mut StacklessState, pc: Pc, mask: LaneMask, n: u32, ctx: &mut WarpCtx<'_>) -> Done {
+        // In between, the lone group only moves on: no split, no turn, no syncwarp arrival.
+        advance_ends(self, st, (pc, mask, n), ctx, |st, _| skip(&mut st.groups, pc + 1, mask, pc + n - 1))
     }
 
     fn await_members(&self, st: &mut StacklessState, _pc: Pc, mask: LaneMask, _missing: LaneMask) {

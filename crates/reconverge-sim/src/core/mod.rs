@@ -518,11 +518,15 @@ impl<'a, T: Tracker> SmCore<'a, T> {
     #[inline]
     pub fn straight_run(&self, cta: usize, group: &Group, max: u32) -> u32 {
         let run = self.prog.straight.get(group.pc as usize).map_or(0, |&n| u32::from(n)).min(max);
-        if run < 2 || self.scalar.is_some() || T::SM_POOL {
+        if run < 2 || self.scalar.is_some() {
+            return 1;
+        }
+        // A group drawing threads from several CTAs executes once per CTA: one at a time.
+        if T::SM_POOL && group.lanes.parts().iter().any(|p| p.0 / self.wpc.max(1) != cta as u32) {
             return 1;
         }
         match self.ctas.get(cta).and_then(Option::as_ref) {
-            Some(r) => self.tracker.straight_run(&self.mech, &r.st, group, run).clamp(1, run),
+            Some(r) => self.tracker.straight_run(&self.mech, &r.st, &self.view_of(&r.cta), group, run).clamp(1, run),
             None => 1,
         }
     }
@@ -544,6 +548,13 @@ impl<'a, T: Tracker> SmCore<'a, T> {
         mut jit: Option<&mut Jit<'a>>,
     ) -> Result<(Issued, u32), SimError> {
         let prog = self.prog;
+        // Under an SM-wide pool the group names SM warps; the run's are all this CTA's.
+        let lanes = if T::SM_POOL {
+            let wpc = self.wpc.max(1);
+            Cow::Owned(LaneMap::from_parts(group.lanes.parts().iter().map(|&(w, m)| (w % wpc, m))))
+        } else {
+            Cow::Borrowed(&group.lanes)
+        };
         let Some(r) = self.ctas.get_mut(cta).and_then(Option::as_mut) else {
             return Err(SimError::Internal("issue to an empty CTA slot"));
         };
@@ -555,7 +566,7 @@ impl<'a, T: Tracker> SmCore<'a, T> {
             let pc = group.pc + k;
             if let Some(jit) = jit.as_deref_mut().filter(|_| !e.track) {
                 // Pure lane instructions change no memory, barrier or (untracked) state the watchdog sees.
-                let done = match jit.run(pc, n - k, &mut r.cta, &group.lanes, group.mask) {
+                let done = match jit.run(pc, n - k, &mut r.cta, &lanes, group.mask) {
                     Ok(done) => done,
                     Err(err) => {
                         self.stats.count_run(prog, group.pc, k, group.mask);
@@ -570,7 +581,7 @@ impl<'a, T: Tracker> SmCore<'a, T> {
             e.clock = clock + u64::from(k);
             e.changed = false;
             e.cta_slot = cta as u32;
-            if let Err(err) = execute_lanes(&mut e, &mut self.scratch, &mut r.cta, &group.lanes, group.mask, pc) {
+            if let Err(err) = execute_lanes(&mut e, &mut self.scratch, &mut r.cta, &lanes, group.mask, pc) {
                 self.stats.count_run(prog, group.pc, k, group.mask);
                 return Err(err);
             }
