@@ -32,7 +32,8 @@ SHIM12 = "libreconverge_cudart12.so"
 #: The environment variables the runtime reads for its settings (``RECONVERGE_*`` of the same names inherited
 #: from this process are dropped, so that a run's settings are exactly ``exec``'s arguments).
 SETTINGS = ("RECONVERGE_MECHANISM", "RECONVERGE_CONFIG", "RECONVERGE_WARP_SIZE", "RECONVERGE_STATS",
-            "RECONVERGE_MAX_INSTRUCTIONS", "RECONVERGE_MAX_CYCLES", "RECONVERGE_MAX_MEMORY", "RECONVERGE_THREADS")
+            "RECONVERGE_MAX_INSTRUCTIONS", "RECONVERGE_MAX_CYCLES", "RECONVERGE_MAX_MEMORY", "RECONVERGE_THREADS",
+            "RECONVERGE_SAMPLE")
 
 #: The columns that come first in a row, in this order (the rest follow in the statistics' order).
 FIRST = ["program", "launch", "kernel", "grid", "block", "dynamic_shared", "stream", "config", "mechanism",
@@ -130,6 +131,7 @@ class Settings:
     max_cycles: Optional[int]
     max_memory: Optional[int]
     threads: int
+    sample: bool = False
 
     def environment(self, stats: str) -> Dict[str, str]:
         env = {"RECONVERGE_MECHANISM": self.mechanism,
@@ -140,14 +142,17 @@ class Settings:
                            ("RECONVERGE_MAX_MEMORY", self.max_memory)):
             if value is not None:
                 env[var] = str(value)
+        if self.sample:
+            env["RECONVERGE_SAMPLE"] = "1"
         return env
 
 
 def settings(mechanism: str = "pdom", config: Optional[str] = "gtx480", warp_size: Optional[int] = None,
              max_instructions: Optional[int] = None, max_cycles: Optional[int] = None,
-             max_memory: Optional[int] = None, threads: int = 0) -> Settings:
+             max_memory: Optional[int] = None, threads: int = 0, sample: bool = False) -> Settings:
     """The settings, checked before anything runs (:class:`InvalidInput` for an unknown mechanism, preset
-    or TOML file, a warp size the configuration cannot run, a count out of range)."""
+    or TOML file, a warp size the configuration cannot run, a count out of range, ``sample`` without a
+    timing model)."""
     from . import _count, _warp_size
 
     if not isinstance(mechanism, str):
@@ -167,9 +172,14 @@ def settings(mechanism: str = "pdom", config: Optional[str] = "gtx480", warp_siz
             _core.check_device(config, warp)
         if os.path.isfile(config):
             config = os.path.abspath(config)  # the program may run in another directory
+    if not isinstance(sample, bool):
+        raise InvalidInput(f"sample is True or False, not {type(sample).__name__}")
+    if sample and config is None:
+        raise InvalidInput("sample=True estimates cycles, and a functional run (config=None) has none")
     return Settings(mechanism, config, warp, _count("max_instructions", max_instructions, optional=True),
                     _count("max_cycles", max_cycles, optional=True),
-                    _count("max_memory", max_memory, optional=True), _count("threads", threads, most=1024))
+                    _count("max_memory", max_memory, optional=True), _count("threads", threads, most=1024),
+                    sample)
 
 
 def flatten(record: Mapping[str, Any]) -> Dict[str, Any]:
@@ -281,15 +291,17 @@ def run(command: Union[str, Sequence[Any]], s: Settings, cwd: Optional[str] = No
 def exec(command: Union[str, Sequence[str]], *, mechanism: str = "pdom", config: Optional[str] = "gtx480",
          warp_size: Optional[int] = None, max_instructions: Optional[int] = None,
          max_cycles: Optional[int] = None, max_memory: Optional[int] = None, threads: int = 0,
-         cwd: Optional[str] = None, env: Optional[Mapping[str, str]] = None, check: bool = True):
+         sample: bool = False, cwd: Optional[str] = None, env: Optional[Mapping[str, str]] = None, check: bool = True):
     """Runs an unmodified CUDA program (built with ``nvcc -cudart shared``) on the simulated GPU, as
     ``reconverge exec`` does, and returns a pandas DataFrame with one row per kernel launch.
 
     ``command``: the program and its arguments, a list of strings (or one string, split as a shell
     would). ``mechanism``, ``config`` (a preset, a TOML file, or ``None``/``"functional"`` for no timing
     model), ``warp_size`` (default: the configuration's), ``max_instructions``, ``max_cycles`` (per
-    launch), ``max_memory`` (bytes) and ``threads`` (host threads of the timing model, 0 = all cores) are
-    checked before the program starts. ``cwd``: its working directory; ``env``: variables added to this
+    launch), ``max_memory`` (bytes), ``threads`` (host threads of the timing model, 0 = all cores) and
+    ``sample`` (``reconverge exec --sample``: time a sample of the launches, estimate the others' cycles;
+    columns ``sampled_cycles``, ``sampled_cycles_error``, ``sampled_timed_launches``,
+    ``sampled_estimated_launches`` and ``sample_cluster``) are checked before the program starts. ``cwd``: its working directory; ``env``: variables added to this
     process's environment for it.
 
     Columns: ``program`` (the command joined), ``launch`` (1, 2, ...), ``kernel`` (its PTX, mangled, name),
@@ -310,7 +322,7 @@ def exec(command: Union[str, Sequence[str]], *, mechanism: str = "pdom", config:
     from . import _need
 
     pd = _need("pandas", "rc.exec")
-    s = settings(mechanism, config, warp_size, max_instructions, max_cycles, max_memory, threads)
+    s = settings(mechanism, config, warp_size, max_instructions, max_cycles, max_memory, threads, sample)
     r = run(command, s, cwd=cwd, env=env)
     df = frame(pd, r.rows)
     df.attrs.update(stdout=r.stdout, stderr=r.stderr, exit_status=r.returncode, program=r.program, config=r.config)

@@ -110,6 +110,8 @@ def test_bad_settings_fail_before_the_program_runs(tmp_path):
         rc.exec(command, warp_size=48)
     with pytest.raises(rc.InvalidInput, match="max_cycles"):
         rc.exec(command, max_cycles=-1)
+    with pytest.raises(rc.InvalidInput, match="config=None"):
+        rc.exec(command, config=None, sample=True)
     with pytest.raises(rc.InvalidInput, match="empty"):
         rc.exec([])
     with pytest.raises(rc.InvalidInput, match="mechanism `nope`"):
@@ -126,20 +128,21 @@ def test_a_missing_runtime_says_how_to_build_it(monkeypatch):
 def test_settings_reach_the_program_as_environment_variables(shim, tmp_path):
     script = ("import os, sys\n"
               "for k in ['RECONVERGE_MECHANISM', 'RECONVERGE_CONFIG', 'RECONVERGE_WARP_SIZE',"
-              " 'RECONVERGE_MAX_CYCLES', 'RECONVERGE_THREADS', 'MINE']:\n"
+              " 'RECONVERGE_MAX_CYCLES', 'RECONVERGE_THREADS', 'RECONVERGE_SAMPLE', 'MINE']:\n"
               "    print(k, os.environ.get(k))\n"
               "lib = os.environ['LD_LIBRARY_PATH'].split(':')[0]\n"
               "print('link', os.path.realpath(os.path.join(lib, 'libcudart.so.13')))\n"
               "print('cwd', os.getcwd())\n"
               "sys.stderr.write('to stderr\\n')\n")
     df = rc.exec([sys.executable, "-c", script], mechanism="dwf:majority", config="tiny", warp_size=8,
-                 max_cycles=1000, threads=1, cwd=str(tmp_path), env={"MINE": "yes", "RECONVERGE_WARP_SIZE": "2"})
+                 max_cycles=1000, threads=1, sample=True, cwd=str(tmp_path),
+                 env={"MINE": "yes", "RECONVERGE_WARP_SIZE": "2"})
     assert len(df) == 0 and "launch" in df.columns and "exit_status" in df.columns
     lines = dict(line.split(" ", 1) for line in df.attrs["stdout"].splitlines())
     assert lines["RECONVERGE_MECHANISM"] == "dwf"  # the alias's mechanism
     assert lines["RECONVERGE_CONFIG"] == "tiny" and lines["RECONVERGE_WARP_SIZE"] == "8"
     assert lines["RECONVERGE_MAX_CYCLES"] == "1000" and lines["RECONVERGE_THREADS"] == "1"
-    assert lines["MINE"] == "yes"
+    assert lines["RECONVERGE_SAMPLE"] == "1" and lines["MINE"] == "yes"
     assert lines["link"] == os.path.realpath(shim)
     assert lines["cwd"] == os.path.realpath(str(tmp_path))
     assert df.attrs["stderr"] == "to stderr\n"

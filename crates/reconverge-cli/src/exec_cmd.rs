@@ -59,6 +59,10 @@ pub(crate) struct ExecArgs {
     /// Host threads of the timing model (0 = all cores).
     #[arg(long, default_value_t = 0, value_parser = crate::launch_args::host_threads)]
     threads: usize,
+    /// Time a sample of the launches: a launch doing the work of launches already timed runs
+    /// functionally and its cycles are estimated from theirs, with a 95% bound (docs/cudart.md).
+    #[arg(long, conflicts_with = "functional")]
+    sample: bool,
     /// Write each module's PTX (the code that runs) into DIR; messages then name its lines.
     #[arg(long, value_name = "DIR")]
     keep_ptx: Option<PathBuf>,
@@ -214,6 +218,9 @@ fn shim_env(a: &ExecArgs) -> Result<Vec<(&'static str, String)>, Failure> {
     }
     if let Some(c) = a.max_cycles {
         env.push(("RECONVERGE_MAX_CYCLES", c.to_string()));
+    }
+    if a.sample {
+        env.push(("RECONVERGE_SAMPLE", "1".into()));
     }
     let memory = match &a.max_memory {
         Some(t) => crate::launch_args::bytes("max-memory", t)?,
@@ -659,13 +666,16 @@ fn verdict(ended: &Ended, s: &Summary) -> (String, u8) {
     (notes.join("\n"), code)
 }
 
-/// The summary printed at exit: one row per kernel.
+/// The summary printed at exit: one row per kernel; under `--sample` the cycles are the sampled ones
+/// (measured and estimated) with their 95% bound, and a line gives the program's.
 fn summary_text(s: &Summary) -> String {
     let kernels = s.kernels.totals();
     let energy_of = |stats: &serde_json::Map<String, Value>| {
         stats.get("energy").and_then(|e| e.get("total_j")).and_then(Value::as_f64)
     };
-    let energy = kernels.iter().any(|k| energy_of(&k.stats).is_some());
+    let sampled = kernels.iter().any(|k| k.stats.contains_key("sampled"));
+    // Energy is measured for timed launches only: under sampling a kernel's total would leave out the rest.
+    let energy = !sampled && kernels.iter().any(|k| energy_of(&k.stats).is_some());
     let mut head = vec!["kernel", "launches", "cycles", "warp instr", "SIMD eff", "divergent br"];
     if energy {
         head.push("energy");
@@ -675,10 +685,14 @@ fn summary_text(s: &Summary) -> String {
     for aggregate::KernelTotal { kernel: name, stats } in kernels {
         let n = |k: &str| stats.get(k).and_then(Value::as_u64).map_or("-".to_string(), |v| v.to_string());
         let outcome = stats.get("outcome").and_then(Value::as_str).unwrap_or("-").to_string();
+        let cycles = match sampled_cycles(stats) {
+            Some(c) if sampled => c.cell(),
+            _ => n("cycles"),
+        };
         let mut row = vec![
             reconverge_ir::names::short_name(name),
             n(aggregate::LAUNCHES),
-            n("cycles"),
+            cycles,
             n("warp_instructions"),
             reconverge_report::records::pct(stats.get("simd_efficiency").and_then(Value::as_f64)),
             n("divergent_branches"),
@@ -690,13 +704,80 @@ fn summary_text(s: &Summary) -> String {
         t.row(row);
     }
     let total = s.launches;
-    format!(
+    let mut text = format!(
         "\nreconverge: {total} launch{} of {} kernel{}\n{}",
         if total == 1 { "" } else { "es" },
         kernels.len(),
         if kernels.len() == 1 { "" } else { "s" },
         t.render()
+    );
+    if sampled {
+        let all =
+            kernels.iter().filter_map(|k| sampled_cycles(&k.stats)).fold(SampledCycles::default(), |a, b| a.add(&b));
+        text.push_str(&sampled_line(&all));
+    }
+    text
+}
+
+/// The program's line under `--sample`: launches timed, and the cycles with their bound.
+fn sampled_line(all: &SampledCycles) -> String {
+    let launches = all.timed + all.estimated;
+    if all.estimated == 0 {
+        return format!(
+            "\nreconverge: --sample timed all {launches} completed launches (none did the work of launches timed \
+             before it): {} cycles",
+            all.cycles
+        );
+    }
+    format!(
+        "\nreconverge: --sample timed {} of {launches} completed launches and estimated the others' cycles: {} \
+         cycles in all, ± {} ({:.2}%, a 95% bound)",
+        all.timed,
+        all.cycles,
+        all.error,
+        100.0 * all.error as f64 / all.cycles.max(1) as f64
     )
+}
+
+/// A total's `sampled` cycles: measured and estimated, their bound, and how many launches were timed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct SampledCycles {
+    cycles: u64,
+    error: u64,
+    timed: u64,
+    estimated: u64,
+}
+
+impl SampledCycles {
+    fn add(self, o: &SampledCycles) -> SampledCycles {
+        SampledCycles {
+            cycles: self.cycles + o.cycles,
+            error: self.error + o.error,
+            timed: self.timed + o.timed,
+            estimated: self.estimated + o.estimated,
+        }
+    }
+
+    /// `cycles ± error`, or the cycles alone when every launch was timed.
+    fn cell(&self) -> String {
+        if self.estimated == 0 {
+            self.cycles.to_string()
+        } else {
+            format!("{} ± {}", self.cycles, self.error)
+        }
+    }
+}
+
+/// The `sampled` object of a total (`None` when it has none).
+fn sampled_cycles(stats: &serde_json::Map<String, Value>) -> Option<SampledCycles> {
+    let o = stats.get("sampled")?;
+    let n = |k: &str| o.get(k).and_then(Value::as_u64).unwrap_or(0);
+    Some(SampledCycles {
+        cycles: n("cycles"),
+        error: n("cycles_error"),
+        timed: n("timed_launches"),
+        estimated: n("estimated_launches"),
+    })
 }
 
 #[cfg(test)]
@@ -738,6 +819,37 @@ mod tests {
         assert!(text.contains("56.6%") && !text.contains("0.566"), "SIMD efficiency as a percentage: {text}");
         assert_eq!(verdict(&ended(0), &s).1, 4, "the first launch that stopped early");
         assert_eq!(verdict(&ended(1), &s).1, 1, "the program's own status first");
+    }
+
+    /// Under `--sample` the cycles column is the sampled cycles with their bound, and a line gives the
+    /// program's; energy (measured for timed launches only) is left out.
+    #[test]
+    fn a_sampled_summary_shows_the_estimate_and_its_bound() {
+        let sampled = |n: u64, cycles: u64, error: u64, estimated: u64| {
+            let mut v: serde_json::Value =
+                serde_json::from_str(launch(n, "_Z4tickPj", "completed").trim_start_matches("launch ")).expect("json");
+            v["sampled"] = serde_json::json!({"cycles": cycles, "cycles_error": error,
+                "timed_launches": 1 - estimated, "estimated_launches": estimated});
+            v["sample_cluster"] = 0.into();
+            v["energy"] = serde_json::json!({"total_j": 1e-6, "seconds": 1e-6});
+            format!("launch {v}")
+        };
+        let mut s = Summary::default();
+        s.line("started 1");
+        for (n, (c, e, est)) in [(1000, 0, 0), (1000, 0, 0), (1010, 0, 0), (995, 12, 1)].into_iter().enumerate() {
+            s.line(&sampled(n as u64 + 1, c, e, est));
+        }
+        let text = summary_text(&s);
+        assert!(text.contains("4005 ± 12"), "{text}");
+        assert!(!text.contains("energy"), "{text}");
+        assert!(
+            text.contains("--sample timed 3 of 4 completed launches and estimated the others' cycles: 4005 cycles in all, ± 12 (0.30%, a 95% bound)"),
+            "{text}"
+        );
+        let mut all_timed = Summary::default();
+        all_timed.line(&sampled(1, 1000, 0, 0));
+        let text = summary_text(&all_timed);
+        assert!(text.contains("--sample timed all 1 completed launches") && !text.contains("±"), "{text}");
     }
 
     #[test]

@@ -508,6 +508,58 @@ fn statistics_are_one_line_per_launch_and_the_summary_aggregates_them() {
     assert!(cells.iter().all(|(d, e)| d <= e));
 }
 
+/// `--sample`: the stencil's 20 sweeps do the same work, so 4 are timed (3, then one in ten) and 16 are
+/// estimated exactly; BFS's levels differ, so most are timed and the estimate stays within 1% (and its
+/// bound). Every launch's functional statistics are those of the full timed run, and the program's
+/// results are right.
+#[test]
+fn sampling_times_a_few_launches_and_estimates_the_others() {
+    if built().is_none() || !shim_built() {
+        return;
+    }
+    let dir = temp_dir("exec-sample");
+    let read = |p: &Path| -> Vec<serde_json::Value> {
+        let text = std::fs::read_to_string(p).expect("stats");
+        text.lines().map(|l| serde_json::from_str(l).expect("a JSON line")).collect()
+    };
+    for (program, estimated) in [("stencil", 16), ("bfs", 6)] {
+        let (full, sampled) = (dir.join(format!("{program}.jsonl")), dir.join(format!("{program}-s.jsonl")));
+        let (f, s) = (full.to_string_lossy().into_owned(), sampled.to_string_lossy().into_owned());
+        let (code, out, _) = exec(&["--stats", &f], program);
+        assert_eq!((code, out.lines().last()), (0, Some("PASS")), "{program} timed");
+        let (code, out, err) = exec(&["--sample", "--stats", &s], program);
+        assert_eq!((code, out.lines().last()), (0, Some("PASS")), "{program} sampled: {err}");
+        let (full, sampled) = (read(&full), read(&sampled));
+        assert_eq!(full.len(), sampled.len());
+        let (mut truth, mut estimate, mut bound, mut n) = (0, 0, 0, 0);
+        for (a, b) in full.iter().zip(&sampled) {
+            for key in ["kernel", "warp_instructions", "thread_instructions", "divergent_branches", "by_class"] {
+                assert_eq!(a[key], b[key], "{program} launch {}: {key}", a["launch"]);
+            }
+            let s = &b["sampled"];
+            let est = s["estimated_launches"].as_u64().expect("0 or 1");
+            if est == 0 {
+                assert_eq!(s["cycles"], a["cycles"], "a timed launch's cycles are measured");
+                assert_eq!(b["cycles"], a["cycles"]);
+            } else {
+                assert!(b["cycles"].is_null() && b["energy"].is_null(), "an estimated launch ran functionally");
+            }
+            truth += a["cycles"].as_u64().expect("cycles");
+            estimate += s["cycles"].as_u64().expect("cycles");
+            bound += s["cycles_error"].as_u64().expect("bound");
+            n += est;
+        }
+        assert_eq!(n, estimated, "{program}: estimated launches");
+        let off = truth.abs_diff(estimate);
+        assert!(off <= bound && off * 100 <= truth, "{program}: {estimate} ± {bound} for {truth}");
+        if program == "stencil" {
+            assert_eq!((estimate, bound), (truth, 0), "identical sweeps are estimated exactly");
+        }
+        let line = format!("--sample timed {} of {} completed launches", full.len() as u64 - n, full.len());
+        assert!(err.contains(&line), "{err}");
+    }
+}
+
 #[test]
 fn results_do_not_depend_on_host_threads_or_compression() {
     if built().is_none() || !shim_built() {

@@ -5,6 +5,7 @@
 use crate::error::{self as cuda, CudaError};
 use crate::runtime::{CallConfig, Runtime};
 use reconverge_program::{LaunchConfig, LaunchError};
+use reconverge_records::sampling::Sampled;
 use reconverge_sim::{DeviceState, Loaded, NoObserver, RunResult, SimError};
 use reconverge_timing::per_pc::{PcCount, PcCounter, PcSite};
 use reconverge_timing::TimingStats;
@@ -101,7 +102,7 @@ impl Runtime {
         }
         let consts = std::mem::take(&mut self.modules[k.module].consts);
         let mut dev = DeviceState::resident(std::mem::take(&mut self.mem), consts, params);
-        let Ran { run, timing, pcs } = run_on(&settings, &loaded, &cfg, &mut dev);
+        let Ran { run, timing, pcs, sample } = self.run_launch(k.module, &loaded, &cfg, &call, &mut dev);
         let (mem, consts) = dev.into_parts();
         self.mem = mem;
         self.modules[k.module].consts = consts;
@@ -116,11 +117,11 @@ impl Runtime {
             return LaunchEnd::Returned(self.refuse(&name, &call, &reason, cuda::LAUNCH_OUT_OF_RESOURCES));
         }
         self.launches += 1;
-        self.advance_clock(&run, timing.as_ref());
+        self.advance_clock(&run, timing.as_ref().map(|t| t.cycles).or(sample.map(|s| s.cycles)));
         if let Some(counts) = pcs {
             self.send_pcs(k.module, &loaded, counts);
         }
-        self.write_stats(&name, &call, &run, timing.as_ref());
+        self.write_stats(&name, &call, &run, timing.as_ref(), sample.as_ref());
         self.finish(&name, &call, &run)
     }
 
@@ -159,18 +160,27 @@ impl Runtime {
         }
     }
 
-    /// Moves simulated time on by the launch: its cycles at the configuration's clock; in functional mode
-    /// (no cycles) one nanosecond per issued warp instruction, so elapsed times stay positive and ordered.
-    fn advance_clock(&mut self, run: &RunResult, timing: Option<&TimingStats>) {
-        self.clock_ns += match (timing, &self.settings.gpu) {
-            (Some(t), Some(g)) => t.cycles as f64 * 1000.0 / f64::from(g.clock_mhz.max(1)),
+    /// Moves simulated time on by the launch: its `cycles` (measured or, under `--sample`, estimated) at
+    /// the configuration's clock; in functional mode (no cycles) one nanosecond per issued warp
+    /// instruction, so elapsed times stay positive and ordered.
+    fn advance_clock(&mut self, run: &RunResult, cycles: Option<u64>) {
+        self.clock_ns += match (cycles, &self.settings.gpu) {
+            (Some(c), Some(g)) => c as f64 * 1000.0 / f64::from(g.clock_mhz.max(1)),
             _ => run.stats.warp_instructions as f64,
         };
     }
 
-    /// Sends the launch's statistics line (`run --json`'s object plus the launch) to `reconverge exec`'s
-    /// channel and appends it to the stats file (`RECONVERGE_STATS`), each where there is one.
-    fn write_stats(&self, name: &str, call: &CallConfig, run: &RunResult, timing: Option<&TimingStats>) {
+    /// Sends the launch's statistics line (`run --json`'s object plus the launch and, under `--sample`,
+    /// its `sampled` cycles and cluster) to `reconverge exec`'s channel and appends it to the stats file
+    /// (`RECONVERGE_STATS`), each where there is one.
+    fn write_stats(
+        &self,
+        name: &str,
+        call: &CallConfig,
+        run: &RunResult,
+        timing: Option<&TimingStats>,
+        sample: Option<&Sampled>,
+    ) {
         let s = &self.settings;
         if s.stats.is_none() && s.channel.is_none() {
             return;
@@ -185,6 +195,13 @@ impl Runtime {
             obj.insert("block".into(), serde_json::json!(call.block));
             obj.insert("dynamic_shared".into(), call.shared.into());
             obj.insert("stream".into(), call.stream.into());
+            if let Some(s) = sample {
+                let estimated = u64::from(s.estimated);
+                let sampled = serde_json::json!({"cycles": s.cycles, "cycles_error": s.error,
+                    "timed_launches": 1 - estimated, "estimated_launches": estimated});
+                obj.insert("sampled".into(), sampled);
+                obj.insert("sample_cluster".into(), s.cluster.into());
+            }
         }
         let line = serde_json::to_string(&v).unwrap_or_default();
         if let Some(c) = &s.channel {
@@ -249,35 +266,50 @@ impl Runtime {
 }
 
 /// What one launch's run gave.
-struct Ran {
+pub(crate) struct Ran {
     /// The run.
-    run: RunResult,
+    pub(crate) run: RunResult,
     /// The timing model's statistics (`None` in functional mode).
-    timing: Option<TimingStats>,
+    pub(crate) timing: Option<TimingStats>,
     /// The executions of the pcs that ran (`None` unless [`Settings::per_pc`]).
     ///
     /// [`Settings::per_pc`]: crate::settings::Settings::per_pc
-    pcs: Option<Vec<(u32, PcCount)>>,
+    pub(crate) pcs: Option<Vec<(u32, PcCount)>>,
+    /// Under [`Settings::sample`], the launch's cycles (measured or estimated) and cluster.
+    ///
+    /// [`Settings::sample`]: crate::settings::Settings::sample
+    pub(crate) sample: Option<Sampled>,
 }
 
-/// Runs `loaded` on `dev`, functional or timed as `settings` say; with [`Settings::per_pc`] also counts
-/// each pc's executions (the pcs that ran), which only `exec --html` asks for.
+/// Runs `loaded` on `dev`, timed on `gpu` or functional without one; with [`Settings::per_pc`] also
+/// counts each pc's executions (the pcs that ran), which only `exec --html` asks for.
 ///
 /// [`Settings::per_pc`]: crate::settings::Settings::per_pc
-fn run_on(settings: &crate::settings::Settings, loaded: &Loaded, cfg: &LaunchConfig, dev: &mut DeviceState) -> Ran {
-    match &settings.gpu {
+pub(crate) fn run_on(
+    settings: &crate::settings::Settings,
+    gpu: Option<&reconverge_timing::GpuConfig>,
+    loaded: &Loaded,
+    cfg: &LaunchConfig,
+    dev: &mut DeviceState,
+) -> Ran {
+    match gpu {
         None if settings.per_pc => {
             let mut counter = PcCounter::new(loaded.program());
             let run = reconverge_sim::run_resident(loaded, cfg, dev, &mut counter);
-            Ran { run, timing: None, pcs: Some(counter.executed()) }
+            Ran { run, timing: None, pcs: Some(counter.executed()), sample: None }
         }
-        None => Ran { run: reconverge_sim::run_resident(loaded, cfg, dev, &mut NoObserver), timing: None, pcs: None },
+        None => Ran {
+            run: reconverge_sim::run_resident(loaded, cfg, dev, &mut NoObserver),
+            timing: None,
+            pcs: None,
+            sample: None,
+        },
         Some(g) => {
             let opts = reconverge_timing::TimedOptions { max_cycles: settings.max_cycles, threads: settings.threads };
             let record = reconverge_timing::Record { pc_counts: settings.per_pc, ..Default::default() };
             let t = reconverge_timing::run_timed_resident_recorded(loaded, cfg, g, dev, opts, record);
             let pcs = t.pc_counts.as_deref().map(reconverge_timing::per_pc::executed);
-            Ran { run: t.run, timing: Some(t.timing), pcs }
+            Ran { run: t.run, timing: Some(t.timing), pcs, sample: None }
         }
     }
 }

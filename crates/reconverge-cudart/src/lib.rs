@@ -52,6 +52,7 @@ pub mod pinned;
 pub mod pitched;
 pub mod printf;
 pub mod runtime;
+pub mod sample;
 pub mod settings;
 pub mod span;
 pub mod texture;

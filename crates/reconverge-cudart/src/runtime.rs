@@ -126,6 +126,8 @@ pub struct Runtime {
     pub arrays: HashMap<u64, crate::array::CudaArray>,
     /// Texture and surface objects not yet destroyed, by handle (the device address of their descriptor).
     pub objects: HashMap<u64, crate::texture::Object>,
+    /// The clusters of the launches so far, under [`Settings::sample`] ([`crate::sample`]).
+    pub sampler: reconverge_records::sampling::Sampler,
 }
 
 impl Runtime {
@@ -154,6 +156,7 @@ impl Runtime {
             max_dynamic_shared: HashMap::new(),
             arrays: HashMap::new(),
             objects: HashMap::new(),
+            sampler: reconverge_records::sampling::Sampler::new(),
         }
     }
 

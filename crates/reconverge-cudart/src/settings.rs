@@ -15,6 +15,7 @@ pub const VARIABLES: &[(&str, &str)] = &[
     ("RECONVERGE_MAX_CYCLES", "cycles one launch may take (default: no limit)"),
     ("RECONVERGE_MAX_MEMORY", "bytes of simulated device memory and model state, K/M/G suffixes (default 8 GiB)"),
     ("RECONVERGE_THREADS", "host threads of the timing model (default 0: all cores)"),
+    ("RECONVERGE_SAMPLE", "1: time a sample of the launches and estimate the others' cycles (default 0)"),
 ];
 
 /// The variable through which `reconverge exec` hands the program its end of the private channel:
@@ -50,6 +51,9 @@ pub struct Settings {
     pub channel: Option<Channel>,
     /// Send executions per pc on the channel ([`PER_PC_VAR`]; only with a channel).
     pub per_pc: bool,
+    /// Time a sample of the launches and estimate the cycles of the others
+    /// ([`reconverge_records::sampling`]); only with a GPU configuration.
+    pub sample: bool,
 }
 
 /// A setting that does not parse: the variable and why.
@@ -97,6 +101,15 @@ impl Settings {
         };
         let max_instructions = number("RECONVERGE_MAX_INSTRUCTIONS")?.unwrap_or(DEFAULT_MAX_INSTRUCTIONS);
         let channel = get(CHANNEL_VAR).and_then(|v| Channel::from_var(&v));
+        let sample = match get("RECONVERGE_SAMPLE").as_deref().map(str::trim) {
+            None | Some("0" | "") => false,
+            Some("1") if gpu.is_none() => {
+                let why = "sampling estimates cycles, and RECONVERGE_CONFIG=functional has none".into();
+                return Err(err("RECONVERGE_SAMPLE", "1", why));
+            }
+            Some("1") => true,
+            Some(v) => return Err(err("RECONVERGE_SAMPLE", v, "expected 0 or 1".into())),
+        };
         Ok(Settings {
             mechanism,
             gpu,
@@ -108,6 +121,7 @@ impl Settings {
             threads: number("RECONVERGE_THREADS")?.unwrap_or(0).min(1024) as usize,
             per_pc: channel.is_some() && get(PER_PC_VAR).is_some_and(|v| v.trim() == "1"),
             channel,
+            sample,
         })
     }
 
@@ -250,6 +264,11 @@ mod tests {
         assert!(s.gpu.is_none() && s.warp_size == 8);
         let e = with(&[("RECONVERGE_MAX_MEMORY", "lots")]).expect_err("not a size");
         assert!(e.to_string().starts_with("RECONVERGE_MAX_MEMORY=lots: expected a positive size"), "{e}");
+        assert!(with(&[("RECONVERGE_SAMPLE", "1")]).expect("timed").sample);
+        let e = with(&[("RECONVERGE_SAMPLE", "yes")]).expect_err("not 0 or 1");
+        assert_eq!(e.to_string(), "RECONVERGE_SAMPLE=yes: expected 0 or 1");
+        let e = with(&[("RECONVERGE_SAMPLE", "1"), ("RECONVERGE_CONFIG", "functional")]).expect_err("no cycles");
+        assert!(e.to_string().contains("RECONVERGE_CONFIG=functional has none"), "{e}");
     }
 
     /// Issue 37: a value that is neither a preset nor a file was parsed as TOML text.

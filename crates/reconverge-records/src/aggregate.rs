@@ -201,6 +201,11 @@ pub static KINDS: &[(&str, Kind)] = &[
     ("energy.edp_js", Kind::Product { a: "energy.total_j", b: "energy.seconds" }),
     ("energy.components_j", Kind::Object),
     ("sm_cycles", Kind::Elementwise),
+    ("sampled", Kind::Object),
+    ("sampled.cycles", Kind::Sum),
+    ("sampled.cycles_error", Kind::Sum),
+    ("sampled.timed_launches", Kind::Sum),
+    ("sampled.estimated_launches", Kind::Sum),
     ("epochs", Kind::Sum),
     ("epoch_cycles", Kind::Last),
     ("occupancy", Kind::Last),
@@ -426,8 +431,9 @@ pub struct KernelTotal {
 }
 
 /// The keys a whole program's launch lines add to a run's statistics (`reconverge exec`): they say which
-/// launch it was and are not statistics, so totals leave them out.
-pub const LAUNCH_KEYS: [&str; 5] = ["launch", "grid", "block", "dynamic_shared", "stream"];
+/// launch it was (and, under `--sample`, which cluster of launches it belongs to) and are not statistics,
+/// so totals leave them out.
+pub const LAUNCH_KEYS: [&str; 6] = ["launch", "grid", "block", "dynamic_shared", "stream", "sample_cluster"];
 
 /// Per-kernel totals built one launch at a time, in memory that depends on the kernels (and their
 /// branches), never on the number of launches: what `reconverge exec` keeps while a program runs.
@@ -890,6 +896,28 @@ mod tests {
     fn set(m: &mut Map<String, Value>, path: &str, v: Value) {
         let (obj, last) = parent_mut(m, path).unwrap_or_else(|| panic!("no parent of `{path}`"));
         obj.insert(last.to_string(), v);
+    }
+
+    /// `exec --sample`'s lines: the sampled cycles, bounds and launch counts sum; the cluster is a launch
+    /// key, left out of totals.
+    #[test]
+    fn sampled_cycles_sum_and_the_cluster_is_left_out() {
+        let line = |cycles: u64, error: u64, estimated: u64, cluster: u64| {
+            let v = json!({"kernel": "k", "warp_instructions": 10, "sample_cluster": cluster,
+                "sampled": {"cycles": cycles, "cycles_error": error, "timed_launches": 1 - estimated,
+                    "estimated_launches": estimated}});
+            v.as_object().cloned().expect("an object")
+        };
+        let mut p = PerKernel::new();
+        for l in [line(100, 0, 0, 0), line(110, 0, 0, 0), line(105, 7, 1, 0), line(300, 0, 0, 1)] {
+            p.add(l).expect("known keys");
+        }
+        let total = &p.totals()[0].stats;
+        assert_eq!(
+            total["sampled"],
+            json!({"cycles": 615, "cycles_error": 7, "timed_launches": 3, "estimated_launches": 1})
+        );
+        assert!(!total.contains_key("sample_cluster"));
     }
 
     #[test]

@@ -6,12 +6,14 @@
 //! The suite builds these records and the report renders them; neither owns them, so the suite does not
 //! depend on the renderers and the renderers do not depend on the suite. [`aggregate`] combines the
 //! statistics of several launches (`run --json` objects) into one, each key by its kind; [`per_pc`] sums
-//! a program's launches per pc of each kernel (`exec --html`).
+//! a program's launches per pc of each kernel (`exec --html`); [`sampling`] decides which of a
+//! program's launches `exec --sample` times and estimates the cycles of the others.
 #![deny(missing_docs)]
 
 pub mod aggregate;
 pub mod per_pc;
 pub mod run;
+pub mod sampling;
 pub mod scalarization;
 pub mod summary;
 
