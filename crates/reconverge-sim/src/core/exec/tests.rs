@@ -282,7 +282,7 @@ fn run_mem<L: Lanes>(
     let changed = env.changed;
     let log = lanes(access.mask).map(|l| (l, access.space[l], access.addr[l])).collect();
     let data = mem.allocations().iter().map(|x| x.data.clone()).collect();
-    (r, c.regs, c.shared, data, changed, log, access.bytes)
+    (r, std::mem::take(&mut c.regs), std::mem::take(&mut c.shared), data, changed, log, access.bytes)
 }
 
 #[test]
