@@ -1,7 +1,8 @@
 """Locating the pinned NVIDIA tools and numpy for the kernel-suite scripts.
 
-Used by scripts/gen_ptx.py, scripts/bssy_compare.py and kernels/reference.py. Nothing here is
-needed by the Rust workspace.
+Used by scripts/gen_ptx.py, scripts/bssy_compare.py and kernels/reference.py, and (`find_nvcc`, for
+whole CUDA programs) by scripts/paper_workloads.py, scripts/texture_programs.py and
+scripts/sample_validation.py. Nothing here is needed by the Rust workspace.
 
 Lookup order for the CUDA tools (NVRTC, ptxas, nvdisasm):
   1. an environment variable naming the file: RECONVERGE_NVRTC (path to libnvrtc.so.12),
@@ -52,6 +53,18 @@ def _find_in_nvidia(relpaths: list[str]) -> Path | None:
             if cand.is_file():
                 return cand
     return None
+
+
+def find_nvcc() -> str:
+    """CUDA 13's nvcc: the wheel's in <repo>/.tools/cuda, else `nvcc` on PATH; exits with how to install
+    it when there is neither."""
+    import shutil
+
+    wheel = sorted(REPO.glob(".tools/cuda/lib/python3*/site-packages/nvidia/cu13/bin/nvcc"))
+    found = wheel[0] if wheel else shutil.which("nvcc")
+    if not found:
+        sys.exit("no nvcc: pip install -r scripts/requirements-cuda.txt (it installs into .tools/cuda)")
+    return str(found)
 
 
 def find_nvrtc() -> Path | None:

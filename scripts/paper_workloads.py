@@ -35,6 +35,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from doc_tables import write_or_check  # noqa: E402
+from _tools import find_nvcc  # noqa: E402
 from paper_ablation import GROUPS  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
@@ -58,14 +59,6 @@ GROUP_PROGRAMS, GROUP_MECHS = ["BFS"], ["pdom", "tbc", "dwf"]
 NOT_RUN = [("AES", "texture references, which CUDA 13's headers no longer declare (issue 40)"),
            ("DG", "the same"), ("MUM", "the same"), ("NN", "its image input is not in the release"),
            ("WP", "its data directory is not in the release"), ("CP", "a separate Parboil-style build")]
-
-
-def find_nvcc() -> str:
-    wheel = sorted(REPO.glob(".tools/cuda/lib/python3*/site-packages/nvidia/cu13/bin/nvcc"))
-    found = wheel[0] if wheel else shutil.which("nvcc")
-    if not found:
-        sys.exit("no nvcc: pip install -r scripts/requirements-cuda.txt (it installs into .tools/cuda)")
-    return str(found)
 
 
 def build(apps: Path, data: Path, name: str, sources: list[str], nvcc: str, work: Path) -> Path:

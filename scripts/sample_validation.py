@@ -28,6 +28,9 @@ import tempfile
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _tools import find_nvcc  # noqa: E402
+
 REPO = Path(__file__).resolve().parent.parent
 DOC = REPO / "docs" / "speed.md"
 BEGIN, END = "<!-- sampling:table -->", "<!-- /sampling:table -->"
@@ -53,14 +56,6 @@ RODINIA_PROGRAMS = [
     ("rodinia streamcluster", "streamcluster", ["streamcluster_cuda_cpu.cpp", "streamcluster_cuda.cu"],
      ["10", "20", "16", "1024", "1024", "100", "none", "out.txt", "1"]),
 ]
-
-
-def find_nvcc() -> str:
-    wheel = sorted(REPO.glob(".tools/cuda/lib/python3*/site-packages/nvidia/cu13/bin/nvcc"))
-    found = wheel[0] if wheel else shutil.which("nvcc")
-    if not found:
-        sys.exit("no nvcc: pip install -r scripts/requirements-cuda.txt (it installs into .tools/cuda)")
-    return str(found)
 
 
 def compile_program(nvcc: str, binary: str, src: Path, sources: list[str], out: Path, lib: Path) -> None:

@@ -59,17 +59,12 @@ import sys
 import tempfile
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _tools import find_nvcc  # noqa: E402
+
 REPO = Path(__file__).resolve().parent.parent
 RUNS = [("pdom", False), ("tbc", False), ("its", False), ("pdom", True)]  # (mechanism, functional)
 TIMEOUT = 900
-
-
-def find_nvcc() -> str:
-    wheel = sorted(REPO.glob(".tools/cuda/lib/python3*/site-packages/nvidia/cu13/bin/nvcc"))
-    found = wheel[0] if wheel else shutil.which("nvcc")
-    if not found:
-        sys.exit("no nvcc: pip install -r scripts/requirements-cuda.txt (it installs into .tools/cuda)")
-    return str(found)
 
 
 def f32(x: float) -> float:

@@ -425,7 +425,11 @@ impl<const SM_POOL: bool> Dwf<SM_POOL> {
             Heuristic::Minority => pack(2, count(), w.pc),
             Heuristic::Pc => pack(2, w.pc as u64, 64 - w.lanes.lanes().count_ones()),
             Heuristic::Pdom => {
-                debug_assert_eq!(w.passed, sm.passed_max(slot, &w.lanes), "cached reconvergence count");
+                debug_assert_eq!(
+                    w.passed,
+                    sm.passed_max(slot, w.lanes.parts().iter().copied()),
+                    "cached reconvergence count"
+                );
                 let at_reconv = sm.reconv_point.get(w.pc as usize).copied().unwrap_or(false);
                 pack(2, w.passed as u64 + at_reconv as u64, w.pc)
             }
@@ -512,9 +516,13 @@ impl PoolSm {
     }
 
     /// The CTA slot and CTA thread slot of every thread of `lanes`, a warp of slot `slot`'s pool.
-    fn threads<'l>(&'l self, slot: u32, lanes: &'l LaneMap) -> impl Iterator<Item = (u32, usize)> + 'l {
+    fn threads<'l>(
+        &'l self,
+        slot: u32,
+        parts: impl Iterator<Item = (u32, LaneMask)> + 'l,
+    ) -> impl Iterator<Item = (u32, usize)> + 'l {
         let w = self.w as usize;
-        lanes.parts().iter().flat_map(move |&(sw, m)| {
+        parts.flat_map(move |(sw, m)| {
             let (s, local) = self.home(slot, sw);
             crate::types::lanes(m).map(move |l| (s, local as usize * w + l))
         })
@@ -542,13 +550,13 @@ impl PoolSm {
         self.counts.sub(pc, n);
     }
 
-    /// The most reconvergence points any thread of `lanes`, a warp of slot `slot`'s pool, passed
-    /// ([`PoolWarp::passed`]); 0 unless the heuristic needs it.
-    fn passed_max(&self, slot: u32, lanes: &LaneMap) -> u32 {
+    /// The most reconvergence points any thread of the lanes `parts` (of a warp of slot `slot`'s pool)
+    /// passed ([`PoolWarp::passed`]); 0 unless the heuristic needs it.
+    fn passed_max(&self, slot: u32, parts: impl Iterator<Item = (u32, LaneMask)>) -> u32 {
         if !self.track_passed {
             return 0;
         }
-        self.threads(slot, lanes).map(|(s, t)| self.pools[s as usize].passed[t]).max().unwrap_or(0)
+        self.threads(slot, parts).map(|(s, t)| self.pools[s as usize].passed[t]).max().unwrap_or(0)
     }
 
     /// A new pool warp at `pc` in the pool of the CTA of its first thread.
@@ -557,7 +565,7 @@ impl PoolSm {
         if !barrier {
             self.add_count(pc, lanes.lanes().count_ones() as u64);
         }
-        let passed = self.passed_max(slot, &lanes);
+        let passed = self.passed_max(slot, lanes.parts().iter().copied());
         let pool = &mut self.pools[home as usize];
         let ctx = pool.alloc();
         pool.warps[ctx as usize] = Some(PoolWarp { pc, lanes, uid: self.next_uid, barrier, awaiting: None, passed });
@@ -602,21 +610,17 @@ impl PoolSm {
             }
             return;
         };
-        let w = self.pools[r.slot as usize].warps[r.ctx as usize].as_mut().expect("pool warp");
-        let occupied = w.lanes.lanes();
+        let occupied = self.pools[r.slot as usize].warps[r.ctx as usize].as_ref().expect("pool warp").lanes.lanes();
         let fit = incoming & !occupied;
         let conflict = incoming & occupied;
         if fit != 0 {
+            // The warp's count already covers its own threads: only the joining ones can raise it.
+            let joining = self.passed_max(slot, lanes.split(fit));
+            let w = self.pools[r.slot as usize].warps[r.ctx as usize].as_mut().expect("pool warp");
             for &(sw, m) in lanes.parts() {
                 w.lanes.add(sw, m & fit);
             }
-            if self.track_passed {
-                let lanes = w.lanes.clone();
-                let passed = self.passed_max(slot, &lanes);
-                if let Some(w) = self.pools[r.slot as usize].warps[r.ctx as usize].as_mut() {
-                    w.passed = passed;
-                }
-            }
+            w.passed = w.passed.max(joining);
             self.add_count(pc, fit.count_ones() as u64);
             u.count(DwfCounter::Merges, 1);
             u.count_branch(DwfBranchCounter::Merges, 1);
@@ -643,15 +647,12 @@ impl PoolSm {
             });
             match found {
                 Some(i) => {
-                    let lanes = LaneMap::from_parts([(
-                        sw,
-                        self.pools[home as usize].warps[i].as_ref().map_or(0, |w| w.lanes.parts()[0].1) | m,
-                    )]);
-                    let passed = self.passed_max(slot, &lanes);
+                    let joining = self.passed_max(slot, std::iter::once((sw, m)));
                     if let Some(w) = self.pools[home as usize].warps[i].as_mut() {
-                        w.lanes = lanes;
+                        // A one-part warp of static warp `sw`: the joining lanes merge into that part.
+                        w.lanes.add(sw, m);
                         w.awaiting = w.awaiting.map(|(x, a)| (x, a & !m)).filter(|a| a.1 != 0);
-                        w.passed = passed;
+                        w.passed = w.passed.max(joining);
                     }
                     self.add_count(pc, m.count_ones() as u64);
                 }
@@ -810,7 +811,8 @@ impl<const SM_POOL: bool> Tracker for Dwf<SM_POOL> {
             u.count(DwfCounter::MultiCtaWarps, 1);
         }
         if sm.reconv_point.get(group.pc as usize).copied().unwrap_or(false) {
-            let threads: smallvec::SmallVec<[(u32, usize); 64]> = sm.threads(slot, &w.lanes).collect();
+            let threads: smallvec::SmallVec<[(u32, usize); 64]> =
+                sm.threads(slot, w.lanes.parts().iter().copied()).collect();
             for (s, t) in threads {
                 sm.pools[s as usize].passed[t] += 1;
             }

@@ -548,13 +548,13 @@ impl<'a, T: Tracker> SmCore<'a, T> {
         mut jit: Option<&mut Jit<'a>>,
     ) -> Result<(Issued, u32), SimError> {
         let prog = self.prog;
-        // Under an SM-wide pool the group names SM warps; the run's are all this CTA's.
-        let lanes = if T::SM_POOL {
-            let wpc = self.wpc.max(1);
-            Cow::Owned(LaneMap::from_parts(group.lanes.parts().iter().map(|&(w, m)| (w % wpc, m))))
-        } else {
-            Cow::Borrowed(&group.lanes)
+        // Under an SM-wide pool the group names SM warps; [`SmCore::straight_run`] allowed the run only
+        // when they are all this CTA's, so it is the one part `by_cta` gives, in the CTA's own warps.
+        let subs = self.by_cta(cta, group);
+        let [Sub { slot, lanes, .. }] = subs.as_slice() else {
+            return Err(SimError::Internal("a straight-line run across CTAs"));
         };
+        debug_assert_eq!(*slot, cta, "a run issues to the CTA it was allowed for");
         let Some(r) = self.ctas.get_mut(cta).and_then(Option::as_mut) else {
             return Err(SimError::Internal("issue to an empty CTA slot"));
         };
@@ -566,7 +566,7 @@ impl<'a, T: Tracker> SmCore<'a, T> {
             let pc = group.pc + k;
             if let Some(jit) = jit.as_deref_mut().filter(|_| !e.track) {
                 // Pure lane instructions change no memory, barrier or (untracked) state the watchdog sees.
-                let done = match jit.run(pc, n - k, &mut r.cta, &lanes, group.mask) {
+                let done = match jit.run(pc, n - k, &mut r.cta, lanes, group.mask) {
                     Ok(done) => done,
                     Err(err) => {
                         self.stats.count_run(prog, group.pc, k, group.mask);
@@ -581,7 +581,7 @@ impl<'a, T: Tracker> SmCore<'a, T> {
             e.clock = clock + u64::from(k);
             e.changed = false;
             e.cta_slot = cta as u32;
-            if let Err(err) = execute_lanes(&mut e, &mut self.scratch, &mut r.cta, &lanes, group.mask, pc) {
+            if let Err(err) = execute_lanes(&mut e, &mut self.scratch, &mut r.cta, lanes, group.mask, pc) {
                 self.stats.count_run(prog, group.pc, k, group.mask);
                 return Err(err);
             }
