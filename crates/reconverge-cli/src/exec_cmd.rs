@@ -14,6 +14,7 @@ use clap::Args;
 use reconverge_cudart::settings::{Channel, Message, CHANNEL_VAR, PER_PC_VAR, VARIABLES};
 use reconverge_records::aggregate::{self, PerKernel};
 use reconverge_records::per_pc::{KernelMap, LaunchPcs, ProgramPcs};
+use reconverge_records::sampling::SampledCycles;
 use reconverge_report::exec::ExecLaunches;
 use serde_json::Value;
 use std::io::Write;
@@ -685,8 +686,8 @@ fn summary_text(s: &Summary) -> String {
     for aggregate::KernelTotal { kernel: name, stats } in kernels {
         let n = |k: &str| stats.get(k).and_then(Value::as_u64).map_or("-".to_string(), |v| v.to_string());
         let outcome = stats.get("outcome").and_then(Value::as_str).unwrap_or("-").to_string();
-        let cycles = match sampled_cycles(stats) {
-            Some(c) if sampled => c.cell(),
+        let cycles = match SampledCycles::of(stats) {
+            Some(c) if sampled => c.text(),
             _ => n("cycles"),
         };
         let mut row = vec![
@@ -713,7 +714,7 @@ fn summary_text(s: &Summary) -> String {
     );
     if sampled {
         let all =
-            kernels.iter().filter_map(|k| sampled_cycles(&k.stats)).fold(SampledCycles::default(), |a, b| a.add(&b));
+            kernels.iter().filter_map(|k| SampledCycles::of(&k.stats)).fold(SampledCycles::default(), |a, b| a + b);
         text.push_str(&sampled_line(&all));
     }
     text
@@ -737,47 +738,6 @@ fn sampled_line(all: &SampledCycles) -> String {
         all.error,
         100.0 * all.error as f64 / all.cycles.max(1) as f64
     )
-}
-
-/// A total's `sampled` cycles: measured and estimated, their bound, and how many launches were timed.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-struct SampledCycles {
-    cycles: u64,
-    error: u64,
-    timed: u64,
-    estimated: u64,
-}
-
-impl SampledCycles {
-    fn add(self, o: &SampledCycles) -> SampledCycles {
-        SampledCycles {
-            cycles: self.cycles + o.cycles,
-            error: self.error + o.error,
-            timed: self.timed + o.timed,
-            estimated: self.estimated + o.estimated,
-        }
-    }
-
-    /// `cycles ± error`, or the cycles alone when every launch was timed.
-    fn cell(&self) -> String {
-        if self.estimated == 0 {
-            self.cycles.to_string()
-        } else {
-            format!("{} ± {}", self.cycles, self.error)
-        }
-    }
-}
-
-/// The `sampled` object of a total (`None` when it has none).
-fn sampled_cycles(stats: &serde_json::Map<String, Value>) -> Option<SampledCycles> {
-    let o = stats.get("sampled")?;
-    let n = |k: &str| o.get(k).and_then(Value::as_u64).unwrap_or(0);
-    Some(SampledCycles {
-        cycles: n("cycles"),
-        error: n("cycles_error"),
-        timed: n("timed_launches"),
-        estimated: n("estimated_launches"),
-    })
 }
 
 #[cfg(test)]

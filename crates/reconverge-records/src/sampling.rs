@@ -29,6 +29,7 @@
 //! launches of a cluster showed — not a guarantee about launches unlike them.
 
 use reconverge_sim::Stats;
+use serde_json::{Map, Value};
 use std::collections::HashMap;
 
 /// How far a count may differ from a cluster's representative, as a share of the larger.
@@ -258,6 +259,57 @@ impl Sampler {
             }
         }
         best.map(|(_, c)| c)
+    }
+}
+
+/// Both together (two kernels' totals, say).
+impl std::ops::Add for SampledCycles {
+    type Output = SampledCycles;
+
+    fn add(self, o: SampledCycles) -> SampledCycles {
+        SampledCycles {
+            cycles: self.cycles + o.cycles,
+            error: self.error + o.error,
+            timed: self.timed + o.timed,
+            estimated: self.estimated + o.estimated,
+        }
+    }
+}
+
+/// The `sampled` object of a launch line or of a total of lines (`exec --sample`): the cycles, measured
+/// and estimated, the sum of the estimates' 95% half-widths, and the launches timed and estimated.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SampledCycles {
+    /// Cycles: the timed launches' measured, the others' estimated.
+    pub cycles: u64,
+    /// The sum of the estimates' 95% half-widths.
+    pub error: u64,
+    /// Launches timed.
+    pub timed: u64,
+    /// Launches estimated.
+    pub estimated: u64,
+}
+
+impl SampledCycles {
+    /// The `sampled` object of `stats` (`None` when it has none: the launches were not sampled).
+    pub fn of(stats: &Map<String, Value>) -> Option<SampledCycles> {
+        let o = stats.get("sampled")?;
+        let n = |k: &str| o.get(k).and_then(Value::as_u64).unwrap_or(0);
+        Some(SampledCycles {
+            cycles: n("cycles"),
+            error: n("cycles_error"),
+            timed: n("timed_launches"),
+            estimated: n("estimated_launches"),
+        })
+    }
+
+    /// `cycles ± error`, or the cycles alone when every launch was timed.
+    pub fn text(&self) -> String {
+        if self.estimated == 0 {
+            self.cycles.to_string()
+        } else {
+            format!("{} ± {}", self.cycles, self.error)
+        }
     }
 }
 

@@ -11,6 +11,7 @@ use crate::html::{cfg_svg, esc, page, per_line, SourceView};
 use crate::records::pct;
 use reconverge_records::aggregate::KernelTotal;
 use reconverge_records::per_pc::KernelPcs;
+use reconverge_records::sampling::SampledCycles;
 use serde_json::{Map, Value};
 use std::fmt::Write;
 
@@ -51,8 +52,10 @@ pub struct LaunchRow {
     pub grid: String,
     /// Block dimensions.
     pub block: String,
-    /// Cycles (`None` in functional mode).
+    /// Cycles: measured, or under `exec --sample` the launch's sampled cycles (`None` in functional mode).
     pub cycles: Option<u64>,
+    /// The 95% half-width of an estimated launch's cycles (`exec --sample`; `None` when measured).
+    pub cycles_error: Option<u64>,
     /// Warp instructions.
     pub warp_instructions: Option<u64>,
     /// SIMD efficiency (0..1).
@@ -68,12 +71,14 @@ impl LaunchRow {
     pub fn of(l: &Map<String, Value>) -> LaunchRow {
         let n = |k: &str| l.get(k).and_then(Value::as_u64);
         let text = |k: &str| l.get(k).and_then(Value::as_str).unwrap_or("–").to_string();
+        let sampled = SampledCycles::of(l);
         LaunchRow {
             launch: n("launch"),
             kernel: text("kernel"),
             grid: dims(l.get("grid")),
             block: dims(l.get("block")),
-            cycles: n("cycles"),
+            cycles: sampled.map(|s| s.cycles).or(n("cycles")),
+            cycles_error: sampled.filter(|s| s.estimated > 0).map(|s| s.error),
             warp_instructions: n("warp_instructions"),
             simd_efficiency: l.get("simd_efficiency").and_then(Value::as_f64),
             divergent_branches: n("divergent_branches"),
@@ -179,14 +184,19 @@ pub fn exec_html(
             .map_or("functional simulation (no cycles)".to_string(), |c| format!("configuration {}", esc(c)))
     );
     body.push_str("<h2>Per kernel</h2><table><tr><th>kernel</th><th>launches</th><th>cycles</th><th>warp instructions</th><th>SIMD efficiency</th><th>divergent branches</th><th>max structure</th><th>energy</th><th>outcome</th></tr>");
+    let mut estimated = false;
     for KernelTotal { kernel: name, stats: s } in kernels {
-        let energy = s.get("energy").and_then(|e| e.get("total_j")).and_then(Value::as_f64);
+        let sampled = SampledCycles::of(s);
+        let some_estimated = sampled.is_some_and(|c| c.estimated > 0);
+        estimated |= some_estimated;
+        // Energy is measured for timed launches only: with estimated ones the total would leave them out.
+        let energy = s.get("energy").and_then(|e| e.get("total_j")).and_then(Value::as_f64).filter(|_| !some_estimated);
         let _ = write!(
             body,
             "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
             esc(&reconverge_ir::names::short_name(name)),
             total(s, "launches"),
-            total(s, "cycles"),
+            sampled.map_or_else(|| total(s, "cycles"), |c| c.text()),
             total(s, "warp_instructions"),
             pct(s.get("simd_efficiency").and_then(Value::as_f64)),
             total(s, "divergent_branches"),
@@ -196,6 +206,13 @@ pub fn exec_html(
         );
     }
     body.push_str("</table><p class=\"note\">Totals combine every launch by kind: counts are summed, structure sizes are maxima, ratios are recomputed from the summed parts.</p>");
+    if estimated {
+        body.push_str(
+            "<p class=\"note\">Sampled (<code>--sample</code>): cycles are the timed launches' measured cycles \
+             and the others' estimates, ± the sum of the estimates' 95% half-widths; energy, measured for timed \
+             launches only, is left out where launches were estimated.</p>",
+        );
+    }
     if launches.left_out() > 0 {
         let _ = write!(
             body,
@@ -318,7 +335,10 @@ fn launch_table(launches: &ExecLaunches) -> String {
             esc(&reconverge_ir::names::short_name(&r.kernel)),
             r.grid,
             r.block,
-            count(r.cycles),
+            match (r.cycles, r.cycles_error) {
+                (Some(c), Some(e)) => format!("≈ {c} ± {e}"),
+                (c, _) => count(c),
+            },
             count(r.warp_instructions),
             pct(r.simd_efficiency),
             count(r.divergent_branches),
@@ -362,6 +382,39 @@ mod tests {
         few.push(&line(1, "k"));
         let html = exec_html("./one", &few, &[], None);
         assert!(html.contains("All 1 launch<") && !html.contains("leaves out"), "nothing left out");
+    }
+
+    /// `exec --sample`: an estimated launch's row carries its sampled cycles and bound, the kernel's total
+    /// its sampled cycles ± the summed bound, energy (timed launches only) is left out and a note says so.
+    #[test]
+    fn a_sampled_program_shows_estimates_with_their_bound() {
+        let sampled = |n: u64, cycles: Option<u64>, s: Value| {
+            let mut l = line(n, "k");
+            l.insert("cycles".into(), json!(cycles));
+            l.insert("sampled".into(), s);
+            l
+        };
+        let timed = sampled(
+            1,
+            Some(100),
+            json!({"cycles": 100, "cycles_error": 0, "timed_launches": 1, "estimated_launches": 0}),
+        );
+        let estimated =
+            sampled(2, None, json!({"cycles": 98, "cycles_error": 4, "timed_launches": 0, "estimated_launches": 1}));
+        let mut all = ExecLaunches::default();
+        all.push(&timed);
+        all.push(&estimated);
+        assert_eq!((all.rows[0].cycles, all.rows[0].cycles_error), (Some(100), None));
+        assert_eq!((all.rows[1].cycles, all.rows[1].cycles_error), (Some(98), Some(4)));
+        let mut stats = line(0, "k");
+        stats.insert(
+            "sampled".into(),
+            json!({"cycles": 198, "cycles_error": 4, "timed_launches": 1, "estimated_launches": 1}),
+        );
+        stats.insert("energy".into(), json!({"total_j": 1e-6}));
+        let html = exec_html("./p", &all, &[KernelTotal { kernel: "k".into(), stats }], None);
+        assert!(html.contains("<td>198 ± 4</td>") && html.contains("≈ 98 ± 4"), "{html}");
+        assert!(html.contains("Sampled (<code>--sample</code>)") && !html.contains("µJ"), "energy left out");
     }
 
     /// A kernel's lines and CFG summed over its launches: the heat map counts every launch, the CFG is
