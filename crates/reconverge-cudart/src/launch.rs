@@ -196,10 +196,7 @@ impl Runtime {
             obj.insert("dynamic_shared".into(), call.shared.into());
             obj.insert("stream".into(), call.stream.into());
             if let Some(s) = sample {
-                let estimated = u64::from(s.estimated);
-                let sampled = serde_json::json!({"cycles": s.cycles, "cycles_error": s.error,
-                    "timed_launches": 1 - estimated, "estimated_launches": estimated});
-                obj.insert("sampled".into(), sampled);
+                obj.insert("sampled".into(), s.json());
                 obj.insert("sample_cluster".into(), s.cluster.into());
             }
         }

@@ -187,6 +187,17 @@ pub struct Sampled {
     pub estimated: bool,
 }
 
+impl Sampled {
+    /// The launch line's `sampled` object (`exec --sample`; [`SampledCycles::of`] reads it back): the
+    /// cycles, the estimate's 95% half-width (0 when timed), and 1 in `timed_launches` or in
+    /// `estimated_launches`, so that a total of lines counts them.
+    pub fn json(&self) -> Value {
+        let estimated = u64::from(self.estimated);
+        serde_json::json!({"cycles": self.cycles, "cycles_error": self.error,
+            "timed_launches": 1 - estimated, "estimated_launches": estimated})
+    }
+}
+
 /// The clusters of a program's launches so far.
 #[derive(Clone, Debug, Default)]
 pub struct Sampler {

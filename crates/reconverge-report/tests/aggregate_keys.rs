@@ -11,6 +11,7 @@
 use reconverge_mechanism::{Counter, Mechanism, Ratio, Tracker, REGISTRY};
 use reconverge_program::{Arg, Buffer, DecodeOptions, Dtype, LaunchConfig, RunLimits};
 use reconverge_records::aggregate::{self, Kind, BRANCH_KINDS, HIDDEN, KINDS, LAUNCHES};
+use reconverge_records::sampling::Sampled;
 use reconverge_timing::{GpuConfig, TimedOptions};
 use serde_json::{Map, Value};
 use std::collections::BTreeSet;
@@ -174,6 +175,16 @@ fn launches(mech: Mechanism) -> Vec<(String, Map<String, Value>)> {
                 let opts = TimedOptions { max_cycles: Some(1_000_000), threads: 1 };
                 let t = reconverge_timing::run_timed(&loaded, &cfg, &gpu, &args[..], opts);
                 let json = stats_json(&kname, mech, &cfg, &t.run, Some((&t.timing, &gpu)));
+                // The same launch as `exec --sample` reports a timed one, and an estimated one: a
+                // functional run's statistics with the estimate.
+                let timed = Sampled { cluster: 0, samples: 3, cycles: t.timing.cycles, error: 0, estimated: false };
+                let mut sampled = json.clone();
+                sampled.insert("sampled".into(), timed.json());
+                out.push((format!("{file} on {preset} sampled scalarize={scalarize}"), sampled));
+                let mut estimated = stats_json(&kname, mech, &cfg, &r, None);
+                let guess = Sampled { error: 7, estimated: true, ..timed };
+                estimated.insert("sampled".into(), guess.json());
+                out.push((format!("{file} estimated on {preset} scalarize={scalarize}"), estimated));
                 out.push((format!("{file} on {preset} scalarize={scalarize}"), json));
             }
         }
