@@ -112,7 +112,13 @@ pub fn run<'a>(
     args: impl Into<LaunchArgs<'a>>,
     observer: &mut dyn Observer,
 ) -> RunResult {
-    let args = args.into();
+    run_args(kernel, cfg, args.into(), observer)
+}
+
+/// [`run`] once the arguments are converted. Not generic, so that the machine is compiled once, here, for
+/// every mechanism: a generic body would be compiled again, whole, in every crate and test binary that
+/// calls [`run`].
+fn run_args(kernel: &Loaded, cfg: &LaunchConfig, args: LaunchArgs<'_>, observer: &mut dyn Observer) -> RunResult {
     let prog = kernel.program();
     reconverge_mechanism::with_tracker!(kernel.mechanism(), |t| run_with(prog, t, cfg, args, observer))
 }

@@ -92,7 +92,20 @@ pub fn run_timed_recorded<'a>(
     opts: TimedOptions,
     record: Record,
 ) -> (TimedResult, Timeline) {
-    let args = args.into();
+    run_timed_args(kernel, launch, gpu, args.into(), opts, record)
+}
+
+/// [`run_timed_recorded`] once the arguments are converted. Not generic, so that the timing model is
+/// compiled once, here, for every mechanism: a generic body would be compiled again, whole, in every crate
+/// and test binary that starts a timed run.
+fn run_timed_args(
+    kernel: &Loaded,
+    launch: &LaunchConfig,
+    gpu: &GpuConfig,
+    args: LaunchArgs<'_>,
+    opts: TimedOptions,
+    record: Record,
+) -> (TimedResult, Timeline) {
     // The run stays on the caller's thread; only epochs with enough work hand their SMs to the pool, and
     // never more threads than SMs that can have work (a CTA each at least).
     let threads = host_threads(opts.threads, gpu, launch);
