@@ -57,6 +57,5 @@ impl Runtime {
 
 /// Whether a copy of `dev`'s memory fits `max_memory` beside the memory itself.
 fn copy_fits(dev: &DeviceState, max_memory: u64) -> bool {
-    let bytes = dev.mem.allocations().iter().map(|a| a.data.len() as u64).fold(0, u64::saturating_add);
-    bytes.saturating_mul(2) <= max_memory
+    dev.mem.allocated_bytes().saturating_mul(2) <= max_memory
 }

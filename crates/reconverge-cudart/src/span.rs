@@ -289,8 +289,7 @@ impl Runtime {
     /// `cudaHostRegister` and `cudaMemGetInfo` use it; a launch counts the same bytes (managed and
     /// page-locked memory are in device memory while it runs) plus its CTAs' state.
     pub fn held(&self) -> u64 {
-        let device = self.mem.allocations().iter().map(|a| a.data.len() as u64).fold(0, u64::saturating_add);
-        device.saturating_add(self.managed.held()).saturating_add(self.pinned.held())
+        self.mem.allocated_bytes().saturating_add(self.managed.held()).saturating_add(self.pinned.held())
     }
 
     /// Whether `size` more bytes fit the memory limit.

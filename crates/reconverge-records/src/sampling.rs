@@ -223,7 +223,8 @@ impl Sampler {
     /// The cycles of a launch of `key` with signature `sig`, from the nearest settled cluster it
     /// matches (`None`: none matches, so it must be timed).
     pub fn estimate(&mut self, key: &LaunchKey, sig: &Signature) -> Option<Sampled> {
-        let c = self.nearest(key, sig, true)?;
+        let k = self.keys.get_mut(key)?;
+        let c = &k.clusters[nearest(&k.clusters, sig, true)?];
         let n = c.window().len() as f64;
         let t = sig.thread_instructions();
         let error = Z95 * c.deviation() * t * (1.0 + 1.0 / n).sqrt();
@@ -234,43 +235,37 @@ impl Sampler {
             error: error.round() as u64,
             estimated: true,
         };
-        if let Some(k) = self.keys.get_mut(key) {
-            k.since_timed += 1;
-        }
+        k.since_timed += 1;
         Some(sampled)
     }
 
     /// Records a timed launch: it joins the nearest cluster of its key it matches, or starts one.
     pub fn record(&mut self, key: &LaunchKey, sig: &Signature, cycles: u64) -> Sampled {
         let ratio = cycles as f64 / sig.thread_instructions().max(1.0);
-        let id = self.nearest(key, sig, false).map(|c| c.id);
         let k = self.keys.entry(key.clone()).or_default();
         k.since_timed = 0;
-        let clusters = &mut k.clusters;
-        let cluster = match id.and_then(|id| clusters.iter_mut().find(|c| c.id == id)) {
-            Some(c) => c,
-            None => {
-                clusters.push(Cluster { id: self.next_id, representative: *sig, ratios: Vec::new() });
-                self.next_id += 1;
-                clusters.last_mut().expect("just pushed")
-            }
-        };
+        let i = nearest(&k.clusters, sig, false).unwrap_or_else(|| {
+            k.clusters.push(Cluster { id: self.next_id, representative: *sig, ratios: Vec::new() });
+            self.next_id += 1;
+            k.clusters.len() - 1
+        });
+        let cluster = &mut k.clusters[i];
         cluster.ratios.push(ratio);
         Sampled { cluster: cluster.id, samples: cluster.ratios.len(), cycles, error: 0, estimated: false }
     }
+}
 
-    /// The cluster of `key` nearest `sig` among those it matches (only settled ones if `settled`).
-    fn nearest(&self, key: &LaunchKey, sig: &Signature, settled: bool) -> Option<&Cluster> {
-        let mut best: Option<(f64, &Cluster)> = None;
-        for c in self.keys.get(key)?.clusters.iter().filter(|c| !settled || c.settled()) {
-            if let Some(d) = c.representative.distance(sig) {
-                if best.is_none_or(|(bd, _)| d < bd) {
-                    best = Some((d, c));
-                }
+/// The index of the cluster nearest `sig` among those it matches (only settled ones if `settled`).
+fn nearest(clusters: &[Cluster], sig: &Signature, settled: bool) -> Option<usize> {
+    let mut best: Option<(f64, usize)> = None;
+    for (i, c) in clusters.iter().enumerate().filter(|(_, c)| !settled || c.settled()) {
+        if let Some(d) = c.representative.distance(sig) {
+            if best.is_none_or(|(bd, _)| d < bd) {
+                best = Some((d, i));
             }
         }
-        best.map(|(_, c)| c)
     }
+    best.map(|(_, i)| i)
 }
 
 /// Both together (two kernels' totals, say).

@@ -103,6 +103,11 @@ impl DeviceMemory {
         &self.allocs
     }
 
+    /// The bytes of every live allocation (guards not counted).
+    pub fn allocated_bytes(&self) -> u64 {
+        self.allocs.iter().map(|a| a.data.len() as u64).fold(0, u64::saturating_add)
+    }
+
     /// The first address past every allocation placed so far and its trailing guard (never lower after a
     /// free): `[GLOBAL_BASE, end())` holds every device address ever handed out.
     pub fn end(&self) -> u64 {
@@ -257,6 +262,7 @@ mod tests {
         let a = m.alloc(vec![0; 16], "a");
         let b = m.alloc(vec![0; 8], "b");
         assert!(b >= a + 16 + 2 * crate::layout::MIN_GUARD);
+        assert_eq!(m.allocated_bytes(), 24, "the allocations' bytes, without their guards");
         m.write(a + 12, 4, 0xDEADBEEF).unwrap();
         assert_eq!(m.read(a + 12, 4).unwrap(), 0xDEADBEEF);
         assert_eq!(m.read(a + 16, 4).unwrap_err().kind, FaultKind::OutOfBounds);
