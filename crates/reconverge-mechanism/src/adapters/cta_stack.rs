@@ -413,7 +413,8 @@ impl<P: CompactionPolicy> Tracker for CtaStack<P> {
         }
         // Exited threads leave the warp.
         let live = live_lanes(&w.lanes, u.view.live);
-        if live != w.lanes.lanes() {
+        let exits = live != w.lanes.lanes();
+        if exits {
             w.lanes = LaneMap::from_parts(w.lanes.parts().iter().map(|&(sw, m)| (sw, m & u.view.live[sw as usize])));
         }
         if live == 0 {
@@ -424,6 +425,12 @@ impl<P: CompactionPolicy> Tracker for CtaStack<P> {
             let groups = pdom::successors(group.pc, group.mask & live, flow);
             let next = groups.first().map(|g| g.0).unwrap_or(group.pc + 1);
             st.move_to(ctx, next);
+            // A running warp that moved on without parking and without losing a thread leaves the settled
+            // CTA settled (settling reads no running warp's pc; what `advance` relies on as well).
+            if !exits && st.warps[ctx].as_ref().is_some_and(|w| w.state == State::Run) {
+                u.size = st.stack.len();
+                return Ok(());
+            }
         }
         st.settle(&self.0, sm, u)?;
         u.size = st.stack.len();

@@ -48,6 +48,23 @@ pub trait SlotTracker: Sync {
     }
     /// Updates the structure after slot `k` issued (`pc`, `mask`) with outcome `flow`.
     fn update(&self, st: &mut Self::State, k: u32, pc: Pc, mask: LaneMask, flow: &Flow, ctx: &mut WarpCtx<'_>) -> Done;
+    /// How many straight-line instructions from `pc` (at most `max`) slot `k`'s group (`pc`, `mask`) may
+    /// issue back to back, one [`SlotTracker::advance`] standing for their updates (see
+    /// [`crate::Tracker::straight_run`]): the slot must keep the same path, with the same lanes, after each
+    /// of them. The default, 1, updates after every instruction. Pure.
+    #[inline]
+    fn straight_run(&self, _st: &Self::State, _k: u32, _pc: Pc, _mask: LaneMask, _max: u32) -> u32 {
+        1
+    }
+    /// Slot `k`'s group (`pc`, `mask`) issued the `n` straight-line instructions that
+    /// [`SlotTracker::straight_run`] allowed: update as `n` updates with [`Flow::Next`] would.
+    #[inline]
+    fn advance(&self, st: &mut Self::State, k: u32, pc: Pc, mask: LaneMask, n: u32, ctx: &mut WarpCtx<'_>) -> Done {
+        for i in 0..n {
+            self.update(st, k, pc + i, mask, &Flow::Next, ctx)?;
+        }
+        Ok(())
+    }
     /// For mechanisms with [`SlotTracker::SPLITS_ON_MISS`]: the lanes `issued` of the load at `pc` (the
     /// update already ran) partly missed: `missed` wait for memory, the others hit. Returns whether the
     /// structure now holds the two sets in separate slots.
@@ -166,6 +183,22 @@ impl<T: SlotTracker> Tracker for Slots<T> {
         let warp = &mut st.warps[w];
         let mut ctx = WarpCtx::of(u, w);
         self.0.update(warp, k, group.pc, group.mask, flow, &mut ctx)?;
+        u.size = self.0.depth(warp);
+        Ok(())
+    }
+
+    #[inline]
+    fn straight_run(&self, _sm: &(), st: &SlotCta<T::State>, _view: &CtaView<'_>, group: &Group, max: u32) -> u32 {
+        let (w, k) = ((group.ctx / st.slots) as usize, group.ctx % st.slots);
+        st.warps.get(w).map_or(1, |s| self.0.straight_run(s, k, group.pc, group.mask, max))
+    }
+
+    #[inline]
+    fn advance(&self, _sm: &mut (), st: &mut SlotCta<T::State>, group: &Group, n: u32, u: &mut UpdateCtx<'_>) -> Done {
+        let (w, k) = ((group.ctx / st.slots) as usize, group.ctx % st.slots);
+        let warp = &mut st.warps[w];
+        let mut ctx = WarpCtx::of(u, w);
+        self.0.advance(warp, k, group.pc, group.mask, n, &mut ctx)?;
         u.size = self.0.depth(warp);
         Ok(())
     }

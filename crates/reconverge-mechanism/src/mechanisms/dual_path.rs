@@ -146,6 +146,33 @@ impl SlotTracker for DualPath {
         Ok(())
     }
 
+    /// Up to the top entry's reconvergence pc: until then each update only moves the path's pc (the last
+    /// instruction's update, which may reach it, runs as usual).
+    #[inline]
+    fn straight_run(&self, st: &Self::State, k: u32, pc: Pc, mask: LaneMask, max: u32) -> u32 {
+        match st.last().and_then(|top| Some((top.rpc, top.paths.get(k as usize).copied().flatten()?))) {
+            Some((rpc, p)) if p.pc == pc && p.mask == mask => {
+                if rpc > pc {
+                    max.min(rpc - pc)
+                } else {
+                    max
+                }
+            }
+            _ => 1,
+        }
+    }
+
+    fn advance(&self, st: &mut Self::State, k: u32, pc: Pc, mask: LaneMask, n: u32, ctx: &mut WarpCtx<'_>) -> Done {
+        self.update(st, k, pc, mask, &Flow::Next, ctx)?;
+        if n >= 2 {
+            if let Some(Some(p)) = st.last_mut().and_then(|top| top.paths.get_mut(k as usize)) {
+                p.pc = pc + n - 1;
+            }
+            self.update(st, k, pc + n - 1, mask, &Flow::Next, ctx)?;
+        }
+        Ok(())
+    }
+
     fn depth(&self, st: &Vec<DualEntry>) -> usize {
         st.len()
     }

@@ -180,6 +180,30 @@ impl SlotTracker for Dws {
         Some((top.pc, top.mask))
     }
 
+    /// The split's PDOM run ([`pdom_rules::straight_run`]) when every lane of its top entry issues: until
+    /// the last instruction each update only moves the top entry's pc (the last one's update, which may
+    /// reach the reconvergence point and let the split arrive, runs as usual).
+    #[inline]
+    fn straight_run(&self, st: &DwsState, k: u32, pc: Pc, mask: LaneMask, max: u32) -> u32 {
+        match st.splits.get(k as usize).and_then(Option::as_ref) {
+            Some(s) if s.stack.last().is_some_and(|top| top.pc == pc && top.mask == mask) => {
+                pdom_rules::straight_run(&s.stack, pc, max)
+            }
+            _ => 1,
+        }
+    }
+
+    fn advance(&self, st: &mut DwsState, k: u32, pc: Pc, mask: LaneMask, n: u32, ctx: &mut WarpCtx<'_>) -> Done {
+        self.update(st, k, pc, mask, &Flow::Next, ctx)?;
+        if n >= 2 {
+            if let Some(top) = st.splits.get_mut(k as usize).and_then(Option::as_mut).and_then(|s| s.stack.last_mut()) {
+                top.pc = pc + n - 1;
+            }
+            self.update(st, k, pc + n - 1, mask, &Flow::Next, ctx)?;
+        }
+        Ok(())
+    }
+
     fn update(&self, st: &mut DwsState, k: u32, pc: Pc, mask: LaneMask, flow: &Flow, ctx: &mut WarpCtx<'_>) -> Done {
         let k = k as usize;
         let s = st.splits.get_mut(k).and_then(Option::as_mut).ok_or(MechError::InvalidSlot("warp-split"))?;

@@ -173,6 +173,35 @@ impl SlotTracker for MultiPath {
         st.splits.get(k as usize).copied().flatten().map(|s| (s.pc, s.mask))
     }
 
+    /// Up to the split's reconvergence pc, when every lower slot is taken (an update puts a moved split in
+    /// the lowest free slot): until then each update only moves the split's pc (the last instruction's
+    /// update, which may reach it, runs as usual).
+    #[inline]
+    fn straight_run(&self, st: &Self::State, k: u32, pc: Pc, mask: LaneMask, max: u32) -> u32 {
+        let k = k as usize;
+        match st.splits.get(k).copied().flatten() {
+            Some(s) if s.pc == pc && s.mask == mask && st.splits[..k].iter().all(Option::is_some) => {
+                if s.rpc > pc {
+                    max.min(s.rpc - pc)
+                } else {
+                    max
+                }
+            }
+            _ => 1,
+        }
+    }
+
+    fn advance(&self, st: &mut Self::State, k: u32, pc: Pc, mask: LaneMask, n: u32, ctx: &mut WarpCtx<'_>) -> Done {
+        self.update(st, k, pc, mask, &Flow::Next, ctx)?;
+        if n >= 2 {
+            if let Some(Some(s)) = st.splits.get_mut(k as usize) {
+                s.pc = pc + n - 1;
+            }
+            self.update(st, k, pc + n - 1, mask, &Flow::Next, ctx)?;
+        }
+        Ok(())
+    }
+
     fn update(&self, st: &mut Self::State, k: u32, pc: Pc, mask: LaneMask, flow: &Flow, ctx: &mut WarpCtx<'_>) -> Done {
         let k = k as usize;
         let s = held(&st.splits, k as u32, "split")?;
