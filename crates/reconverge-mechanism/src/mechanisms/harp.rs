@@ -410,6 +410,52 @@ impl Tracker for Harp {
         Ok(())
     }
 
+    /// A group whose every thread issues, whose parts are in warp order and with every lower context taken
+    /// (an update takes the group out and forms it again at the lowest free context, parts in warp order)
+    /// runs up to the nearest pc ahead where another group is or one of its warps has a convergence-barrier
+    /// entry: until then each update moves its paths' pcs and forms the same group again.
+    fn straight_run(&self, _sm: &(), st: &HarpCta, _view: &CtaView<'_>, group: &Group, max: u32) -> u32 {
+        let ctx = group.ctx as usize;
+        let Some(Some(g)) = st.groups.get(ctx) else { return 1 };
+        let ordered = g.parts.windows(2).all(|p| p[0].0 < p[1].0);
+        if g.pc != group.pc || group.mask != g.lanes() || !ordered || st.groups[..ctx].iter().any(Option::is_none) {
+            return 1;
+        }
+        let others =
+            st.groups.iter().enumerate().filter(|&(i, _)| i != ctx).filter_map(|(_, o)| o.as_ref().map(|o| o.pc));
+        let barriers = g.parts.iter().flat_map(|&(w, _)| st.warps[w as usize].cbt.iter().map(|e| e.pc));
+        others.chain(barriers).filter(|&q| q > g.pc).fold(max, |n, q| n.min(q - g.pc)).max(1)
+    }
+
+    fn advance(&self, sm: &mut (), st: &mut HarpCta, group: &Group, n: u32, u: &mut UpdateCtx<'_>) -> Done {
+        self.update(sm, st, group, &Flow::Next, u)?;
+        if n >= 2 {
+            if n >= 3 {
+                let middle = u64::from(n - 2);
+                let to = group.pc + n - 1;
+                let g = st.groups.get_mut(group.ctx as usize).and_then(Option::as_mut);
+                let g = g.ok_or(MechError::EmptyContext("issue group", group.ctx))?;
+                for &(w, m) in &g.parts {
+                    let path = st.warps[w as usize]
+                        .paths
+                        .iter_mut()
+                        .find(|p| p.pc == g.pc && p.depth == g.depth && p.mask == m);
+                    path.ok_or(MechError::NotHeld("the path"))?.pc = to;
+                }
+                g.pc = to;
+                st.updates += middle;
+                // What each middle update counts: a table lookup per path, and a merge-table overflow when the
+                // group could take other warps' threads but holds no entry (the table was full when it formed).
+                u.count(HarpCounter::Lookups, middle * g.parts.len() as u64);
+                if !g.entry && g.lanes() != full_mask(st.w) {
+                    u.count(HarpCounter::MergeTableOverflows, middle);
+                }
+            }
+            self.update(sm, st, &Group { pc: group.pc + n - 1, ..group.clone() }, &Flow::Next, u)?;
+        }
+        Ok(())
+    }
+
     fn entries(&self, _sm: &(), st: &HarpCta, _ctx: u32) -> Vec<EntryView> {
         let n = st.warps.len();
         let spread = |w: u32, m: LaneMask| {
