@@ -259,6 +259,39 @@ impl<T: SlotTracker> Tracker for Slots<T> {
     }
 }
 
+/// [`SlotTracker::advance`] for a run of `n` straight-line instructions of slot `k` from `pc` whose middle
+/// updates would each only move the slot's path: the first and the last instruction update as usual, and
+/// `skip` moves the path from `pc + 1` to `pc + n - 1` at once (and counts what the middle updates count).
+#[inline]
+pub(crate) fn advance_ends<T: SlotTracker + ?Sized>(
+    t: &T,
+    st: &mut T::State,
+    (k, pc, mask, n): (u32, Pc, LaneMask, u32),
+    ctx: &mut WarpCtx<'_>,
+    skip: impl FnOnce(&mut T::State, &mut WarpCtx<'_>) -> Done,
+) -> Done {
+    t.update(st, k, pc, mask, &Flow::Next, ctx)?;
+    if n >= 2 {
+        if n >= 3 {
+            skip(st, ctx)?;
+        }
+        t.update(st, k, pc + n - 1, mask, &Flow::Next, ctx)?;
+    }
+    Ok(())
+}
+
+/// The instructions from `pc` (at most `max`) a path may run before it reaches `stop`, where its last
+/// instruction's update may act: up to `stop` when it lies ahead, else `max` (straight-line code only
+/// moves forward).
+#[inline]
+pub(crate) fn run_before(stop: Pc, pc: Pc, max: u32) -> u32 {
+    if stop > pc {
+        max.min(stop - pc)
+    } else {
+        max
+    }
+}
+
 /// The occupant of slot `k` of `slots` (a path, a split): the issued slot every slot mechanism's update
 /// starts from, or the error naming `what` when the slot is empty.
 #[inline]

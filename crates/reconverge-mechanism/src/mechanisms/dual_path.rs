@@ -16,6 +16,7 @@
 //! A divergence of a path whose entry already reconverges at R (a loop branch in later iterations)
 //! with the other path of the entry invalid reuses the entry instead of pushing.
 
+use crate::adapters::parallel::{advance_ends, run_before};
 use crate::adapters::paths::Path;
 use crate::adapters::pdom_rules::{reconvergence_point, successors};
 use crate::interface::counters;
@@ -151,26 +152,17 @@ impl SlotTracker for DualPath {
     #[inline]
     fn straight_run(&self, st: &Self::State, k: u32, pc: Pc, mask: LaneMask, max: u32) -> u32 {
         match st.last().and_then(|top| Some((top.rpc, top.paths.get(k as usize).copied().flatten()?))) {
-            Some((rpc, p)) if p.pc == pc && p.mask == mask => {
-                if rpc > pc {
-                    max.min(rpc - pc)
-                } else {
-                    max
-                }
-            }
+            Some((rpc, p)) if p.pc == pc && p.mask == mask => run_before(rpc, pc, max),
             _ => 1,
         }
     }
 
     fn advance(&self, st: &mut Self::State, k: u32, pc: Pc, mask: LaneMask, n: u32, ctx: &mut WarpCtx<'_>) -> Done {
-        self.update(st, k, pc, mask, &Flow::Next, ctx)?;
-        if n >= 2 {
-            if let Some(Some(p)) = st.last_mut().and_then(|top| top.paths.get_mut(k as usize)) {
-                p.pc = pc + n - 1;
-            }
-            self.update(st, k, pc + n - 1, mask, &Flow::Next, ctx)?;
-        }
-        Ok(())
+        advance_ends(self, st, (k, pc, mask, n), ctx, |st, _| {
+            let p = st.last_mut().and_then(|top| top.paths.get_mut(k as usize)).and_then(Option::as_mut);
+            p.ok_or(MechError::InvalidSlot("path"))?.pc = pc + n - 1;
+            Ok(())
+        })
     }
 
     fn depth(&self, st: &Vec<DualEntry>) -> usize {

@@ -26,6 +26,7 @@
 //! `docs/mechanism-reference.md`). A load followed at once by such an instruction is not split: the hit
 //! lanes would have nothing to run. Functional runs model no cache and never split on memory.
 
+use crate::adapters::parallel::advance_ends;
 use crate::adapters::pdom_rules::{self, PdomEntry};
 use crate::interface::counters;
 use crate::interface::Done;
@@ -180,7 +181,7 @@ impl SlotTracker for Dws {
         Some((top.pc, top.mask))
     }
 
-    /// The split's PDOM run ([`pdom_rules::straight_run`]) when every lane of its top entry issues: until
+    /// The split's PDOM run (`pdom_rules::straight_run`) when every lane of its top entry issues: until
     /// the last instruction each update only moves the top entry's pc (the last one's update, which may
     /// reach the reconvergence point and let the split arrive, runs as usual).
     #[inline]
@@ -194,14 +195,11 @@ impl SlotTracker for Dws {
     }
 
     fn advance(&self, st: &mut DwsState, k: u32, pc: Pc, mask: LaneMask, n: u32, ctx: &mut WarpCtx<'_>) -> Done {
-        self.update(st, k, pc, mask, &Flow::Next, ctx)?;
-        if n >= 2 {
-            if let Some(top) = st.splits.get_mut(k as usize).and_then(Option::as_mut).and_then(|s| s.stack.last_mut()) {
-                top.pc = pc + n - 1;
-            }
-            self.update(st, k, pc + n - 1, mask, &Flow::Next, ctx)?;
-        }
-        Ok(())
+        advance_ends(self, st, (k, pc, mask, n), ctx, |st, _| {
+            let top = st.splits.get_mut(k as usize).and_then(Option::as_mut).and_then(|s| s.stack.last_mut());
+            top.ok_or(MechError::InvalidSlot("warp-split"))?.pc = pc + n - 1;
+            Ok(())
+        })
     }
 
     fn update(&self, st: &mut DwsState, k: u32, pc: Pc, mask: LaneMask, flow: &Flow, ctx: &mut WarpCtx<'_>) -> Done {

@@ -19,13 +19,13 @@
 //!
 //! Any number of splits interleave; reconvergence is the immediate post-dominator's.
 
-use crate::adapters::parallel::held;
+use crate::adapters::parallel::{advance_ends, held, run_before};
 use crate::interface::counters;
 use crate::interface::Done;
 use crate::types::{is_pseudo, LaneMask, Pc, PC_NONE};
 use crate::EntryKind;
 use crate::Structure;
-use crate::{next_groups, Counter, EntryView, Flow, SlotTracker, WarpCtx};
+use crate::{next_groups, Counter, EntryView, Flow, MechError, SlotTracker, WarpCtx};
 
 /// A split-table entry.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -181,25 +181,18 @@ impl SlotTracker for MultiPath {
         let k = k as usize;
         match st.splits.get(k).copied().flatten() {
             Some(s) if s.pc == pc && s.mask == mask && st.splits[..k].iter().all(Option::is_some) => {
-                if s.rpc > pc {
-                    max.min(s.rpc - pc)
-                } else {
-                    max
-                }
+                run_before(s.rpc, pc, max)
             }
             _ => 1,
         }
     }
 
     fn advance(&self, st: &mut Self::State, k: u32, pc: Pc, mask: LaneMask, n: u32, ctx: &mut WarpCtx<'_>) -> Done {
-        self.update(st, k, pc, mask, &Flow::Next, ctx)?;
-        if n >= 2 {
-            if let Some(Some(s)) = st.splits.get_mut(k as usize) {
-                s.pc = pc + n - 1;
-            }
-            self.update(st, k, pc + n - 1, mask, &Flow::Next, ctx)?;
-        }
-        Ok(())
+        advance_ends(self, st, (k, pc, mask, n), ctx, |st, _| {
+            let s = st.splits.get_mut(k as usize).and_then(Option::as_mut);
+            s.ok_or(MechError::InvalidSlot("split"))?.pc = pc + n - 1;
+            Ok(())
+        })
     }
 
     fn update(&self, st: &mut Self::State, k: u32, pc: Pc, mask: LaneMask, flow: &Flow, ctx: &mut WarpCtx<'_>) -> Done {

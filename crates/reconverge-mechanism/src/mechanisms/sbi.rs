@@ -27,6 +27,7 @@
 //! the return pc; exited lanes leave every path and interval. A divergence that reconverges only at the
 //! function's exit opens no interval.
 
+use crate::adapters::parallel::advance_ends;
 use crate::adapters::paths::{self, Path};
 use crate::interface::counters;
 use crate::interface::Done;
@@ -185,7 +186,7 @@ impl<const SWI: bool> SlotTracker for Sbi<SWI> {
         st.paths.get(i).map(|p| (p.pc, p.mask))
     }
 
-    /// The path list's run ([`paths::clear_run`]: up to the nearest pc ahead another path holds), also
+    /// The path list's run (`paths::clear_run`: up to the nearest pc ahead another path holds), also
     /// stopping at the nearest start or end of an interval ahead: until the last instruction the path then
     /// keeps its place in the order, waits at no end and stays inside or outside the innermost interval,
     /// so the primary and the secondary stay the same paths and each update only moves its pc.
@@ -197,23 +198,18 @@ impl<const SWI: bool> SlotTracker for Sbi<SWI> {
     }
 
     fn advance(&self, st: &mut SbiState, k: u32, pc: Pc, mask: LaneMask, n: u32, ctx: &mut WarpCtx<'_>) -> Done {
-        self.update(st, k, pc, mask, &Flow::Next, ctx)?;
-        if n >= 2 {
-            if n >= 3 {
-                // The middle updates count what the second would: the first may have changed the intervals.
-                let middle = u64::from(n - 2);
-                let all = st.paths.iter().fold(0, |a, p| a | p.mask);
-                if let (Some(_), Some(_)) = st.pick(all, 0) {
-                    ctx.count(SbiCounter::CoIssue, middle);
-                }
-                if k == 1 {
-                    ctx.count(SbiCounter::Secondary, middle);
-                }
-                paths::skip(&mut st.paths, pc + 1, mask, pc + n - 1)?;
+        advance_ends(self, st, (k, pc, mask, n), ctx, |st, ctx| {
+            // The middle updates count what the second would: the first may have changed the intervals.
+            let middle = u64::from(n - 2);
+            let all = st.paths.iter().fold(0, |a, p| a | p.mask);
+            if let (Some(_), Some(_)) = st.pick(all, 0) {
+                ctx.count(SbiCounter::CoIssue, middle);
             }
-            self.update(st, k, pc + n - 1, mask, &Flow::Next, ctx)?;
-        }
-        Ok(())
+            if k == 1 {
+                ctx.count(SbiCounter::Secondary, middle);
+            }
+            paths::skip(&mut st.paths, pc + 1, mask, pc + n - 1)
+        })
     }
 
     fn update(&self, st: &mut SbiState, k: u32, pc: Pc, mask: LaneMask, flow: &Flow, ctx: &mut WarpCtx<'_>) -> Done {
