@@ -162,7 +162,9 @@ fn changing_first_seed() -> u64 {
 
 #[test]
 fn random_kernels_agree_with_the_reference() {
-    let changing = env_u64("RECONVERGE_DIFF_KERNELS", 250);
+    // 150 clock-drawn kernels a run (250 took the test to 175 s of a 23.5-minute CI, whose budget is 25);
+    // `RECONVERGE_DIFF_KERNELS` asks for more.
+    let changing = env_u64("RECONVERGE_DIFF_KERNELS", 150);
     let first = changing_first_seed();
     eprintln!(
         "differential: seeds 0..{FIXED_SEEDS}, {FOUND_SEEDS:?} and {first}..{} (RECONVERGE_DIFF_SEED={first} repeats this run)",
