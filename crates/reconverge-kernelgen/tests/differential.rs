@@ -2,7 +2,7 @@
 //! produce exactly the memory of the one-thread-at-a-time reference interpreter. Also a property of
 //! `forkjoin` on every kernel: its stack depth never exceeds log2(W).
 //!
-//! Each run checks the fixed seeds `0..200` and `RECONVERGE_DIFF_KERNELS` more (default 250) from a first
+//! Each run checks the fixed seeds `0..200` and `RECONVERGE_DIFF_KERNELS` more (default 150) from a first
 //! seed that changes from run to run (the clock's), printed, so that runs over time cover new kernels while
 //! every run repeats the same known ones (and `FOUND_SEEDS`, clock-drawn seeds that once failed);
 //! `RECONVERGE_DIFF_SEED=S` repeats a run's changing part (the
