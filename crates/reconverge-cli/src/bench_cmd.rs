@@ -42,7 +42,7 @@ pub(crate) struct BenchArgs {
     #[arg(long)]
     pub functional: bool,
     /// Interpret every instruction: do not compile hot straight-line segments to native code in the
-    /// functional runs (to measure what compiling gains).
+    /// functional and timed runs (to measure what compiling gains).
     #[arg(long)]
     pub no_jit: bool,
     /// Side by side with native code: the suite's CUDA C compiled as C++ by the system compiler ($CXX or

@@ -72,8 +72,9 @@ pub(crate) struct LaunchArgs {
     /// 1000).
     #[arg(long, default_value_t = 100_000)]
     pub livelock_window: u64,
-    /// Interpret every instruction: do not compile hot straight-line segments to native code in functional
-    /// runs. Results and statistics are identical either way; only the speed differs.
+    /// Interpret every instruction: do not compile hot straight-line segments to native code (functional
+    /// runs execute them in their straight-line runs, timed runs defer pure lane instructions to them).
+    /// Results, statistics and cycles are identical either way; only the speed differs.
     #[arg(long)]
     pub no_jit: bool,
     /// Set a module `.global`/`.const` variable (`__device__`/`__constant__`) before the launch:

@@ -226,6 +226,17 @@ pub struct CompileReport {
     pub time: Duration,
 }
 
+impl CompileReport {
+    /// Both reports' segments, instructions and time together (the SMs of a timed run compile apart).
+    pub fn plus(self, other: CompileReport) -> CompileReport {
+        CompileReport {
+            segments: self.segments + other.segments,
+            instructions: self.instructions + other.instructions,
+            time: self.time + other.time,
+        }
+    }
+}
+
 /// Segments the cache holds before it starts over.
 pub const CACHE_SEGMENTS: usize = 4096;
 

@@ -1,6 +1,7 @@
 //! Differential test: random kernels under every divergence mechanism and every warp size from 4 to 64 must
 //! produce exactly the memory of the one-thread-at-a-time reference interpreter. Also a property of
-//! `forkjoin` on every kernel: its stack depth never exceeds log2(W).
+//! `forkjoin` on every kernel: its stack depth never exceeds log2(W). Every [`TIMED_EVERY`]-th seed also
+//! runs timed, with compiled segments and without, under every mechanism at warp size 32.
 //!
 //! Each run checks the fixed seeds `0..200` and `RECONVERGE_DIFF_KERNELS` more (default 150) from a first
 //! seed that changes from run to run (the clock's), printed, so that runs over time cover new kernels while
@@ -12,9 +13,11 @@
 
 use reconverge_kernelgen::{generate, GenOptions, GeneratedKernel, KERNEL_NAME};
 use reconverge_mechanism::Mechanism;
+use reconverge_program::Arg;
 use reconverge_program::{Buffer, DecodeOptions, JitPolicy, LaunchConfig};
 use reconverge_reference::run_reference;
-use reconverge_sim::{load, run, NoObserver};
+use reconverge_sim::{load, run, Loaded, NoObserver, RunResult};
+use reconverge_timing::{run_timed, GpuConfig, TimedOptions, TimedResult};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
@@ -28,6 +31,11 @@ const FIXED_SEEDS: u64 = 200;
 /// `hybrid` at warp size 64 (a stack path parked at only one of several synchronisation points at its pc
 /// that expected its lanes).
 const FOUND_SEEDS: &[u64] = &[502_855_389_425];
+
+/// Every this many seeds, the kernel also runs timed (`tiny`, warp size 32, every mechanism) with its pure
+/// lane instructions deferred and compiled at once and without: the two must agree in every statistic,
+/// cycle and byte, and with functional mode's memory.
+const TIMED_EVERY: u64 = 8;
 
 /// Warp instructions after which a simulator run counts as hung.
 const SIM_LIMIT: u64 = 20_000_000;
@@ -133,6 +141,10 @@ fn check_seed(seed: u64, opts: &GenOptions) -> Result<u64, String> {
                 if interpreted.stats != r.stats || interpreted.buffers != r.buffers {
                     return Err(fail(format!("{mech}, warp size {w}: compiled segments change the results")));
                 }
+                if seed.is_multiple_of(TIMED_EVERY) {
+                    check_timed(&prog, &cfg, &args, &r)
+                        .map_err(|m| fail(format!("{mech}, warp size {w}, timed: {m}")))?;
+                }
             }
             // Fork/join runs the minority path first, so its stack never holds more than log2(W) paths.
             if mech == Mechanism::ForkJoin {
@@ -151,6 +163,29 @@ fn check_seed(seed: u64, opts: &GenOptions) -> Result<u64, String> {
         }
     }
     Ok(reference.thread_instructions)
+}
+
+/// Runs the launch timed on `tiny` with compiled segments at once and with none: both must give the same
+/// outcome, statistics, cycles and memory, and a completed run functional mode's memory.
+fn check_timed(prog: &Loaded, cfg: &LaunchConfig, args: &[Arg], functional: &RunResult) -> Result<(), String> {
+    let gpu = GpuConfig::tiny();
+    let timed = |jit| {
+        let cfg = LaunchConfig { host: reconverge_program::HostOptions { jit, ..cfg.host.clone() }, ..cfg.clone() };
+        run_timed(prog, &cfg, &gpu, args, TimedOptions { max_cycles: None, threads: 1 })
+    };
+    let (compiled, interpreted) = (timed(JitPolicy::Always), timed(JitPolicy::Off));
+    let error = |r: &TimedResult| r.run.error.as_ref().map(ToString::to_string);
+    if error(&compiled) != error(&interpreted)
+        || compiled.run.stats != interpreted.run.stats
+        || compiled.run.buffers != interpreted.run.buffers
+        || compiled.timing != interpreted.timing
+    {
+        return Err("compiled segments change the results".into());
+    }
+    if compiled.run.error.is_none() && compiled.run.buffers != functional.buffers {
+        return Err("memory differs from functional mode".into());
+    }
+    Ok(())
 }
 
 /// The first seed of this run's changing part: `RECONVERGE_DIFF_SEED`, or one from the clock, clear of the

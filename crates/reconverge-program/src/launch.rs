@@ -342,8 +342,9 @@ pub struct HostOptions {
     /// Set by another thread to stop the run (Ctrl-C in Python): the drivers look at it between rounds
     /// of issue (functional) or epochs (timed) and stop as interrupted.
     pub cancel: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
-    /// When functional runs compile straight-line segments of pure lane instructions to native code
-    /// (`--no-jit`: never). Results and statistics are the same under every policy; only the speed differs.
+    /// When functional and timed runs compile straight-line segments of pure lane instructions to native
+    /// code (`--no-jit`: never). Results, statistics and cycles are the same under every policy; only the
+    /// speed differs.
     pub jit: JitPolicy,
 }
 
@@ -355,7 +356,9 @@ impl HostOptions {
     }
 }
 
-/// When the functional machine compiles a straight-line segment of pure lane instructions to native code.
+/// When a straight-line segment of pure lane instructions is compiled to native code: in functional runs,
+/// the straight-line runs execute it; in timed runs, the pure lane instructions a warp issued execute
+/// through it when their registers are next needed.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum JitPolicy {
     /// Never: the interpreter executes every instruction (`--no-jit`).

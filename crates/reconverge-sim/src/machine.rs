@@ -1,10 +1,9 @@
 //! The functional machine: one [`SmCore`] holding up to `max_resident_ctas` CTAs, issue contexts visited
 //! round robin (each issues up to a quantum of instructions), deadlock and limit detection, and the result.
 
-use crate::core::{IssueEnv, Jit, JitReport, Observer, SmCore, Watchdog, HOT_RUNS};
+use crate::core::{IssueEnv, Jit, JitReport, Observer, SmCore, Watchdog};
 use crate::device::DeviceState;
 use crate::error::{DeadlockReport, LiveThreads, RunLimit, SimError};
-use crate::launch::JitPolicy;
 use crate::launch::{Buffer, LaunchArgs, LaunchConfig};
 use crate::mechanism::{Peek, Tracker};
 use crate::memory::DeviceMemory;
@@ -35,9 +34,9 @@ pub struct RunResult {
     /// Whether `printf` output was dropped: a launch keeps at most [`crate::printf::OUTPUT_LIMIT`] bytes
     /// (CUDA's default printf FIFO size).
     pub printf_truncated: bool,
-    /// What compiling straight-line segments did in a functional run
-    /// ([`reconverge_program::HostOptions::jit`]): segments, instructions and wall-clock time. Not a
-    /// statistic: it depends on the host, never on the results.
+    /// What compiling straight-line segments did ([`reconverge_program::HostOptions::jit`]; in a timed run,
+    /// every SM's together): segments, instructions and wall-clock time. Not a statistic: it depends on
+    /// the host, never on the results.
     pub jit: JitReport,
 }
 
@@ -187,12 +186,7 @@ fn execute<T: Tracker>(
     observer: &mut dyn Observer,
 ) -> (Stats, Option<SimError>, (Vec<PrintfRecord>, bool), JitReport) {
     let mut core = SmCore::new(prog, tracker, cfg, 0, 1);
-    let hot = match cfg.host.jit {
-        JitPolicy::Off => None,
-        JitPolicy::Hot => Some(HOT_RUNS),
-        JitPolicy::Always => Some(1),
-    };
-    let mut jit = hot.map(|hot| Jit::new(prog, (core.warps_per_cta(), cfg.warp_size), hot));
+    let mut jit = Jit::for_policy(prog, (core.warps_per_cta(), cfg.warp_size), cfg.host.jit);
     let error = simulate(&mut core, cfg, (&mut dev.mem, &dev.consts, &dev.params), jit.as_mut(), observer).err();
     let report = jit.as_ref().map(Jit::report).unwrap_or_default();
     (core.stats().clone(), error, core.take_printf(), report)

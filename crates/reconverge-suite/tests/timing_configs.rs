@@ -7,6 +7,7 @@ mod common;
 use proptest::prelude::*;
 use rayon::prelude::*;
 use reconverge_mechanism::Mechanism;
+use reconverge_program::JitPolicy;
 use reconverge_suite::{prepare_entry, run_prepared, Mode, PreparedEntry};
 use reconverge_timing::{GpuConfig, SchedulerPolicy};
 use std::sync::OnceLock;
@@ -88,11 +89,16 @@ proptest! {
         let chosen: Vec<&str> = picks.iter().map(|p| kernels[p.index(kernels.len())]).collect();
         let runs: Vec<_> = f.runs.iter().filter(|r| chosen.contains(&r.0.as_str())).collect();
         // The runs on every core; every other one on two host threads (the parallel epochs under random
-        // configurations), the rest on one.
+        // configurations), the rest on one; every pure lane instruction deferred and compiled at once
+        // (`JitPolicy::Always`), so the compiled segments' timed use is checked against functional mode too.
         let timed: Vec<_> = runs
             .par_iter()
             .enumerate()
-            .map(|(i, (_, _, p, _, _))| run_prepared(p, Mode::Timed { gpu: &gpu, threads: 1 + i % 2 }).0)
+            .map(|(i, (_, _, p, _, _))| {
+                let mut p = p.clone();
+                p.cfg.host.jit = JitPolicy::Always;
+                run_prepared(&p, Mode::Timed { gpu: &gpu, threads: 1 + i % 2 }).0
+            })
             .collect();
         for ((name, mech, _, functional, either), timed) in runs.into_iter().zip(timed) {
             if !either {

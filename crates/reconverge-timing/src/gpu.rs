@@ -12,6 +12,7 @@ use reconverge_mechanism::Tracker;
 use reconverge_program::launch::LaunchArgs;
 use reconverge_program::{LaunchConfig, LaunchError, Program};
 use reconverge_sim::access::GlobalMemory;
+use reconverge_sim::core::JitReport;
 use reconverge_sim::core::{QuietThreads, Watchdog};
 use reconverge_sim::error::{DeadlockReport, LiveThreads};
 use reconverge_sim::memory::DeviceMemory;
@@ -290,7 +291,8 @@ fn run_with<T: Tracker>(
         let parts = sms.iter().filter_map(|s| s.pc_counts.as_ref().map(|p| &p.per_pc[..]));
         crate::per_pc::sum_by_pc(parts, crate::per_pc::PcCount::merge)
     });
-    let run = RunResult::finished(prog, stats, error, outputs).with_printf(printed);
+    let jit = sms.iter().fold(JitReport::default(), |r, s| r.plus(s.core().jit_report()));
+    let run = RunResult { jit, ..RunResult::finished(prog, stats, error, outputs).with_printf(printed) };
     (TimedResult { run, timing, pc_stalls, pc_counts }, timeline)
 }
 
@@ -372,7 +374,10 @@ fn epochs<T: Tracker>(
         total_issued += issued;
         last_issued = issued;
         let mut changed = outcomes.iter().any(|o| o.changed);
-        changed |= merge_writes(sms, mem);
+        match merge_writes(sms, mem) {
+            Ok(wrote) => changed |= wrote,
+            Err(e) => return Some(e),
+        }
         serve_l2(sms, l2, gpu, t1, &mut waiting);
         for sm in sms.iter_mut() {
             sm.retire();
@@ -420,7 +425,7 @@ fn where_threads<T: Tracker>(sms: &[Sm<'_, T>]) -> LiveThreads {
 
 /// Applies the epoch's global stores and atomics of every SM in (cycle, SM, sequence) order; returns
 /// whether memory changed.
-fn merge_writes<T: Tracker>(sms: &mut [Sm<'_, T>], mem: &mut DeviceMemory) -> bool {
+fn merge_writes<T: Tracker>(sms: &mut [Sm<'_, T>], mem: &mut DeviceMemory) -> Result<bool, SimError> {
     let mut changed = false;
     let mut writes: Vec<(u64, usize, u64, WriteOp)> = Vec::new();
     for (i, sm) in sms.iter_mut().enumerate() {
@@ -441,13 +446,13 @@ fn merge_writes<T: Tracker>(sms: &mut [Sm<'_, T>], mem: &mut DeviceMemory) -> bo
                 if let Ok((Some(old), ch)) = GlobalMemory::atomic(mem, req) {
                     changed |= ch;
                     if let Some(r) = req.dst {
-                        sms[i].write_register(cta_slot, req.thread, r, old);
+                        sms[i].write_register(cta_slot, req.thread, r, old)?;
                     }
                 }
             }
         }
     }
-    changed
+    Ok(changed)
 }
 
 /// Serves the epoch's L2 requests of every SM in (cycle, SM, sequence) order and schedules the responses

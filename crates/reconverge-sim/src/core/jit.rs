@@ -15,6 +15,7 @@
 use super::cta::Cta;
 use crate::alu;
 use crate::error::SimError;
+use crate::launch::JitPolicy;
 use crate::mechanism::LaneMap;
 use crate::program::{Op, Program};
 use crate::types::{LaneMask, Pc};
@@ -38,6 +39,8 @@ pub struct Jit<'p> {
     heat: Vec<u16>,
     /// Per pc: its compiled segment.
     code: Vec<Option<Segment>>,
+    /// Per pc: whether it is a pure lane instruction ([`reconverge_jit::supports`]), whatever its run.
+    pure: Vec<bool>,
     shape: Shape,
     /// Runs of a segment before it is compiled.
     hot: u16,
@@ -53,9 +56,10 @@ impl<'p> Jit<'p> {
     pub fn new(prog: &'p Program, (nwarps, w): (u32, u32), hot: u16) -> Jit<'p> {
         let n = prog.insts.len();
         let mut len = vec![0u16; n];
+        let pure: Vec<bool> = prog.insts.iter().map(reconverge_jit::supports).collect();
         for pc in (0..n).rev() {
             let straight = prog.straight.get(pc).map_or(0, |&s| u32::from(s));
-            if straight == 0 || !reconverge_jit::supports(&prog.insts[pc]) {
+            if straight == 0 || !pure[pc] {
                 continue;
             }
             let next = len.get(pc + 1).map_or(0, |&l| u32::from(l));
@@ -66,7 +70,38 @@ impl<'p> Jit<'p> {
         if !shape.compilable() {
             len.fill(0);
         }
-        Jit { prog, len, heat: vec![0; n], code: vec![None; n], shape, hot, report: JitReport::default() }
+        Jit { prog, len, heat: vec![0; n], code: vec![None; n], pure, shape, hot, report: JitReport::default() }
+    }
+
+    /// The segments of `prog` for CTAs of `nwarps` static warps of `w` threads under `policy`: `None`
+    /// when it compiles nothing (`--no-jit`).
+    pub fn for_policy(prog: &'p Program, (nwarps, w): (u32, u32), policy: JitPolicy) -> Option<Jit<'p>> {
+        let hot = match policy {
+            JitPolicy::Off => return None,
+            JitPolicy::Hot => HOT_RUNS,
+            JitPolicy::Always => 1,
+        };
+        Some(Jit::new(prog, (nwarps, w), hot))
+    }
+
+    /// Whether the instruction at `pc` is a pure lane instruction: it reads and writes only its own
+    /// lane's registers and predicates (and constants), so it may execute at any time before those are
+    /// next read or written by anything else.
+    #[inline]
+    pub(crate) fn is_pure(&self, pc: Pc) -> bool {
+        self.pure.get(pc as usize).copied().unwrap_or(false)
+    }
+
+    /// Whether a segment of at least two instructions starts at `pc` (its straight-line run's pure lane
+    /// instructions from `pc`) and this launch's warps can be compiled.
+    #[inline]
+    pub(crate) fn starts_segment(&self, pc: Pc) -> bool {
+        self.len.get(pc as usize).is_some_and(|&n| n >= 2)
+    }
+
+    /// Whether any segment can be compiled for this launch's warps (the compiler refuses some shapes).
+    pub(crate) fn compiles(&self) -> bool {
+        self.shape.compilable()
     }
 
     /// What was compiled so far.

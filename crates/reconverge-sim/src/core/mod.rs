@@ -7,6 +7,7 @@
 
 mod barrier;
 mod cta;
+mod deferred;
 mod exec;
 mod jit;
 mod lanes;
@@ -194,6 +195,8 @@ pub struct SmCore<'a, T: Tracker> {
     view: SmView,
     /// The output of the `printf` calls executed here.
     printf: PrintfLog,
+    /// Pure lane instructions issued but executed later ([`SmCore::defer_pure_instructions`]).
+    deferral: Option<deferred::Deferral<'a>>,
 }
 
 impl<'a, T: Tracker> SmCore<'a, T> {
@@ -217,6 +220,7 @@ impl<'a, T: Tracker> SmCore<'a, T> {
             view: SmView::default(),
             released: SmallVec::new(),
             printf: PrintfLog::default(),
+            deferral: None,
             fixed: Fixed {
                 grid: launch.grid,
                 block: launch.block,
@@ -257,6 +261,9 @@ impl<'a, T: Tracker> SmCore<'a, T> {
             sc.launch(index, &cta.live, cta.w);
         }
         self.ctas[index] = Some(Resident { cta, st, contexts, quiet: Vec::new() });
+        if let Some(d) = &mut self.deferral {
+            d.clear_slot(index);
+        }
         index
     }
 
@@ -366,10 +373,22 @@ impl<'a, T: Tracker> SmCore<'a, T> {
         let wants = observer.wants(owner.cta.linear, group.ctx);
         let subs = self.by_cta(cta, group);
         let (cycle, track) = (env.cycle, env.track);
+        // A deferred pure instruction executes later ([`SmCore::defer_pure_instructions`]); anything else
+        // first executes what is pending for the warps it touches.
+        let mut deferred = false;
+        if self.deferral.is_some() {
+            let defer = subs.len() == 1 && !wants && !track && self.scalar.is_none();
+            for sub in &subs {
+                deferred |= self.defer_or_settle(sub.slot, &sub.lanes, sub.mask, pc, defer)?;
+            }
+            if deferred {
+                self.access.mask = 0;
+            }
+        }
         let mut e = exec_env(prog, env, &self.fixed, (&mut self.access, &mut self.printf), T::AWAITS_MEMBERS);
         let mut merged = (subs.len() > 1 && e.access.enabled).then(AccessLog::default);
         let mut out = Executed::new(wants, prog.info[pc as usize].writes.len());
-        for sub in &subs {
+        for sub in subs.iter().filter(|_| !deferred) {
             let Some(r) = self.ctas.get_mut(sub.slot).and_then(Option::as_mut) else { continue };
             e.cta_slot = sub.slot as u32;
             e.changed = false;
@@ -555,6 +574,11 @@ impl<'a, T: Tracker> SmCore<'a, T> {
             return Err(SimError::Internal("a straight-line run across CTAs"));
         };
         debug_assert_eq!(*slot, cta, "a run issues to the CTA it was allowed for");
+        if self.deferral.is_some() {
+            for &(warp, _) in lanes.parts() {
+                self.settle(cta, warp)?;
+            }
+        }
         let Some(r) = self.ctas.get_mut(cta).and_then(Option::as_mut) else {
             return Err(SimError::Internal("issue to an empty CTA slot"));
         };
@@ -633,14 +657,18 @@ impl<'a, T: Tracker> SmCore<'a, T> {
     }
 
     /// Writes a value into register `reg` of thread slot `slot` of CTA `cta` (an atomic's old value,
-    /// applied when the timing model performs the atomic).
-    pub fn write_register(&mut self, cta: usize, slot: u32, reg: u32, value: u64) {
+    /// applied when the timing model performs the atomic), after the thread's deferred instructions.
+    pub fn write_register(&mut self, cta: usize, slot: u32, reg: u32, value: u64) -> Result<(), SimError> {
+        if self.deferral.is_some() && self.ctas.get(cta).is_some_and(Option::is_some) {
+            self.settle(cta, slot / self.launch.warp_size.max(1))?;
+        }
         if let Some(r) = self.ctas.get_mut(cta).and_then(Option::as_mut) {
             let i = reg as usize * r.cta.padded + slot as usize;
             if let Some(x) = r.cta.regs.get_mut(i) {
                 *x = value;
             }
         }
+        Ok(())
     }
 
     /// The output of the `printf` calls this core executed so far, in execution order.

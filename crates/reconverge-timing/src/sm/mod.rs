@@ -18,7 +18,7 @@ use memory::{Issuer, LoadTrack, MemorySide};
 use reconverge_mechanism::{Blocked, Group, Peek, Tracker};
 use reconverge_program::program::{InstClass, Op};
 use reconverge_program::{LaneMask, LaunchConfig, Program};
-use reconverge_sim::core::{IssueEnv, NoObserver, SmCore};
+use reconverge_sim::core::{IssueEnv, Jit, NoObserver, SmCore};
 use reconverge_sim::memory::DeviceMemory;
 use reconverge_sim::{SimError, Stats};
 use smallvec::SmallVec;
@@ -284,9 +284,15 @@ impl<'a, T: Tracker> Sm<'a, T> {
         let regs_per_thread = gpu.launch_registers_per_thread(prog, launch.threads_per_cta(), launch.warp_size);
         let nthreads = launch.threads_per_cta();
         let nctx = tracker.contexts(nthreads.div_ceil(launch.warp_size), nthreads);
+        let mut core = SmCore::new(prog, tracker, launch, id, gpu.num_sms);
+        // Values through the functional mode's compiled segments: pure lane instructions execute when their
+        // registers are next needed, which changes no result ([`SmCore::defer_pure_instructions`]).
+        if let Some(jit) = Jit::for_policy(prog, (core.warps_per_cta(), launch.warp_size), launch.host.jit) {
+            core.defer_pure_instructions(jit);
+        }
         Ok(Sm {
             id,
-            core: SmCore::new(prog, tracker, launch, id, gpu.num_sms),
+            core,
             gpu,
             res: Vec::new(),
             used: [0; 4],
@@ -462,8 +468,8 @@ impl<'a, T: Tracker> Sm<'a, T> {
     }
 
     /// Writes an atomic's old value (applied at the epoch end) into the issuing thread's register.
-    pub fn write_register(&mut self, cta_slot: u32, thread: u32, reg: u32, value: u64) {
-        self.core.write_register(cta_slot as usize, thread, reg, value);
+    pub fn write_register(&mut self, cta_slot: u32, thread: u32, reg: u32, value: u64) -> Result<(), SimError> {
+        self.core.write_register(cta_slot as usize, thread, reg, value)
     }
 
     /// Queues an L2 response arriving at `cycle`.
