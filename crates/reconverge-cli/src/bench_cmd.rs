@@ -1,4 +1,5 @@
-//! `reconverge bench`: simulation speed on the suite kernels, in simulated instructions per second.
+//! `reconverge bench`: simulation speed on the suite kernels, in simulated instructions per second (a
+//! whole program under `exec`: [`crate::bench_exec`]).
 
 use crate::launch_args::mechanism;
 use crate::suite_cmd::{check_kernel_names, check_warp_sizes, default_kernels_dir, load_manifest};
@@ -64,6 +65,11 @@ pub(crate) struct BenchArgs {
     /// Print JSON (one array of rows).
     #[arg(long)]
     pub json: bool,
+    /// A CUDA program and its arguments (after `--`), measured under `exec` instead of the suite: the median
+    /// wall time of a whole functional and timed `exec` of it (process start, host code, every launch) and
+    /// the warp instructions and cycles it simulated, per second.
+    #[arg(last = true, value_name = "PROGRAM [ARGS]...", conflicts_with_all = ["native", "no_jit", "only", "kernels"])]
+    pub program: Vec<String>,
 }
 
 /// One row of `bench` output (the `--csv`/`--json` columns).
@@ -95,6 +101,13 @@ pub(crate) struct BenchRecord {
 
 /// Runs `reconverge bench`.
 pub(crate) fn run_bench(a: BenchArgs) -> Result<(), Failure> {
+    if !a.program.is_empty() {
+        check_warp_sizes(&[a.warp_size])?;
+        if !a.functional {
+            crate::launch_args::gpu_config(&a.config)?;
+        }
+        return crate::bench_exec::run(&a, mechanism(&a.mechanism)?);
+    }
     let dir = a
         .kernels
         .clone()

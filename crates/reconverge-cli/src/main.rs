@@ -7,6 +7,7 @@
 #![allow(clippy::print_stdout, clippy::print_stderr)] // a front end: printing is its job
 mod analyze_cmd;
 mod bench_cmd;
+mod bench_exec;
 mod bench_native;
 mod cfg_cmd;
 mod compare_cmd;

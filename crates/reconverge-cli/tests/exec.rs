@@ -865,3 +865,48 @@ fn registration_leaves_the_programs_heap_untouched() {
         assert_eq!(out, "nonzero bytes in fresh mallocs: 0\nPASS\n", "{err}");
     }
 }
+
+/// Issue 42: `bench -- PROGRAM` measures a whole program under `exec`, functional and timed, and reports
+/// the work the launches' statistics lines give (the same as `exec --stats` of one run).
+#[test]
+fn bench_measures_a_whole_program_under_exec() {
+    if built().is_none() || !shim_built() {
+        return;
+    }
+    let dir = temp_dir("bench-exec");
+    let stats = dir.join("bfs.jsonl");
+    let s = stats.to_string_lossy().into_owned();
+    let (code, out, err) = exec(&["--stats", &s], "bfs");
+    assert_eq!(code, 0, "{out}{err}");
+    let lines: Vec<serde_json::Value> = std::fs::read_to_string(&stats)
+        .expect("stats")
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON line"))
+        .collect();
+    let sum = |key: &str| lines.iter().map(|l| l[key].as_u64().expect("a count")).sum::<u64>();
+    let o = Command::new(env!("CARGO_BIN_EXE_reconverge"))
+        .args(["bench", "--json", "--min-ms", "1", "--"])
+        .arg(program("bfs"))
+        .output()
+        .expect("reconverge runs");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let rows: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
+    let row = &rows[0];
+    assert_eq!(row["program"], "bfs");
+    assert_eq!(row["launches"], lines.len() as u64);
+    assert_eq!(row["warp_instructions"], sum("warp_instructions"));
+    assert_eq!(row["thread_instructions"], sum("thread_instructions"));
+    assert_eq!(row["cycles"], sum("cycles"));
+    assert_eq!(row["config"], "gtx480");
+    for key in ["functional_ms", "timed_ms", "functional_warp_instructions_per_s", "timed_warp_instructions_per_s"] {
+        assert!(row[key].as_f64().is_some_and(|x| x > 0.0), "{key}: {row}");
+    }
+    // A program that fails is the command's error, with what it printed.
+    let o = Command::new(env!("CARGO_BIN_EXE_reconverge"))
+        .args(["bench", "--functional", "--min-ms", "1", "--"])
+        .arg(program("oob"))
+        .output()
+        .expect("reconverge runs");
+    assert_eq!(o.status.code(), Some(2), "{}", String::from_utf8_lossy(&o.stdout));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("under exec failed"), "{}", String::from_utf8_lossy(&o.stderr));
+}
