@@ -280,18 +280,6 @@ pub(crate) fn advance_ends<T: SlotTracker + ?Sized>(
     Ok(())
 }
 
-/// The instructions from `pc` (at most `max`) a path may run before it reaches `stop`, where its last
-/// instruction's update may act: up to `stop` when it lies ahead, else `max` (straight-line code only
-/// moves forward).
-#[inline]
-pub(crate) fn run_before(stop: Pc, pc: Pc, max: u32) -> u32 {
-    if stop > pc {
-        max.min(stop - pc)
-    } else {
-        max
-    }
-}
-
 /// The occupant of slot `k` of `slots` (a path, a split): the issued slot every slot mechanism's update
 /// starts from, or the error naming `what` when the slot is empty.
 #[inline]

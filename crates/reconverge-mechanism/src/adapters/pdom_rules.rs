@@ -140,8 +140,20 @@ pub(crate) fn straight_run(st: &[PdomEntry], pc: Pc, max: u32) -> u32 {
     // Straight-line code changes only the top entry's pc, until it reaches the entry's reconvergence
     // point (a block start, or the return point of a call entry's caller).
     match st.last() {
-        Some(top) if !top.call && top.rpc > pc => max.min(top.rpc - pc),
+        Some(top) if !top.call => run_before(top.rpc, pc, max),
         _ => max,
+    }
+}
+
+/// The instructions from `pc` (at most `max`) a path may run before it reaches `stop`, where its last
+/// instruction's update may act: up to `stop` when it lies ahead, else `max` (straight-line code only
+/// moves forward). The stack's top entry and the parallel paths' splits share it.
+#[inline]
+pub(crate) fn run_before(stop: Pc, pc: Pc, max: u32) -> u32 {
+    if stop > pc {
+        max.min(stop - pc)
+    } else {
+        max
     }
 }
 

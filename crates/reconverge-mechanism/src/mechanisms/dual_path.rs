@@ -16,8 +16,9 @@
 //! A divergence of a path whose entry already reconverges at R (a loop branch in later iterations)
 //! with the other path of the entry invalid reuses the entry instead of pushing.
 
-use crate::adapters::parallel::{advance_ends, run_before};
+use crate::adapters::parallel::advance_ends;
 use crate::adapters::paths::Path;
+use crate::adapters::pdom_rules::run_before;
 use crate::adapters::pdom_rules::{reconvergence_point, successors};
 use crate::interface::counters;
 use crate::interface::Done;

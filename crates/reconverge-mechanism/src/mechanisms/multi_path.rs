@@ -19,7 +19,8 @@
 //!
 //! Any number of splits interleave; reconvergence is the immediate post-dominator's.
 
-use crate::adapters::parallel::{advance_ends, held, run_before};
+use crate::adapters::parallel::{advance_ends, held};
+use crate::adapters::pdom_rules::run_before;
 use crate::interface::counters;
 use crate::interface::Done;
 use crate::types::{is_pseudo, LaneMask, Pc, PC_NONE};
