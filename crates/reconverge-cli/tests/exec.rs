@@ -364,11 +364,7 @@ fn each_kernel_node_a_graph_runs_is_one_launch_in_the_statistics() {
     let (code, out, err) = exec(&["--mechanism", "tbc", "--config", "gtx480", "--stats", &s], "graphs");
     assert_eq!(code, 0, "{out}\n{err}");
     assert!(out.contains("kernel nodes run: 24"), "{out}");
-    let lines: Vec<serde_json::Value> = std::fs::read_to_string(&stats)
-        .expect("stats")
-        .lines()
-        .map(|l| serde_json::from_str(l).expect("a JSON line"))
-        .collect();
+    let lines = stats_lines(&stats);
     assert_eq!(lines.len(), 24, "{err}");
     for (i, l) in lines.iter().enumerate() {
         assert_eq!(l["launch"], i as u64 + 1);
@@ -461,11 +457,7 @@ fn statistics_are_one_line_per_launch_and_the_summary_aggregates_them() {
     let (s, h) = (stats.to_string_lossy().into_owned(), html.to_string_lossy().into_owned());
     let (code, out, err) = exec(&["--mechanism", "tbc", "--stats", &s, "--html", &h], "gaussian");
     assert_eq!(code, 0, "{out}{err}");
-    let lines: Vec<serde_json::Value> = std::fs::read_to_string(&stats)
-        .expect("stats")
-        .lines()
-        .map(|l| serde_json::from_str(l).expect("a JSON line"))
-        .collect();
+    let lines = stats_lines(&stats);
     // 16x16 system: 15 steps of Fan1 + Fan2.
     assert_eq!(lines.len(), 30, "{err}");
     for (i, l) in lines.iter().enumerate() {
@@ -623,6 +615,15 @@ fn exec_command(flags: &[&str], command: &[&str]) -> (i32, String, String) {
         String::from_utf8_lossy(&o.stdout).into(),
         String::from_utf8_lossy(&o.stderr).into(),
     )
+}
+
+/// The launches' statistics lines `exec --stats` wrote to `path`.
+fn stats_lines(path: &Path) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(path)
+        .expect("stats")
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON line"))
+        .collect()
 }
 
 /// A compiled test program's path, as text.
@@ -878,11 +879,7 @@ fn bench_measures_a_whole_program_under_exec() {
     let s = stats.to_string_lossy().into_owned();
     let (code, out, err) = exec(&["--stats", &s], "bfs");
     assert_eq!(code, 0, "{out}{err}");
-    let lines: Vec<serde_json::Value> = std::fs::read_to_string(&stats)
-        .expect("stats")
-        .lines()
-        .map(|l| serde_json::from_str(l).expect("a JSON line"))
-        .collect();
+    let lines = stats_lines(&stats);
     let sum = |key: &str| lines.iter().map(|l| l[key].as_u64().expect("a count")).sum::<u64>();
     let o = Command::new(env!("CARGO_BIN_EXE_reconverge"))
         .args(["bench", "--json", "--min-ms", "1", "--"])
