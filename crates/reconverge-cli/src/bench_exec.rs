@@ -141,8 +141,8 @@ fn median_run(
         times.push(t0.elapsed());
         if !o.status.success() {
             let err = String::from_utf8_lossy(&o.stderr);
-            let tail: String =
-                err.lines().rev().take(12).collect::<Vec<_>>().into_iter().rev().collect::<Vec<_>>().join("\n");
+            let lines: Vec<&str> = err.lines().collect();
+            let tail = lines[lines.len().saturating_sub(12)..].join("\n");
             return Err(Failure::input(format!("`{}` under exec failed ({}):\n{tail}", a.program[0], o.status)));
         }
         work = read_work(stats)?;
