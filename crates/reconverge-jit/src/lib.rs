@@ -326,6 +326,11 @@ fn host_isa() -> Result<OwnedTargetIsa, JitError> {
     set(&mut flags, "opt_level", "speed")?;
     set(&mut flags, "use_colocated_libcalls", "false")?;
     set(&mut flags, "is_pic", "false")?;
+    // Cranelift checks every function it compiles unless told not to; a release build trusts the emitter
+    // (about 40% of each segment's compile time), debug builds and the tests keep checking it.
+    if !cfg!(debug_assertions) {
+        set(&mut flags, "enable_verifier", "false")?;
+    }
     cranelift_native::builder()
         .map_err(|e| JitError::Host(e.to_string()))?
         .finish(settings::Flags::new(flags))

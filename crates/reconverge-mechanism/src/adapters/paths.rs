@@ -231,7 +231,34 @@ pub struct ThreadPcs {
     pub live: LaneMask,
 }
 
+/// The number of distinct places (pc and call depth) of the lanes `mask` in a table of per-thread pcs: the
+/// paths it implicitly holds. Each round takes the lowest remaining lane's place and removes every lane
+/// there, so a converged warp costs one pass and nothing is allocated (the structure-size statistic asks
+/// after every update).
+#[inline]
+pub(crate) fn place_count(pc: &[Pc], depth: &[u32], mask: LaneMask) -> usize {
+    let mut rest = mask;
+    let mut n = 0;
+    while rest != 0 {
+        let first = rest.trailing_zeros() as usize;
+        let (p, d) = (pc[first], depth[first]);
+        let mut there: LaneMask = 0;
+        for l in crate::types::lanes(rest) {
+            there |= LaneMask::from(pc[l] == p && depth[l] == d) << l;
+        }
+        rest &= !there;
+        n += 1;
+    }
+    n
+}
+
 impl ThreadPcs {
+    /// The number of paths among `mask` ([`place_count`]).
+    #[inline]
+    pub fn path_count(&self, mask: LaneMask) -> usize {
+        place_count(&self.pc, &self.depth, mask)
+    }
+
     /// The paths (lanes at equal pc and depth) among `mask`, in `sorted:depth` order.
     pub fn paths(&self, mask: LaneMask) -> Vec<Path> {
         let mut out: Vec<Path> = Vec::new();
@@ -250,6 +277,21 @@ impl ThreadPcs {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn place_count_counts_distinct_pc_and_depth_pairs_of_the_mask() {
+        let pc = [4, 4, 7, 4, 7, 9];
+        let depth = [0, 1, 0, 0, 0, 0];
+        assert_eq!(place_count(&pc, &depth, 0b11_1111), 4);
+        assert_eq!(place_count(&pc, &depth, 0b00_1001), 1);
+        assert_eq!(place_count(&pc, &depth, 0b01_0110), 2);
+        assert_eq!(place_count(&pc, &depth, 0), 0);
+        // The same as the paths' count.
+        let t = ThreadPcs { pc: pc.to_vec(), depth: depth.to_vec(), live: 0b11_1111 };
+        for mask in 0..64 {
+            assert_eq!(t.path_count(mask), t.paths(mask).len(), "mask {mask:#b}");
+        }
+    }
 
     #[test]
     fn calls_and_returns_change_depth() {

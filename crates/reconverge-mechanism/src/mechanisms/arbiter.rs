@@ -110,7 +110,7 @@ impl WarpTracker for Arbiter {
 
     fn depth(&self, st: &ThreadPcs) -> usize {
         // Distinct (pc, depth) places of live threads: the paths the table implicitly holds.
-        st.paths(st.live).len()
+        st.path_count(st.live)
     }
 
     fn entries(&self, st: &ThreadPcs) -> Vec<EntryView> {

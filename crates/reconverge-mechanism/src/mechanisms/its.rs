@@ -30,7 +30,7 @@
 //! at the instruction, and the group that brings the last members executes it with all of them.
 //! `bar.sync` counts threads.
 
-use crate::adapters::paths::{clear_lanes, successors, Path};
+use crate::adapters::paths::{clear_lanes, place_count, successors, Path};
 use crate::adapters::per_warp::advance_ends;
 use crate::interface::counters;
 use crate::interface::Done;
@@ -306,14 +306,7 @@ impl WarpTracker for Its {
     }
 
     fn depth(&self, st: &ItsState) -> usize {
-        let mut places: smallvec::SmallVec<[(Pc, u32); 8]> = smallvec::SmallVec::new();
-        for l in lanes(st.live) {
-            let p = (st.pc[l], st.depth[l]);
-            if !places.contains(&p) {
-                places.push(p);
-            }
-        }
-        places.len()
+        place_count(&st.pc, &st.depth, st.live)
     }
 
     fn entries(&self, st: &ItsState) -> Vec<EntryView> {

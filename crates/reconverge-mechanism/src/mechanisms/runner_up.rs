@@ -115,14 +115,7 @@ impl RunnerUpState {
     /// sorting: threads are usually at a few places).
     #[inline]
     fn place_count(&self) -> usize {
-        let mut seen: SmallVec<[Place; 8]> = SmallVec::new();
-        for l in lanes(self.threads.live) {
-            let p = (self.threads.pc[l], self.threads.depth[l]);
-            if !seen.contains(&p) {
-                seen.push(p);
-            }
-        }
-        seen.len()
+        self.threads.path_count(self.threads.live)
     }
 
     /// The distinct places of the live threads, in order.

@@ -69,6 +69,37 @@ impl StacklessState {
     }
 }
 
+impl Stackless {
+    /// The common step, in place: a whole group that no other group joined issued an instruction that
+    /// neither branches nor arrives at a `syncwarp`, and stays one group at the next pc (it holds one
+    /// thread, or the block is proven convergent, or `dcp` keeps it together). It keeps its place in the
+    /// list and the turn passes on from it: what [`WarpTracker::update`]'s general steps would do.
+    /// Returns false, changing nothing, when the step is not that.
+    #[inline]
+    fn moves_on(&self, st: &mut StacklessState, pc: Pc, mask: LaneMask, flow: &Flow, ctx: &mut WarpCtx<'_>) -> bool {
+        if !matches!(flow, Flow::Next) || st.awaiting != 0 || mask & !ctx.live != 0 {
+            return false;
+        }
+        let splits =
+            !self.dcp && mask.count_ones() > 1 && ctx.prog.divergent.get(pc as usize).copied().unwrap_or(false);
+        if splits || st.groups.iter().any(|g| g.mask & !ctx.live != 0) {
+            return false;
+        }
+        let n = st.groups.len();
+        let guess = (st.current + 1) % n.max(1);
+        let holds = |g: &Path| g.pc == pc && g.mask == mask;
+        let Some(i) =
+            st.groups.get(guess).filter(|g| holds(g)).map(|_| guess).or_else(|| st.groups.iter().position(holds))
+        else {
+            return false;
+        };
+        st.groups[i].pc = pc + 1;
+        st.current = i;
+        st.release(ctx.live, ctx);
+        true
+    }
+}
+
 impl WarpTracker for Stackless {
     type State = StacklessState;
 
@@ -98,6 +129,10 @@ impl WarpTracker for Stackless {
         let n = st.groups.len();
         let g =
             (1..=n).map(|k| st.groups[(st.current + k) % n]).find(|g| g.mask & live & !blocked & !st.awaiting != 0)?;
+        if st.awaiting == 0 {
+            // No group waits for members: the group issues alone (groups' lanes are disjoint).
+            return Some((g.pc, g.mask & live & !blocked));
+        }
         // Threads waiting at this warp-synchronous instruction for their members join the group.
         let mask = st
             .groups
@@ -110,6 +145,9 @@ impl WarpTracker for Stackless {
     }
 
     fn update(&self, st: &mut StacklessState, pc: Pc, mask: LaneMask, flow: &Flow, ctx: &mut WarpCtx<'_>) -> Done {
+        if self.moves_on(st, pc, mask, flow, ctx) {
+            return Ok(());
+        }
         let i =
             st.groups.iter().position(|g| g.pc == pc && g.mask & mask != 0).ok_or(MechError::NotHeld("the list"))?;
         let depth = st.groups[i].depth;
