@@ -291,6 +291,23 @@ mod tests {
         for mask in 0..64 {
             assert_eq!(t.path_count(mask), t.paths(mask).len(), "mask {mask:#b}");
         }
+        // 64 lanes at up to 64 places, places repeating out of order (the set's probing and the
+        // predecessor shortcut), against the sorted path list.
+        for seed in 0..200u64 {
+            let mut x = seed.wrapping_mul(0x2545_F491_4F6C_DD1D) | 1;
+            let mut next = |m: u64| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                x % m
+            };
+            let places = 1 + next(64);
+            let pc: Vec<Pc> = (0..64).map(|_| next(places) as Pc * 977).collect();
+            let depth: Vec<u32> = (0..64).map(|_| next(2) as u32).collect();
+            let mask = next(u64::MAX) | 1;
+            let t = ThreadPcs { pc, depth, live: mask };
+            assert_eq!(t.path_count(mask), t.paths(mask).len(), "seed {seed}");
+        }
     }
 
     #[test]
