@@ -392,6 +392,35 @@ pub(crate) fn at(trace: &[(Pc, LaneMask)], pc: Pc) -> Vec<LaneMask> {
     trace.iter().filter(|(p, _)| *p == pc).map(|&(_, m)| m).collect()
 }
 
+/// Asserts that `t`'s rounds are its turns, from the warp state `st` of `live` lanes (none blocked):
+/// [`WarpTracker::rotation`] lists the groups `select` gives one at a time, each updated with
+/// [`Flow::Next`] after it issues, and [`WarpTracker::advance_rounds`] ends exactly where `rounds` rounds
+/// of those turns end (structure, turn and counters).
+pub(crate) fn assert_rounds_are_turns<T>(t: &T, prog: &Program, st: &T::State, live: LaneMask, rounds: u32)
+where
+    T: WarpTracker,
+    T::State: PartialEq,
+{
+    let mut rotation = Vec::new();
+    assert!(t.rotation(st, prog, (live, 0), &mut rotation), "no rotation from {st:?}");
+    let mut counters = vec![0u64; T::COUNTERS.len()];
+    let mut ctx = crate::WarpCtx { prog, live, w: 32, counters: &mut counters, cycle: None, delay: None };
+    let mut turns = st.clone();
+    for round in 0..rounds {
+        for (k, &group) in rotation.iter().enumerate() {
+            let (pc, mask) = t.select(&turns, live, 0).expect("a group to select");
+            assert_eq!((pc, mask), (group.0 + round, group.1), "turn {k} of round {round}");
+            t.update(&mut turns, pc, mask, &Flow::Next, &mut ctx).expect("an update");
+        }
+    }
+    let turn_counters = ctx.counters.to_vec();
+    ctx.counters.fill(0);
+    let mut at_once = st.clone();
+    t.advance_rounds(&mut at_once, rounds, &mut ctx).expect("rounds");
+    assert_eq!(at_once, turns, "{rounds} rounds at once");
+    assert_eq!(ctx.counters.to_vec(), turn_counters, "counters");
+}
+
 #[test]
 fn the_kernels_decode_as_their_comments_say() {
     let p = program(DIAMOND);

@@ -208,6 +208,7 @@ fn simulate<'p, T: Tracker>(
     let mut watchdog = Watchdog::default();
     let mut issued_total = 0u64;
     let mut contexts = Vec::new();
+    let mut rotation = Vec::new();
     loop {
         while core.resident() < cfg.limits.max_resident_ctas as usize && next_cta < total {
             core.launch(next_cta);
@@ -240,12 +241,15 @@ fn simulate<'p, T: Tracker>(
                     // Straight-line code issues as one run, unless an observer follows this context.
                     let left = cfg.limits.max_instructions.map_or(u64::MAX, |m| m.saturating_sub(issued_total));
                     let room = u64::from(QUANTUM - n).min(watchdog.room(cfg.limits.livelock_window)).min(left);
-                    let run = if room >= 2 && !core.linear(c).is_some_and(|l| observer.wants(l, group.ctx)) {
-                        core.straight_run(c, &group, room as u32)
-                    } else {
-                        1
-                    };
-                    let (_, quiet) = if run >= 2 {
+                    let alone = room >= 2 && !core.linear(c).is_some_and(|l| observer.wants(l, group.ctx));
+                    let mut run = if alone { core.straight_run(c, &group, room as u32) } else { 1 };
+                    // Groups taking turns: whole rounds of pure lane instructions at once.
+                    let rounds = if alone && run < 2 { core.rounds(c, &group, room as u32, &mut rotation) } else { 0 };
+                    let (_, quiet) = if rounds > 0 {
+                        run = rounds * rotation.len() as u32;
+                        // Pure lane instructions: none changes anything the watchdog counts.
+                        (core.issue_rounds(c, &group, (rounds, &rotation), env, jit.as_deref_mut())?, run)
+                    } else if run >= 2 {
                         core.issue_run(c, &group, run, env, jit.as_deref_mut())?
                     } else {
                         let issued = core.issue(c, &group, env, observer)?;

@@ -11,7 +11,7 @@ use crate::tracker::{
 };
 use crate::types::{LaneMask, Pc};
 use crate::Structure;
-use crate::{BarrierMode, EntryView, Flow};
+use crate::{BarrierMode, EntryView, Flow, MechError};
 use std::fmt;
 
 /// Context a per-warp mechanism may consult when it updates.
@@ -74,6 +74,8 @@ pub trait WarpTracker: Sync {
     /// Whether a group whose warp-synchronous instruction misses member lanes waits for them
     /// ([`WarpTracker::await_members`]) instead of being a SIMT deadlock.
     const AWAITS_MEMBERS: bool = false;
+    /// Whether the warp's groups take turns one instruction each ([`WarpTracker::rotation`]).
+    const ROUNDS: bool = false;
 
     /// The name used on the command line and in statistics.
     fn name(&self) -> &'static str;
@@ -95,6 +97,28 @@ pub trait WarpTracker: Sync {
     #[inline]
     fn straight_run(&self, _st: &Self::State, _pc: Pc, _mask: LaneMask, _max: u32) -> u32 {
         1
+    }
+
+    /// With [`WarpTracker::ROUNDS`]: the warp's groups `(pc, lanes)` in the order of their coming turns,
+    /// the one [`WarpTracker::select`] gives first, written to `out`; `true` where those turns are certain
+    /// while every group issues pure lane instructions ([`crate::Tracker::rotation`]). `ready` is the
+    /// warp's live and blocked lanes, as `select` receives them. The default: `false`. Pure.
+    #[inline]
+    fn rotation(
+        &self,
+        _st: &Self::State,
+        _prog: &Program,
+        _ready: (LaneMask, LaneMask),
+        _out: &mut Vec<(Pc, LaneMask)>,
+    ) -> bool {
+        false
+    }
+
+    /// Every group of [`WarpTracker::rotation`] issued `rounds` pure lane instructions from its pc, turn
+    /// by turn: update as those updates with [`Flow::Next`] would.
+    #[inline]
+    fn advance_rounds(&self, _st: &mut Self::State, _rounds: u32, _ctx: &mut WarpCtx<'_>) -> Done {
+        Err(MechError::NoRounds)
     }
 
     /// The group (`pc`, `mask`) issued the `n` straight-line instructions that
@@ -157,6 +181,7 @@ impl<T: WarpTracker> Tracker for PerWarp<T> {
     const COUNTERS: &'static [Counter] = T::COUNTERS;
     const RATIOS: &'static [Ratio] = T::RATIOS;
     const AWAITS_MEMBERS: bool = T::AWAITS_MEMBERS;
+    const ROUNDS: bool = T::ROUNDS;
 
     #[inline]
     fn name(&self) -> &'static str {
@@ -209,6 +234,42 @@ impl<T: WarpTracker> Tracker for PerWarp<T> {
     #[inline]
     fn straight_run(&self, _sm: &(), st: &Vec<T::State>, _view: &CtaView<'_>, group: &Group, max: u32) -> u32 {
         st.get(group.ctx as usize).map_or(1, |s| self.0.straight_run(s, group.pc, group.mask, max))
+    }
+
+    #[inline]
+    fn rotation(
+        &self,
+        _sm: &(),
+        st: &Vec<T::State>,
+        (prog, view): (&Program, &CtaView<'_>),
+        group: &Group,
+        out: &mut Vec<(Pc, LaneMask)>,
+    ) -> bool {
+        let w = group.ctx as usize;
+        match (st.get(w), view.live.get(w), view.blocked.get(w)) {
+            (Some(s), Some(&live), Some(&blocked)) => {
+                out.clear();
+                self.0.rotation(s, prog, (live, blocked), out) && out.first() == Some(&(group.pc, group.mask))
+            }
+            _ => false,
+        }
+    }
+
+    #[inline]
+    fn advance_rounds(
+        &self,
+        _sm: &mut (),
+        st: &mut Vec<T::State>,
+        group: &Group,
+        rounds: u32,
+        u: &mut UpdateCtx<'_>,
+    ) -> Done {
+        let w = group.ctx as usize;
+        let warp = st.get_mut(w).ok_or(MechError::EmptyContext("warp", group.ctx))?;
+        let mut ctx = WarpCtx::of(u, w);
+        self.0.advance_rounds(warp, rounds, &mut ctx)?;
+        u.size = self.0.depth(warp);
+        Ok(())
     }
 
     #[inline]

@@ -253,6 +253,9 @@ pub enum MechError {
     /// A mechanism that does not gather warp-synchronous members was asked to.
     #[error("this mechanism does not await warp-synchronous lanes")]
     NoAwait,
+    /// Rounds of turns were issued to a mechanism that does not take turns ([`Tracker::ROUNDS`]).
+    #[error("this mechanism does not issue rounds of turns")]
+    NoRounds,
     /// A hardware structure (named) needed more entries than it has (its capacity): the model's
     /// sizing invariant does not hold.
     #[error("{0} overflowed its {1} entries")]

@@ -443,6 +443,10 @@ pub trait Tracker: Sync {
     /// [`CtaView`] the mechanism receives is the SM's: the live and blocked lanes of every SM warp, an
     /// empty CTA slot's all zero. The core executes such a group once per CTA it draws from.
     const SM_POOL: bool = false;
+    /// Whether a context's groups take turns one instruction each and the mechanism can say so
+    /// ([`Tracker::rotation`], [`Tracker::advance_rounds`]): the functional machine then issues rounds of
+    /// pure lane instructions at once.
+    const ROUNDS: bool = false;
     /// Whether the timing model issues the mechanism's groups *lane-packed*: in one cycle a scheduler may
     /// issue several ready groups (of any of its warps, in its policy's order after the last issued) while
     /// their active lanes sum to at most the warp size and they go to the same functional unit, which they
@@ -545,6 +549,40 @@ pub trait Tracker: Sync {
             g.pc += 1;
         }
         Ok(())
+    }
+
+    /// For mechanisms with [`Tracker::ROUNDS`], whose groups of one context take turns issuing one
+    /// instruction each: writes to `out` the context's groups `(pc, lanes)` in the order of their coming
+    /// turns, `group` (the one issuing now) first, and returns `true`, where those turns are certain for as
+    /// long as every group issues *pure lane instructions* (which change no group, liveness, barrier or
+    /// memory): every group issues all its lanes, none waits for anything, and none would split or meet
+    /// another at such an instruction. The core may then issue `k` rounds at once, each group `k`
+    /// instructions from its pc, and call [`Tracker::advance_rounds`]. `false` (the default): one
+    /// instruction at a time. `at` is the program and the CTA as [`Tracker::peek`] sees it. Pure.
+    #[inline]
+    fn rotation(
+        &self,
+        _sm: &Self::Sm,
+        _st: &Self::Cta,
+        _at: (&Program, &CtaView<'_>),
+        _group: &Group,
+        _out: &mut Vec<(Pc, LaneMask)>,
+    ) -> bool {
+        false
+    }
+
+    /// Every group of [`Tracker::rotation`] issued `rounds` pure lane instructions from its pc, turn by
+    /// turn: update as those `rounds` × groups updates with [`Flow::Next`] would, in turn order.
+    #[inline]
+    fn advance_rounds(
+        &self,
+        _sm: &mut Self::Sm,
+        _st: &mut Self::Cta,
+        _group: &Group,
+        _rounds: u32,
+        _u: &mut UpdateCtx<'_>,
+    ) -> Done {
+        Err(crate::MechError::NoRounds)
     }
 
     /// For mechanisms with [`Tracker::SPLITS_ON_MISS`]: `group`, just issued and updated, was a load

@@ -7,6 +7,7 @@
 //! return pcs the core reports are uniform within a group (and split it if not).
 
 use crate::interface::Done;
+use crate::program::Program;
 use crate::types::{LaneMask, Pc, PC_NONE};
 use crate::EntryKind;
 use crate::{next_groups, BarrierMode, EntryView, Flow, MechError, WarpCtx, WarpTracker};
@@ -43,6 +44,8 @@ impl WarpTracker for NoReconvergence {
     const STRUCTURE: crate::Structure = crate::Structure::Paths;
 
     const BARRIER: BarrierMode = BarrierMode::Thread;
+
+    const ROUNDS: bool = true;
 
     fn init(&self, entry: Pc, live: LaneMask) -> Self::State {
         NoneState { groups: vec![Group { pc: entry, mask: live }], current: 0 }
@@ -89,6 +92,32 @@ impl WarpTracker for NoReconvergence {
         }
     }
 
+    fn rotation(
+        &self,
+        st: &Self::State,
+        _prog: &Program,
+        (live, blocked): (LaneMask, LaneMask),
+        out: &mut Vec<(Pc, LaneMask)>,
+    ) -> bool {
+        // Turns go round the list from the group after `current` while every group issues all its lanes
+        // (none holds exited lanes or waits at a barrier): at a pure instruction `update` moves the group
+        // on in place and gives it the turn.
+        let n = st.groups.len();
+        if n < 2 || !st.groups.iter().all(|g| g.mask != 0 && g.mask & !live == 0 && g.mask & blocked == 0) {
+            return false;
+        }
+        out.extend((1..=n).map(|k| st.groups[(st.current + k) % n]).map(|g| (g.pc, g.mask)));
+        true
+    }
+
+    fn advance_rounds(&self, st: &mut Self::State, rounds: u32, _ctx: &mut WarpCtx<'_>) -> Done {
+        // After whole rounds every group moved `rounds` pcs on and the turn is where it was.
+        for g in st.groups.iter_mut() {
+            g.pc += rounds;
+        }
+        Ok(())
+    }
+
     fn depth(&self, st: &Self::State) -> usize {
         st.groups.len()
     }
@@ -123,5 +152,19 @@ mod diamond {
         // The split groups take turns and never merge: the join and the exit issue once per group.
         assert_eq!(at_join(&t), vec![0b0001, 0b1110]);
         assert_eq!(t.iter().filter(|(pc, _)| *pc == 6).count(), 2);
+    }
+
+    #[test]
+    fn rounds_go_round_the_groups_from_the_one_after_the_last_turn() {
+        let prog = program(DIAMOND);
+        let g = |pc, mask| Group { pc, mask };
+        let st = NoneState { groups: vec![g(2, 0b0110), g(4, 0b0001), g(2, 0b1000)], current: 2 };
+        let mut out = Vec::new();
+        assert!(NoReconvergence.rotation(&st, &prog, (0b1111, 0), &mut out));
+        assert_eq!(out, [(2, 0b0110), (4, 0b0001), (2, 0b1000)]);
+        crate::testing::assert_rounds_are_turns(&NoReconvergence, &prog, &st, 0b1111, 4);
+        // Not while a group holds lanes that exited or wait at a barrier.
+        assert!(!NoReconvergence.rotation(&st, &prog, (0b0111, 0), &mut out));
+        assert!(!NoReconvergence.rotation(&st, &prog, (0b1111, 0b0001), &mut out));
     }
 }

@@ -18,6 +18,7 @@ use crate::adapters::paths::{skip, successors, Path};
 use crate::adapters::per_warp::advance_ends;
 use crate::interface::counters;
 use crate::interface::Done;
+use crate::program::Program;
 use crate::types::{lanes, LaneMask, Pc};
 use crate::EntryKind;
 use crate::Structure;
@@ -106,6 +107,7 @@ impl WarpTracker for Stackless {
     const STRUCTURE: Structure = Structure::Paths;
     const BARRIER: BarrierMode = BarrierMode::Thread;
     const AWAITS_MEMBERS: bool = true;
+    const ROUNDS: bool = true;
     const COUNTERS: &'static [Counter] = StacklessCounter::COUNTERS;
 
     fn name(&self) -> &'static str {
@@ -217,6 +219,38 @@ impl WarpTracker for Stackless {
         advance_ends(self, st, (pc, mask, n), ctx, |st, _| skip(&mut st.groups, pc + 1, mask, pc + n - 1))
     }
 
+    fn rotation(
+        &self,
+        st: &StacklessState,
+        prog: &Program,
+        (live, blocked): (LaneMask, LaneMask),
+        out: &mut Vec<(Pc, LaneMask)>,
+    ) -> bool {
+        // Turns go round the list from the group after `current` when every group issues all its lanes
+        // (`select` then takes each in turn and `update` moves it on in place, `moves_on`): none waits for
+        // members or holds lanes that exited or wait at a barrier, and none splits at a pure instruction
+        // (it holds one thread, or its block is proven convergent, or `dcp` keeps it whole). A pure
+        // instruction is no `syncwarp`, so no group arrives at one.
+        let n = st.groups.len();
+        let ready = live & !blocked;
+        let whole = |g: &Path| g.mask != 0 && g.mask & !ready == 0;
+        let divergent = |pc: Pc| prog.divergent.get(pc as usize).copied().unwrap_or(true);
+        let stays = |g: &Path| self.dcp || g.mask.count_ones() == 1 || !divergent(g.pc);
+        if n < 2 || st.awaiting != 0 || !st.groups.iter().all(|g| whole(g) && stays(g)) {
+            return false;
+        }
+        out.extend((1..=n).map(|k| st.groups[(st.current + k) % n]).map(|g| (g.pc, g.mask)));
+        true
+    }
+
+    fn advance_rounds(&self, st: &mut StacklessState, rounds: u32, _ctx: &mut WarpCtx<'_>) -> Done {
+        // Each group moved `rounds` pcs on in place; after whole rounds the turn is where it was.
+        for g in st.groups.iter_mut() {
+            g.pc += rounds;
+        }
+        Ok(())
+    }
+
     fn await_members(&self, st: &mut StacklessState, _pc: Pc, mask: LaneMask, _missing: LaneMask) {
         st.awaiting |= mask;
     }
@@ -263,7 +297,7 @@ const STORAGE: &[crate::storage::Part] = {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::{at, nested_preds, prepared, run_warp, taking, trips, Preds, Run};
+    use crate::testing::{assert_rounds_are_turns, at, nested_preds, prepared, run_warp, taking, trips, Preds, Run};
     use crate::testing::{DIAMOND, LOOP, NESTED};
     use crate::Mechanism;
 
@@ -272,6 +306,43 @@ mod tests {
     /// The run of one 4-lane warp on `src` after the syncwarp pass, with or without `dcp`.
     fn run(dcp: bool, src: &str, preds: Preds<'_>) -> Run {
         run_warp(&Stackless { dcp }, &prepared(src, Mechanism::Stackless), ALL, preds, 64)
+    }
+
+    #[test]
+    fn rounds_go_round_the_groups_from_the_one_after_the_last_turn() {
+        let prog = prepared(DIAMOND, Mechanism::Stackless);
+        let g = |pc, mask| Path { pc, mask, depth: 0 };
+        let groups = vec![g(2, 0b0001), g(3, 0b0010), g(3, 0b0100), g(4, 0b1000)];
+        let st = StacklessState { groups, current: 1, waiting: Vec::new(), awaiting: 0 };
+        for dcp in [false, true] {
+            let mut out = Vec::new();
+            assert!(Stackless { dcp }.rotation(&st, &prog, (ALL, 0), &mut out));
+            assert_eq!(out, [(3, 0b0100), (4, 0b1000), (2, 0b0001), (3, 0b0010)]);
+            assert_rounds_are_turns(&Stackless { dcp }, &prog, &st, ALL, 3);
+        }
+        // No rounds where a turn is not certain: a lane waits at a barrier, has exited, or waits for
+        // members; a single group runs straight-line code on its own instead.
+        let mut out = Vec::new();
+        assert!(!Stackless { dcp: false }.rotation(&st, &prog, (ALL, 0b0100), &mut out));
+        assert!(!Stackless { dcp: false }.rotation(&st, &prog, (0b0111, 0), &mut out));
+        let awaiting = StacklessState { awaiting: 0b0001, ..st.clone() };
+        assert!(!Stackless { dcp: false }.rotation(&awaiting, &prog, (ALL, 0), &mut out));
+        let lone = StacklessState { groups: vec![g(2, ALL)], current: 0, waiting: Vec::new(), awaiting: 0 };
+        assert!(!Stackless { dcp: true }.rotation(&lone, &prog, (ALL, 0), &mut out));
+    }
+
+    #[test]
+    fn without_dcp_a_group_of_several_threads_in_a_divergent_block_has_no_rounds() {
+        // It splits at its next instruction, whatever it is.
+        let prog = prepared(DIAMOND, Mechanism::Stackless);
+        assert!(prog.divergent[2], "the else side is not proven convergent");
+        let g = |pc, mask| Path { pc, mask, depth: 0 };
+        let st =
+            StacklessState { groups: vec![g(2, 0b0110), g(4, 0b0001)], current: 0, waiting: Vec::new(), awaiting: 0 };
+        let mut out = Vec::new();
+        assert!(!Stackless { dcp: false }.rotation(&st, &prog, (0b0111, 0), &mut out));
+        assert!(Stackless { dcp: true }.rotation(&st, &prog, (0b0111, 0), &mut out));
+        assert_rounds_are_turns(&Stackless { dcp: true }, &prog, &st, 0b0111, 2);
     }
 
     #[test]

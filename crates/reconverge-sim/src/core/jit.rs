@@ -50,22 +50,31 @@ pub struct Jit<'p> {
 /// The interpreter's semantics, as the compiled code calls them.
 const EVALUATORS: Evaluators = Evaluators { value: lane_value, compare: lane_compare };
 
+/// Per pc: how many consecutive pure lane instructions ([`reconverge_jit::supports`]: they read and write
+/// only their own lanes' registers and predicates) start there, within its straight-line run
+/// ([`Program::straight`]); 0 where the instruction is not one.
+pub(crate) fn pure_runs(prog: &Program) -> Vec<u16> {
+    let n = prog.insts.len();
+    let mut len = vec![0u16; n];
+    for pc in (0..n).rev() {
+        let straight = prog.straight.get(pc).map_or(0, |&s| u32::from(s));
+        if straight == 0 || !reconverge_jit::supports(&prog.insts[pc]) {
+            continue;
+        }
+        let next = len.get(pc + 1).map_or(0, |&l| u32::from(l));
+        // A segment never leaves its pc's straight-line run.
+        len[pc] = (1 + next).min(straight).min(u32::from(u16::MAX)) as u16;
+    }
+    len
+}
+
 impl<'p> Jit<'p> {
     /// The segments of `prog` for CTAs of `nwarps` static warps of `w` threads, each compiled once runs
     /// reached it `hot` times ([`HOT_RUNS`] by default; 1 compiles every segment at once).
     pub fn new(prog: &'p Program, (nwarps, w): (u32, u32), hot: u16) -> Jit<'p> {
         let n = prog.insts.len();
-        let mut len = vec![0u16; n];
+        let mut len = pure_runs(prog);
         let pure: Vec<bool> = prog.insts.iter().map(reconverge_jit::supports).collect();
-        for pc in (0..n).rev() {
-            let straight = prog.straight.get(pc).map_or(0, |&s| u32::from(s));
-            if straight == 0 || !pure[pc] {
-                continue;
-            }
-            let next = len.get(pc + 1).map_or(0, |&l| u32::from(l));
-            // A segment never leaves its pc's straight-line run.
-            len[pc] = (1 + next).min(straight).min(u32::from(u16::MAX)) as u16;
-        }
         let shape = Shape { w, padded: nwarps * w, nwarps };
         if !shape.compilable() {
             len.fill(0);

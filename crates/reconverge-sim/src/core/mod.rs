@@ -12,6 +12,7 @@ mod exec;
 mod jit;
 mod lanes;
 mod report;
+mod rounds;
 
 pub use jit::{Jit, JitReport, HOT_RUNS};
 pub use report::Watchdog;
@@ -197,6 +198,9 @@ pub struct SmCore<'a, T: Tracker> {
     printf: PrintfLog,
     /// Pure lane instructions issued but executed later ([`SmCore::defer_pure_instructions`]).
     deferral: Option<deferred::Deferral<'a>>,
+    /// Per pc, the pure lane instructions from it ([`jit::pure_runs`]), for mechanisms that issue rounds
+    /// of turns ([`Tracker::ROUNDS`]; empty for the others).
+    pure_run: Vec<u16>,
 }
 
 impl<'a, T: Tracker> SmCore<'a, T> {
@@ -221,6 +225,7 @@ impl<'a, T: Tracker> SmCore<'a, T> {
             released: SmallVec::new(),
             printf: PrintfLog::default(),
             deferral: None,
+            pure_run: if T::ROUNDS { jit::pure_runs(prog) } else { Vec::new() },
             fixed: Fixed {
                 grid: launch.grid,
                 block: launch.block,
@@ -564,7 +569,7 @@ impl<'a, T: Tracker> SmCore<'a, T> {
         group: &Group,
         n: u32,
         env: IssueEnv<'_, G>,
-        mut jit: Option<&mut Jit<'a>>,
+        jit: Option<&mut Jit<'a>>,
     ) -> Result<(Issued, u32), SimError> {
         let prog = self.prog;
         // Under an SM-wide pool the group names SM warps; [`SmCore::straight_run`] allowed the run only
@@ -582,36 +587,17 @@ impl<'a, T: Tracker> SmCore<'a, T> {
         let Some(r) = self.ctas.get_mut(cta).and_then(Option::as_mut) else {
             return Err(SimError::Internal("issue to an empty CTA slot"));
         };
-        let (clock, cycle) = (env.clock, env.cycle);
+        let cycle = env.cycle;
         let mut e = exec_env(prog, env, &self.fixed, (&mut self.access, &mut self.printf), T::AWAITS_MEMBERS);
-        let mut quiet = 0;
-        let mut k = 0;
-        while k < n {
-            let pc = group.pc + k;
-            if let Some(jit) = jit.as_deref_mut().filter(|_| !e.track) {
-                // Pure lane instructions change no memory, barrier or (untracked) state the watchdog sees.
-                let done = match jit.run(pc, n - k, &mut r.cta, lanes, group.mask) {
-                    Ok(done) => done,
-                    Err(err) => {
-                        self.stats.count_run(prog, group.pc, k, group.mask);
-                        return Err(err);
-                    }
-                };
-                if done > 0 {
-                    (k, quiet) = (k + done, quiet + done);
-                    continue;
-                }
-            }
-            e.clock = clock + u64::from(k);
-            e.changed = false;
-            e.cta_slot = cta as u32;
-            if let Err(err) = execute_lanes(&mut e, &mut self.scratch, &mut r.cta, lanes, group.mask, pc) {
+        e.cta_slot = cta as u32;
+        let run = (lanes.as_ref(), group.mask, group.pc, n);
+        let quiet = match execute_straight(&mut e, &mut self.scratch, &mut r.cta, run, jit) {
+            Ok(quiet) => quiet,
+            Err((k, err)) => {
                 self.stats.count_run(prog, group.pc, k, group.mask);
                 return Err(err);
             }
-            quiet = if e.changed { 0 } else { quiet + 1 };
-            k += 1;
-        }
+        };
         let changed = quiet < n;
         self.released.clear();
         self.stats.count_run(prog, group.pc, n, group.mask);
@@ -701,6 +687,40 @@ impl<'a, T: Tracker> SmCore<'a, T> {
 /// Executes the instruction at `pc` for the lanes `mask` of `threads`: the contiguous fast path when
 /// they are one static warp's, per-lane gather and scatter otherwise.
 #[inline]
+/// Executes the `n` straight-line instructions from `pc` for the lanes `mask` of `threads`, one after
+/// another (`%clock` reads `e.clock + k` in the `k`-th): segments of pure lane instructions compiled
+/// where `jit` has them (not while the watchdog tracks values: they change no memory, and compiled code
+/// does not report register changes), the interpreter otherwise. Returns how many of the last
+/// instructions changed nothing (`n` when none did); on an error, how many executed before it.
+fn execute_straight<'p, G: GlobalMemory>(
+    e: &mut Env<'_, G>,
+    scratch: &mut Scratch,
+    cta: &mut Cta,
+    (threads, mask, pc, n): (&LaneMap, LaneMask, Pc, u32),
+    mut jit: Option<&mut Jit<'p>>,
+) -> Result<u32, (u32, SimError)> {
+    let clock = e.clock;
+    let mut quiet = 0;
+    let mut k = 0;
+    while k < n {
+        if let Some(jit) = jit.as_deref_mut().filter(|_| !e.track) {
+            // Pure lane instructions change no memory, barrier or (untracked) state the watchdog sees.
+            let done = jit.run(pc + k, n - k, cta, threads, mask).map_err(|err| (k, err))?;
+            if done > 0 {
+                (k, quiet) = (k + done, quiet + done);
+                continue;
+            }
+        }
+        e.clock = clock + u64::from(k);
+        e.changed = false;
+        execute_lanes(e, scratch, cta, threads, mask, pc + k).map_err(|err| (k, err))?;
+        quiet = if e.changed { 0 } else { quiet + 1 };
+        k += 1;
+    }
+    e.clock = clock;
+    Ok(quiet)
+}
+
 fn execute_lanes<G: GlobalMemory>(
     e: &mut Env<'_, G>,
     scratch: &mut Scratch,
