@@ -253,7 +253,8 @@ pub(crate) fn place_count(pc: &[Pc], depth: &[u32], mask: LaneMask) -> usize {
 }
 
 impl ThreadPcs {
-    /// The number of paths among `mask` ([`place_count`]).
+    /// The number of paths among `mask`: the distinct (pc, depth) places of its lanes, counted without
+    /// building the list.
     #[inline]
     pub fn path_count(&self, mask: LaneMask) -> usize {
         place_count(&self.pc, &self.depth, mask)
