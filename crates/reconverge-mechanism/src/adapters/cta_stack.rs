@@ -52,14 +52,15 @@ use crate::{BarrierMode, EntryView, Flow, MechError};
 use smallvec::SmallVec;
 use std::fmt;
 
-/// A set of a CTA's threads: one lane mask per static warp.
+/// A set of a CTA's threads: one lane mask per static warp (inline up to 8 warps, 256 threads of 32, so
+/// that the sets an update builds and drops allocate nothing there).
 #[derive(Clone, PartialEq, Eq, Debug, Default)]
-pub struct CtaMask(pub Vec<LaneMask>);
+pub struct CtaMask(pub SmallVec<[LaneMask; 8]>);
 
 impl CtaMask {
     /// The empty set for a CTA of `nwarps` static warps.
     pub fn empty(nwarps: usize) -> CtaMask {
-        CtaMask(vec![0; nwarps])
+        CtaMask(smallvec::smallvec![0; nwarps])
     }
 
     /// Adds the `(static warp, lanes)` parts.
@@ -365,7 +366,7 @@ impl<P: CompactionPolicy> Tracker for CtaStack<P> {
 
     fn launch(&self, _sm: &mut P::Table, _cta: u32, view: &CtaView<'_>, entry: Pc) -> CtaState {
         let nwarps = view.live.len();
-        let threads = CtaMask(view.live.to_vec());
+        let threads = CtaMask(SmallVec::from_slice(view.live));
         let warps = threads
             .parts()
             .map(|(w, m)| {
@@ -979,7 +980,7 @@ impl CtaState {
             }
             out.push(EntryView {
                 kind: if e.call { EntryKind::Call } else { EntryKind::Cta },
-                lanes: e.mask.threads.0.clone(),
+                lanes: e.mask.threads.0.to_vec(),
                 pc: e.pc,
                 rpc: e.rpc,
                 note,
@@ -1076,7 +1077,7 @@ mod tests {
     #[test]
     fn compaction_packs_threads_of_disjoint_lanes_into_one_warp() {
         // Seed 002, loop 1: the then-arm is lanes 0-15 of warp 0 and lanes 16-31 of warp 1.
-        let then_arm = CtaMask(vec![0x0000_ffff, 0xffff_0000]);
+        let then_arm = CtaMask(smallvec::smallvec![0x0000_ffff, 0xffff_0000]);
         assert_eq!((then_arm.warps(), then_arm.compacted_warps()), (2, 1));
         let formed = then_arm.compact();
         assert_eq!(formed.len(), 1);
@@ -1086,7 +1087,7 @@ mod tests {
     #[test]
     fn compaction_cannot_merge_threads_of_the_same_lane() {
         // Seed 002, loop 2: even lanes of both warps.
-        let even = CtaMask(vec![0x5555_5555, 0x5555_5555]);
+        let even = CtaMask(smallvec::smallvec![0x5555_5555, 0x5555_5555]);
         assert_eq!((even.warps(), even.compacted_warps()), (2, 2));
         let formed = even.compact();
         assert_eq!(formed.len(), 2);
@@ -1096,7 +1097,7 @@ mod tests {
 
     #[test]
     fn compaction_of_a_full_block_re_forms_the_static_warps() {
-        let full = CtaMask(vec![0xff, 0xff, 0xff]);
+        let full = CtaMask(smallvec::smallvec![0xff, 0xff, 0xff]);
         let formed = full.compact();
         assert_eq!(formed.len(), 3);
         for (k, w) in formed.iter().enumerate() {
@@ -1108,7 +1109,7 @@ mod tests {
     fn compaction_fills_holes_lane_by_lane() {
         // Lane 0 only in warp 2, lane 1 in warps 0 and 1: two warps; the first takes the first thread of
         // each lane in static-warp order.
-        let m = CtaMask(vec![0b10, 0b10, 0b01]);
+        let m = CtaMask(smallvec::smallvec![0b10, 0b10, 0b01]);
         let formed = m.compact();
         assert_eq!(formed.len(), 2);
         assert_eq!(formed[0].parts(), &[(0, 0b10), (2, 0b01)]);
