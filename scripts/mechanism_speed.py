@@ -13,7 +13,7 @@ Timings depend on the machine and its load: the script measures, it does not che
 only.
 
     python3 scripts/mechanism_speed.py --binary target/release/reconverge-before \\
-        --binary target/release/reconverge --rounds 2 --min-ms 100
+        --binary target/release/reconverge --rounds 2 --min-ms 100 [--mechanism M ...]
 """
 
 from __future__ import annotations
@@ -53,8 +53,15 @@ def main() -> int:
     ap.add_argument("--binary", action="append", required=True, help="a reconverge binary (repeatable)")
     ap.add_argument("--rounds", type=int, default=2, help="alternating rounds; each cell keeps its best")
     ap.add_argument("--min-ms", type=int, default=100, help="bench's --min-ms per kernel")
+    ap.add_argument("--mechanism", action="append", default=[],
+                    help="only this mechanism (repeatable; pdom is always measured, as the reference)")
     a = ap.parse_args()
     mechs = mechanisms(a.binary[0])
+    if a.mechanism:
+        unknown = sorted(set(a.mechanism) - set(mechs))
+        if unknown:
+            sys.exit(f"unknown mechanism(s): {', '.join(unknown)}")
+        mechs = [m for m in mechs if m == "pdom" or m in a.mechanism]
     best: dict[tuple[str, str], float] = {}
     for _ in range(a.rounds):
         for m in mechs:
