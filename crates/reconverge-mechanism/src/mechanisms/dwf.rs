@@ -35,6 +35,7 @@ use crate::Structure;
 use crate::{next_groups, BarrierMode, EntryView, Flow, MechError};
 use reconverge_program::ValueError;
 use rustc_hash::FxHashMap;
+use smallvec::SmallVec;
 
 /// Which pool warp DWF issues next.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, serde::Serialize)]
@@ -343,11 +344,22 @@ impl PcCounts {
 }
 
 /// The pool warps held in one CTA slot's issue contexts, and the slot's threads' reconvergence counts.
+/// Besides the warps, an index kept with them ([`Pool::put`], [`Pool::take`], [`Pool::move_to`]): each
+/// context's pc, and the distinct pcs of the warps not packed at a barrier, so that a choice or a lookup
+/// by pc reads a few words instead of every warp.
 #[derive(Clone, Debug, Default)]
 struct Pool {
     warps: Vec<Option<PoolWarp>>,
     /// No context below this one is free (where [`Pool::alloc`] starts looking).
     free_from: usize,
+    /// Per context, its warp's pc ([`PC_NONE`] where it is free).
+    pcs: Vec<Pc>,
+    /// Per pc, how many warps not packed at a barrier are there (a pool holds at most a CTA's threads).
+    warps_at: Vec<u16>,
+    /// The pcs where `warps_at` is not 0, in no particular order.
+    at: SmallVec<[Pc; 16]>,
+    /// How many warps were packed at a barrier (they issue before every other warp).
+    barrier_warps: u32,
     /// Reconvergence points each thread slot of the CTA has passed (pdom priority).
     passed: Vec<u32>,
 }
@@ -418,11 +430,8 @@ impl<const SM_POOL: bool> Dwf<SM_POOL> {
         if w.barrier {
             return pack(0, 0, w.pc);
         }
-        let count = || sm.counts.get(w.pc);
         match self.heuristic {
-            Heuristic::Majority | Heuristic::Minority if sm.drain == Some(w.pc) => pack(1, 0, w.pc),
-            Heuristic::Majority => pack(2, u32::MAX as u64 - count().min(u32::MAX as u64), w.pc),
-            Heuristic::Minority => pack(2, count(), w.pc),
+            Heuristic::Majority | Heuristic::Minority => self.pc_priority(sm, w.pc),
             Heuristic::Pc => pack(2, w.pc as u64, 64 - w.lanes.lanes().count_ones()),
             Heuristic::Pdom => {
                 debug_assert_eq!(
@@ -435,6 +444,34 @@ impl<const SM_POOL: bool> Dwf<SM_POOL> {
             }
             Heuristic::Fifo => (2 << 60) | w.uid.min((1 << 60) - 1),
         }
+    }
+
+    /// Majority and minority: the priority of every warp at `pc` not packed at a barrier (it depends on the
+    /// pc alone).
+    fn pc_priority(&self, sm: &PoolSm, pc: Pc) -> u64 {
+        let count = sm.counts.get(pc);
+        match self.heuristic {
+            _ if sm.drain == Some(pc) => pack(1, 0, pc),
+            Heuristic::Minority => pack(2, count, pc),
+            _ => pack(2, u32::MAX as u64 - count.min(u32::MAX as u64), pc),
+        }
+    }
+
+    /// [`Tracker::choose`] for majority and minority through the pool's index, when CTA slot `slot`'s pool
+    /// holds no barrier warp: the warps of one pc share a priority, so the answer is the first ready warp
+    /// at the pool's best pc. `None` where that does not apply or no warp there is ready (the full scan
+    /// then decides).
+    fn choose_by_pc(&self, sm: &PoolSm, slot: u32, view: &CtaView<'_>) -> Option<Group> {
+        let pool = &sm.pools[slot as usize];
+        if !matches!(self.heuristic, Heuristic::Majority | Heuristic::Minority) || pool.barrier_warps != 0 {
+            return None;
+        }
+        let (prio, pc) = pool.at.iter().map(|&pc| (self.pc_priority(sm, pc), pc)).min()?;
+        pool.at_pc(pc).find_map(|ctx| {
+            let w = pool.warps[ctx].as_ref()?;
+            let mask = w.ready(view).ok()?;
+            Some(Group { ctx: ctx as u32, pc, mask, lanes: w.lanes.clone(), hold: mask, prio })
+        })
     }
 
     /// Majority and minority choose the next pc to drain when the current one has no threads left.
@@ -488,6 +525,7 @@ impl Pool {
             Some(i) => from + i,
             None => {
                 self.warps.push(None);
+                self.pcs.push(PC_NONE);
                 self.warps.len() - 1
             }
         };
@@ -498,10 +536,67 @@ impl Pool {
     /// Takes the warp out of context `ctx`, freeing it.
     fn take(&mut self, ctx: u32) -> Option<PoolWarp> {
         let w = self.warps.get_mut(ctx as usize).and_then(Option::take);
-        if w.is_some() {
+        if let Some(w) = &w {
             self.free_from = self.free_from.min(ctx as usize);
+            self.pcs[ctx as usize] = PC_NONE;
+            if w.barrier {
+                self.barrier_warps -= 1;
+            } else {
+                self.leave(w.pc);
+            }
         }
         w
+    }
+
+    /// Puts `w` in context `ctx` (one [`Pool::alloc`] gave).
+    fn put(&mut self, ctx: u32, w: PoolWarp) {
+        self.pcs[ctx as usize] = w.pc;
+        if w.barrier {
+            self.barrier_warps += 1;
+        } else {
+            self.arrive(w.pc);
+        }
+        self.warps[ctx as usize] = Some(w);
+    }
+
+    /// Moves the warp in context `ctx`, not packed at a barrier, to `pc`.
+    fn move_to(&mut self, ctx: u32, pc: Pc) {
+        let Some(w) = self.warps.get_mut(ctx as usize).and_then(Option::as_mut) else { return };
+        let from = std::mem::replace(&mut w.pc, pc);
+        self.pcs[ctx as usize] = pc;
+        self.leave(from);
+        self.arrive(pc);
+    }
+
+    fn arrive(&mut self, pc: Pc) {
+        let i = pc as usize;
+        if i >= self.warps_at.len() {
+            self.warps_at.resize(i + 1, 0);
+        }
+        self.warps_at[i] += 1;
+        if self.warps_at[i] == 1 {
+            self.at.push(pc);
+        }
+    }
+
+    fn leave(&mut self, pc: Pc) {
+        let Some(n) = self.warps_at.get_mut(pc as usize).filter(|n| **n > 0) else { return };
+        *n -= 1;
+        if *n == 0 {
+            if let Some(i) = self.at.iter().position(|&p| p == pc) {
+                self.at.swap_remove(i);
+            }
+        }
+    }
+
+    /// Whether a warp not packed at a barrier is at `pc`.
+    fn holds_pc(&self, pc: Pc) -> bool {
+        self.warps_at.get(pc as usize).is_some_and(|&n| n > 0)
+    }
+
+    /// The contexts whose warps are at `pc`, ascending.
+    fn at_pc(&self, pc: Pc) -> impl Iterator<Item = usize> + '_ {
+        self.pcs.iter().enumerate().filter(move |&(_, &p)| p == pc).map(|(c, _)| c)
     }
 }
 
@@ -568,7 +663,7 @@ impl PoolSm {
         let passed = self.passed_max(slot, lanes.parts().iter().copied());
         let pool = &mut self.pools[home as usize];
         let ctx = pool.alloc();
-        pool.warps[ctx as usize] = Some(PoolWarp { pc, lanes, uid: self.next_uid, barrier, awaiting: None, passed });
+        pool.put(ctx, PoolWarp { pc, lanes, uid: self.next_uid, barrier, awaiting: None, passed });
         self.next_uid += 1;
         self.warps += 1;
         WarpRef { slot: home, ctx }
@@ -596,11 +691,11 @@ impl PoolSm {
             let candidates =
                 if self.sm_pool { &self.pools[..] } else { std::slice::from_ref(&self.pools[slot as usize]) };
             // Without threads counted at the pc no warp there could take them (the count is SM-wide).
+            let free_lane = |p: &Pool, c: usize| {
+                p.warps[c].as_ref().is_some_and(|w| !w.barrier && w.lanes.lanes() & incoming != incoming)
+            };
             let mergeable = self.counts.get(pc) != 0
-                && candidates
-                    .iter()
-                    .flat_map(|p| p.warps.iter().flatten())
-                    .any(|w| w.pc == pc && !w.barrier && w.lanes.lanes() & incoming != incoming);
+                && candidates.iter().any(|p| p.holds_pc(pc) && p.at_pc(pc).any(|c| free_lane(p, c)));
             if mergeable {
                 u.count(DwfCounter::LutRealMisses, 1);
             }
@@ -735,7 +830,9 @@ impl<const SM_POOL: bool> Tracker for Dwf<SM_POOL> {
         if sm.pools.len() <= cta as usize {
             sm.pools.resize_with(cta as usize + 1, Pool::default);
         }
-        sm.pools[cta as usize] = Pool { warps: Vec::new(), free_from: 0, passed: vec![0; (sm.wpc * sm.w) as usize] };
+        let passed = vec![0; (sm.wpc * sm.w) as usize];
+        let warps_at = vec![0; sm.counts.by_pc.len()];
+        sm.pools[cta as usize] = Pool { passed, warps_at, ..Pool::default() };
         let base = if SM_POOL { cta * sm.wpc } else { 0 };
         for w in base..base + sm.wpc {
             let m = view.live.get(w as usize).copied().unwrap_or(0);
@@ -774,6 +871,9 @@ impl<const SM_POOL: bool> Tracker for Dwf<SM_POOL> {
     fn choose(&self, sm: &PoolSm, st: &PoolCta, view: &CtaView<'_>) -> Option<Group> {
         // The ready warp of the lowest priority, the lowest context among equals; only it becomes a group
         // (the one `peek` would give).
+        if let Some(g) = self.choose_by_pc(sm, st.slot, view) {
+            return Some(g);
+        }
         let warps = &sm.pools[st.slot as usize].warps;
         let mut best: Option<(u64, u32, LaneMask)> = None;
         for (ctx, w) in warps.iter().enumerate() {
@@ -870,9 +970,9 @@ impl<const SM_POOL: bool> Tracker for Dwf<SM_POOL> {
         };
         let mut n = (1..max).find(|&k| !clean(group.pc + k)).unwrap_or(max);
         let pools = if sm.sm_pool { &sm.pools[..] } else { std::slice::from_ref(&sm.pools[slot as usize]) };
-        for w in pools.iter().flat_map(|p| p.warps.iter().flatten()) {
-            if w.pc > group.pc {
-                n = n.min(w.pc - group.pc);
+        for &pc in pools.iter().flat_map(|p| p.pcs.iter()) {
+            if pc != PC_NONE && pc > group.pc {
+                n = n.min(pc - group.pc);
             }
         }
         n.max(1)
@@ -908,8 +1008,9 @@ impl<const SM_POOL: bool> Tracker for Dwf<SM_POOL> {
         if multi {
             u.count(DwfCounter::MultiCtaWarps, middle);
         }
-        if let Some(w) = sm.pools[r.slot as usize].warps[r.ctx as usize].as_mut() {
-            w.pc = group.pc + n - 1;
+        let pool = &mut sm.pools[r.slot as usize];
+        pool.move_to(r.ctx, group.pc + n - 1);
+        if let Some(w) = pool.warps[r.ctx as usize].as_mut() {
             w.uid = sm.next_uid - 1;
         }
         let last = Group { ctx: r.ctx, pc: group.pc + n - 1, ..group.clone() };
@@ -1143,20 +1244,26 @@ mod tests {
 
     #[test]
     fn a_pool_allocates_its_lowest_free_context() {
-        let warp =
-            || Some(PoolWarp { pc: 0, lanes: LaneMap::default(), uid: 0, barrier: false, awaiting: None, passed: 0 });
+        let warp = |pc| PoolWarp { pc, lanes: LaneMap::default(), uid: 0, barrier: false, awaiting: None, passed: 0 };
         let mut p = Pool::default();
         for k in 0..4 {
             assert_eq!(p.alloc(), k);
-            p.warps[k as usize] = warp();
+            p.put(k, warp(7));
         }
         assert!(p.take(2).is_some() && p.take(1).is_some());
         assert!(p.take(1).is_none(), "already free");
         assert_eq!(p.alloc(), 1);
-        p.warps[1] = warp();
+        p.put(1, warp(9));
         assert_eq!(p.alloc(), 2);
-        p.warps[2] = warp();
+        p.put(2, warp(7));
         assert_eq!(p.alloc(), 4, "none free: a new one at the end");
+        // The index follows: contexts 0, 2 and 3 at pc 7, 1 at pc 9.
+        assert_eq!((p.at.as_slice(), p.warps_at[7], p.warps_at[9]), (&[7, 9][..], 3, 1));
+        assert_eq!(p.at_pc(7).collect::<Vec<_>>(), [0, 2, 3]);
+        p.move_to(1, 7);
+        assert_eq!((p.at.as_slice(), p.warps_at[7], p.warps_at[9]), (&[7][..], 4, 0));
+        assert!(p.take(0).is_some() && !p.holds_pc(9) && p.holds_pc(7));
+        assert_eq!(p.at_pc(7).collect::<Vec<_>>(), [1, 2, 3]);
     }
 
     #[test]
