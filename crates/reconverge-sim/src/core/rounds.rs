@@ -85,8 +85,8 @@ impl<'a, T: Tracker> SmCore<'a, T> {
             self.stats.count_run(prog, pc, rounds, mask);
         }
         self.released.clear();
-        let view = if T::SM_POOL { self.view.of(r.cta.w) } else { r.cta.view() };
-        let mut u = update_ctx(prog, cta, view, cycle, &mut self.stats, &mut self.delayed);
+        // `rounds` refuses an SM-wide pool, so the view is the CTA's own.
+        let mut u = update_ctx(prog, cta, r.cta.view(), cycle, &mut self.stats, &mut self.delayed);
         self.tracker
             .advance_rounds(&mut self.mech, &mut r.st, group, rounds, &mut u)
             .map_err(|err| mechanism_error(self.tracker.name(), prog, &r.cta, group.pc, err))?;
