@@ -379,6 +379,33 @@ fn report_says_when_it_shows_ptx_lines_and_writes_timelines_on_request() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// The same report twice is the same bytes (the control-flow graphs' drawings included, whose layout
+/// crate keeps its styles in a hash map).
+#[test]
+fn the_same_report_is_the_same_bytes() {
+    let dir = temp_dir("report-same");
+    // A drawing per mechanism, two style rules each: three pages of eight drawings would agree by chance
+    // once in 65,536 runs, were their order left to the hash map.
+    let mechanisms = ["pdom", "tbc", "dwf", "its", "minpc", "sbi", "harp", "stackless"];
+    let pages: Vec<Vec<u8>> = ["a.html", "b.html", "c.html"]
+        .iter()
+        .map(|name| {
+            let path = dir.join(name);
+            let mut args = MANDELBROT.to_vec();
+            for m in mechanisms {
+                args.extend(["--mechanism", m]);
+            }
+            args.extend(["--functional", "-o", path.to_str().expect("utf-8 path")]);
+            ok(&args);
+            std::fs::read(&path).expect("report")
+        })
+        .collect();
+    let styles = String::from_utf8_lossy(&pages[0]).matches("font-family: Times").count();
+    assert!(styles >= 2 * mechanisms.len(), "the page draws a graph per mechanism ({styles} style rules)");
+    assert!(pages.iter().all(|p| *p == pages[0]), "runs of one report differ");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// `trace --perfetto`: a trace-event file with a process per SM, scheduler tracks with idle slices by
 /// cause, warp tracks with one-cycle issue slices (pc, line, active lanes, structure size), a SIMD
 /// counter; `--window` bounds the cycles and `--max-events` the size, with a message.

@@ -76,12 +76,33 @@ pub fn cfg_svg(f: &FunctionReport, counts: &BlockCounts) -> String {
     }
     let mut svg = SVGWriter::new();
     vg.do_it(false, false, false, &mut svg);
-    let out = svg.finalize();
+    let out = sorted_style(&svg.finalize());
     // Inline in the page: drop any XML prolog, let CSS size it.
     match out.find("<svg") {
         Some(k) => out[k..].to_string(),
         None => out,
     }
+}
+
+/// `svg` with the rules of its `<style>` element in sorted order: the layout crate writes its font classes
+/// from a hash map, in an order that changes from run to run, and the same report must be the same bytes.
+/// Each rule is one line and names its own class, so their order means nothing.
+fn sorted_style(svg: &str) -> String {
+    let (Some(open), Some(close)) = (svg.find("<style>\n"), svg.find("</style>")) else { return svg.to_string() };
+    let body = open + "<style>\n".len();
+    if close < body {
+        return svg.to_string();
+    }
+    let mut rules: Vec<&str> = svg[body..close].lines().collect();
+    rules.sort_unstable();
+    let mut out = String::with_capacity(svg.len());
+    out.push_str(&svg[..body]);
+    for r in rules {
+        out.push_str(r);
+        out.push('\n');
+    }
+    out.push_str(&svg[close..]);
+    out
 }
 
 #[cfg(test)]
@@ -97,6 +118,15 @@ mod tests {
         let svg = cfg_svg(f, &vec![(1, 0); f.blocks.len()]);
         assert!(svg.contains("PTX line"), "{svg}");
         assert!(!svg.contains("(line "), "{svg}");
+    }
+
+    #[test]
+    fn style_rules_come_out_in_one_order() {
+        let a = "<svg><style>\n.a13 { font-size: 13px; }\n.a11 { font-size: 11px; }\n</style><g/></svg>";
+        let b = "<svg><style>\n.a11 { font-size: 11px; }\n.a13 { font-size: 13px; }\n</style><g/></svg>";
+        assert_eq!(sorted_style(a), b);
+        assert_eq!(sorted_style(b), b);
+        assert_eq!(sorted_style("<svg><g/></svg>"), "<svg><g/></svg>");
     }
 
     #[test]
