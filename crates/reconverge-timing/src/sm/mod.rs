@@ -5,6 +5,7 @@
 
 mod front;
 mod memory;
+mod memos;
 mod packed;
 mod times;
 
@@ -15,6 +16,7 @@ use crate::gmem::{SmMemView, SmMemory};
 use crate::opcode::{op_timings, OpTiming};
 use crate::stats::{MemoryCounters, StallCounts};
 use memory::{Issuer, LoadTrack, MemorySide};
+use memos::Memos;
 use reconverge_mechanism::{Blocked, Group, Peek, Tracker};
 use reconverge_program::program::{InstClass, Op};
 use reconverge_program::{LaneMask, LaunchConfig, Program};
@@ -212,15 +214,20 @@ pub struct Sm<'a, T: Tracker> {
     /// event can change ([`Known`]); cleared by every event that could change it (an issue or a load's
     /// data in the context's CTA, any issue when the mechanism keeps SM-wide state, launches,
     /// retirements, epochs).
-    asleep: Vec<Known>,
+    asleep: Memos,
     /// Per scheduler: what its last scan found when nothing was ready, while nothing it saw has changed
-    /// (skipping the scan then changes no result). Kept only from a scan that learnt nothing new
-    /// ([`Sm::remembered`] unchanged: every context's answer came from [`Sm::asleep`]), forgotten by every
-    /// event that forgets a remembered readiness of one of its contexts and by every response delivered,
-    /// and void once the miss queue fills or empties ([`Doze::full`]). A functional unit another scheduler takes meanwhile only changes
-    /// when its contexts' unit waits end, never the cause: a scheduler woken early scans again.
+    /// (skipping the scan then changes no result). Kept only from a scan after which the next would ask
+    /// every context the same way ([`Sm::remembered`] unchanged: no context was found past its lasting
+    /// conditions for the first time), forgotten by every event that forgets a remembered readiness of one
+    /// of its contexts and by every response delivered, and void once the miss queue fills or empties
+    /// ([`Doze::full`]). A functional unit another scheduler takes meanwhile only changes when its
+    /// contexts' unit waits end, never the cause: a scheduler woken early scans again.
     dozing: Vec<Option<Doze>>,
-    /// Counts what readiness checks remembered ([`Sm::remember`]).
+    /// Counts the memos that change how a context is checked next ([`Sm::remember`]): a group found past
+    /// its lasting conditions checks its unit before the front end from then on. A memo of a lasting wait
+    /// answers the next checks as the scan that made it was answered, until the wait's cycle, which ends a
+    /// doze ([`Doze::until`]) anyway, and the front-end check that came before it (on a context's first
+    /// look) is not repeated by a remembered answer either.
     remembered: u64,
     /// The scheduler of each context while [`Sm::fixed_candidates`] holds (a context's own issue then
     /// forgets only that scheduler's [`Sm::dozing`]).
@@ -320,7 +327,7 @@ impl<'a, T: Tracker> Sm<'a, T> {
                 .transpose()?,
             done_loads: Vec::new(),
             occupied: Default::default(),
-            asleep: Vec::new(),
+            asleep: Memos::default(),
             dozing: vec![None; nsched],
             sched_of: Vec::new(),
             remembered: 0,
@@ -656,10 +663,18 @@ impl<'a, T: Tracker> Sm<'a, T> {
     /// [`Sm::readiness`], answered from [`Sm::asleep`] as far as it holds (and remembered): a lasting
     /// wait until its cycle, a group that passed the lasting checks until an event of its CTA.
     fn readiness_cached(&mut self, g: u32, now: u64, sched: usize) -> Result<Group, Wait> {
-        match self.asleep.get(g as usize) {
-            Some(&Known::Wait(until, cause)) if until > now => return Err(Wait::lasting(cause, until)),
-            Some(&Known::Lasting(l)) => {
+        if let Some(w) = self.asleep.waiting(g, now) {
+            return Err(w);
+        }
+        match self.asleep.get(g) {
+            Known::Wait(until, cause) if until > now => {
+                let w = Wait::lasting(cause, until);
+                self.asleep.answered(g, w);
+                return Err(w);
+            }
+            Known::Lasting(l) => {
                 if let Some(w) = l.at(now) {
+                    self.asleep.answered(g, w);
                     return Err(w);
                 }
                 let (c, ctx) = ((g / self.nctx) as usize, g % self.nctx);
@@ -691,6 +706,7 @@ impl<'a, T: Tracker> Sm<'a, T> {
                 let wait = l.at(now);
                 self.remember(g, Known::Lasting(Lasting { passed: wait.is_none(), ..l }));
                 if let Some(w) = wait {
+                    self.asleep.answered(g, w);
                     return Err(w);
                 }
                 fetched?;
@@ -715,18 +731,15 @@ impl<'a, T: Tracker> Sm<'a, T> {
     }
 
     fn remember(&mut self, g: u32, k: Known) {
-        self.remembered += 1;
-        if self.asleep.len() <= g as usize {
-            self.asleep.resize(g as usize + 1, Known::Unknown);
+        if matches!(k, Known::Lasting(Lasting { passed: true, .. })) {
+            self.remembered += 1;
         }
-        self.asleep[g as usize] = k;
+        self.asleep.set(g, k);
     }
 
     /// Forgets the remembered readiness of context `g`, and the remembered scan of its scheduler.
     fn forget(&mut self, g: u32) {
-        if let Some(x) = self.asleep.get_mut(g as usize) {
-            *x = Known::Unknown;
-        }
+        self.asleep.forget(g);
         match self.sched_of.get(g as usize).and_then(|&s| self.dozing.get_mut(usize::from(s))) {
             Some(d) => *d = None,
             None => self.dozing.fill(None),
@@ -742,10 +755,7 @@ impl<'a, T: Tracker> Sm<'a, T> {
             return;
         }
         let n = self.nctx as usize;
-        let end = ((c + 1) * n).min(self.asleep.len());
-        for x in self.asleep.get_mut(c * n..end).into_iter().flatten() {
-            *x = Known::Unknown;
-        }
+        self.asleep.forget_range(c * n, (c + 1) * n);
     }
 
     /// Whether another context of `g`'s hardware warp (another path of the same warp, under a parallel
@@ -1309,17 +1319,18 @@ struct Units {
 }
 
 /// The SIMT units: one of each kind per scheduler, or pools of each kind that all the SM's schedulers
-/// share (`sm.units`; a kind with no unit runs on the integer pool).
+/// share (`sm.units`; a kind with no unit runs on the integer pool), with each pool's earliest free
+/// cycle (asked on every readiness check, changed only by an issue).
 enum Pools {
     PerScheduler(Vec<[u64; 6]>),
-    Shared([Vec<u64>; 6]),
+    Shared { units: [Vec<u64>; 6], first_free: [u64; 6] },
 }
 
 impl Units {
     fn new(gpu: &GpuConfig) -> Units {
         let pools = if gpu.sm.units.len() >= 5 {
             let pool = |k: usize| vec![0u64; gpu.sm.units.get(k).copied().unwrap_or(0) as usize];
-            Pools::Shared([pool(0), pool(1), pool(2), pool(3), pool(4), pool(5)])
+            Pools::Shared { units: [pool(0), pool(1), pool(2), pool(3), pool(4), pool(5)], first_free: [0; 6] }
         } else {
             Pools::PerScheduler(vec![[0; 6]; gpu.sm.schedulers as usize])
         };
@@ -1340,7 +1351,7 @@ impl Units {
         let unit_free = match &self.pools {
             _ if unit == SCALAR_UNIT => own[0],
             Pools::PerScheduler(f) => f[sched][unit],
-            Pools::Shared(p) => p[Self::pool(p, unit)].iter().copied().min().unwrap_or(0),
+            Pools::Shared { units, first_free } => first_free[Self::pool(units, unit)],
         };
         unit_free.max(own[1])
     }
@@ -1350,13 +1361,14 @@ impl Units {
         match &mut self.pools {
             _ if unit == SCALAR_UNIT => self.own[sched][0] = until,
             Pools::PerScheduler(f) => f[sched][unit] = until,
-            Pools::Shared(p) => {
-                let k = Self::pool(p, unit);
-                let pool = &mut p[k];
+            Pools::Shared { units, first_free } => {
+                let k = Self::pool(units, unit);
+                let pool = &mut units[k];
                 let i = pool.iter().position(|&u| u <= now).or_else(|| (0..pool.len()).min_by_key(|&i| pool[i]));
                 if let Some(i) = i {
                     pool[i] = until;
                 }
+                first_free[k] = pool.iter().copied().min().unwrap_or(0);
             }
         }
     }
@@ -1373,7 +1385,12 @@ impl Units {
     fn occupy_all(&mut self, sched: usize, until: u64) {
         match &mut self.pools {
             Pools::PerScheduler(f) => f[sched].iter_mut().for_each(|u| *u = until),
-            Pools::Shared(p) => p.iter_mut().flatten().for_each(|u| *u = (*u).max(until)),
+            Pools::Shared { units, first_free } => {
+                units.iter_mut().flatten().for_each(|u| *u = (*u).max(until));
+                for (k, pool) in units.iter().enumerate() {
+                    first_free[k] = pool.iter().copied().min().unwrap_or(0);
+                }
+            }
         }
     }
 }

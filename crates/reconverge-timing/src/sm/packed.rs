@@ -107,8 +107,7 @@ impl<T: Tracker> Sm<'_, T> {
             Ok(grp) => Some(grp),
             Err(Wait { cause: Cause::Pipeline, .. }) => {
                 // Only the unit (or the front end) failed when the lasting checks passed.
-                if !matches!(self.asleep.get(g as usize), Some(Known::Lasting(l)) if !l.mem && l.passed && l.at(now).is_none())
-                {
+                if !matches!(self.asleep.get(g), Known::Lasting(l) if !l.mem && l.passed && l.at(now).is_none()) {
                     return None;
                 }
                 let Peek::Ready(grp) = self.core.peek((g / self.nctx) as usize, g % self.nctx) else { return None };
