@@ -340,13 +340,20 @@ impl MemorySide {
                 return t;
             }
         }
-        let lanes: SmallVec<[usize; 64]> = reconverge_program::lanes(a.mask).collect();
+        let lanes = || reconverge_program::lanes(a.mask);
         let mut latency = 0u64;
         let mut occupancy = gpu.interval.mem;
+        // Which spaces the lanes reach: most accesses reach global memory alone, and gathering the lanes of
+        // a space they do not reach would cost a copy of a whole warp's worth of slots each.
+        let (mut any_shared, mut any_const) = (false, false);
+        for l in lanes() {
+            any_shared |= a.space[l] == Space::Shared;
+            any_const |= matches!(a.space[l], Space::Const | Space::KernelParam);
+        }
         // Shared memory: bank conflicts.
-        let shared: SmallVec<[(u64, u32); 64]> =
-            lanes.iter().filter(|&&l| a.space[l] == Space::Shared).map(|&l| (a.addr[l], a.bytes)).collect();
-        if !shared.is_empty() {
+        if any_shared {
+            let shared: SmallVec<[(u64, u32); 64]> =
+                lanes().filter(|&l| a.space[l] == Space::Shared).map(|l| (a.addr[l], a.bytes)).collect();
             let d = conflict_degree(&shared, gpu.shared.banks, gpu.shared.bank_bytes).max(1) as u64;
             self.counters.shared_instructions += 1;
             self.counters.shared_wavefronts += d;
@@ -354,25 +361,24 @@ impl MemorySide {
             occupancy = occupancy.max(d * gpu.interval.mem);
         }
         // Constant and parameter memory: one access per distinct address.
-        let mut konst: SmallVec<[u64; 64]> = lanes
-            .iter()
-            .filter(|&&l| matches!(a.space[l], Space::Const | Space::KernelParam))
-            .map(|&l| a.addr[l])
-            .collect();
         let mut pending_const = None;
-        if !konst.is_empty() {
+        if any_const {
+            let mut konst: SmallVec<[u64; 64]> = lanes()
+                .filter(|&l| matches!(a.space[l], Space::Const | Space::KernelParam))
+                .map(|l| a.addr[l])
+                .collect();
             konst.sort_unstable();
             konst.dedup();
             let d = konst.len() as u64;
             latency = latency.max(gpu.latency.constant + d - 1);
             occupancy = occupancy.max(d * gpu.interval.mem);
-            let param = lanes.iter().any(|&l| a.space[l] == Space::KernelParam);
+            let param = lanes().any(|l| a.space[l] == Space::KernelParam);
             pending_const = self.const_misses(&konst, param, who, now);
         }
         // Global and local: through the L1.
         self.accesses.clear();
         self.access_lanes.clear();
-        for &l in &lanes {
+        for l in lanes() {
             match a.space[l] {
                 Space::Global => {
                     self.accesses.push((a.addr[l], a.bytes));
