@@ -129,8 +129,9 @@ impl Times {
             let wr = row * self.nwarps + wi as usize;
             let base = wr * self.w;
             let values = &self.slot[base..base + self.w];
-            self.warp[wr] = values.iter().copied().max().unwrap_or(0);
-            self.low[wr] = values.iter().copied().min().unwrap_or(0);
+            let (low, high) = values.iter().fold((u64::MAX, 0), |(lo, hi), &v| (lo.min(v), hi.max(v)));
+            self.warp[wr] = high;
+            self.low[wr] = if values.is_empty() { 0 } else { low };
         }
     }
 
