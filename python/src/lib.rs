@@ -433,7 +433,7 @@ impl PyModuleHandle {
                     &cfg,
                     g,
                     launch_args,
-                    reconverge_timing::TimedOptions { max_cycles: None, threads: 1 },
+                    reconverge_timing::TimedOptions { max_cycles: None, threads: 1, sample: None },
                 );
                 (t.run, Some(t.timing))
             }

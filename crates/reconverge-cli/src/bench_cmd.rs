@@ -193,7 +193,7 @@ pub(crate) fn run_bench(a: BenchArgs) -> Result<(), Failure> {
                     &cfg,
                     g,
                     args,
-                    TimedOptions { max_cycles: None, threads: a.threads },
+                    TimedOptions { max_cycles: None, threads: a.threads, sample: None },
                 );
                 if let Some(err) = &r.run.error {
                     return Err(Failure::input(format!("{}: {}", e.name, crate::errors::render(err))));

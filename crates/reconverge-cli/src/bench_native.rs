@@ -136,7 +136,7 @@ impl NativeBench<'_> {
                     &cfg,
                     g,
                     &p.args,
-                    TimedOptions { max_cycles: None, threads: a.threads },
+                    TimedOptions { max_cycles: None, threads: a.threads, sample: None },
                 );
                 Ok(())
             })?;

@@ -64,6 +64,11 @@ pub(crate) struct ExecArgs {
     /// functionally and its cycles are estimated from theirs, with a 95% bound (docs/cudart.md).
     #[arg(long, conflicts_with = "functional")]
     sample: bool,
+    /// Time about one CTA in N of each timed launch (default 10) and estimate the others' cycles, as
+    /// `run --sample-ctas` does (docs/speed.md, "CTA sampling").
+    #[arg(long, value_name = "N", num_args = 0..=1, default_missing_value = "10", conflicts_with = "functional",
+          value_parser = clap::value_parser!(u32).range(2..=1_000_000))]
+    sample_ctas: Option<u32>,
     /// Write each module's PTX (the code that runs) into DIR; messages then name its lines.
     #[arg(long, value_name = "DIR")]
     keep_ptx: Option<PathBuf>,
@@ -222,6 +227,9 @@ fn shim_env(a: &ExecArgs) -> Result<Vec<(&'static str, String)>, Failure> {
     }
     if a.sample {
         env.push(("RECONVERGE_SAMPLE", "1".into()));
+    }
+    if let Some(n) = a.sample_ctas {
+        env.push(("RECONVERGE_SAMPLE_CTAS", n.to_string()));
     }
     let memory = match &a.max_memory {
         Some(t) => crate::launch_args::bytes("max-memory", t)?,
@@ -675,8 +683,10 @@ fn summary_text(s: &Summary) -> String {
         stats.get("energy").and_then(|e| e.get("total_j")).and_then(Value::as_f64)
     };
     let sampled = kernels.iter().any(|k| k.stats.contains_key("sampled"));
-    // Energy is measured for timed launches only: under sampling a kernel's total would leave out the rest.
-    let energy = !sampled && kernels.iter().any(|k| energy_of(&k.stats).is_some());
+    let cta_sampled = kernels.iter().any(|k| k.stats.contains_key("cta_sample"));
+    // Energy is measured for launches timed in full only: under sampling a kernel's total would leave out
+    // the rest.
+    let energy = !sampled && !cta_sampled && kernels.iter().any(|k| energy_of(&k.stats).is_some());
     let mut head = vec!["kernel", "launches", "cycles", "warp instr", "SIMD eff", "divergent br"];
     if energy {
         head.push("energy");
@@ -716,6 +726,15 @@ fn summary_text(s: &Summary) -> String {
         let all =
             kernels.iter().filter_map(|k| SampledCycles::of(&k.stats)).fold(SampledCycles::default(), |a, b| a + b);
         text.push_str(&sampled_line(&all));
+    }
+    if cta_sampled {
+        let sum = |key: &str| kernels.iter().filter_map(|k| k.stats.get("cta_sample")?.get(key)?.as_u64()).sum::<u64>();
+        text.push_str(&format!(
+            "\nreconverge: --sample-ctas ran {} of the sampled launches' {} CTAs functionally and estimated their \
+             cycles from the timed CTAs' rates (docs/speed.md, \"CTA sampling\")",
+            sum("skipped_ctas"),
+            sum("ctas")
+        ));
     }
     text
 }
@@ -810,6 +829,34 @@ mod tests {
         all_timed.line(&sampled(1, 1000, 0, 0));
         let text = summary_text(&all_timed);
         assert!(text.contains("--sample timed all 1 completed launches") && !text.contains("±"), "{text}");
+    }
+
+    /// Under `--sample-ctas` a line says how many CTAs ran functionally, and energy (whose counters would
+    /// cover only the timed CTAs) is left out.
+    #[test]
+    fn a_summary_of_launches_sampled_by_ctas_says_so() {
+        let line = |n: u64, sample: Option<(u64, u64)>| {
+            let mut v: serde_json::Value =
+                serde_json::from_str(launch(n, "_Z4tickPj", "completed").trim_start_matches("launch ")).expect("json");
+            v["cycles"] = 1000.into();
+            v["energy"] = serde_json::json!({"total_j": 1e-6, "seconds": 1e-6});
+            if let Some((ctas, skipped)) = sample {
+                v["cta_sample"] = serde_json::json!({"ctas": ctas, "skipped_ctas": skipped});
+            }
+            format!("launch {v}")
+        };
+        let mut s = Summary::default();
+        s.line("started 1");
+        s.line(&line(1, Some((960, 540))));
+        s.line(&line(2, None));
+        s.line(&line(3, Some((960, 405))));
+        let text = summary_text(&s);
+        assert!(text.contains("--sample-ctas ran 945 of the sampled launches' 1920 CTAs functionally"), "{text}");
+        assert!(!text.contains("energy"), "{text}");
+        let mut full = Summary::default();
+        full.line(&line(1, None));
+        let text = summary_text(&full);
+        assert!(!text.contains("--sample-ctas") && text.contains("energy"), "{text}");
     }
 
     #[test]

@@ -114,6 +114,14 @@ pub(crate) struct TimingArgs {
     /// Stop after this many simulated cycles (exit 4).
     #[arg(long)]
     pub max_cycles: Option<u64>,
+    /// Time about one CTA in N (default 10): once as many CTAs finished as the GPU holds, windows of a
+    /// round of CTAs per SM are timed and the next N - 1 rounds' CTAs run functionally, turn about; the
+    /// launch's last wave is always timed. The skipped CTAs' cycles are estimated from the windows around
+    /// them (errors measured in docs/speed.md, "CTA sampling"). Memory and functional statistics are
+    /// exact; the other timing counters cover the timed CTAs.
+    #[arg(long, value_name = "N", num_args = 0..=1, default_missing_value = "10",
+          value_parser = clap::value_parser!(u32).range(2..=1_000_000))]
+    pub sample_ctas: Option<u32>,
 }
 
 impl TimingArgs {
@@ -127,7 +135,8 @@ impl TimingArgs {
 
     /// The cycle limit and host threads of a timed run.
     pub(crate) fn options(&self) -> reconverge_timing::TimedOptions {
-        reconverge_timing::TimedOptions { max_cycles: self.max_cycles, threads: self.threads }
+        let sample = self.sample_ctas.map(|one_in| reconverge_timing::CtaSampling { one_in });
+        reconverge_timing::TimedOptions { max_cycles: self.max_cycles, threads: self.threads, sample }
     }
 }
 

@@ -360,6 +360,52 @@ fn functional_mode_and_cycle_limit() {
     assert!(err.contains("neither a preset"), "{err}");
 }
 
+/// The escape-time fractal over 64 × 512 pixels, one warp per CTA: 1024 CTAs, enough for CTA sampling on
+/// the GTX 480's 15 SMs.
+const FRACTAL: [&str; 22] = [
+    "run",
+    "kernels/ptx/sm_80-nofma/mandelbrot.ptx",
+    "--grid",
+    "2,512",
+    "--block",
+    "32",
+    "--arg",
+    "zeros:i32:32768",
+    "--arg",
+    "64",
+    "--arg",
+    "512",
+    "--arg",
+    "-2.0",
+    "--arg",
+    "-1.125",
+    "--arg",
+    "0.0390625",
+    "--arg",
+    "0.00439453125",
+    "--arg",
+    "64",
+];
+
+#[test]
+fn sampled_ctas_are_estimated_and_say_so() {
+    let out = ok(&[&FRACTAL[..], &["--sample-ctas", "4", "--threads", "1"]].concat());
+    assert!(out.contains("(estimated: 450 of 1024 CTAs not timed)"), "{out}");
+    assert!(out.contains("CTA sample             5 stretches not timed"), "{out}");
+    assert!(out.contains("the counters below cover the timed CTAs"), "{out}");
+    let json = ok(&[&FRACTAL[..], &["--sample-ctas", "--json", "--threads", "1"]].concat());
+    let v: serde_json::Value = serde_json::from_str(json.trim()).expect("json");
+    assert_eq!(v["cta_sample"]["ctas"], 1024);
+    assert!(v["cta_sample"]["skipped_ctas"].as_u64().is_some_and(|n| n > 0), "{json}");
+    // A sampled launch has no energy: its activity counters cover only the timed CTAs.
+    assert!(v.get("energy").is_none(), "{json}");
+    for bad in ["1", "0", "many"] {
+        let (code, _, err) = reconverge(&[&FRACTAL[..], &["--sample-ctas", bad]].concat());
+        assert_eq!(code, 2, "{bad}: {err}");
+        assert!(err.contains("--sample-ctas"), "{bad}: {err}");
+    }
+}
+
 #[test]
 fn compare_table_of_the_seed_kernels() {
     let out = ok(&[

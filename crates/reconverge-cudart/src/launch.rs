@@ -302,7 +302,9 @@ pub(crate) fn run_on(
             sample: None,
         },
         Some(g) => {
-            let opts = reconverge_timing::TimedOptions { max_cycles: settings.max_cycles, threads: settings.threads };
+            let sample = settings.sample_ctas.map(|one_in| reconverge_timing::CtaSampling { one_in });
+            let opts =
+                reconverge_timing::TimedOptions { max_cycles: settings.max_cycles, threads: settings.threads, sample };
             let record = reconverge_timing::Record { pc_counts: settings.per_pc, ..Default::default() };
             let t = reconverge_timing::run_timed_resident_recorded(loaded, cfg, g, dev, opts, record);
             let pcs = t.pc_counts.as_deref().map(reconverge_timing::per_pc::executed);

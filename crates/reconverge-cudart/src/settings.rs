@@ -54,6 +54,9 @@ pub struct Settings {
     /// Time a sample of the launches and estimate the cycles of the others
     /// ([`reconverge_records::sampling`]); only with a GPU configuration.
     pub sample: bool,
+    /// Time about one CTA in this many of each timed launch ([`reconverge_timing::sampling`]); only with
+    /// a GPU configuration.
+    pub sample_ctas: Option<u32>,
 }
 
 /// A setting that does not parse: the variable and why.
@@ -110,6 +113,15 @@ impl Settings {
             Some("1") => true,
             Some(v) => return Err(err("RECONVERGE_SAMPLE", v, "expected 0 or 1".into())),
         };
+        let sample_ctas = match number("RECONVERGE_SAMPLE_CTAS")? {
+            None | Some(0) => None,
+            Some(_) if gpu.is_none() => {
+                let why = "sampling estimates cycles, and RECONVERGE_CONFIG=functional has none".into();
+                return Err(err("RECONVERGE_SAMPLE_CTAS", &get("RECONVERGE_SAMPLE_CTAS").unwrap_or_default(), why));
+            }
+            Some(n @ 2..=1_000_000) => Some(n as u32),
+            Some(n) => return Err(err("RECONVERGE_SAMPLE_CTAS", &n.to_string(), "expected 0 or 2 to 1000000".into())),
+        };
         Ok(Settings {
             mechanism,
             gpu,
@@ -122,6 +134,7 @@ impl Settings {
             per_pc: channel.is_some() && get(PER_PC_VAR).is_some_and(|v| v.trim() == "1"),
             channel,
             sample,
+            sample_ctas,
         })
     }
 
@@ -269,6 +282,23 @@ mod tests {
         assert_eq!(e.to_string(), "RECONVERGE_SAMPLE=yes: expected 0 or 1");
         let e = with(&[("RECONVERGE_SAMPLE", "1"), ("RECONVERGE_CONFIG", "functional")]).expect_err("no cycles");
         assert!(e.to_string().contains("RECONVERGE_CONFIG=functional has none"), "{e}");
+    }
+
+    #[test]
+    fn ctas_are_sampled_one_in_n_of_a_timed_launch() {
+        assert_eq!(with(&[]).expect("default").sample_ctas, None);
+        assert_eq!(with(&[("RECONVERGE_SAMPLE_CTAS", "0")]).expect("0").sample_ctas, None);
+        assert_eq!(with(&[("RECONVERGE_SAMPLE_CTAS", "10")]).expect("10").sample_ctas, Some(10));
+        let e = with(&[("RECONVERGE_SAMPLE_CTAS", "1")]).expect_err("one in one");
+        assert_eq!(e.to_string(), "RECONVERGE_SAMPLE_CTAS=1: expected 0 or 2 to 1000000");
+        let e = with(&[("RECONVERGE_SAMPLE_CTAS", "ten")]).expect_err("not a number");
+        assert!(e.to_string().starts_with("RECONVERGE_SAMPLE_CTAS=ten: "), "{e}");
+        let functional = [("RECONVERGE_SAMPLE_CTAS", "4"), ("RECONVERGE_CONFIG", "functional")];
+        let e = with(&functional).expect_err("no cycles");
+        assert_eq!(
+            e.to_string(),
+            "RECONVERGE_SAMPLE_CTAS=4: sampling estimates cycles, and RECONVERGE_CONFIG=functional has none"
+        );
     }
 
     /// Issue 37: a value that is neither a preset nor a file was parsed as TOML text.

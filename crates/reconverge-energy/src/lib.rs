@@ -183,8 +183,13 @@ impl Serialize for Energy {
 }
 
 /// The energy of a launch the timing model measured, under `gpu`'s coefficients; `None` when the
-/// configuration has none (`[energy]` absent).
+/// configuration has none (`[energy]` absent) or the launch was sampled by CTAs (its activity counters
+/// cover only its timed part).
 pub fn energy(t: &TimingStats, gpu: &GpuConfig) -> Option<Energy> {
+    // A launch sampled by CTAs counts activity over its timed part only: no honest total exists.
+    if t.sample.is_some() {
+        return None;
+    }
     let k = gpu.energy.as_ref()?;
     Some(price(t, gpu, k))
 }

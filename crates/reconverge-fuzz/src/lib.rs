@@ -287,7 +287,8 @@ pub fn check(src: &str, opts: &CheckOptions, seed: u64) -> Result<Reached, Findi
                 let (kind, gpu) = random_gpu(&mut rng);
                 guarded("timed", || {
                     // An invalid configuration must be refused with an error, never run or crash.
-                    let limits = reconverge_timing::TimedOptions { max_cycles: Some(opts.max_cycles), threads: 1 };
+                    let limits =
+                        reconverge_timing::TimedOptions { max_cycles: Some(opts.max_cycles), threads: 1, sample: None };
                     let r = reconverge_timing::run_timed(&kernel, &cfg, &gpu, &args, limits);
                     if kind == reconverge_timing::PRESETS.len() + 1 && r.run.error.is_none() {
                         return Err(Violation::InvalidConfigurationRan(gpu.to_toml()));

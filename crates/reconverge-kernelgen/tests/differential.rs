@@ -171,7 +171,7 @@ fn check_timed(prog: &Loaded, cfg: &LaunchConfig, args: &[Arg], functional: &Run
     let gpu = GpuConfig::tiny();
     let timed = |jit| {
         let cfg = LaunchConfig { host: reconverge_program::HostOptions { jit, ..cfg.host.clone() }, ..cfg.clone() };
-        run_timed(prog, &cfg, &gpu, args, TimedOptions { max_cycles: None, threads: 1 })
+        run_timed(prog, &cfg, &gpu, args, TimedOptions { max_cycles: None, threads: 1, sample: None })
     };
     let (compiled, interpreted) = (timed(JitPolicy::Always), timed(JitPolicy::Off));
     let error = |r: &TimedResult| r.run.error.as_ref().map(ToString::to_string);

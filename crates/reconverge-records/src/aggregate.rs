@@ -183,7 +183,7 @@ pub static KINDS: &[(&str, Kind)] = &[
         "scalarization.reduction.data_accesses",
         saving(&["scalarization.scalarized.data_accesses"], &["scalarization.baseline.data_accesses"]),
     ),
-    ("issue_utilization", ratio(&["_counts.issued"], &["_counts.issue_slots"], false, Zero::Naught)),
+    ("issue_utilization", ratio(&["_counts.issued_in_slots"], &["_counts.issue_slots"], false, Zero::Naught)),
     ("latency_hiding_issues", Kind::Sum),
     ("warp_co_issues", Kind::Sum),
     ("lane_ops", Kind::Sum),
@@ -206,6 +206,19 @@ pub static KINDS: &[(&str, Kind)] = &[
     ("sampled.cycles_error", Kind::Sum),
     ("sampled.timed_launches", Kind::Sum),
     ("sampled.estimated_launches", Kind::Sum),
+    ("cta_sample", Kind::Object),
+    ("cta_sample.ctas", Kind::Sum),
+    ("cta_sample.skipped_ctas", Kind::Sum),
+    ("cta_sample.skips", Kind::Sum),
+    ("cta_sample.windows", Kind::Sum),
+    ("cta_sample.timed_warp_instructions", Kind::Sum),
+    ("cta_sample.skipped_warp_instructions", Kind::Sum),
+    ("cta_sample.work", Kind::Last),
+    ("cta_sample.measured_work", Kind::Sum),
+    ("cta_sample.measured_cycles", Kind::Sum),
+    ("cta_sample.skipped_work", Kind::Sum),
+    ("cta_sample.skipped_cycles", Kind::Sum),
+    ("cta_sample.spread_cycles", Kind::Sum),
     ("epochs", Kind::Sum),
     ("epoch_cycles", Kind::Last),
     ("occupancy", Kind::Last),
@@ -214,6 +227,7 @@ pub static KINDS: &[(&str, Kind)] = &[
     (HIDDEN, Kind::Object),
     ("_counts.issued", Kind::Sum),
     ("_counts.issue_slots", Kind::Sum),
+    ("_counts.issued_in_slots", Kind::Sum),
     ("_counts.divergent", Kind::Sum),
     ("_counts.oracle_exact", Kind::Sum),
     ("_counts.convergent", Kind::Object),
@@ -508,13 +522,16 @@ pub fn visible(stats: &Map<String, Value>) -> Map<String, Value> {
 }
 
 /// The hidden counts ([`HIDDEN`]) of a run: the numerators and denominators of its ratios that are not
-/// statistics of their own (issued instructions and issue slots of a timed run, seed 004's convergent,
-/// divergent and exactly solved thread instructions).
+/// statistics of their own (issued instructions, issue slots and the instructions issued in them, of a
+/// timed run; seed 004's convergent, divergent and exactly solved thread instructions).
 pub fn hidden_counts(stats: &Stats, timing: Option<&TimingStats>) -> Map<String, Value> {
     let mut m = Map::new();
     if let Some(t) = timing {
         m.insert("issued".into(), t.issued.into());
         m.insert("issue_slots".into(), t.issue_slots.into());
+        // A launch sampled by CTAs had issue slots only while timed.
+        let skipped = t.sample.as_ref().map_or(0, |s| s.skipped_warp_instructions);
+        m.insert("issued_in_slots".into(), (t.issued - skipped).into());
     }
     if let Some(z) = &stats.scalarization {
         m.insert("divergent".into(), z.divergent.into());

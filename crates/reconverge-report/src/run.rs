@@ -269,6 +269,9 @@ pub fn run_json_timed(
     let mut v = serde_json::to_value(run_json(kernel, mechanism, warp_size, r)).unwrap_or_default();
     if let (Some(t), Some(obj)) = (timing, v.as_object_mut()) {
         obj.insert("cycles".into(), t.cycles.into());
+        if let Some(sample) = &t.sample {
+            obj.insert("cta_sample".into(), serde_json::to_value(sample).unwrap_or_default());
+        }
         obj.insert("ipc".into(), t.ipc().into());
         obj.insert("issue_utilization".into(), t.issue_utilization().into());
         obj.insert("latency_hiding_issues".into(), t.latency_hiding_issues.into());
@@ -292,6 +295,23 @@ pub fn run_json_timed(
         obj.insert("config".into(), serde_json::to_value(g).unwrap_or_default());
     }
     v
+}
+
+/// The row of a launch sampled by CTAs: `5 stretches not timed, 55.3% of the warp instructions, at 21.86
+/// warp instructions per cycle over 6 windows (their rates' spread ± 131 cycles); the counters below
+/// cover the timed CTAs`.
+fn cta_sample_text(s: &reconverge_timing::CtaSample) -> String {
+    let all = (s.timed_warp_instructions + s.skipped_warp_instructions).max(1);
+    format!(
+        "{} stretches not timed, {:.1}% of the warp instructions, at {:.2} {} per cycle over {} windows (their \
+         rates' spread ± {} cycles); the counters below cover the timed CTAs",
+        s.skips,
+        100.0 * s.skipped_warp_instructions as f64 / all as f64,
+        s.rate(),
+        s.work.name(),
+        s.windows,
+        s.spread_cycles
+    )
 }
 
 /// `8 CTAs/SM, 20 registers/thread (ptxas 11.8 sm_35)`.
@@ -404,6 +424,10 @@ pub fn timing_rows(
         ),
         ("shared memory", format!("{} instructions, {} wavefronts", m.shared_instructions, m.shared_wavefronts)),
     ];
+    if let Some(s) = &t.sample {
+        rows[1].1 = format!("{} (estimated: {} of {} CTAs not timed)", t.cycles, s.skipped_ctas, s.ctas);
+        rows.insert(2, ("CTA sample", cta_sample_text(s)));
+    }
     if m.dram.channel_cycles > 0 {
         rows.insert(
             rows.iter().position(|(k, _)| *k == "DRAM").map_or(rows.len(), |i| i + 1),

@@ -172,7 +172,7 @@ fn launches(mech: Mechanism) -> Vec<(String, Map<String, Value>)> {
             }
             for preset in ["gtx480", "volta+scalar-unit"] {
                 let gpu = GpuConfig::preset(preset).expect("a preset");
-                let opts = TimedOptions { max_cycles: Some(1_000_000), threads: 1 };
+                let opts = TimedOptions { max_cycles: Some(1_000_000), threads: 1, sample: None };
                 let t = reconverge_timing::run_timed(&loaded, &cfg, &gpu, &args[..], opts);
                 let json = stats_json(&kname, mech, &cfg, &t.run, Some((&t.timing, &gpu)));
                 // The same launch as `exec --sample` reports a timed one, and an estimated one: a
@@ -265,7 +265,7 @@ fn the_typed_merge_of_two_launches_is_their_json_aggregation() {
             let Ok(loaded) = reconverge_sim::load(&module, None, mech, &opts) else { continue };
             let name = loaded.program().kernel_name().to_string();
             let args = [Arg::Buffer(Buffer::zeros(Dtype::I32, 1 << 16))];
-            let opts = TimedOptions { max_cycles: Some(1_000_000), threads: 1 };
+            let opts = TimedOptions { max_cycles: Some(1_000_000), threads: 1, sample: None };
             let runs: Vec<_> = [[2, 1, 1], [3, 1, 1]]
                 .into_iter()
                 .map(|grid| {

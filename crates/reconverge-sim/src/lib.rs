@@ -30,7 +30,7 @@ use reconverge_program::{decode, launch, layout, program, types};
 pub use core::{IssueEvent, NoObserver, Observer};
 pub use device::{DeviceState, Outputs};
 pub use error::{DeadlockReport, LiveThreads, Location, RunLimit, SimError, WaitingGroup};
-pub use machine::{run, run_resident, RunResult};
+pub use machine::{run, run_ctas_functional, run_resident, RunResult};
 pub use stats::Stats;
 
 use reconverge_ir::{Function, Module};

@@ -187,9 +187,36 @@ fn execute<T: Tracker>(
 ) -> (Stats, Option<SimError>, (Vec<PrintfRecord>, bool), JitReport) {
     let mut core = SmCore::new(prog, tracker, cfg, 0, 1);
     let mut jit = Jit::for_policy(prog, (core.warps_per_cta(), cfg.warp_size), cfg.host.jit);
-    let error = simulate(&mut core, cfg, (&mut dev.mem, &dev.consts, &dev.params), jit.as_mut(), observer).err();
+    let span = Span { ctas: 0..cfg.num_ctas(), resident: cfg.limits.max_resident_ctas as usize, issued_before: 0 };
+    let error = simulate(&mut core, cfg, (&mut dev.mem, &dev.consts, &dev.params), span, jit.as_mut(), observer).err();
     let report = jit.as_ref().map(Jit::report).unwrap_or_default();
     (core.stats().clone(), error, core.take_printf(), report)
+}
+
+/// Runs CTAs `ctas` of a launch functionally on `core`, at most `resident` of them at once (with any
+/// CTAs already resident on it), after `issued_before` warp instructions of the launch (they count
+/// against `--max-instructions`), compiling hot segments when `jit` is given. This is how a timed launch
+/// sampled by CTAs runs the CTAs it does not time (`reconverge-timing`, `CtaSampling`). Returns the warp
+/// instructions issued here, or why the run stopped.
+pub fn run_ctas_functional<'p, T: Tracker>(
+    core: &mut SmCore<'p, T>,
+    cfg: &LaunchConfig,
+    memory: (&mut DeviceMemory, &[u8], &[u8]),
+    (ctas, resident, issued_before): (std::ops::Range<u64>, usize, u64),
+    jit: Option<&mut Jit<'p>>,
+) -> Result<u64, SimError> {
+    let before = core.stats().warp_instructions;
+    let span = Span { ctas, resident, issued_before };
+    simulate(core, cfg, memory, span, jit, &mut crate::NoObserver)?;
+    Ok(core.stats().warp_instructions - before)
+}
+
+/// The part of a launch one run loop simulates: the CTAs it launches, how many may be resident at once,
+/// and the warp instructions issued before it started (by a timed run that skipped these CTAs).
+struct Span {
+    ctas: std::ops::Range<u64>,
+    resident: usize,
+    issued_before: u64,
 }
 
 /// Instructions an issue context issues before the machine moves to the next (functional mode).
@@ -200,17 +227,18 @@ fn simulate<'p, T: Tracker>(
     core: &mut SmCore<'p, T>,
     cfg: &LaunchConfig,
     (mem, consts, params): (&mut DeviceMemory, &[u8], &[u8]),
+    span: Span,
     mut jit: Option<&mut Jit<'p>>,
     observer: &mut dyn Observer,
 ) -> Result<(), SimError> {
-    let total = cfg.num_ctas();
-    let mut next_cta: u64 = 0;
+    let total = span.ctas.end;
+    let mut next_cta: u64 = span.ctas.start;
     let mut watchdog = Watchdog::default();
-    let mut issued_total = 0u64;
+    let mut issued_total = span.issued_before;
     let mut contexts = Vec::new();
     let mut rotation = Vec::new();
     loop {
-        while core.resident() < cfg.limits.max_resident_ctas as usize && next_cta < total {
+        while core.resident() < span.resident && next_cta < total {
             core.launch(next_cta);
             next_cta += 1;
         }

@@ -203,7 +203,7 @@ pub fn run_prepared(p: &PreparedEntry, mode: Mode<'_>) -> (RunResult, Option<rec
     match mode {
         Mode::Functional => (run(&p.kernel, &p.cfg, &p.args, &mut NoObserver), None),
         Mode::Timed { gpu, threads } => {
-            let opts = reconverge_timing::TimedOptions { max_cycles: None, threads };
+            let opts = reconverge_timing::TimedOptions { max_cycles: None, threads, sample: None };
             let t = reconverge_timing::run_timed(&p.kernel, &p.cfg, gpu, &p.args, opts);
             (t.run, Some(t.timing))
         }

@@ -1673,7 +1673,7 @@ mod sweep_tests {
         let kernel =
             reconverge_sim::load(&m, None, reconverge_mechanism::Mechanism::Pdom, &Default::default()).expect("loads");
         let launch = LaunchConfig { grid: [2, 1, 1], block: [40, 1, 1], ..LaunchConfig::default() };
-        let opts = crate::TimedOptions { max_cycles: Some(3_000_000), threads: 1 };
+        let opts = crate::TimedOptions { max_cycles: Some(3_000_000), threads: 1, sample: None };
         let mut texts: Vec<String> = Vec::new();
         for (key, _, lo, hi) in GpuConfig::gtx480().ranges() {
             let Some((table, k)) = key.split_once('.').filter(|_| !key.contains(' ')) else {

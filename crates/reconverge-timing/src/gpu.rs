@@ -4,6 +4,7 @@
 use crate::config::GpuConfig;
 use crate::gmem::WriteOp;
 use crate::memsys::{L2Dram, ReqKind};
+use crate::sampling::{CtaSampling, Progress, Sampler, WorkUnit};
 use crate::sm::{EpochCtx, EpochOutcome, L2Request, Sm};
 use crate::stats::TimingStats;
 use crate::trace::{self, SmTrace, Timeline, TraceSpec};
@@ -12,11 +13,11 @@ use reconverge_mechanism::Tracker;
 use reconverge_program::launch::LaunchArgs;
 use reconverge_program::{LaunchConfig, LaunchError, Program};
 use reconverge_sim::access::GlobalMemory;
-use reconverge_sim::core::JitReport;
+use reconverge_sim::core::{Jit, JitReport, SmCore};
 use reconverge_sim::core::{QuietThreads, Watchdog};
 use reconverge_sim::error::{DeadlockReport, LiveThreads};
 use reconverge_sim::memory::DeviceMemory;
-use reconverge_sim::{DeviceState, Loaded, RunLimit, RunResult, SimError, Stats};
+use reconverge_sim::{run_ctas_functional, DeviceState, Loaded, RunLimit, RunResult, SimError, Stats};
 use std::sync::Arc;
 
 /// The result of a timed run.
@@ -55,6 +56,9 @@ pub struct TimedOptions {
     pub max_cycles: Option<u64>,
     /// Host threads to simulate SMs on (0 = all cores). Results and statistics do not depend on it.
     pub threads: usize,
+    /// Time only a sample of the launch's CTAs and extrapolate the cycles ([`crate::sampling`]); `None`:
+    /// time every CTA.
+    pub sample: Option<CtaSampling>,
 }
 
 /// Runs `kernel` (its program under its mechanism) on the GPU `gpu`. Results and statistics do not
@@ -111,7 +115,7 @@ fn run_timed_args(
     // never more threads than SMs that can have work (a CTA each at least).
     let threads = host_threads(opts.threads, gpu, launch);
     let pool = if threads > 1 { pool(threads) } else { None };
-    let bounds = Bounds { max_cycles: opts.max_cycles, pool };
+    let bounds = Bounds { max_cycles: opts.max_cycles, pool, sample: opts.sample };
     let prog = kernel.program();
     let source = Source::Args(args);
     reconverge_mechanism::with_tracker!(kernel.mechanism(), |t| run_with(prog, t, launch, gpu, source, bounds, record))
@@ -140,7 +144,7 @@ pub fn run_timed_resident_recorded(
 ) -> TimedResult {
     let threads = host_threads(opts.threads, gpu, launch);
     let pool = if threads > 1 { pool(threads) } else { None };
-    let bounds = Bounds { max_cycles: opts.max_cycles, pool };
+    let bounds = Bounds { max_cycles: opts.max_cycles, pool, sample: opts.sample };
     let prog = kernel.program();
     let source = Source::Resident(dev);
     let record = Record { trace: None, ..record };
@@ -212,7 +216,10 @@ fn run_with<T: Tracker>(
     {
         return empty(e.into());
     }
-    let resident = gpu.num_sms as u64 * gpu.sm.max_ctas as u64;
+    // A sampled launch's untimed CTAs are resident on a core of their own.
+    // A sampled launch's skipped CTAs are resident on a core of their own, as many as on an SM.
+    let skipped_resident = if bounds.sample.is_some() { u64::from(gpu.sm.max_ctas) } else { 0 };
+    let resident = gpu.num_sms as u64 * gpu.sm.max_ctas as u64 + skipped_resident;
     // The model's own structures count against the memory limit too (checked before anything is built).
     let recorded = trace
         .map_or(0, |t| t.max_events as u64)
@@ -272,17 +279,30 @@ fn run_with<T: Tracker>(
     let epoch = (gpu.l1.hit_latency + gpu.l2.hit_latency).max(1);
     let mut timing =
         TimingStats { epoch_cycles: epoch, occupancy: occupancy(gpu, prog, launch), ..TimingStats::default() };
-    let error = epochs(&mut sms, &mut l2, dev, launch, gpu, bounds, &mut timing);
+    let shape = (u64::from(gpu.num_sms), u64::from(timing.occupancy.resident_ctas));
+    let mut skipped = bounds.sample.map(|rule| Skipped::new(rule, gpu, shape, (prog, tracker, launch)));
+    let error = epochs(&mut sms, &mut l2, dev, (launch, gpu), bounds, &mut timing, skipped.as_mut());
     // Write-backs still queued in DRAM count in its statistics.
     l2.schedule_dram(None);
-    let stats = collect(&sms, &l2, gpu, launch, prog, &mut timing);
+    let mut stats = collect(&sms, &l2, gpu, launch, prog, &mut timing);
+    if let Some(skip) = &skipped {
+        stats.merge(skip.core.stats());
+        timing.issued = stats.warp_instructions;
+    }
+    timing.sample = skipped.as_ref().and_then(|k| k.sampler.estimate(launch.num_ctas()));
+    if let (Some(sample), Some(skip)) = (timing.sample.as_mut(), &skipped) {
+        sample.skipped_warp_instructions = skip.instructions;
+        sample.timed_warp_instructions = stats.warp_instructions - skip.instructions;
+        timing.cycles += sample.skipped_cycles;
+    }
     let timeline = match trace {
         Some(spec) => trace::merge(spec, sms.iter_mut().filter_map(|s| s.trace.take()).collect()),
         None => Timeline::default(),
     };
     let outputs = owned.map(|d| d.into_outputs(prog, launch)).unwrap_or_default();
     // `printf` output of every SM, in thread order (independent of the host threads).
-    let printed = reconverge_sim::printf::gather(sms.iter().map(|s| s.core().printf()));
+    let skipped_core = skipped.iter().map(|k| &k.core);
+    let printed = reconverge_sim::printf::gather(sms.iter().map(|s| s.core()).chain(skipped_core).map(|c| c.printf()));
     let pc_stalls = record.pc_stalls.then(|| {
         let parts = sms.iter().filter_map(|s| s.pc_stalls.as_ref().map(|p| &p.per_pc[..]));
         crate::per_pc::sum_by_pc(parts, crate::stats::StallCounts::merge)
@@ -292,6 +312,7 @@ fn run_with<T: Tracker>(
         crate::per_pc::sum_by_pc(parts, crate::per_pc::PcCount::merge)
     });
     let jit = sms.iter().fold(JitReport::default(), |r, s| r.plus(s.core().jit_report()));
+    let jit = skipped.iter().filter_map(|k| k.jit.as_ref()).fold(jit, |r, j| r.plus(j.report()));
     let run = RunResult { jit, ..RunResult::finished(prog, stats, error, outputs).with_printf(printed) };
     (TimedResult { run, timing, pc_stalls, pc_counts }, timeline)
 }
@@ -309,18 +330,21 @@ struct Bounds {
     max_cycles: Option<u64>,
     /// The host threads SMs may run on.
     pool: Option<Arc<rayon::ThreadPool>>,
+    /// Whether and how the launch's CTAs are sampled.
+    sample: Option<CtaSampling>,
 }
 
 /// The epoch loop: dispatch, run every SM over the epoch (on several host threads when the last epoch
-/// had enough work), merge; until every CTA finished, a deadlock, a livelock, a limit or an error.
+/// had enough work), merge; until every CTA finished, a deadlock, a livelock, a limit or an error. A launch
+/// sampled by CTAs runs stretches of its CTAs functionally on `skipped` when the sampler says so.
 fn epochs<T: Tracker>(
     sms: &mut [Sm<'_, T>],
     l2: &mut L2Dram,
     dev: &mut DeviceState,
-    launch: &LaunchConfig,
-    gpu: &GpuConfig,
+    (launch, gpu): (&LaunchConfig, &GpuConfig),
     bounds: Bounds,
     timing: &mut TimingStats,
+    mut skipped: Option<&mut Skipped<'_, T>>,
 ) -> Option<SimError> {
     let (mem, consts, params) = (&mut dev.mem, &dev.consts[..], &dev.params[..]);
     let max_cycles = bounds.max_cycles;
@@ -412,6 +436,62 @@ fn epochs<T: Tracker>(
             }
         }
         t0 = t1;
+        if let Some(skip) = skipped.as_deref_mut() {
+            let finished = sms.iter().map(|s| s.finished_ctas).sum();
+            let work = skip.work;
+            let at = Progress {
+                cycle: t1,
+                issued: sms.iter().map(|s| work.of(s.core().stats())).sum(),
+                finished,
+                dispatched: next_cta - skip.ctas,
+                waiting: total - next_cta,
+            };
+            let n = skip.sampler.observe(at);
+            if n > 0 {
+                // At an epoch's end, once its stores are merged: the stretch runs before the CTAs after it.
+                let memory = (&mut *mem, consts, params);
+                // As many CTAs share the core as share a timed SM (an SM-wide warp pool sees as many).
+                let resident = timing.occupancy.resident_ctas.max(1) as usize;
+                let stretch = (next_cta..next_cta + n, resident, total_issued);
+                let before = work.of(skip.core.stats());
+                let issued = match run_ctas_functional(&mut skip.core, launch, memory, stretch, skip.jit.as_mut()) {
+                    Ok(i) => i,
+                    Err(e) => return Some(e),
+                };
+                skip.sampler.skipped(work.of(skip.core.stats()) - before);
+                (skip.instructions, skip.ctas) = (skip.instructions + issued, skip.ctas + n);
+                total_issued += issued;
+                next_cta += n;
+            }
+        }
+    }
+}
+
+/// A launch sampled by CTAs: the sampler, and the core its skipped CTAs run on, functionally.
+struct Skipped<'a, T: Tracker> {
+    sampler: Sampler,
+    core: SmCore<'a, T>,
+    jit: Option<Jit<'a>>,
+    /// CTAs skipped so far.
+    ctas: u64,
+    /// Their warp instructions.
+    instructions: u64,
+    /// What the sampler's rates count.
+    work: WorkUnit,
+}
+
+impl<'a, T: Tracker> Skipped<'a, T> {
+    /// The skipped CTAs run as on SM 0 of `gpu` (`%smid`, `%nsmid`).
+    fn new(
+        rule: CtaSampling,
+        gpu: &GpuConfig,
+        shape: (u64, u64),
+        (prog, tracker, launch): (&'a Program, &'a T, &'a LaunchConfig),
+    ) -> Self {
+        let core = SmCore::new(prog, tracker, launch, 0, gpu.num_sms);
+        let jit = Jit::for_policy(prog, (core.warps_per_cta(), launch.warp_size), launch.host.jit);
+        let work = WorkUnit::for_mechanism(T::ORDERED);
+        Skipped { sampler: Sampler::new(rule, shape, work), core, jit, ctas: 0, instructions: 0, work }
     }
 }
 

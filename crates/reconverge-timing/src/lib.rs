@@ -28,6 +28,7 @@ pub mod import;
 pub mod memsys;
 mod opcode;
 pub mod per_pc;
+pub mod sampling;
 pub mod sm;
 pub mod stats;
 pub mod trace;
@@ -41,5 +42,6 @@ pub use gpu::{
     run_timed, run_timed_recorded, run_timed_resident, run_timed_resident_recorded, run_timed_traced, Record,
     TimedOptions, TimedResult,
 };
+pub use sampling::{CtaSample, CtaSampling, WorkUnit};
 pub use stats::{DatapathActivity, Occupancy, TimingStats};
 pub use trace::{Timeline, TraceEvent, TraceSpec};

@@ -236,6 +236,11 @@ pub struct TimingStats {
     pub epoch_cycles: u64,
     /// How many of the launch's CTAs one SM holds at once, and the registers that went into it.
     pub occupancy: Occupancy,
+    /// A launch sampled by CTAs ([`crate::TimedOptions::sample`]): what was timed and how `cycles` was
+    /// estimated. Then `cycles` is the estimate, and every other timing counter covers the timed part only
+    /// (`issued` excepted: every warp instruction). Absent when every CTA was timed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sample: Option<crate::sampling::CtaSample>,
 }
 
 /// The occupancy of a launch: CTAs per SM and the register count behind it.
@@ -344,6 +349,7 @@ impl TimingStats {
             epochs,
             epoch_cycles,
             occupancy,
+            sample,
         } = o;
         self.cycles += cycles;
         self.issue_slots += issue_slots;
@@ -363,6 +369,9 @@ impl TimingStats {
         self.epochs += epochs;
         self.epoch_cycles = *epoch_cycles;
         self.occupancy = occupancy.clone();
+        if let Some(o) = sample {
+            self.sample.get_or_insert_with(Default::default).merge(o);
+        }
     }
 
     /// Warp instructions per cycle (whole GPU).
@@ -374,12 +383,13 @@ impl TimingStats {
         }
     }
 
-    /// Issued instructions / issue slots.
+    /// Issued instructions / issue slots (of a launch sampled by CTAs, those of its timed part).
     pub fn issue_utilization(&self) -> f64 {
+        let issued = self.sample.as_ref().map_or(self.issued, |s| self.issued - s.skipped_warp_instructions);
         if self.issue_slots == 0 {
             0.0
         } else {
-            self.issued as f64 / self.issue_slots as f64
+            issued as f64 / self.issue_slots as f64
         }
     }
 

@@ -74,7 +74,7 @@ fn per_pc_stalls_sum_to_the_runs_stalls_under_every_kind_of_mechanism() {
         .collect();
     let mut gpu = GpuConfig::gtx480();
     gpu.num_sms = 2;
-    let opts = TimedOptions { max_cycles: Some(5_000_000), threads: 1 };
+    let opts = TimedOptions { max_cycles: Some(5_000_000), threads: 1, sample: None };
     let mut charged_by_cause = StallCounts::default();
     for Kernel { file, grid, block, args } in kernels() {
         for &mech in &mechs {

@@ -18,7 +18,7 @@ fn every_sm_prints_in_thread_order_for_any_host_threads() {
         let want: Vec<_> = functional.printf_in_thread_order().into_iter().cloned().collect();
         assert_eq!(want.len(), 5 * ctas as usize + 2 * ctas as usize + 1);
         for threads in [1, 2] {
-            let opts = TimedOptions { max_cycles: None, threads };
+            let opts = TimedOptions { max_cycles: None, threads, sample: None };
             let r = run_timed(&prog, &launch, &GpuConfig::gtx480(), args(), opts);
             assert!(r.run.error.is_none(), "{mech}: {:?}", r.run.error.map(|e| e.to_string()));
             assert_eq!(r.run.printf, want, "{mech} on {threads} host threads");

@@ -37,7 +37,7 @@ fn a_cta_that_fits_only_with_fewer_registers_runs_with_fewer() {
     assert_eq!(gpu.resident_ctas(k.program(), 256, 32, 0), 2, "2 x 256 x 63 registers fit, 3 do not");
     assert_eq!(gpu.max_threads_per_cta(32), 1024);
     let cfg = LaunchConfig { block: [1024, 1, 1], ..LaunchConfig::default() };
-    let opts = TimedOptions { max_cycles: None, threads: 1 };
+    let opts = TimedOptions { max_cycles: None, threads: 1, sample: None };
     let r = run_timed(&k, &cfg, &gpu, vec![Arg::Buffer(Buffer::zeros(Dtype::U32, 1024))], opts);
     assert!(r.run.error.is_none(), "{:?}", r.run.error.map(|e| e.to_string()));
     assert_eq!(r.run.buffers[0].as_ref().expect("out").format(1023), "1023");

@@ -41,7 +41,7 @@ $L_loop:
 }
 "#;
 
-const ONE_THREAD: TimedOptions = TimedOptions { max_cycles: None, threads: 1 };
+const ONE_THREAD: TimedOptions = TimedOptions { max_cycles: None, threads: 1, sample: None };
 const THREADS: u32 = 256;
 
 fn load() -> Loaded {

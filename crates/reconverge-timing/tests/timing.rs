@@ -6,7 +6,7 @@ use reconverge_sim::Loaded;
 use reconverge_timing::{run_timed, GpuConfig, TimedOptions};
 
 /// No cycle limit, one host thread.
-const ONE_THREAD: TimedOptions = TimedOptions { max_cycles: None, threads: 1 };
+const ONE_THREAD: TimedOptions = TimedOptions { max_cycles: None, threads: 1, sample: None };
 
 fn load(path: &str, mech: Mechanism) -> Loaded {
     let src = std::fs::read_to_string(path).expect("kernel file");
@@ -78,7 +78,15 @@ fn results_and_statistics_do_not_depend_on_host_threads() {
     let launch = LaunchConfig { grid: [32, 1, 1], block: [32, 1, 1], ..LaunchConfig::default() };
     let runs: Vec<_> = [1usize, 2, 1, 2]
         .iter()
-        .map(|&th| run_timed(&prog, &launch, &gpu, stream_args(32), TimedOptions { max_cycles: None, threads: th }))
+        .map(|&th| {
+            run_timed(
+                &prog,
+                &launch,
+                &gpu,
+                stream_args(32),
+                TimedOptions { max_cycles: None, threads: th, sample: None },
+            )
+        })
         .collect();
     for r in &runs[1..] {
         assert_eq!(r.timing, runs[0].timing);

@@ -205,6 +205,8 @@ pub struct Sm<'a, T: Tracker> {
     pub last_busy: Option<u64>,
     /// The last cycle a store of this SM was accepted by the L2.
     pub last_store_ack: u64,
+    /// CTAs that finished here.
+    pub finished_ctas: u64,
     /// The SM's port to the interconnect (`l2.sm_port_sectors_per_cycle`), when limited.
     pub port: Option<crate::memsys::Bandwidth>,
     done_loads: Vec<LoadTrack>,
@@ -322,6 +324,7 @@ impl<'a, T: Tracker> Sm<'a, T> {
             busy_cycles: 0,
             last_busy: None,
             last_store_ack: 0,
+            finished_ctas: 0,
             port: (gpu.l2.sm_port_sectors_per_cycle > 0)
                 .then(|| crate::memsys::Bandwidth::new(gpu.l2.sm_port_sectors_per_cycle, 1))
                 .transpose()?,
@@ -488,6 +491,7 @@ impl<'a, T: Tracker> Sm<'a, T> {
     pub fn retire(&mut self) {
         self.exited = false;
         let retired = self.core.retire();
+        self.finished_ctas += retired.len() as u64;
         if !retired.is_empty() {
             self.refresh_candidates();
         }
