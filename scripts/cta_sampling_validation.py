@@ -91,13 +91,13 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--binary", default=str(ROOT / "target" / "release" / "reconverge"))
     p.add_argument("--rows", type=int, action="append", help="fractal rows (default 256 and 1024)")
-    p.add_argument("--mechanism", action="append", help="default: pdom, tbc, dwf, dwf:sm, sbi")
+    p.add_argument("--mechanism", action="append", help="default: pdom, tbc, dwf, sbi")
     p.add_argument("--one-in", type=int, action="append", help="default: 10 and 4")
     p.add_argument("--rounds", type=int, default=1)
     p.add_argument("--write", action="store_true", help="put the table into docs/speed.md")
     a = p.parse_args()
     rows = a.rows or [256, 1024]
-    mechanisms = a.mechanism or ["pdom", "tbc", "dwf", "dwf:sm", "sbi"]
+    mechanisms = a.mechanism or ["pdom", "tbc", "dwf", "sbi"]
     one_ins = a.one_in or [10, 4]
     table = list(HEADER)
     for r in rows:

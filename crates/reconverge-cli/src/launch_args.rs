@@ -118,7 +118,8 @@ pub(crate) struct TimingArgs {
     /// round of CTAs per SM are timed and the next N - 1 rounds' CTAs run functionally, turn about; the
     /// launch's last wave is always timed. The skipped CTAs' cycles are estimated from the windows around
     /// them (errors measured in docs/speed.md, "CTA sampling"). Memory and functional statistics are
-    /// exact; the other timing counters cover the timed CTAs.
+    /// exact; the other timing counters cover the timed CTAs. Under dwf:sm, whose warps mix CTAs, every
+    /// CTA is timed.
     #[arg(long, value_name = "N", num_args = 0..=1, default_missing_value = "10",
           value_parser = clap::value_parser!(u32).range(2..=1_000_000))]
     pub sample_ctas: Option<u32>,

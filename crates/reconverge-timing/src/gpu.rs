@@ -280,7 +280,10 @@ fn run_with<T: Tracker>(
     let mut timing =
         TimingStats { epoch_cycles: epoch, occupancy: occupancy(gpu, prog, launch), ..TimingStats::default() };
     let shape = (u64::from(gpu.num_sms), u64::from(timing.occupancy.resident_ctas));
-    let mut skipped = bounds.sample.map(|rule| Skipped::new(rule, gpu, shape, (prog, tracker, launch)));
+    // A mechanism whose warps mix the SM's CTAs (`dwf:sm`) is timed in full: which CTAs share its pool
+    // decides its warps, and a skipped stretch changes that (docs/speed.md, "CTA sampling").
+    let sample = bounds.sample.filter(|_| !T::SM_POOL);
+    let mut skipped = sample.map(|rule| Skipped::new(rule, gpu, shape, (prog, tracker, launch)));
     let error = epochs(&mut sms, &mut l2, dev, (launch, gpu), bounds, &mut timing, skipped.as_mut());
     // Write-backs still queued in DRAM count in its statistics.
     l2.schedule_dram(None);

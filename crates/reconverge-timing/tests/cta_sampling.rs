@@ -56,6 +56,11 @@ fn every_mechanism_computes_the_same_memory_and_work_with_ctas_skipped() {
         assert_eq!(sampled.run.buffers, full.run.buffers, "{mech}: the image differs");
         let (s, f) = (&sampled.run.stats, &full.run.stats);
         assert_eq!((s.ctas, s.threads), (f.ctas, f.threads), "{mech}");
+        if mech.name() == "dwf:sm" {
+            // Its warps mix the SM's CTAs: timed in full.
+            assert_eq!((&sampled.timing, &sampled.run.stats), (&full.timing, &full.run.stats));
+            continue;
+        }
         let sample = sampled.timing.sample.as_ref().unwrap_or_else(|| panic!("{mech}: no CTA was skipped"));
         assert_eq!(sample.ctas, 128);
         assert!(sample.skipped_ctas >= 24 && sample.skips >= 2, "{mech}: {sample:?}");
@@ -92,7 +97,7 @@ fn ctas_that_do_the_same_work_are_estimated_closely() {
 #[test]
 fn sampled_results_do_not_depend_on_host_threads() {
     let (launch, args) = fractal(64, 64, (-2.0, -1.125, 2.5));
-    for name in ["pdom", "dwf:sm"] {
+    for name in ["pdom", "dwf"] {
         let mech = Mechanism::from_name(name).expect("registered");
         let one = timed(mech, &launch, args.clone(), Some(3), 1);
         let two = timed(mech, &launch, args.clone(), Some(3), 2);
