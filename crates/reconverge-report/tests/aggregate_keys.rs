@@ -189,7 +189,40 @@ fn launches(mech: Mechanism) -> Vec<(String, Map<String, Value>)> {
             }
         }
     }
+    if matches!(mech.name(), "pdom" | "dwf") {
+        out.push(sampled_by_ctas(mech));
+    }
     out
+}
+
+/// A launch timed with CTA sampling (`TimedOptions::sample`: the `cta_sample` statistic): the escape-time
+/// fractal, 128 one-warp CTAs on a GTX 480 of two SMs, one CTA in 4 timed.
+fn sampled_by_ctas(mech: Mechanism) -> (String, Map<String, Value>) {
+    let src = std::fs::read_to_string(format!("{ROOT}/kernels/ptx/sm_80-nofma/mandelbrot.ptx")).expect("the kernel");
+    let loaded =
+        reconverge_sim::load(&reconverge_ptx::parse(&src).expect("parses"), None, mech, &DecodeOptions::default())
+            .expect("decodes");
+    let cfg = LaunchConfig { grid: [2, 64, 1], block: [32, 1, 1], ..LaunchConfig::default() };
+    let scalar = |x: u64| Arg::Scalar(x);
+    let float = |x: f32| Arg::Scalar(u64::from(x.to_bits()));
+    let args = vec![
+        Arg::Buffer(Buffer::zeros(Dtype::I32, 64 * 64)),
+        scalar(64),
+        scalar(64),
+        float(-2.0),
+        float(-1.125),
+        float(2.5 / 64.0),
+        float(2.25 / 64.0),
+        scalar(64),
+    ];
+    let mut gpu = GpuConfig::gtx480();
+    gpu.num_sms = 2;
+    let opts =
+        TimedOptions { max_cycles: None, threads: 1, sample: Some(reconverge_timing::CtaSampling { one_in: 4 }) };
+    let t = reconverge_timing::run_timed(&loaded, &cfg, &gpu, args, opts);
+    assert!(t.timing.sample.is_some(), "{mech}: no CTA was skipped");
+    let json = stats_json(loaded.program().kernel_name(), mech, &cfg, &t.run, Some((&t.timing, &gpu)));
+    (format!("mandelbrot on two SMs, one CTA in 4 timed, {mech}"), json)
 }
 
 #[test]

@@ -216,7 +216,6 @@ fn run_with<T: Tracker>(
     {
         return empty(e.into());
     }
-    // A sampled launch's untimed CTAs are resident on a core of their own.
     // A sampled launch's skipped CTAs are resident on a core of their own, as many as on an SM.
     let skipped_resident = if bounds.sample.is_some() { u64::from(gpu.sm.max_ctas) } else { 0 };
     let resident = gpu.num_sms as u64 * gpu.sm.max_ctas as u64 + skipped_resident;
@@ -440,31 +439,10 @@ fn epochs<T: Tracker>(
         }
         t0 = t1;
         if let Some(skip) = skipped.as_deref_mut() {
-            let finished = sms.iter().map(|s| s.finished_ctas).sum();
-            let work = skip.work;
-            let at = Progress {
-                cycle: t1,
-                issued: sms.iter().map(|s| work.of(s.core().stats())).sum(),
-                finished,
-                dispatched: next_cta - skip.ctas,
-                waiting: total - next_cta,
-            };
-            let n = skip.sampler.observe(at);
-            if n > 0 {
-                // At an epoch's end, once its stores are merged: the stretch runs before the CTAs after it.
-                let memory = (&mut *mem, consts, params);
-                // As many CTAs share the core as share a timed SM (an SM-wide warp pool sees as many).
-                let resident = timing.occupancy.resident_ctas.max(1) as usize;
-                let stretch = (next_cta..next_cta + n, resident, total_issued);
-                let before = work.of(skip.core.stats());
-                let issued = match run_ctas_functional(&mut skip.core, launch, memory, stretch, skip.jit.as_mut()) {
-                    Ok(i) => i,
-                    Err(e) => return Some(e),
-                };
-                skip.sampler.skipped(work.of(skip.core.stats()) - before);
-                (skip.instructions, skip.ctas) = (skip.instructions + issued, skip.ctas + n);
-                total_issued += issued;
-                next_cta += n;
+            let memory = (&mut *mem, consts, params);
+            let at = (t1, &mut next_cta, &mut total_issued);
+            if let Err(e) = skip.after_epoch(sms, at, launch, memory, timing.occupancy.resident_ctas) {
+                return Some(e);
             }
         }
     }
@@ -495,6 +473,40 @@ impl<'a, T: Tracker> Skipped<'a, T> {
         let jit = Jit::for_policy(prog, (core.warps_per_cta(), launch.warp_size), launch.host.jit);
         let work = WorkUnit::for_mechanism(T::ORDERED);
         Skipped { sampler: Sampler::new(rule, shape, work), core, jit, ctas: 0, instructions: 0, work }
+    }
+
+    /// Shows the sampler the GPU at the end of the epoch that ended at cycle `t1`, and runs the stretch
+    /// it skips, if any: CTAs from `next_cta` on, `resident` at a time (as many as share a timed SM),
+    /// after `total_issued` warp instructions; both advance past it. Called once the epoch's stores are
+    /// merged, so the stretch runs after the CTAs before it and before those after it.
+    fn after_epoch(
+        &mut self,
+        sms: &[Sm<'_, T>],
+        (t1, next_cta, total_issued): (u64, &mut u64, &mut u64),
+        launch: &LaunchConfig,
+        memory: (&mut DeviceMemory, &[u8], &[u8]),
+        resident: u32,
+    ) -> Result<(), SimError> {
+        let work = self.work;
+        let at = Progress {
+            cycle: t1,
+            issued: sms.iter().map(|s| work.of(s.core().stats())).sum(),
+            finished: sms.iter().map(|s| s.finished_ctas).sum(),
+            dispatched: *next_cta - self.ctas,
+            waiting: launch.num_ctas() - *next_cta,
+        };
+        let n = self.sampler.observe(at);
+        if n == 0 {
+            return Ok(());
+        }
+        let before = work.of(self.core.stats());
+        let stretch = (*next_cta..*next_cta + n, resident.max(1) as usize, *total_issued);
+        let issued = run_ctas_functional(&mut self.core, launch, memory, stretch, self.jit.as_mut())?;
+        self.sampler.skipped(work.of(self.core.stats()) - before);
+        (self.instructions, self.ctas) = (self.instructions + issued, self.ctas + n);
+        *total_issued += issued;
+        *next_cta += n;
+        Ok(())
     }
 }
 

@@ -27,6 +27,10 @@
 //!    the CTAs around them were skipped, and the skipped CTAs' own rate differs from their neighbours'
 //!    (docs/speed.md, "CTA sampling", measures both).
 //!
+//! The skipped CTAs run as the functional machine runs CTAs, `C` at a time: a launch whose CTAs wait for
+//! CTAs launched after them (a flag spun on across CTAs, which CUDA does not promise to work) may be
+//! reported as a livelock where timing every CTA was not.
+//!
 //! A launch too short to skip anything is timed in full and carries no sample, and so is every launch under
 //! a mechanism whose warps mix the SM's CTAs (`dwf:sm`, `Tracker::SM_POOL`): which CTAs share its pool
 //! decides the warps it forms, and skipping a stretch changes that (measured: −12% and −5% on the fractal
