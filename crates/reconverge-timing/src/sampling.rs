@@ -34,8 +34,11 @@
 //! A launch too short to skip anything is timed in full and carries no sample, and so is every launch under
 //! a mechanism whose warps mix the SM's CTAs (`dwf:sm`, `Tracker::SM_POOL`): which CTAs share its pool
 //! decides the warps it forms, and skipping a stretch changes that (measured: −12% and −5% on the fractal
-//! with one CTA in 10). Results (memory, `printf`)
-//! and the functional statistics cover every CTA; the timing statistics other than `cycles` and `issued`
+//! with one CTA in 10).
+//!
+//! Results (memory, `printf`) and the functional statistics cover every CTA (under the DWF family the
+//! skipped CTAs' warps are those the functional machine forms, so its warp counts differ from a run that
+//! times every CTA; its thread counts do not); the timing statistics other than `cycles` and `issued`
 //! (stalls, memory counters, issue slots, per-SM cycles, per-pc records) cover the timed CTAs only, and
 //! [`CtaSample`] says how much that was.
 
