@@ -424,9 +424,9 @@ pub fn timing_rows(
         ),
         ("shared memory", format!("{} instructions, {} wavefronts", m.shared_instructions, m.shared_wavefronts)),
     ];
-    if let Some(s) = &t.sample {
-        rows[1].1 = format!("{} (estimated: {} of {} CTAs not timed)", t.cycles, s.skipped_ctas, s.ctas);
-        rows.insert(2, ("CTA sample", cta_sample_text(s)));
+    if let (Some(s), Some(at)) = (&t.sample, rows.iter().position(|(k, _)| *k == "cycles")) {
+        rows[at].1 = format!("{} (estimated: {} of {} CTAs not timed)", t.cycles, s.skipped_ctas, s.ctas);
+        rows.insert(at + 1, ("CTA sample", cta_sample_text(s)));
     }
     if m.dram.channel_cycles > 0 {
         rows.insert(
